@@ -1,0 +1,88 @@
+/**
+ * One error type for the whole engine: a closed code union, a message that names the field, and a
+ * JSON path into the rendering rule (or the request parameter) that caused it. Thrown while parsing
+ * and planning, never inside kernels. Protocol adapters render it through total
+ * `Record<ErrorCode, …>` tables, so a new code without a mapping is a compile error.
+ */
+export const ERROR_CODES = [
+  'INVALID_RULE',
+  'UNKNOWN_FUNCTION',
+  'INVALID_ARGUMENT',
+  'UNSUPPORTED_INPUT',
+  'LIMIT_EXCEEDED',
+  'IO_ERROR',
+  'HTTPS_REQUIRED',
+  'METHOD_NOT_ALLOWED',
+  'INVALID_CREDENTIALS',
+  'TOKEN_EXPIRED',
+  'EXPIRATION_TOO_LONG',
+  'SERVER_NOT_REGISTERED',
+  'LOCATION_NOT_ACCESSIBLE',
+  'ABORTED',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** One problem (or warning) found in a rule: what, where, and why. Plain data, safe to postMessage. */
+export interface Issue {
+  readonly code: ErrorCode;
+  /** JSON path into the rule, e.g. `rasterFunctionArguments.Raster.rasterFunctionArguments.ZFactor`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface EngineErrorOptions {
+  readonly path?: string;
+  readonly details?: readonly string[];
+  /** Every problem found, when several were collected before throwing (rule validation). */
+  readonly issues?: readonly Issue[];
+  readonly cause?: unknown;
+}
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  readonly code: ErrorCode;
+  readonly path: string | undefined;
+  readonly details: readonly string[];
+  readonly issues: readonly Issue[];
+
+  constructor(code: ErrorCode, message: string, options: EngineErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = options.path;
+    this.details = options.details ?? [];
+    this.issues = options.issues ?? [{ code, path: options.path ?? '', message }];
+  }
+
+  /** Plain JSON form (for CLIs, workers and protocol adapters). */
+  toJSON(): { code: ErrorCode; message: string; path?: string; issues: readonly Issue[] } {
+    return { code: this.code, message: this.message, ...(this.path ? { path: this.path } : {}), issues: this.issues };
+  }
+}
+
+/** Several problems at once: the first one's code leads, every one is kept in `issues`. */
+export function combinedError(issues: readonly Issue[]): EngineError {
+  const first = issues[0];
+  if (first === undefined) return new EngineError('INTERNAL', 'combinedError called without issues');
+  const message =
+    issues.length === 1
+      ? withPath(first)
+      : `${issues.length} problems in the rule:\n${issues.map((i) => `  - ${withPath(i)}`).join('\n')}`;
+  return new EngineError(first.code, message, { path: first.path, issues });
+}
+
+export const withPath = (i: Issue): string => (i.path ? `${i.path}: ${i.message}` : i.message);
+
+export const invalidArgument = (path: string, message: string): EngineError =>
+  new EngineError('INVALID_ARGUMENT', message, { path });
+
+export const unsupportedInput = (path: string, message: string): EngineError =>
+  new EngineError('UNSUPPORTED_INPUT', message, { path });
+
+/** Turn anything thrown into an EngineError (unknown throwables become INTERNAL, cause kept). */
+export function toEngineError(e: unknown): EngineError {
+  if (e instanceof EngineError) return e;
+  if (e instanceof Error && e.name === 'AbortError') return new EngineError('ABORTED', 'the request was aborted', { cause: e });
+  return new EngineError('INTERNAL', e instanceof Error ? e.message : String(e), { cause: e });
+}

@@ -1,0 +1,122 @@
+/**
+ * What a raster is (`RasterInfo`: size, bands, type, grid, spatial reference, NoData) and what a
+ * piece of it holds (`PixelBlock`: planar bands over a rectangle plus one validity mask shared by all
+ * bands, 1 valid, 0 NoData or outside the raster).
+ */
+import { allocatePlane, type PixelType, type Plane } from './pixel-type.js';
+import type { Rect } from './rect.js';
+
+/** Map extent in the spatial reference's units; the grid's pixel (0, 0) has its top-left at (xmin, ymax). */
+export interface Extent {
+  readonly xmin: number;
+  readonly ymin: number;
+  readonly xmax: number;
+  readonly ymax: number;
+}
+
+export interface SpatialReference {
+  /** EPSG (or vendor) well-known id, when known. */
+  readonly wkid?: number;
+  readonly wkt?: string;
+  /** proj4 definition, when known. */
+  readonly proj4?: string;
+  /** Angular units (degrees): terrain functions convert cell sizes to metres. */
+  readonly geographic?: boolean;
+  /** Linear unit of a projected system, metres per unit (1 for metres, 0.3048 for feet). */
+  readonly metersPerUnit?: number;
+}
+
+export interface BandStatistics {
+  readonly min: number;
+  readonly max: number;
+  readonly mean?: number;
+  readonly stdDev?: number;
+  readonly count?: number;
+  readonly median?: number;
+  readonly mode?: number;
+}
+
+export interface Histogram {
+  readonly size: number;
+  readonly min: number;
+  readonly max: number;
+  readonly counts: readonly number[];
+}
+
+export interface RasterInfo {
+  readonly width: number;
+  readonly height: number;
+  readonly bandCount: number;
+  readonly pixelType: PixelType;
+  /** The value masked pixels take when written to a format without masks; undefined: none declared. */
+  readonly noData?: number;
+  readonly extent: Extent;
+  /** Positive ground units per pixel. */
+  readonly cellSize: { readonly x: number; readonly y: number };
+  readonly spatialReference?: SpatialReference;
+  readonly bandNames?: readonly string[];
+  readonly statistics?: readonly BandStatistics[];
+  readonly histograms?: readonly Histogram[];
+  /** A constant operand (a scalar in Arithmetic/Local): one value per band, any grid. */
+  readonly constant?: readonly number[];
+}
+
+export interface PixelBlock {
+  /** Raster-space rectangle; may extend past the raster's edge (mask 0 there). */
+  readonly rect: Rect;
+  readonly pixelType: PixelType;
+  /** One row-major typed array per band (complex types: interleaved re, im). */
+  readonly bands: Plane[];
+  /** 1 valid, 0 NoData or outside; shared by all bands. */
+  readonly mask: Uint8Array;
+}
+
+/** A block of `bandCount` zeroed bands; the mask starts all valid (kernels clear what is not). */
+export function allocateBlock(rect: Rect, pixelType: PixelType, bandCount: number): PixelBlock {
+  const n = rect.width * rect.height;
+  const bands: Plane[] = [];
+  for (let b = 0; b < bandCount; b++) bands.push(allocatePlane(pixelType, n));
+  return { rect, pixelType, bands, mask: new Uint8Array(n).fill(1) };
+}
+
+/** Grid helpers: the info's extent and cell size describe an affine, north-up grid. */
+export function pixelToMap(info: Pick<RasterInfo, 'extent' | 'cellSize'>, px: number, py: number): [number, number] {
+  return [info.extent.xmin + px * info.cellSize.x, info.extent.ymax - py * info.cellSize.y];
+}
+
+export function mapToPixel(info: Pick<RasterInfo, 'extent' | 'cellSize'>, x: number, y: number): [number, number] {
+  return [(x - info.extent.xmin) / info.cellSize.x, (info.extent.ymax - y) / info.cellSize.y];
+}
+
+/** Whether two rasters sit on the same grid (size, extent and cell size within 1e-9 of a cell). */
+export function sameGrid(a: RasterInfo, b: RasterInfo): boolean {
+  const tol = 1e-9 * Math.max(a.cellSize.x, a.cellSize.y);
+  return (
+    a.width === b.width &&
+    a.height === b.height &&
+    Math.abs(a.extent.xmin - b.extent.xmin) <= tol &&
+    Math.abs(a.extent.ymax - b.extent.ymax) <= tol &&
+    Math.abs(a.cellSize.x - b.cellSize.x) <= tol &&
+    Math.abs(a.cellSize.y - b.cellSize.y) <= tol
+  );
+}
+
+/** Copy `src` into `dst` where their rectangles overlap (same pixel type and band count). */
+export function copyInto(src: PixelBlock, dst: PixelBlock): void {
+  const x0 = Math.max(src.rect.x, dst.rect.x);
+  const y0 = Math.max(src.rect.y, dst.rect.y);
+  const x1 = Math.min(src.rect.x + src.rect.width, dst.rect.x + dst.rect.width);
+  const y1 = Math.min(src.rect.y + src.rect.height, dst.rect.y + dst.rect.height);
+  if (x1 <= x0 || y1 <= y0) return;
+  const w = x1 - x0;
+  const k = src.bands[0] !== undefined && src.bands[0].length === 2 * src.mask.length ? 2 : 1;
+  for (let y = y0; y < y1; y++) {
+    const so = (y - src.rect.y) * src.rect.width + (x0 - src.rect.x);
+    const d = (y - dst.rect.y) * dst.rect.width + (x0 - dst.rect.x);
+    dst.mask.set(src.mask.subarray(so, so + w), d);
+    for (let b = 0; b < dst.bands.length; b++) {
+      const s = src.bands[b]!;
+      (dst.bands[b] as Plane).set(s.subarray(k * so, k * (so + w)) as never, k * d);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+/** Integer pixel rectangles in raster space (x to the east, y to the south). */
+export interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+export const rect = (x: number, y: number, width: number, height: number): Rect => ({ x, y, width, height });
+
+export const grow = (r: Rect, by: number): Rect =>
+  by === 0 ? r : { x: r.x - by, y: r.y - by, width: r.width + 2 * by, height: r.height + 2 * by };
+
+export function intersect(a: Rect, b: Rect): Rect | undefined {
+  const x0 = Math.max(a.x, b.x);
+  const y0 = Math.max(a.y, b.y);
+  const x1 = Math.min(a.x + a.width, b.x + b.width);
+  const y1 = Math.min(a.y + a.height, b.y + b.height);
+  return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : undefined;
+}
+
+export const rectEquals = (a: Rect, b: Rect): boolean =>
+  a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+
+export const rectKey = (r: Rect): string => `${r.x},${r.y},${r.width}x${r.height}`;
+
+/** Cut `area` into tiles of at most `tileWidth` x `tileHeight`, row by row. */
+export function tiles(area: Rect, tileWidth: number, tileHeight = tileWidth): Rect[] {
+  const out: Rect[] = [];
+  for (let y = area.y; y < area.y + area.height; y += tileHeight) {
+    for (let x = area.x; x < area.x + area.width; x += tileWidth) {
+      out.push({
+        x,
+        y,
+        width: Math.min(tileWidth, area.x + area.width - x),
+        height: Math.min(tileHeight, area.y + area.height - y),
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,71 @@
+/** In-memory rasters and constant operands as graph sources (tests, embedders, scalar arguments). */
+import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
+import { allocatePlane, PIXEL_TYPE_INFO, type Plane } from '../core/pixel-type.js';
+import type { Rect } from '../core/rect.js';
+import type { SourceNode } from './types.js';
+
+/**
+ * A source over whole-raster planes already in memory. `mask` (1 valid) is optional; pixels equal
+ * to `info.noData` are masked too. Reads outside the raster come back with mask 0.
+ */
+export function memorySource(id: string, info: RasterInfo, bands: readonly Plane[], mask?: Uint8Array): SourceNode {
+  const n = info.width * info.height;
+  const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
+  if (bands.length !== info.bandCount || bands.some((b) => b.length !== k * n)) {
+    throw new Error(`memorySource ${id}: expected ${info.bandCount} band(s) of ${k * n} values`);
+  }
+  const valid = mask ? Uint8Array.from(mask, (m) => (m ? 1 : 0)) : new Uint8Array(n).fill(1);
+  if (info.noData !== undefined && k === 1) {
+    const nd = info.noData;
+    for (const b of bands) for (let i = 0; i < n; i++) if (b[i] === nd || (nd !== nd && b[i] !== b[i])) valid[i] = 0;
+  }
+  return {
+    kind: 'source',
+    id,
+    info,
+    read(r: Rect): Promise<PixelBlock> {
+      const out = allocateBlock(r, info.pixelType, info.bandCount);
+      out.mask.fill(0);
+      const x0 = Math.max(0, r.x);
+      const x1 = Math.min(info.width, r.x + r.width);
+      for (let y = Math.max(0, r.y); y < Math.min(info.height, r.y + r.height); y++) {
+        if (x1 <= x0) break;
+        const s = y * info.width + x0;
+        const d = (y - r.y) * r.width + (x0 - r.x);
+        out.mask.set(valid.subarray(s, s + x1 - x0), d);
+        for (let b = 0; b < bands.length; b++) {
+          (out.bands[b] as Plane).set(bands[b]!.subarray(k * s, k * (s + x1 - x0)) as never, k * d);
+        }
+      }
+      return Promise.resolve(out);
+    },
+  };
+}
+
+/** A constant operand: the same values (one per band) everywhere, on whatever grid is asked. */
+export function constantSource(values: readonly number[], like?: RasterInfo): SourceNode {
+  const info: RasterInfo = {
+    width: like?.width ?? 1,
+    height: like?.height ?? 1,
+    bandCount: values.length,
+    pixelType: 'F64',
+    extent: like?.extent ?? { xmin: 0, ymin: 0, xmax: 1, ymax: 1 },
+    cellSize: like?.cellSize ?? { x: 1, y: 1 },
+    constant: values,
+  };
+  return {
+    kind: 'source',
+    id: `const:${JSON.stringify(values)}`,
+    info,
+    read(r: Rect): Promise<PixelBlock> {
+      const out = allocateBlock(r, 'F64', values.length);
+      values.forEach((v, b) => out.bands[b]!.fill(v));
+      return Promise.resolve(out);
+    },
+  };
+}
+
+/** Whole planes of a block, for building sources from rendered output. */
+export const planesOf = (block: PixelBlock): readonly Plane[] => block.bands;
+
+export { allocatePlane };

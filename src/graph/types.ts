@@ -1,0 +1,169 @@
+/**
+ * The contract between the engine and a raster function: a declarative argument schema, a `plan`
+ * run once per node (all checks, output info, halo, kernel parameters) and a pure synchronous
+ * `kernel` run once per tile.
+ */
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import type { Rect } from '../core/rect.js';
+
+// ---- Arguments: one declarative schema drives parsing, defaults, docs and introspection.
+
+interface Common {
+  readonly doc: string;
+  /** Other wire spellings accepted for this argument (matched case-insensitively, like the name). */
+  readonly aliases?: readonly string[];
+}
+
+export type ArgSpec = Common &
+  (
+    | { readonly kind: 'number' | 'int'; readonly default?: number; readonly min?: number; readonly max?: number }
+    | {
+        readonly kind: 'enum';
+        readonly values: readonly number[];
+        /** Names accepted instead of the codes (case-insensitive), e.g. `{ mean: 3 }`. */
+        readonly names?: Readonly<Record<string, number>>;
+        readonly default?: number;
+      }
+    | { readonly kind: 'boolean'; readonly default?: boolean }
+    | { readonly kind: 'string'; readonly values?: readonly string[]; readonly default?: string }
+    | {
+        /** A list of numbers: a JSON array, or a string of numbers separated by spaces or commas. */
+        readonly kind: 'numbers';
+        readonly default?: readonly number[];
+        readonly minLength?: number;
+        readonly integer?: boolean;
+      }
+    | { readonly kind: 'strings'; readonly default?: readonly string[] }
+    /** Any JSON value (object, array); `plan` checks its shape. */
+    | { readonly kind: 'json'; readonly optional?: boolean }
+    | {
+        /** One raster: `$$`, `$n`, `$<id>`, a nested rule, `{ url }`; with `scalar`, also numbers. */
+        readonly kind: 'raster';
+        /** `'$$'`: absent means the service raster. Without it the argument is required unless `optional`. */
+        readonly default?: '$$';
+        readonly optional?: boolean;
+        readonly scalar?: boolean;
+      }
+    | { readonly kind: 'rasters'; readonly minLength?: number; readonly scalar?: boolean }
+  );
+
+export type ArgSchema = Readonly<Record<string, ArgSpec>>;
+
+type ValueOf<S> = S extends { kind: 'enum'; values: readonly (infer V)[] }
+  ? V
+  : S extends { kind: 'number' | 'int' }
+    ? number
+    : S extends { kind: 'boolean' }
+      ? boolean
+      : S extends { kind: 'string' }
+        ? string
+        : S extends { kind: 'numbers' }
+          ? readonly number[]
+          : S extends { kind: 'strings' }
+            ? readonly string[]
+            : S extends { kind: 'json' }
+              ? unknown
+              : S extends { kind: 'raster' }
+                ? number
+                : S extends { kind: 'rasters' }
+                  ? readonly number[]
+                  : never;
+
+/**
+ * Parsed, defaulted argument values. Raster arguments are not pixel values: they hold the index
+ * of their input in the `inputs` given to `plan` and `kernel` (`inputs[a.DEM]`), and a `Rasters`
+ * array holds one index per element. Always-present: defaults, required rasters, `$$`-defaulted
+ * rasters and raster arrays.
+ */
+export type ArgValues<A extends ArgSchema> = {
+  readonly [K in keyof A]: A[K] extends { default: unknown } | { kind: 'rasters' }
+    ? ValueOf<A[K]>
+    : A[K] extends { kind: 'raster' }
+      ? A[K] extends { optional: true }
+        ? number | undefined
+        : number
+      : ValueOf<A[K]> | undefined;
+};
+
+// ---- Functions: plan once per node, run the kernel once per tile.
+
+export interface Plan<P> {
+  /** Output description, derived from inputs and arguments without touching pixels. */
+  readonly info: RasterInfo;
+  /** Extra pixels needed on every side of the requested rectangle, from every input. */
+  readonly halo: number;
+  /** Precomputed, structured-cloneable kernel parameters. */
+  readonly params: P;
+  /** Warnings about arguments that were accepted but have no effect (reported, never thrown). */
+  readonly warnings?: readonly string[];
+}
+
+export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
+  /** Wire name as it appears in `rasterFunction`, e.g. `Slope`. */
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  /** One line for listings. */
+  readonly summary: string;
+  /** Name of the raster argument a template binds to; `Raster` unless stated. */
+  readonly variableName?: string;
+  /** Family folder, for listings (`terrain`, `bands`, `local`, ...). */
+  readonly family: string;
+  /** How the function was verified, for the README table: `reference` (an outside tool), `hand` (hand-derived values). */
+  readonly verification: string;
+  readonly args: A;
+  /** Check cross-argument rules and input shapes; throw `EngineError` here, never in `kernel`. */
+  plan(args: ArgValues<A>, inputs: readonly RasterInfo[]): Plan<P>;
+  /** Fill `out` (rect R) from inputs covering R grown by `plan.halo`. Pure and synchronous. */
+  kernel(params: P, inputs: readonly PixelBlock[], out: PixelBlock): void;
+}
+
+// ---- Graph nodes: the parsed rendering rule after validation and planning.
+
+export interface SourceNode {
+  readonly kind: 'source';
+  /** Stable identity of the source (its binding name and location), for dedupe and memo keys. */
+  readonly id: string;
+  readonly info: RasterInfo;
+  /** Pixels of `rect`; pixels outside the raster come back with mask 0. */
+  read(rect: Rect, signal?: AbortSignal): Promise<PixelBlock>;
+}
+
+export interface FunctionNode {
+  readonly kind: 'function';
+  /** Canonical (name, args, input ids): equal subtrees share one node. */
+  readonly id: string;
+  readonly fn: RasterFunction;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly inputs: readonly RasterNode[];
+  readonly plan: Plan<unknown>;
+  /** Same as `plan.info`. */
+  readonly info: RasterInfo;
+}
+
+export type RasterNode = SourceNode | FunctionNode;
+
+// ---- Registry: an explicit list, looked up case-insensitively, listed for introspection.
+
+export interface Registry {
+  get(name: string): RasterFunction | undefined;
+  list(): readonly RasterFunction[];
+}
+
+/** Function names match case-insensitively: `grayscale` finds `Grayscale`. */
+export const lookupKey = (name: string): string => name.toLowerCase();
+
+export function createRegistry(functions: readonly RasterFunction[]): Registry {
+  const byName = new Map<string, RasterFunction>();
+  for (const fn of functions) {
+    for (const name of [fn.name, ...(fn.aliases ?? [])]) {
+      const key = lookupKey(name);
+      if (byName.has(key)) throw new Error(`raster function registered twice: ${name}`);
+      byName.set(key, fn);
+    }
+  }
+  const sorted = [...functions].sort((a, b) => a.name.localeCompare(b.name));
+  return { get: (name) => byName.get(lookupKey(name)), list: () => sorted };
+}
+
+/** Identity helper that checks a definition against its own schema without widening it. */
+export const defineFunction = <A extends ArgSchema, P>(fn: RasterFunction<A, P>): RasterFunction<A, P> => fn;
