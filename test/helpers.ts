@@ -69,7 +69,12 @@ export const constant = (values: readonly number[]): RasterNode => constantSourc
  * order (`rasters` arguments take all remaining inputs). Throws the first argument problem.
  */
 export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknown>, inputs: readonly RasterNode[]): FunctionNode {
-  const parsed = parseArgs(fn.args, rawArgs, 'rasterFunctionArguments');
+  // Raster arguments come from `inputs`: stand-ins keep parseArgs from calling them missing.
+  const withRasters: Record<string, unknown> = { ...rawArgs };
+  for (const [name, spec] of Object.entries(fn.args)) {
+    if (spec.kind === 'raster' || spec.kind === 'rasters') withRasters[name] = spec.kind === 'raster' ? '$input' : ['$input'];
+  }
+  const parsed = parseArgs(fn.args, withRasters, 'rasterFunctionArguments');
   const first = parsed.issues[0];
   if (first) throw new EngineError(first.code, first.message, { path: first.path });
   const values: Record<string, unknown> = { ...parsed.values };

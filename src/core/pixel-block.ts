@@ -88,6 +88,13 @@ export function mapToPixel(info: Pick<RasterInfo, 'extent' | 'cellSize'>, x: num
   return [(x - info.extent.xmin) / info.cellSize.x, (info.extent.ymax - y) / info.cellSize.y];
 }
 
+/** The info of the window `w` of a raster's grid (same cell size, shifted extent). */
+export function windowInfo(info: RasterInfo, w: Rect): RasterInfo {
+  const [xmin, ymax] = pixelToMap(info, w.x, w.y);
+  const extent = { xmin, ymax, xmax: xmin + w.width * info.cellSize.x, ymin: ymax - w.height * info.cellSize.y };
+  return { ...info, width: w.width, height: w.height, extent };
+}
+
 /** Whether two rasters sit on the same grid (size, extent and cell size within 1e-9 of a cell). */
 export function sameGrid(a: RasterInfo, b: RasterInfo): boolean {
   const tol = 1e-9 * Math.max(a.cellSize.x, a.cellSize.y);

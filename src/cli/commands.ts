@@ -1,0 +1,151 @@
+/** The `rasterflow` commands, wired onto a commander program; `io` is injected so tests can run them. */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Command, Option } from 'commander';
+import { EngineError, withPath } from '../core/errors.js';
+import { windowInfo } from '../core/pixel-block.js';
+import { rect, type Rect } from '../core/rect.js';
+import { describe as describeArgs } from '../graph/args.js';
+import { render } from '../graph/render.js';
+import { registry } from '../functions/index.js';
+import { describeResolution, planRule, resolveRule } from '../rule/build.js';
+import { describeRaster, encodeByExtension, openRaster } from '../io/index.js';
+import { bindSources } from '../rule/sources.js';
+import { runDemo } from './demo.js';
+
+export interface CliIo {
+  out(s: string): void;
+  err(s: string): void;
+  readonly isTTY: boolean;
+}
+
+/** `--rule` takes a file path or inline JSON. */
+export function readRule(value: string): unknown {
+  const t = value.trim();
+  if (t.startsWith('{') || t.startsWith('[') || t.startsWith('"')) return t;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch (e) {
+    throw new EngineError('IO_ERROR', `cannot read the rule file ${value}: ${(e as Error).message}`, { path: 'rule' });
+  }
+}
+
+/** `--input path` binds `$$`/`$1`, then `$2`, ...; `--input NAME=path` binds a named variable. */
+export function parseInputs(values: readonly string[]): Map<string, string> {
+  const bound = new Map<string, string>();
+  let n = 0;
+  for (const v of values) {
+    const named = /^([A-Za-z_$][\w$]*)=(.+)$/.exec(v);
+    if (named && !/^[A-Za-z]:[\\/]/.test(v)) {
+      bound.set(named[1]!, named[2]!);
+    } else {
+      n++;
+      if (n === 1) bound.set('$$', v);
+      bound.set(`$${n}`, v);
+    }
+  }
+  return bound;
+}
+
+export function parseWindow(s: string): Rect {
+  const parts = s.split(',').map((p) => Number(p.trim()));
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p)) || parts[2]! <= 0 || parts[3]! <= 0) {
+    throw new EngineError('INVALID_ARGUMENT', `--window must be x,y,width,height in whole pixels, got ${s}`, { path: 'window' });
+  }
+  return rect(parts[0]!, parts[1]!, parts[2]!, parts[3]!);
+}
+
+const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+export function run(program: Command, io: CliIo): Command {
+  program
+    .name('rasterflow')
+    .description('Raster functions from rendering-rule JSON, evaluated tile by tile.')
+    .version('0.1.0');
+
+  program
+    .command('render')
+    .description('render a rule over GeoTIFF inputs to a GeoTIFF, PNG or JPEG')
+    .requiredOption('--rule <file|json>', 'rendering rule: a JSON file or inline JSON')
+    .option('--input <[NAME=]path>', 'input raster; first is $$ and $1, next $2, ...; NAME=path binds a variable', collect, [])
+    .requiredOption('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg)')
+    .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
+    .addOption(new Option('--tile <n>', 'tile size in pixels').default('256').argParser((v) => v))
+    .option('--quality <q>', 'JPEG quality 1-100', '90')
+    .action(async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string }) => {
+      const tile = Number(o.tile);
+      if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
+      const resolution = resolveRule(readRule(o.rule), { registry });
+      for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
+      const { root } = await planRule(resolution, bindSources(parseInputs(o.input), openRaster));
+      const window = o.window === undefined ? undefined : parseWindow(o.window);
+      const started = Date.now();
+      const block = await render(root, { rect: window, tileSize: tile });
+      const info = window === undefined ? root.info : windowInfo(root.info, window);
+      const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
+      mkdirSync(dirname(o.output), { recursive: true });
+      writeFileSync(o.output, bytes);
+      io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
+    });
+
+  program
+    .command('validate')
+    .description('parse and check a rule without pixels; prints the canonical DAG as JSON')
+    .requiredOption('--rule <file|json>', 'rendering rule: a JSON file or inline JSON')
+    .action((o: { rule: string }) => {
+      const resolution = resolveRule(readRule(o.rule), { registry });
+      for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
+      if (resolution.root === undefined || resolution.issues.length > 0) {
+        for (const i of resolution.issues) io.err(`error ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`);
+        process.exitCode = 1;
+        return;
+      }
+      io.out(JSON.stringify(describeResolution(resolution.root), null, 2));
+    });
+
+  program
+    .command('functions')
+    .description('list the raster functions with their arguments, defaults and docs')
+    .option('--json', 'machine-readable output')
+    .action((o: { json?: boolean }) => {
+      const list = registry.list().map((f) => ({
+        name: f.name,
+        aliases: f.aliases ?? [],
+        family: f.family,
+        summary: f.summary,
+        variableName: f.variableName ?? 'Raster',
+        verification: f.verification,
+        arguments: describeArgs(f.args),
+      }));
+      if (o.json) {
+        io.out(JSON.stringify(list, null, 2));
+        return;
+      }
+      for (const f of list) {
+        io.out(`${f.name}${f.aliases.length ? ` (${f.aliases.join(', ')})` : ''} [${f.family}]: ${f.summary}`);
+        for (const a of f.arguments) {
+          const d = 'default' in a && a.default !== undefined ? ` = ${JSON.stringify(a.default)}` : '';
+          io.out(`    ${String(a.name)} (${String(a.kind)})${d}: ${String(a.doc)}`);
+        }
+      }
+    });
+
+  program
+    .command('info')
+    .description('size, bands, pixel type, grid, spatial reference, NoData and statistics of a raster')
+    .argument('<path>', 'GeoTIFF path or COG URL')
+    .action(async (path: string) => {
+      io.out(JSON.stringify(await describeRaster(path), null, 2));
+    });
+
+  program
+    .command('demo')
+    .description('render a small gallery over the bundled sample data into out/')
+    .option('--out <dir>', 'output folder', 'out')
+    .action(async (o: { out: string }) => {
+      await runDemo(o.out, io.out);
+    });
+
+  return program;
+}
+

@@ -1,0 +1,89 @@
+/** `rasterflow demo` (`npm run demo`): a small gallery of rules over the bundled sample data. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { render } from '../graph/render.js';
+import { registry } from '../functions/index.js';
+import { buildGraph } from '../rule/build.js';
+import { bindSources } from '../rule/sources.js';
+import { encodeByExtension, openRaster } from '../io/index.js';
+
+const DATA = resolve(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
+const DEM = join(DATA, 'jacksboro_fault_dem_utm16n_75m.tif');
+const DEM_GEO = join(DATA, 'jacksboro_fault_dem_3arcsec.tif');
+const LANDSAT = join(DATA, 'L7_ETMs.tif');
+
+interface Entry {
+  readonly name: string;
+  readonly input: string;
+  readonly rule: unknown;
+  readonly formats: readonly string[];
+}
+
+const slopeAsU8 = (slopeType: number, scale: number) => ({
+  rasterFunction: 'Arithmetic',
+  outputPixelType: 'U8',
+  rasterFunctionArguments: {
+    Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { SlopeType: slopeType } },
+    Raster2: scale,
+    Operation: 3,
+  },
+});
+
+export const GALLERY: readonly Entry[] = [
+  { name: 'hillshade', input: DEM, rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45 } }, formats: ['tif', 'png'] },
+  { name: 'hillshade-multidirectional', input: DEM, rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { HillshadeType: 1 } }, formats: ['tif', 'png'] },
+  { name: 'hillshade-geographic', input: DEM_GEO, rule: { rasterFunction: 'Hillshade', variableName: 'DEM' }, formats: ['tif', 'png'] },
+  { name: 'slope-degrees', input: DEM, rule: { rasterFunction: 'Slope' }, formats: ['tif'] },
+  { name: 'slope-degrees-u8', input: DEM, rule: slopeAsU8(1, 255 / 90), formats: ['png'] },
+  {
+    name: 'landsat-natural-color',
+    input: LANDSAT,
+    rule: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2, 1, 0] } },
+    formats: ['tif', 'png', 'jpg'],
+  },
+  {
+    name: 'landsat-false-color',
+    input: LANDSAT,
+    rule: {
+      rasterFunction: 'CompositeBand',
+      rasterFunctionArguments: {
+        Rasters: [
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3] } },
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2] } },
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [1] } },
+        ],
+      },
+    },
+    formats: ['png'],
+  },
+  {
+    name: 'landsat-nir-minus-red',
+    input: LANDSAT,
+    rule: {
+      rasterFunction: 'Arithmetic',
+      rasterFunctionArguments: {
+        Raster: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3] } },
+        Raster2: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2] } },
+        Operation: 2,
+      },
+    },
+    formats: ['tif'],
+  },
+];
+
+export async function runDemo(outDir: string, print: (s: string) => void): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  for (const e of GALLERY) {
+    const { root } = await buildGraph(e.rule, { registry, resolveSource: bindSources({ $$: e.input }, openRaster) });
+    const block = await render(root, { tileSize: 256 });
+    for (const f of e.formats) {
+      const path = join(outDir, `${e.name}.${f}`);
+      writeFileSync(path, encodeByExtension(path, block, root.info, { quality: 90 }));
+      written.push(path);
+      print(`wrote ${path}  (${root.info.width}x${root.info.height}, ${root.info.bandCount} band(s) ${root.info.pixelType})  rule: ${JSON.stringify(e.rule)}`);
+    }
+  }
+  return written;
+}

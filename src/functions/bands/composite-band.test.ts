@@ -1,0 +1,178 @@
+// Expected values derived by hand from the formula: output bands = input 1's bands, then input 2's, ...,
+// values unchanged in the promoted type, masks ANDed.
+import { describe, expect, it } from 'vitest';
+import type { RasterInfo } from '../../core/pixel-block.js';
+import type { PixelType } from '../../core/pixel-type.js';
+import { memorySource } from '../../graph/memory-source.js';
+import type { RasterNode } from '../../graph/types.js';
+import { applyFunction, catchError, gridInfo, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { compositeBand } from './composite-band.js';
+
+const grid = { width: 3, height: 1 } as const;
+const planes = (res: { block: { bands: ArrayLike<number>[] } }) => res.block.bands.map((b) => Array.from(b));
+
+// The raw arguments name one element per input (the helpers bind the inputs to Rasters in order).
+const refs = (inputs: readonly RasterNode[]) => inputs.map((_, i) => `$${i + 1}`);
+const run = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => runFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
+const apply = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => applyFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
+
+const at = (f: () => unknown) => {
+  const e = catchError(f);
+  return e && { code: e.code, path: e.path };
+};
+
+describe('CompositeBand', () => {
+  it('stacks the bands of every input, in order', async () => {
+    const a = rasterOf({ ...grid, bandCount: 2, pixelType: 'U8' }, (x, _y, b) => 10 * b + x);
+    const b = rasterOf({ ...grid, pixelType: 'U8' }, (x) => 100 + x);
+    const c = rasterOf({ ...grid, bandCount: 2, pixelType: 'U8' }, (x, _y, k) => 200 + 10 * k + x);
+    const res = await run({}, [a, b, c]);
+    expect(res.info.bandCount).toBe(5);
+    expect(planes(res)).toEqual([[0, 1, 2], [10, 11, 12], [100, 101, 102], [200, 201, 202], [210, 211, 212]]);
+  });
+
+  describe('pixel type: the smallest type that holds every input type', () => {
+    const cases: [PixelType[], PixelType, new (n: number) => ArrayLike<number>][] = [
+      [['U8', 'U8'], 'U8', Uint8Array],
+      [['U8', 'S16'], 'S16', Int16Array],
+      [['U8', 'F32'], 'F32', Float32Array],
+      [['S8', 'U8'], 'S16', Int16Array],
+      [['U16', 'F32', 'U8'], 'F32', Float32Array],
+      [['S32', 'F32'], 'F64', Float64Array],
+    ];
+    it.each(cases)('%j -> %s', async (types, expected, array) => {
+      const inputs = types.map((t) => rasterOf({ ...grid, pixelType: t }, (x) => x + 1));
+      const res = await run({}, inputs);
+      expect(res.info.pixelType).toBe(expected);
+      for (const band of res.block.bands) expect(band).toBeInstanceOf(array);
+    });
+
+    it('values keep their exact value in the promoted type (U8 255 and S16 -300 in S16)', async () => {
+      const u8 = rasterOf({ ...grid, pixelType: 'U8' }, (x) => [0, 128, 255][x]!);
+      const s16 = rasterOf({ ...grid, pixelType: 'S16' }, (x) => [-300, 0, 32767][x]!);
+      const res = await run({}, [u8, s16]);
+      expect(planes(res)).toEqual([[0, 128, 255], [-300, 0, 32767]]);
+    });
+
+    it('U8 and F32 give F32 with the float values unchanged', async () => {
+      const u8 = rasterOf({ ...grid, pixelType: 'U8' }, (x) => [1, 2, 250][x]!);
+      const f32 = rasterOf({ ...grid, pixelType: 'F32' }, (x) => [0.5, -1.25, 1e20][x]!);
+      const res = await run({}, [u8, f32]);
+      expect(planes(res)).toEqual([[1, 2, 250], [0.5, -1.25, Math.fround(1e20)]]);
+    });
+
+    it('a real input in a complex output becomes the real part', async () => {
+      const f32 = rasterOf({ ...grid, pixelType: 'F32' }, (x) => x + 0.5);
+      const c64 = memorySource('c64', gridInfo({ ...grid, pixelType: 'C64' }), [Float32Array.from([1, -1, 2, -2, 3, -3])]);
+      const res = await run({}, [f32, c64]);
+      expect(res.info.pixelType).toBe('C64');
+      expect(planes(res)).toEqual([[0.5, 0, 1.5, 0, 2.5, 0], [1, -1, 2, -2, 3, -3]]);
+    });
+  });
+
+  it('NoData: masks are ANDed, a pixel NoData in any input is NoData in every band', async () => {
+    const a = rasterOf({ ...grid, bandCount: 2 }, (x) => x, Uint8Array.from([1, 0, 1]));
+    const b = rasterOf({ ...grid, noData: 2 }, (x) => x); // pixel 2 equals the NoData value
+    const res = await run({}, [a, b]);
+    expect(Array.from(res.block.mask)).toEqual([1, 0, 0]);
+    expect(res.valid(0, 0)).toBe(true);
+  });
+
+  describe('metadata', () => {
+    const withMeta = (id: string, pixelType: PixelType, extra: Partial<RasterInfo>, bandCount = 1) =>
+      memorySource(
+        id,
+        { ...gridInfo({ ...grid, pixelType, bandCount }), ...extra },
+        Array.from({ length: bandCount }, () => (pixelType === 'U8' ? new Uint8Array(3) : new Float32Array(3))),
+      );
+
+    it('concatenates band names, statistics and histograms when every input has them', async () => {
+      const a = withMeta('a', 'U8', {
+        bandNames: ['r', 'g'],
+        statistics: [{ min: 0, max: 1 }, { min: 2, max: 3 }],
+        histograms: [{ size: 1, min: 0, max: 1, counts: [1] }, { size: 1, min: 2, max: 3, counts: [2] }],
+      }, 2);
+      const b = withMeta('b', 'U8', { bandNames: ['nir'], statistics: [{ min: 4, max: 5 }], histograms: [{ size: 1, min: 4, max: 5, counts: [3] }] });
+      const res = await run({}, [a, b]);
+      expect(res.info.bandNames).toEqual(['r', 'g', 'nir']);
+      expect(res.info.statistics).toEqual([{ min: 0, max: 1 }, { min: 2, max: 3 }, { min: 4, max: 5 }]);
+      expect(res.info.histograms?.map((h) => h.counts[0])).toEqual([1, 2, 3]);
+    });
+
+    it('drops them when some input lacks them', async () => {
+      const a = withMeta('a2', 'U8', { bandNames: ['r'], statistics: [{ min: 0, max: 1 }] });
+      const b = withMeta('b2', 'U8', {});
+      const res = await run({}, [a, b]);
+      expect(res.info.bandNames).toBeUndefined();
+      expect(res.info.statistics).toBeUndefined();
+      expect(res.info.histograms).toBeUndefined();
+    });
+
+    it('takes the first NoData value the promoted type can hold', async () => {
+      const a = withMeta('a3', 'U8', {});
+      const b = withMeta('b3', 'F32', { noData: -3.5 });
+      const c = withMeta('c3', 'U8', { noData: 0 });
+      expect((await run({}, [a, b, c])).info.noData).toBe(-3.5);
+      expect((await run({}, [a, c])).info.noData).toBe(0);
+      expect((await run({}, [a, a])).info.noData).toBeUndefined();
+    });
+
+    it('the grid and spatial reference come from the first input', async () => {
+      const a = rasterOf({ ...grid, cellSize: 10, origin: { x: 100, y: 200 } }, () => 1);
+      const b = rasterOf({ ...grid, cellSize: 10, origin: { x: 100, y: 200 } }, () => 2);
+      const res = await run({}, [a, b]);
+      expect(res.info.extent).toEqual(a.info.extent);
+      expect(res.info.spatialReference).toEqual(a.info.spatialReference);
+    });
+  });
+
+  describe('arguments', () => {
+    it.each([0, 1, 2, 3, 4])('CellsizeType %i is accepted and changes nothing on a shared grid', async (t) => {
+      const a = rasterOf({ ...grid, pixelType: 'U8' }, (x) => x);
+      const b = rasterOf({ ...grid, pixelType: 'U8' }, (x) => 5 + x);
+      const res = await run({ CellsizeType: t }, [a, b]);
+      expect(planes(res)).toEqual([[0, 1, 2], [5, 6, 7]]);
+    });
+
+    it('CellsizeType outside 0..4 is rejected', () => {
+      const a = rasterOf(grid, () => 1);
+      expect(at(() => apply({ CellsizeType: 5 }, [a]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.CellsizeType',
+      });
+    });
+
+    it('an empty Rasters list is rejected', () => {
+      expect(at(() => applyFunction(compositeBand, { Rasters: [] }, []))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Rasters',
+      });
+    });
+
+    it('inputs on different grids are unsupported for now, naming the element', () => {
+      const a = rasterOf(grid, () => 1);
+      const b = rasterOf(grid, () => 1);
+      const shifted = rasterOf({ ...grid, origin: { x: 1, y: 0 } }, () => 1);
+      const coarser = rasterOf({ ...grid, cellSize: 2 }, () => 1);
+      expect(at(() => apply({}, [a, b, shifted]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: 'rasterFunctionArguments.Rasters[2]',
+      });
+      expect(at(() => apply({}, [a, coarser]))?.code).toBe('UNSUPPORTED_INPUT');
+      const geo = rasterOf({ ...grid, geographic: true }, () => 1);
+      expect(at(() => apply({}, [a, geo]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: 'rasterFunctionArguments.Rasters[1]',
+      });
+    });
+  });
+
+  it('tiled equals whole', async () => {
+    const n = 100 * 80;
+    const a = rasterOf({ width: 100, height: 80, bandCount: 2, pixelType: 'U8' }, (x, y, b) => (x * 7 + y * 3 + b) % 256, Uint8Array.from({ length: n }, (_, i) => (i % 13 === 0 ? 0 : 1)));
+    const b = rasterOf({ width: 100, height: 80, pixelType: 'S16' }, (x, y) => x * y - 3000, Uint8Array.from({ length: n }, (_, i) => (i % 19 === 0 ? 0 : 1)));
+    const node = apply({}, [a, b]);
+    expect(node.info.pixelType).toBe('S16');
+    expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
+  });
+});

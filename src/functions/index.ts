@@ -1,0 +1,22 @@
+/**
+ * The registry: an explicit, sorted list of every raster function (no side-effect imports).
+ * Adding a function means one file in its family folder, one line here, one golden case.
+ */
+import { createRegistry, type RasterFunction, type Registry } from '../graph/types.js';
+import { compositeBand } from './bands/composite-band.js';
+import { extractBand } from './bands/extract-band.js';
+import { arithmetic } from './local/arithmetic.js';
+import { identity } from './local/identity.js';
+import { hillshade } from './terrain/hillshade.js';
+import { slope } from './terrain/slope.js';
+
+export const builtinFunctions: readonly RasterFunction[] = [
+  arithmetic,
+  compositeBand,
+  extractBand,
+  hillshade,
+  identity,
+  slope,
+] as readonly RasterFunction[];
+
+export const registry: Registry = createRegistry(builtinFunctions);

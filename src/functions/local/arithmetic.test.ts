@@ -1,0 +1,315 @@
+// Expected values derived by hand from the formula (r1 op r2, band-wise, stored as F32), not from our output.
+import { describe, expect, it } from 'vitest';
+import type { RasterInfo } from '../../core/pixel-block.js';
+import { memorySource } from '../../graph/memory-source.js';
+import { render } from '../../graph/render.js';
+import { createRegistry, type RasterNode, type SourceNode } from '../../graph/types.js';
+import { buildGraph } from '../../rule/build.js';
+import { applyFunction, catchError, constant, gridInfo, rasterOf, runFunction, tiledVersusWhole, type Result } from '../../../test/helpers.js';
+import { arithmetic } from './arithmetic.js';
+
+const W = 3;
+const H = 2;
+//                 (0,0) (1,0) (2,0) (0,1) (1,1) (2,1)
+const A = [4, -7, 0, 9, 2.5, -8];
+const B = [2, 3, 0, -2, 0.5, 3];
+const r1 = () => rasterOf({ width: W, height: H }, (x, y) => A[y * W + x]!);
+const r2 = () => rasterOf({ width: W, height: H }, (x, y) => B[y * W + x]!);
+
+/** Band `b` of a result, row-major, with null for NoData. */
+function pixels(res: Result, b = 0): (number | null)[] {
+  const out: (number | null)[] = [];
+  for (let y = 0; y < res.info.height; y++) {
+    for (let x = 0; x < res.info.width; x++) out.push(res.valid(x, y) ? res.value(x, y, b) : null);
+  }
+  return out;
+}
+
+// The raw arguments name Raster2 (it is required); the helpers bind the inputs in schema order.
+const run = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => runFunction(arithmetic, { Raster2: '$2', ...raw }, inputs);
+const apply = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => applyFunction(arithmetic, { Raster2: '$2', ...raw }, inputs);
+
+const f32 = (v: (number | null)[]): (number | null)[] => v.map((x) => (x === null ? null : Math.fround(x)));
+
+describe('Arithmetic', () => {
+  // 0 op 0 at pixel 2 is NoData for Divide (0/0) and Mode (0 mod 0), so it is NoData in the
+  // whole pixel; 0^0 = 1.
+  const cases: [string, number, (number | null)[]][] = [
+    ['Plus', 1, [6, -4, 0, 7, 3, -5]],
+    ['Minus', 2, [2, -10, 0, 11, 2, -11]],
+    ['Multiply', 3, [8, -21, 0, -18, 1.25, -24]],
+    ['Divide', 4, [2, -7 / 3, null, -4.5, 5, -8 / 3]],
+    ['Power', 5, [16, -343, 1, 1 / 81, Math.sqrt(2.5), -512]],
+    // -7 - 3*trunc(-7/3) = -7 + 6 = -1; 9 - (-2)*trunc(-4.5) = 9 - 8 = 1; -8 - 3*trunc(-8/3) = -2.
+    ['Mode', 6, [0, -1, null, 1, 0, -2]],
+  ];
+
+  it.each(cases)('%s (Operation %i) on two rasters', async (_name, op, expected) => {
+    const res = await run({ Operation: op }, [r1(), r2()]);
+    expect(pixels(res)).toEqual(f32(expected));
+  });
+
+  it('accepts the operation by name', async () => {
+    const res = await run({ Operation: 'multiply' }, [r1(), r2()]);
+    expect(pixels(res)).toEqual([8, -21, 0, -18, 1.25, -24]);
+  });
+
+  it('defaults to Plus', async () => {
+    const res = await run({}, [r1(), r2()]);
+    expect(pixels(res)).toEqual([6, -4, 0, 7, 3, -5]);
+  });
+
+  it('output is F32 with NoData NaN, the first raster grid, and no statistics', async () => {
+    const info: RasterInfo = { ...gridInfo({ width: W, height: H, pixelType: 'U8', noData: 255 }), bandNames: ['a'], statistics: [{ min: 0, max: 9 }] };
+    const src = memorySource('u8', info, [Uint8Array.from([1, 2, 3, 4, 5, 6])]);
+    const res = await run({ Operation: 3 }, [src, constant([2])]);
+    expect(res.info.pixelType).toBe('F32');
+    expect(res.block.bands[0]).toBeInstanceOf(Float32Array);
+    expect(res.info.noData).toBeNaN();
+    expect(res.info.extent).toEqual(info.extent);
+    expect(res.info.bandNames).toEqual(['a']);
+    expect(res.info.statistics).toBeUndefined();
+    expect(res.info.constant).toBeUndefined();
+    expect(pixels(res)).toEqual([2, 4, 6, 8, 10, 12]);
+  });
+
+  describe('edge cases', () => {
+    const pair = (a: number[], b: number[]) => [
+      rasterOf({ width: a.length, height: 1 }, (x) => a[x]!),
+      rasterOf({ width: b.length, height: 1 }, (x) => b[x]!),
+    ];
+
+    it('divide by zero and 0/0 are NoData (NaN written), other pixels unaffected', async () => {
+      const res = await run({ Operation: 4 }, pair([5, -5, 0, 6], [0, 0, 0, 4]));
+      expect(pixels(res)).toEqual([null, null, null, 1.5]);
+      expect(Array.from(res.block.bands[0]!.subarray(0, 3))).toEqual([NaN, NaN, NaN]);
+    });
+
+    it('a negative base with a non-integer power is NoData; with an integer power it is not', async () => {
+      const res = await run({ Operation: 5 }, pair([-8, -8, -2, 0, 0, 4], [1 / 3, 2, -1, -1, 0, 0.5]));
+      // (-8)^(1/3) NaN; (-8)^2 = 64; (-2)^-1 = -0.5; 0^-1 = Infinity; 0^0 = 1; 4^0.5 = 2.
+      expect(pixels(res)).toEqual([null, 64, -0.5, null, 1, 2]);
+    });
+
+    it('Mode follows the sign of r1 and is NoData when r2 is 0', async () => {
+      const res = await run({ Operation: 6 }, pair([5.5, -5.5, 5.5, -5.5, 7, 3, -4], [2, 2, -2, -2, 0, 7, 2]));
+      // 5.5 - 2*trunc(2.75) = 1.5; -5.5 - 2*trunc(-2.75) = -1.5; 5.5 - (-2)*trunc(-2.75) = 1.5;
+      // -5.5 - (-2)*trunc(2.75) = -1.5; 7 mod 0 NoData; 3 - 7*trunc(3/7) = 3; -4 - 2*(-2) = 0 (not -0).
+      const got = pixels(res);
+      expect(got).toEqual([1.5, -1.5, 1.5, -1.5, null, 3, 0]);
+      expect(Object.is(got[6], 0)).toBe(true);
+    });
+
+    it('results past the F32 range are NoData', async () => {
+      const res = await run({ Operation: 3 }, pair([1e30, -1e30, 1e19], [1e30, 1e30, 1e19]));
+      expect(pixels(res)).toEqual([null, null, Math.fround(1e38)]);
+    });
+
+    it('NaN input pixels are NoData even without a NoData value (NaN^0 would be 1)', async () => {
+      const res = await run({ Operation: 5 }, pair([NaN, 2], [0, 0]));
+      expect(pixels(res)).toEqual([null, 1]);
+    });
+  });
+
+  describe('scalar operands', () => {
+    it('a one-value constant as Raster2 applies to every band', async () => {
+      const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * b + x);
+      const res = await run({ Operation: 2 }, [three, constant([1])]);
+      expect(res.info.bandCount).toBe(3);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[-1, 0], [9, 10], [19, 20]]);
+    });
+
+    it('a constant with one value per band applies band by band', async () => {
+      const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * b + x);
+      const res = await run({ Operation: 3 }, [three, constant([1, 2, 3])]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[0, 1], [20, 22], [60, 63]]);
+    });
+
+    it('a constant as the first operand takes the grid from Raster2', async () => {
+      const r = rasterOf({ width: 2, height: 1, cellSize: 30, origin: { x: 500, y: 900 } }, (x) => x + 1);
+      const res = await run({ Operation: 4 }, [constant([6]), r]);
+      expect(pixels(res)).toEqual([6, 3]);
+      expect(res.info.width).toBe(2);
+      expect(res.info.cellSize).toEqual({ x: 30, y: 30 });
+      expect(res.info.extent.xmin).toBe(500);
+    });
+
+    it('a single-band raster and a 3-value constant give 3 bands', async () => {
+      const one = rasterOf({ width: 2, height: 1 }, (x) => x + 1);
+      const res = await run({ Operation: 1 }, [one, constant([10, 20, 30])]);
+      expect(res.info.bandCount).toBe(3);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[11, 12], [21, 22], [31, 32]]);
+    });
+
+    // The builder (src/rule/build.ts) turns wire numbers, arrays and space-delimited strings into
+    // constant sources; these run the whole path from rule JSON.
+    const registry = createRegistry([arithmetic]);
+    const three = () => rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * b + x);
+    const build = async (raster2: unknown, op = 1) => {
+      const src = three() as SourceNode; // rasterOf builds a memory source
+      const { root } = await buildGraph(
+        { rasterFunction: 'Arithmetic', rasterFunctionArguments: { Raster: '$$', Raster2: raster2, Operation: op } },
+        { registry, resolveSource: () => Promise.resolve(src) },
+      );
+      const block = await render(root);
+      return [0, 1, 2].map((b) => Array.from(block.bands[b]!));
+    };
+
+    it.each([
+      ['a number', 5, [[5, 6], [15, 16], [25, 26]]],
+      ['a numeric string', '5', [[5, 6], [15, 16], [25, 26]]],
+      ['an array', [1, 2, 3], [[1, 2], [12, 13], [23, 24]]],
+      ['a space-delimited string', '1 2 3', [[1, 2], [12, 13], [23, 24]]],
+      ['a one-element array', [100], [[100, 101], [110, 111], [120, 121]]],
+    ])('Raster2 as %s, through the rule builder', async (_what, raster2, expected) => {
+      expect(await build(raster2)).toEqual(expected);
+    });
+
+    it('a constant of the wrong length is rejected through the builder with the argument path', async () => {
+      const err = await build('1 2').then(
+        () => undefined,
+        (e: unknown) => e as { code: string; path: string },
+      );
+      expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster2' });
+    });
+  });
+
+  describe('broadcasting', () => {
+    const three = () => rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * (b + 1) + x);
+    const one = () => rasterOf({ width: 2, height: 1 }, (x) => x + 1);
+
+    it('a single-band Raster2 is broadcast to every band of Raster', async () => {
+      const res = await run({ Operation: 2 }, [three(), one()]);
+      expect(res.info.bandCount).toBe(3);
+      // band b: (10(b+1) + x) - (x + 1)
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[9, 9], [19, 19], [29, 29]]);
+    });
+
+    it('a single-band Raster is broadcast to every band of Raster2', async () => {
+      const res = await run({ Operation: 2 }, [one(), three()]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[-9, -9], [-19, -19], [-29, -29]]);
+    });
+
+    it('equal band counts pair band by band', async () => {
+      const res = await run({ Operation: 1 }, [three(), three()]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[20, 22], [40, 42], [60, 62]]);
+    });
+  });
+
+  describe('NoData', () => {
+    it('a pixel NoData in either raster is NoData in every output band, written as NaN', async () => {
+      const a = rasterOf({ width: 3, height: 1, bandCount: 2 }, (x) => x + 1, Uint8Array.from([1, 0, 1]));
+      const b = rasterOf({ width: 3, height: 1, noData: 30 }, (x) => 10 * (x + 1));
+      const res = await run({ Operation: 1 }, [a, b]);
+      expect(pixels(res, 0)).toEqual([11, null, null]);
+      expect(pixels(res, 1)).toEqual([11, null, null]);
+      expect(Array.from(res.block.bands[1]!)).toEqual([11, NaN, NaN]);
+    });
+
+    it('a bad result in one band makes the pixel NoData in all bands (one mask per block)', async () => {
+      const a = rasterOf({ width: 2, height: 1, bandCount: 2 }, () => 6);
+      const res = await run({ Operation: 4 }, [a, constant([2, 0])]);
+      expect(pixels(res, 0)).toEqual([null, null]);
+      expect(pixels(res, 1)).toEqual([null, null]);
+    });
+  });
+
+  describe('grid options', () => {
+    it.each([0, 1, 2, 3])('ExtentType %i gives the same result on a shared grid', async (t) => {
+      const res = await run({ ExtentType: t, Operation: 1 }, [r1(), r2()]);
+      expect(pixels(res)).toEqual([6, -4, 0, 7, 3, -5]);
+    });
+
+    it.each([0, 1, 2, 3, 4])('CellsizeType %i gives the same result on a shared grid', async (t) => {
+      const res = await run({ CellsizeType: t, MatchVariable: false, UnionDimension: false }, [r1(), r2()]);
+      expect(pixels(res)).toEqual([6, -4, 0, 7, 3, -5]);
+    });
+  });
+
+  describe('argument errors', () => {
+    const at = (f: () => unknown) => {
+      const e = catchError(f);
+      return e && { code: e.code, path: e.path };
+    };
+
+    it('Raster2 is required', () => {
+      expect(at(() => applyFunction(arithmetic, {}, [r1()]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster2' });
+    });
+
+    it('an unknown Operation is rejected', () => {
+      expect(at(() => apply({ Operation: 7 }, [r1(), r2()]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Operation',
+      });
+    });
+
+    it('ExtentType and CellsizeType outside their enums are rejected', () => {
+      expect(at(() => apply({ ExtentType: 4 }, [r1(), r2()]))?.path).toBe('rasterFunctionArguments.ExtentType');
+      expect(at(() => apply({ CellsizeType: 5 }, [r1(), r2()]))?.path).toBe('rasterFunctionArguments.CellsizeType');
+    });
+
+    it('two constants are rejected: at least one operand must be a raster', () => {
+      expect(at(() => apply({}, [constant([1]), constant([2])]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Raster',
+      });
+    });
+
+    it('a constant whose length is neither 1 nor the band count is rejected', () => {
+      const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, () => 1);
+      expect(at(() => apply({}, [three, constant([1, 2])]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Raster2',
+      });
+      expect(at(() => apply({}, [constant([1, 2]), three]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Raster',
+      });
+    });
+
+    it('rasters with different band counts, neither single-band, are rejected', () => {
+      const two = rasterOf({ width: 2, height: 1, bandCount: 2 }, () => 1);
+      const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, () => 1);
+      expect(at(() => apply({}, [two, three]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Raster2',
+      });
+    });
+
+    it('rasters on different grids are unsupported for now', () => {
+      const other = rasterOf({ width: W, height: H, origin: { x: 10, y: 0 } }, () => 1);
+      expect(at(() => apply({}, [r1(), other]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: 'rasterFunctionArguments.Raster2',
+      });
+      const bigger = rasterOf({ width: W + 1, height: H }, () => 1);
+      expect(at(() => apply({}, [r1(), bigger]))?.code).toBe('UNSUPPORTED_INPUT');
+    });
+
+    it('complex rasters are unsupported', () => {
+      const info = gridInfo({ width: 2, height: 1, pixelType: 'C64' });
+      const c = memorySource('c64', info, [new Float32Array(4)]);
+      expect(at(() => apply({}, [c, constant([1])]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: 'rasterFunctionArguments.Raster',
+      });
+    });
+  });
+
+  describe('tiled equals whole', () => {
+    const big = (seed: number, bands = 1) =>
+      rasterOf(
+        { width: 100, height: 80, bandCount: bands, pixelType: 'F32' },
+        (x, y, b) => Math.sin(seed * (x + 1) * 0.37 + y * 0.11 + b) * 10 - (x % 7 === 0 ? 10 : 0),
+        Uint8Array.from({ length: 8000 }, (_, i) => (i % 13 === 0 ? 0 : 1)),
+      );
+    it.each([1, 2, 3, 4, 5, 6])('Operation %i', async (op) => {
+      const node = apply({ Operation: op }, [big(1, 3), big(2)]);
+      expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
+    });
+    it('with a constant operand', async () => {
+      const node = apply({ Operation: 5 }, [big(3, 2), constant([2, 0.5])]);
+      expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
+    });
+  });
+});

@@ -1,0 +1,225 @@
+/**
+ * Arithmetic — band-wise `Raster op Raster2`: plus, minus, multiply, divide, power, mode.
+ *
+ * Spec: raster-functions.md §2 "Arithmetic" and §1.5 (several inputs). Either operand may be a
+ * raster or a constant (a number, an array with one value per band, or a space-delimited string,
+ * turned into a constant source by the builder); at least one must be a raster.
+ * Math, per band b and pixel, in float64: r1 + r2, r1 − r2, r1 × r2, r1 / r2, r1 ^ r2, and
+ * Mode = r1 − r2·trunc(r1/r2) (floating modulo, the sign of r1). A single-band operand (or a
+ * one-value constant) is broadcast to every band; otherwise band counts must match.
+ * Output: F32 (natural type), band count = the larger operand's, NoData NaN; grid, spatial
+ * reference and band names from the first raster operand; statistics and histograms dropped.
+ * Edges and NoData: a pixel is NoData where any raster operand is NoData (masks ANDed), or where
+ * any band's result is not a finite F32 number: division by zero and 0/0, a negative base with a
+ * non-integer power, 0 to a negative power, Mode by zero, overflow of the F32 range, NaN operands.
+ * The mask is shared by all bands, so a bad result in one band makes the pixel NoData in all.
+ * Grids: operands must share one grid for now; ExtentType and CellsizeType are accepted and give the
+ * same result for every value on a shared grid. Different grids fail with UNSUPPORTED_INPUT.
+ */
+import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
+import { isComplex } from '../../core/pixel-type.js';
+import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { requireSameGrid } from './grid.js';
+
+export const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
+
+const args = {
+  Raster: {
+    kind: 'raster',
+    scalar: true,
+    default: '$$',
+    doc: 'First operand: a raster, or a constant (number, array with one value per band, space-delimited string).',
+  },
+  Raster2: {
+    kind: 'raster',
+    scalar: true,
+    doc: 'Second operand: a raster, or a constant (number, array with one value per band, space-delimited string).',
+  },
+  Operation: {
+    kind: 'enum',
+    values: [1, 2, 3, 4, 5, 6],
+    names: ArithmeticOperation,
+    default: ArithmeticOperation.Plus,
+    doc: '1 Plus, 2 Minus, 3 Multiply, 4 Divide, 5 Power, 6 Mode (floating modulo r1 - r2*trunc(r1/r2)).',
+  },
+  ExtentType: {
+    kind: 'enum',
+    values: [0, 1, 2, 3],
+    names: { FirstOf: 0, IntersectionOf: 1, UnionOf: 2, LastOf: 3 },
+    default: 0,
+    doc: 'Output extent when inputs differ: 0 FirstOf, 1 IntersectionOf, 2 UnionOf, 3 LastOf.',
+  },
+  CellsizeType: {
+    kind: 'enum',
+    values: [0, 1, 2, 3, 4],
+    names: { FirstOf: 0, MinOf: 1, MaxOf: 2, MeanOf: 3, LastOf: 4 },
+    default: 0,
+    doc: 'Output cell size when inputs differ: 0 FirstOf, 1 MinOf, 2 MaxOf, 3 MeanOf, 4 LastOf.',
+  },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values.' },
+} as const satisfies ArgSchema;
+
+/** One operand as the kernel sees it: a raster input (band per output band) or constants per output band. */
+type Operand =
+  | { readonly kind: 'raster'; readonly input: number; readonly bands: readonly number[] }
+  | { readonly kind: 'constant'; readonly values: readonly number[] };
+
+interface ArithmeticParams {
+  readonly operation: 1 | 2 | 3 | 4 | 5 | 6;
+  readonly bandCount: number;
+  readonly a: Operand;
+  readonly b: Operand;
+}
+
+const P = 'rasterFunctionArguments.';
+
+export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
+  name: 'Arithmetic',
+  summary: 'Band-wise plus, minus, multiply, divide, power or mode of two rasters or constants.',
+  variableName: 'Raster',
+  family: 'local',
+  verification: 'hand: values derived from the formula in tests',
+  args,
+
+  plan(a, inputs) {
+    const operands = [
+      { name: 'Raster', index: a.Raster, info: inputs[a.Raster]! },
+      { name: 'Raster2', index: a.Raster2, info: inputs[a.Raster2]! },
+    ] as const;
+
+    const rasters = operands.filter((o) => o.info.constant === undefined);
+    const grid = rasters[0];
+    if (grid === undefined) {
+      throw invalidArgument(`${P}Raster`, 'at least one operand of Arithmetic must be a raster (both are constants)');
+    }
+    for (const o of operands) {
+      if (o.info.constant !== undefined && o.info.constant.length === 0) {
+        throw invalidArgument(`${P}${o.name}`, `${o.name} is an empty list of constants`);
+      }
+      if (o.info.constant === undefined && isComplex(o.info.pixelType)) {
+        throw unsupportedInput(`${P}${o.name}`, `Arithmetic does not take complex (${o.info.pixelType}) rasters`);
+      }
+    }
+    if (rasters.length === 2) requireSameGrid('Arithmetic', rasters[0]!.info, rasters[1]!.info, `${P}Raster2`);
+
+    const counts = operands.map(bandsOf);
+    const [n1, n2] = counts as [number, number];
+    // ASSUMPTION (spec: "a single-band operand is broadcast"): a one-band raster or one-value constant
+    // broadcasts against any band count (numpy's rule), so a single-band raster with a 3-value
+    // constant gives 3 bands; any other mismatch is an error.
+    if (n1 !== n2 && n1 !== 1 && n2 !== 1) {
+      const bad = operands[1].info.constant !== undefined || operands[0].info.constant === undefined ? operands[1] : operands[0];
+      const what = (o: (typeof operands)[number]): string =>
+        o.info.constant !== undefined ? `${o.info.constant.length} constants` : `${o.info.bandCount} bands`;
+      throw invalidArgument(
+        `${P}${bad.name}`,
+        `band counts do not match: Raster has ${what(operands[0])}, Raster2 has ${what(operands[1])}; ` +
+          'a constant needs one value or one value per band, rasters need equal band counts or a single band',
+      );
+    }
+    const bandCount = Math.max(n1, n2);
+
+    const operand = (o: (typeof operands)[number]): Operand => {
+      const pick = (b: number): number => (bandsOf(o) === 1 ? 0 : b);
+      const out = Array.from({ length: bandCount }, (_, b) => pick(b));
+      return o.info.constant !== undefined
+        ? { kind: 'constant', values: out.map((b) => o.info.constant![b]!) }
+        : { kind: 'raster', input: o.index, bands: out };
+    };
+
+    const src = grid.info;
+    const info: RasterInfo = {
+      width: src.width,
+      height: src.height,
+      bandCount,
+      pixelType: 'F32',
+      noData: Number.NaN,
+      extent: src.extent,
+      cellSize: src.cellSize,
+      ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
+      // ASSUMPTION (spec silent): band b of the result stands for band b of the first raster, so its
+      // names carry over when the band counts agree; statistics no longer hold and are dropped.
+      ...(src.bandNames?.length === bandCount ? { bandNames: src.bandNames } : {}),
+    };
+    return {
+      info,
+      halo: 0,
+      params: { operation: a.Operation, bandCount, a: operand(operands[0]), b: operand(operands[1]) },
+    };
+  },
+
+  kernel(p, inputs, out) {
+    const m = out.mask;
+    const n = m.length;
+    for (const o of [p.a, p.b]) {
+      if (o.kind !== 'raster') continue;
+      const src = inputs[o.input]!.mask;
+      for (let i = 0; i < n; i++) if (src[i] === 0) m[i] = 0;
+    }
+    const x = new Float64Array(n);
+    const y = new Float64Array(n);
+    for (let b = 0; b < p.bandCount; b++) {
+      load(p.a, b, inputs, x, m);
+      load(p.b, b, inputs, y, m);
+      const dst = out.bands[b]!;
+      switch (p.operation) {
+        case 1:
+          for (let i = 0; i < n; i++) dst[i] = x[i]! + y[i]!;
+          break;
+        case 2:
+          for (let i = 0; i < n; i++) dst[i] = x[i]! - y[i]!;
+          break;
+        case 3:
+          for (let i = 0; i < n; i++) dst[i] = x[i]! * y[i]!;
+          break;
+        case 4:
+          // x/0 is ±Infinity and 0/0 is NaN: both fail the finiteness check below.
+          for (let i = 0; i < n; i++) dst[i] = x[i]! / y[i]!;
+          break;
+        case 5:
+          // Math.pow gives NaN for a negative base with a non-integer power, Infinity for 0^-k.
+          for (let i = 0; i < n; i++) dst[i] = Math.pow(x[i]!, y[i]!);
+          break;
+        case 6:
+          // ASSUMPTION (spec: "Mode is undocumented", unsure): floating modulo r1 − r2·trunc(r1/r2),
+          // computed with `%` (C fmod, exact, as the vendor client's Local Mod); `+ 0` turns -0 into 0,
+          // as the formula gives. x % 0 is NaN, so Mode by zero is NoData.
+          for (let i = 0; i < n; i++) dst[i] = (x[i]! % y[i]!) + 0;
+          break;
+      }
+      // Stored as F32: NaN, ±Infinity and values past the F32 range (now ±Infinity) become NoData.
+      for (let i = 0; i < n; i++) {
+        const v = dst[i]!;
+        if (v - v !== 0) m[i] = 0;
+      }
+    }
+    for (let b = 0; b < p.bandCount; b++) {
+      const dst = out.bands[b]!;
+      for (let i = 0; i < n; i++) if (m[i] === 0) dst[i] = Number.NaN;
+    }
+  },
+});
+
+/** Bands an operand contributes: its band count, or its number of constants. */
+function bandsOf(o: { readonly info: RasterInfo }): number {
+  return o.info.constant !== undefined ? o.info.constant.length : o.info.bandCount;
+}
+
+/** Fill `dst` with operand `o`'s values for output band `b` (float64); a NaN operand value clears the mask. */
+function load(o: Operand, b: number, inputs: readonly PixelBlock[], dst: Float64Array, m: Uint8Array): void {
+  if (o.kind === 'constant') {
+    dst.fill(o.values[b]!);
+    if (Number.isNaN(o.values[b])) m.fill(0);
+    return;
+  }
+  const src = inputs[o.input]!.bands[o.bands[b]!]!;
+  const n = dst.length;
+  for (let i = 0; i < n; i++) {
+    const v = src[i]!;
+    // ASSUMPTION (spec silent): a NaN pixel not covered by the mask is NoData too (NaN ^ 0 would give 1).
+    if (v !== v) m[i] = 0;
+    dst[i] = v;
+  }
+}

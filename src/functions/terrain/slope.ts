@@ -1,0 +1,126 @@
+/**
+ * Slope: the steepest rate of change of z at each cell, from the 3x3 Horn (1981) gradient.
+ *
+ *     rise = sqrt(gx^2 + gy^2)        gx, gy from `gradient.ts` (z-factor and cell size applied)
+ *     DEGREE, SCALED:  atan(rise) * 180 / pi      (0..90)
+ *     PERCENTRISE:     100 * rise                 (0..inf; 45 degrees = 100 %)
+ *
+ * SCALED (SlopeType 3) is degrees with the vendor's pixel-size-adjusted z-factor
+ * `ZFactor + cell^PSPower * PSZFactor` per axis (cell in metres), so slope maps stay visually stable
+ * across zoom levels. Geographic DEMs (cell size in degrees): the vendor client's rule, spec §1.6 and
+ * "Slope": with SCALED the cell sizes are first multiplied by 111000 m/degree; otherwise the
+ * gradients are divided by 111000 only when ZFactor is 1 (|ZFactor - 1| < 1e-4), a different
+ * ZFactor being taken to convert units already.
+ *
+ * Spec: raster-functions.md "Slope", §1.6, §1.7; GDAL `gdaldem slope` (identical Horn formula; `-p`
+ * percent, `-s` = 1 / z-factor). Output: one F32 band, NoData NaN (mask 0); advertised statistics
+ * 0..90 for the degree types, none for percent rise.
+ * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
+ */
+import type { RasterInfo } from '../../core/pixel-block.js';
+import { defineFunction } from '../../graph/types.js';
+import { demInfo, type GradientParams, gradientHalo, gradientParams, HornRows, METERS_PER_DEGREE, scaledZ } from './gradient.js';
+
+export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
+
+const args = {
+  ZFactor: { kind: 'number', default: 1, doc: 'Multiplier that converts z units to ground (x, y) units.' },
+  SlopeType: {
+    kind: 'enum',
+    values: [1, 2, 3],
+    names: { DEGREE: 1, PERCENTRISE: 2, SCALED: 3 },
+    default: SlopeType.Degree,
+    doc: '1 DEGREE, 2 PERCENTRISE, 3 SCALED (degrees with the z-factor adjusted for pixel size).',
+  },
+  PSPower: { kind: 'number', default: 0.664, doc: 'Pixel-size power of the SCALED z-factor adjustment.' },
+  PSZFactor: { kind: 'number', default: 0.024, doc: 'Pixel-size factor of the SCALED z-factor adjustment.' },
+  RemoveEdgeEffect: {
+    kind: 'boolean',
+    default: false,
+    doc:
+      'false: edge rows/columns copy the inner neighbour and a cell with 2+ NoData neighbours is NoData (vendor rule); ' +
+      'true: compute every valid cell, extrapolating past the raster edge and filling NoData neighbours with the centre (gdaldem -compute_edges).',
+  },
+  DEM: { kind: 'raster', default: '$$', aliases: ['Raster'], doc: 'Elevation raster; defaults to the service raster ($$).' },
+} as const;
+
+export interface SlopeParams {
+  readonly dem: number;
+  readonly gradient: GradientParams;
+  readonly percent: boolean;
+}
+
+const DEGREES = 180 / Math.PI;
+
+export const slope = defineFunction<typeof args, SlopeParams>({
+  name: 'Slope',
+  summary: 'Rate of maximum change in z, in degrees or percent rise (Horn 3x3).',
+  variableName: 'DEM',
+  family: 'terrain',
+  verification: 'reference: gdaldem 3.6 (golden), hand-checked vendor vectors',
+  args,
+
+  plan(a, inputs) {
+    const { dem, warnings } = demInfo(inputs, a.DEM, 'Slope');
+    const geographic = dem.spatialReference?.geographic === true;
+    let cell = { x: dem.cellSize.x, y: dem.cellSize.y };
+    let z = { x: a.ZFactor, y: a.ZFactor };
+    // Geographic DEMs: the vendor client's flat 111000 m/degree rule (spec §1.6, "Slope").
+    // The per-row geodesic cell size (rasterflow's default) comes with the terrain issue.
+    if (a.SlopeType === SlopeType.Scaled) {
+      if (geographic) cell = { x: cell.x * METERS_PER_DEGREE, y: cell.y * METERS_PER_DEGREE };
+      z = { x: scaledZ(a.ZFactor, cell.x, a.PSPower, a.PSZFactor), y: scaledZ(a.ZFactor, cell.y, a.PSPower, a.PSZFactor) };
+    } else if (geographic && Math.abs(a.ZFactor - 1) < 1e-4) {
+      cell = { x: cell.x * METERS_PER_DEGREE, y: cell.y * METERS_PER_DEGREE };
+    }
+    const percent = a.SlopeType === SlopeType.PercentRise;
+    const info: RasterInfo = {
+      width: dem.width,
+      height: dem.height,
+      bandCount: 1,
+      pixelType: 'F32',
+      noData: Number.NaN,
+      extent: dem.extent,
+      cellSize: dem.cellSize,
+      ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),
+      ...(percent ? {} : { statistics: [{ min: 0, max: 90 }] }),
+    };
+    const gradient = gradientParams(dem, z, cell, a.RemoveEdgeEffect);
+    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, percent }, warnings };
+  },
+
+  kernel(p, inputs, out) {
+    const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
+    const { gx, gy, ok } = rows;
+    const dst = out.bands[0]!;
+    const mask = out.mask;
+    const w = out.rect.width;
+    for (let y = 0; y < out.rect.height; y++) {
+      rows.compute(y);
+      const o = y * w;
+      if (p.percent) {
+        for (let x = 0; x < w; x++) {
+          if (ok[x] === 1) {
+            const u = gx[x]!;
+            const v = gy[x]!;
+            dst[o + x] = 100 * Math.sqrt(u * u + v * v);
+          } else {
+            dst[o + x] = Number.NaN;
+            mask[o + x] = 0;
+          }
+        }
+      } else {
+        for (let x = 0; x < w; x++) {
+          if (ok[x] === 1) {
+            const u = gx[x]!;
+            const v = gy[x]!;
+            dst[o + x] = Math.atan(Math.sqrt(u * u + v * v)) * DEGREES;
+          } else {
+            dst[o + x] = Number.NaN;
+            mask[o + x] = 0;
+          }
+        }
+      }
+    }
+  },
+});

@@ -1,0 +1,33 @@
+/**
+ * The final cast a rule's `outputPixelType` adds after its function (GDAL-like: round half away
+ * from zero, saturate at the type's range, NaN -> NoData). Internal: not in the registry.
+ */
+import { castPlane, PIXEL_TYPES, representable, type PixelType } from '../core/pixel-type.js';
+import { defineFunction } from './types.js';
+
+export const castFunction = defineFunction({
+  name: 'Cast',
+  summary: 'Convert to the rule\'s outputPixelType (round half away from zero, saturate, NaN -> NoData).',
+  family: 'internal',
+  verification: 'hand: casting table in src/core/pixel-type.test.ts',
+  args: {
+    to: { kind: 'string', values: PIXEL_TYPES, doc: 'Target pixel type.' },
+    Raster: { kind: 'raster', doc: 'Input.' },
+  },
+  plan(a, inputs) {
+    const input = inputs[a.Raster]!;
+    const to = a.to as PixelType;
+    // Keep the input's NoData when the new type can hold it; float types fall back to NaN.
+    const noData =
+      input.noData !== undefined && representable(input.noData, to)
+        ? input.noData
+        : to.startsWith('F') || to.startsWith('C')
+          ? Number.NaN
+          : undefined;
+    return { info: { ...input, pixelType: to, noData }, halo: 0, params: { from: input.pixelType, to } };
+  },
+  kernel(p, [input], out) {
+    out.mask.set(input!.mask);
+    for (let b = 0; b < out.bands.length; b++) out.bands[b] = castPlane(input!.bands[b]!, p.from, p.to, out.mask);
+  },
+});

@@ -1,0 +1,43 @@
+/**
+ * JPEG encoder (jpeg-js, baseline, 4:2:0 YCbCr): 1 band of U8 (written as grey in three equal
+ * channels, since jpeg-js writes only three-component images) or 3 bands of U8 as RGB. JPEG has no
+ * transparency: masked pixels are written as 0 (black). Anything else is UNSUPPORTED_INPUT.
+ */
+import jpeg from 'jpeg-js';
+import { EngineError } from '../core/errors.js';
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+
+export interface JpegOptions {
+  /** 1-100, default 75 (the vendor's default compressionQuality). */
+  readonly quality?: number;
+}
+
+export function encodeJpeg(block: PixelBlock, _info: RasterInfo, options: JpegOptions = {}): Uint8Array {
+  if (block.pixelType !== 'U8') {
+    throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 8-bit unsigned pixels, not ${block.pixelType}: set outputPixelType to U8, or apply a Stretch first`, {
+      path: 'outputPixelType',
+    });
+  }
+  const nb = block.bands.length;
+  if (nb !== 1 && nb !== 3) {
+    throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 1 or 3 bands, not ${nb}: select bands with ExtractBand first`, { path: 'output' });
+  }
+  const quality = options.quality ?? 75;
+  if (!(quality >= 1 && quality <= 100)) {
+    throw new EngineError('INVALID_ARGUMENT', `quality must be between 1 and 100, got ${quality}`, { path: 'quality' });
+  }
+  const { width, height } = block.rect;
+  const n = width * height;
+  const mask = block.mask;
+  const r = block.bands[0]!;
+  const g = block.bands[nb === 3 ? 1 : 0]!;
+  const b = block.bands[nb === 3 ? 2 : 0]!;
+  const rgba = Buffer.alloc(4 * n); // jpeg-js reads RGBA and ignores the alpha
+  for (let i = 0, o = 0; i < n; i++, o += 4) {
+    if (mask[i] === 0) continue; // stays 0
+    rgba[o] = r[i]!;
+    rgba[o + 1] = g[i]!;
+    rgba[o + 2] = b[i]!;
+  }
+  return jpeg.encode({ data: rgba, width, height }, quality).data;
+}

@@ -1,0 +1,238 @@
+/**
+ * GeoTIFF encoder: a PixelBlock plus the RasterInfo of its grid -> the bytes of a tiled,
+ * little-endian classic GeoTIFF that GDAL and geotiff.js read back exactly.
+ *
+ * - Tiles of 256 x 256 (smaller, still a multiple of 16, for small images), planar configuration
+ *   2 (one plane per band), optional DEFLATE with the horizontal predictor (2) for 8/16/32-bit
+ *   integers and the floating-point predictor (3) for F32/F64 (TIFF Technical Note 3).
+ * - Every pixel type: U8 S8 U16 S16 U32 S32 F32 F64 (SampleFormat 1/2/3), U1/U2/U4 packed
+ *   MSB-first with BitsPerSample 1/2/4 (GDAL reports NBITS), C64/C128 as complex float
+ *   (SampleFormat 6, BitsPerSample 64/128).
+ * - Georeferencing: ModelPixelScale + ModelTiepoint of the block's rectangle on `info`'s grid;
+ *   GeoKeys from `info.spatialReference` (srs.ts), PixelIsArea.
+ * - GDAL_NODATA and GDAL_METADATA (band statistics, band names).
+ *
+ * NoData policy (masked pixels are written as the NoData value):
+ * - `options.noData` wins; it must be representable in the pixel type (else INVALID_ARGUMENT).
+ * - Float and complex types: `info.noData`, else NaN; the tag is always written.
+ * - Integer types: `info.noData` when representable in the type. Otherwise no NoData tag is
+ *   written and masked pixels become 0, as gdalwarp initialises a destination without
+ *   -dstnodata. The decision depends on `info` and options only, never on the pixels, so a
+ *   streaming writer can make the same one before seeing any tile.
+ */
+import { deflateSync } from 'node:zlib';
+import { EngineError, invalidArgument } from '../core/errors.js';
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
+import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
+import { geoKeysFromSpatialReference } from './srs.js';
+import { writeClassicTiff, type TagValue } from './tiff-writer.js';
+
+export interface GeoTiffOptions {
+  /** NoData value to declare and to write into masked pixels (see the policy above). */
+  readonly noData?: number;
+  /** Default 'deflate'. */
+  readonly compress?: 'none' | 'deflate';
+  /** Tile edge in pixels, a multiple of 16; default 256, or less for images smaller than that. */
+  readonly tileSize?: number;
+  /** zlib level 1-9 for 'deflate'; default 6 (GDAL's ZLEVEL default). */
+  readonly level?: number;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** TIFF SampleFormat per pixel type: 1 unsigned, 2 signed, 3 float, 6 complex float. */
+const SAMPLE_FORMAT: Readonly<Record<PixelType, number>> = {
+  U1: 1, U2: 1, U4: 1, U8: 1, S8: 2, U16: 1, S16: 2, U32: 1, S32: 2, F32: 3, F64: 3, C64: 6, C128: 6,
+};
+
+/** The NoData decision for an output of type `t` (see the file header). */
+export function outputNoData(t: PixelType, requested: number | undefined, declared: number | undefined): { fill: number; tag: number | undefined } {
+  const info = PIXEL_TYPE_INFO[t];
+  if (requested !== undefined) {
+    const ok = info.integer ? representable(requested, t) : true;
+    if (!ok) throw invalidArgument('noData', `noData ${requested} is not representable in ${t} (${info.min}..${info.max}, integer)`);
+    const v = castValue(requested, t);
+    return { fill: v, tag: v };
+  }
+  if (!info.integer) {
+    const v = castValue(declared ?? Number.NaN, t);
+    return { fill: v, tag: v };
+  }
+  if (declared !== undefined && representable(declared, t)) return { fill: declared, tag: declared };
+  return { fill: 0, tag: undefined };
+}
+
+function tileSizeFor(width: number, height: number, requested: number | undefined): number {
+  if (requested !== undefined) {
+    if (!Number.isInteger(requested) || requested < 16 || requested % 16 !== 0 || requested > 65520) {
+      throw invalidArgument('tileSize', `tileSize must be a multiple of 16 between 16 and 65520, got ${requested}`);
+    }
+    return requested;
+  }
+  return Math.min(256, Math.ceil(Math.max(width, height) / 16) * 16);
+}
+
+export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions = {}): Uint8Array {
+  if (!LITTLE_ENDIAN) throw new EngineError('INTERNAL', 'the GeoTIFF encoder needs a little-endian host');
+  const t = block.pixelType;
+  const ti = PIXEL_TYPE_INFO[t];
+  const { width, height } = block.rect;
+  const bandCount = block.bands.length;
+  const k = ti.complex ? 2 : 1;
+  if (bandCount < 1 || width < 1 || height < 1) throw invalidArgument('output', 'cannot encode an empty block as GeoTIFF');
+  if (block.bands.some((b) => b.length !== k * width * height) || block.mask.length !== width * height) {
+    throw new EngineError('INTERNAL', `encodeGeoTiff: block planes do not match its ${width}x${height} rectangle`);
+  }
+  const { x: sx, y: sy } = info.cellSize;
+  if (!(sx > 0 && sy > 0 && Number.isFinite(sx) && Number.isFinite(sy))) {
+    throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
+  }
+  const nd = outputNoData(t, options.noData, info.noData);
+  const compress = options.compress ?? 'deflate';
+  const level = options.level ?? 6;
+  const ts = tileSizeFor(width, height, options.tileSize);
+  const bits = ti.bits;
+  const predictor = compress !== 'deflate' || ti.complex || bits < 8 ? 1 : ti.integer ? 2 : 3;
+
+  const blocks = encodeTiles(block, ts, nd.fill, predictor, compress === 'deflate' ? level : undefined);
+
+  const rgb = bandCount === 3 && t === 'U8';
+  const extra = bandCount - (rgb ? 3 : 1);
+  const tags = new Map<number, TagValue>([
+    [256, { type: 'LONG', values: [width] }],
+    [257, { type: 'LONG', values: [height] }],
+    [258, { type: 'SHORT', values: new Array<number>(bandCount).fill(bits) }],
+    [259, { type: 'SHORT', values: [compress === 'deflate' ? 8 : 1] }],
+    [262, { type: 'SHORT', values: [rgb ? 2 : 1] }], // RGB or MinIsBlack
+    [277, { type: 'SHORT', values: [bandCount] }],
+    [284, { type: 'SHORT', values: [bandCount === 1 ? 1 : 2] }],
+    [322, { type: 'LONG', values: [ts] }],
+    [323, { type: 'LONG', values: [ts] }],
+    [339, { type: 'SHORT', values: new Array<number>(bandCount).fill(SAMPLE_FORMAT[t]) }],
+    // The block's top-left corner on the info grid.
+    [33550, { type: 'DOUBLE', values: [sx, sy, 0] }],
+    [33922, { type: 'DOUBLE', values: [0, 0, 0, info.extent.xmin + block.rect.x * sx, info.extent.ymax - block.rect.y * sy, 0] }],
+  ]);
+  if (predictor !== 1) tags.set(317, { type: 'SHORT', values: [predictor] });
+  if (extra > 0) tags.set(338, { type: 'SHORT', values: new Array<number>(extra).fill(0) }); // unspecified
+  for (const [tag, value] of geoKeyTags(info)) tags.set(tag, value);
+  // ASSUMPTION (spec silent): statistics describe the whole raster, so they are written only when
+  // the block covers all of it; band names always.
+  const whole = block.rect.x === 0 && block.rect.y === 0 && width === info.width && height === info.height;
+  const stats = whole && info.statistics?.length === bandCount ? info.statistics : undefined;
+  const names = info.bandNames?.length === bandCount ? info.bandNames : undefined;
+  const xml = gdalMetadataXml(stats, names, bandCount);
+  if (xml) tags.set(42112, { type: 'ASCII', value: xml });
+  if (nd.tag !== undefined) tags.set(42113, { type: 'ASCII', value: formatNoData(nd.tag) });
+  return writeClassicTiff({ tags, blocks, tiled: true });
+}
+
+/** GeoKeyDirectory (34735) plus its double (34736) and ASCII (34737) parameter tags. */
+function geoKeyTags(info: RasterInfo): [number, TagValue][] {
+  const keys = geoKeysFromSpatialReference(info.spatialReference);
+  const dir: number[] = [1, 1, 0, keys.length];
+  const doubles: number[] = [];
+  let ascii = '';
+  for (const key of keys) {
+    if (key.kind === 'short') dir.push(key.id, 0, 1, key.value);
+    else if (key.kind === 'double') {
+      dir.push(key.id, 34736, key.value.length, doubles.length);
+      doubles.push(...key.value);
+    } else {
+      dir.push(key.id, 34737, key.value.length + 1, ascii.length);
+      ascii += `${key.value}|`;
+    }
+  }
+  const out: [number, TagValue][] = [[34735, { type: 'SHORT', values: dir }]];
+  if (doubles.length > 0) out.push([34736, { type: 'DOUBLE', values: doubles }]);
+  if (ascii) out.push([34737, { type: 'ASCII', value: ascii }]);
+  return out;
+}
+
+/** Encode every tile of every band, band-major (PlanarConfiguration 2 order). */
+function encodeTiles(block: PixelBlock, ts: number, fill: number, predictor: number, level: number | undefined): Uint8Array[] {
+  const t = block.pixelType;
+  const ti = PIXEL_TYPE_INFO[t];
+  const k = ti.complex ? 2 : 1;
+  const { width, height } = block.rect;
+  const mask = block.mask;
+  const anyMasked = mask.indexOf(0) >= 0;
+  const scratch = allocatePlane(t, ts * ts);
+  const scratchBytes = new Uint8Array(scratch.buffer, scratch.byteOffset, scratch.byteLength);
+  const floatRow = predictor === 3 ? new Uint8Array(ts * (ti.bits / 8)) : undefined;
+  const blocks: Uint8Array[] = [];
+  for (const plane of block.bands) {
+    for (let y0 = 0; y0 < height; y0 += ts) {
+      for (let x0 = 0; x0 < width; x0 += ts) {
+        const cw = Math.min(ts, width - x0);
+        const ch = Math.min(ts, height - y0);
+        // ASSUMPTION (spec silent): the part of an edge tile outside the image holds the fill value.
+        if (cw < ts || ch < ts) scratch.fill(k === 2 ? 0 : fill);
+        for (let r = 0; r < ch; r++) {
+          const src = (y0 + r) * width + x0;
+          (scratch as Plane).set(plane.subarray(k * src, k * (src + cw)) as never, k * r * ts);
+          if (!anyMasked) continue;
+          for (let c = 0; c < cw; c++) {
+            if (mask[src + c] === 0) {
+              // ASSUMPTION (spec silent): a masked complex pixel is (NoData, 0); GDAL tests the real part.
+              scratch[k * (r * ts + c)] = fill;
+              if (k === 2) scratch[2 * (r * ts + c) + 1] = 0;
+            }
+          }
+        }
+        let bytes: Uint8Array;
+        if (ti.bits < 8) bytes = packBits(scratch as Uint8Array, ts, ti.bits);
+        else {
+          if (predictor === 2) horizontalDifference(scratch, ts);
+          else if (predictor === 3) floatingPointDifference(scratchBytes, ts, ti.bits / 8, floatRow!);
+          bytes = scratchBytes;
+        }
+        blocks.push(level === undefined ? bytes.slice() : new Uint8Array(deflateSync(bytes, { level })));
+      }
+    }
+  }
+  return blocks;
+}
+
+/** Pack one-byte-per-pixel values of `bits` (1, 2, 4) MSB-first, rows starting on a byte. */
+function packBits(src: Uint8Array, ts: number, bits: number): Uint8Array {
+  const rowBytes = (ts * bits) / 8; // ts is a multiple of 16, so whole bytes
+  const out = new Uint8Array(rowBytes * ts);
+  const max = (1 << bits) - 1;
+  const perByte = 8 / bits;
+  for (let r = 0; r < ts; r++) {
+    const s = r * ts;
+    const d = r * rowBytes;
+    for (let c = 0; c < ts; c++) {
+      const shift = 8 - bits * (1 + (c % perByte));
+      out[d + Math.floor(c / perByte)]! |= (src[s + c]! & max) << shift;
+    }
+  }
+  return out;
+}
+
+/** Predictor 2: each sample minus its left neighbour, in the type's wrapping arithmetic. */
+function horizontalDifference(p: Plane, ts: number): void {
+  for (let r = 0; r < ts; r++) {
+    const row = r * ts;
+    for (let c = ts - 1; c > 0; c--) p[row + c] = p[row + c]! - p[row + c - 1]!;
+  }
+}
+
+/**
+ * Predictor 3 (floating point): per row, the bytes of the samples are regrouped most significant
+ * byte first (byte b of sample i to position (bps - 1 - b) * ts + i from little-endian memory),
+ * then each byte minus its predecessor, modulo 256. libtiff's `fpDiff` with stride 1.
+ */
+function floatingPointDifference(bytes: Uint8Array, ts: number, bps: number, row: Uint8Array): void {
+  const rowBytes = ts * bps;
+  for (let r = 0; r < ts; r++) {
+    const base = r * rowBytes;
+    for (let i = 0; i < ts; i++) {
+      for (let b = 0; b < bps; b++) row[(bps - 1 - b) * ts + i] = bytes[base + bps * i + b]!;
+    }
+    for (let j = rowBytes - 1; j > 0; j--) bytes[base + j] = (row[j]! - row[j - 1]!) & 0xff;
+    bytes[base] = row[0]!;
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * GeoTIFF / COG sources: `openGeoTiff(location)` opens a local file or an http(s) URL through
+ * geotiff.js (`fromFile`, or `fromUrl`, which reads a COG with HTTP range requests) and returns a
+ * `SourceNode` whose `read(rect)` decodes only the tiles or strips crossing the rectangle.
+ *
+ * `info` comes from the first image (full resolution; overviews are not used): pixel type from
+ * SampleFormat/BitsPerSample, NoData from GDAL_NODATA, the north-up grid from ModelPixelScale +
+ * ModelTiepoint or ModelTransformation (rotated or GCP-georeferenced rasters are rejected),
+ * the spatial reference from the GeoKeys (see srs.ts), band names and statistics from
+ * GDAL_METADATA. Pixels outside the raster, equal to NoData or NaN get mask 0.
+ * Errors: a bad path, a file or URL that is not a TIFF -> IO_ERROR at `input`; a TIFF the engine
+ * cannot represent -> UNSUPPORTED_INPUT at `input`.
+ */
+import { open } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { fromFile, fromUrl, getDecoder, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
+import { EngineError } from '../core/errors.js';
+import type { Extent, PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { allocatePlane, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+import { intersect, type Rect } from '../core/rect.js';
+import type { SourceNode } from '../graph/types.js';
+import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf } from './gdal-metadata.js';
+import { readComplexWindow, type ComplexLayout } from './geotiff-complex.js';
+import { spatialReferenceFromGeoKeys } from './srs.js';
+
+export interface OpenOptions {
+  readonly signal?: AbortSignal;
+  /** Node id; defaults to the location. */
+  readonly id?: string;
+}
+
+/** A GeoTIFF source; `close()` releases the file handle of a local file. */
+export interface GeoTiffSource extends SourceNode {
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+const INPUT = 'input';
+
+/** Open a GeoTIFF or COG (local path, `file:` URL, or http(s) URL). */
+export async function openGeoTiff(location: string, options: OpenOptions = {}): Promise<GeoTiffSource> {
+  const { signal } = options;
+  const isUrl = /^https?:\/\//i.test(location);
+  const path = /^file:/i.test(location) ? fileURLToPath(location) : location;
+  if (isUrl) rejectServiceUrl(location);
+  else await checkTiffMagic(path);
+  signal?.throwIfAborted();
+
+  let tiff: GeoTIFF;
+  try {
+    tiff = isUrl ? await fromUrl(location, {}, signal) : await fromFile(path, signal);
+  } catch (e) {
+    throw openFailure(location, isUrl, e);
+  }
+  try {
+    const image = await tiff.getImage(0);
+    const { info, layout } = await describeImage(image, location);
+    return makeSource(options.id ?? location, location, tiff, image, info, layout);
+  } catch (e) {
+    await Promise.resolve(tiff.close()).catch(() => undefined);
+    throw e instanceof EngineError ? e : openFailure(location, isUrl, e);
+  }
+}
+
+/** The RasterInfo of a GeoTIFF, without keeping it open. */
+export async function rasterInfoOf(location: string, options: OpenOptions = {}): Promise<RasterInfo> {
+  const source = await openGeoTiff(location, options);
+  await source.close();
+  return source.info;
+}
+
+// ---- Opening
+
+const ioError = (message: string, cause?: unknown): EngineError =>
+  new EngineError('IO_ERROR', message, { path: INPUT, ...(cause === undefined ? {} : { cause }) });
+
+const unsupported = (location: string, what: string): EngineError =>
+  new EngineError('UNSUPPORTED_INPUT', `${location}: ${what}`, { path: INPUT });
+
+const isAbort = (e: unknown): boolean => e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError');
+
+const aborted = (cause: unknown): EngineError => new EngineError('ABORTED', 'the request was aborted', { cause });
+
+/** ArcGIS service endpoints are not rasters we can range-read: say so before any request. */
+function rejectServiceUrl(url: string): void {
+  if (/\/(ImageServer|MapServer)(\/|\?|$)/i.test(url)) {
+    throw ioError(`${url} is an ArcGIS service endpoint; only COG/GeoTIFF URLs are readable`);
+  }
+}
+
+/** Read the first bytes of a local file: a clear message for a missing file or a non-TIFF. */
+async function checkTiffMagic(path: string): Promise<void> {
+  let head: Uint8Array;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      head = new Uint8Array(4);
+      const { bytesRead } = await fh.read(head, 0, 4, 0);
+      head = head.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(e);
+    throw ioError(`cannot open ${path}: ${why}`, e);
+  }
+  const ii = head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0;
+  const mm = head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43);
+  if (!ii && !mm) throw ioError(`${path} is not a TIFF file (only GeoTIFF/COG inputs are readable)`);
+}
+
+function openFailure(location: string, isUrl: boolean, e: unknown): EngineError {
+  if (isAbort(e)) return aborted(e);
+  const why = e instanceof Error ? e.message : String(e);
+  if (isUrl) return ioError(`cannot read ${location} as a GeoTIFF (${why}); only COG/GeoTIFF URLs are readable`, e);
+  return ioError(`cannot read ${location} as a GeoTIFF: ${why}`, e);
+}
+
+// ---- Describing
+
+interface Layout {
+  readonly pixelType: PixelType;
+  /** Set for complex images, which geotiff.js cannot decode (see geotiff-complex.ts). */
+  readonly complex?: ComplexLayout;
+}
+
+/** SampleFormat + BitsPerSample -> pixel type; undefined when the engine has no such type. */
+export function pixelTypeOf(sampleFormat: number, bits: number): PixelType | undefined {
+  switch (sampleFormat) {
+    case 1:
+      return ({ 1: 'U1', 2: 'U2', 4: 'U4', 8: 'U8', 16: 'U16', 32: 'U32' } as const)[bits as 1];
+    case 2:
+      return ({ 8: 'S8', 16: 'S16', 32: 'S32' } as const)[bits as 8];
+    case 3:
+      // ASSUMPTION (spec silent): half floats (16 bits) widen to F32; geotiff.js decodes them so.
+      return ({ 16: 'F32', 32: 'F32', 64: 'F64' } as const)[bits as 32];
+    case 5: // complex integer: CInt16 fits C64 exactly, CInt32 fits C128 exactly
+      return ({ 32: 'C64', 64: 'C128' } as const)[bits as 32];
+    case 6:
+      return ({ 64: 'C64', 128: 'C128' } as const)[bits as 64];
+    default:
+      return undefined;
+  }
+}
+
+const numbers = (v: unknown): number[] | undefined =>
+  v === undefined || v === null ? undefined : typeof v === 'number' ? [v] : Array.from(v as ArrayLike<number>);
+
+async function describeImage(image: GeoTIFFImage, location: string): Promise<{ info: RasterInfo; layout: Layout }> {
+  const fd = image.getFileDirectory();
+  const width = image.getWidth();
+  const height = image.getHeight();
+  const bandCount = image.getSamplesPerPixel();
+  const bits = numbers(fd.getValue('BitsPerSample')) ?? [1];
+  const formats = numbers(fd.getValue('SampleFormat')) ?? [1];
+  if (bits.some((b) => b !== bits[0]) || formats.some((f) => f !== formats[0])) {
+    throw unsupported(location, 'bands with different sample formats or bit depths are not supported');
+  }
+  const format = formats[0]!;
+  const bps = bits[0]!;
+  const pixelType = pixelTypeOf(format, bps);
+  if (!pixelType) throw unsupported(location, `SampleFormat ${format} with BitsPerSample ${bps} is not supported`);
+  const planar = image.planarConfiguration;
+  if (bps < 8 && planar === 1 && bandCount > 1) {
+    // geotiff.js mis-addresses packed sub-byte samples of pixel-interleaved multiband images.
+    throw unsupported(location, `${bps}-bit pixel-interleaved images with several bands are not supported`);
+  }
+  const compression = Number(fd.getValue('Compression') ?? 1);
+  try {
+    await getDecoder(compression, { tileWidth: 1, tileHeight: 1, planarConfiguration: planar, bitsPerSample: bits, predictor: 1 });
+  } catch {
+    throw unsupported(location, `TIFF compression ${compression} is not supported`);
+  }
+  const complex: ComplexLayout | undefined =
+    format === 5 || format === 6 ? { sampleFormat: format, bitsPerSample: bps, samplesPerPixel: bandCount, planar } : undefined;
+
+  const keys = image.getGeoKeys();
+  const grid = gridOf(image, keys?.['GTRasterTypeGeoKey'] === 2, location);
+  const noData = fd.hasTag('GDAL_NODATA') ? parseNoData(String(fd.getValue('GDAL_NODATA') ?? '')) : undefined;
+  const md = fd.hasTag('GDAL_METADATA') ? parseGdalMetadata(String((await fd.loadValue('GDAL_METADATA')) ?? '')) : undefined;
+  const spatialReference = spatialReferenceFromGeoKeys(keys);
+  const bandNames = md && bandNamesOf(md, bandCount);
+  const statistics = md && statisticsOf(md, bandCount);
+  const info: RasterInfo = {
+    width,
+    height,
+    bandCount,
+    pixelType,
+    ...(noData === undefined ? {} : { noData }),
+    ...grid,
+    ...(spatialReference ? { spatialReference } : {}),
+    ...(bandNames ? { bandNames } : {}),
+    ...(statistics ? { statistics } : {}),
+  };
+  return { info, layout: { pixelType, ...(complex ? { complex } : {}) } };
+}
+
+/**
+ * Extent and cell size of a north-up grid. ASSUMPTION (spec silent): a TIFF without
+ * georeferencing gets GDAL's default pixel grid, origin (0, 0) and cell 1, with y growing north,
+ * so its extent is (0, -height) to (width, 0). PixelIsPoint rasters are shifted by half a cell,
+ * as GDAL does by default (GTIFF_POINT_GEO_IGNORE=NO).
+ */
+function gridOf(image: GeoTIFFImage, pixelIsPoint: boolean, location: string): { extent: Extent; cellSize: { x: number; y: number } } {
+  const fd = image.getFileDirectory();
+  const w = image.getWidth();
+  const h = image.getHeight();
+  const scale = numbers(fd.getValue('ModelPixelScale'));
+  const tie = numbers(fd.getValue('ModelTiepoint'));
+  const transform = numbers(fd.getValue('ModelTransformation'));
+  let x0 = 0;
+  let y0 = 0;
+  let sx = 1;
+  let sy = 1;
+  if (transform && transform.length >= 16) {
+    const [a, b, , d, e, f, , hh] = transform as [number, number, number, number, number, number, number, number];
+    if (b !== 0 || e !== 0) throw unsupported(location, 'rotated or sheared grids (ModelTransformation) are not supported');
+    if (!(a > 0 && f < 0)) throw unsupported(location, 'only north-up grids are supported');
+    [x0, y0, sx, sy] = [d, hh, a, -f];
+  } else if (tie && tie.length >= 6) {
+    if (tie.length > 6 || !scale || scale.length < 2) {
+      throw unsupported(location, 'rasters georeferenced by ground control points are not supported');
+    }
+    [sx, sy] = [scale[0]!, scale[1]!];
+    if (!(sx > 0 && sy > 0)) throw unsupported(location, 'only north-up grids with positive pixel scales are supported');
+    x0 = tie[3]! - tie[0]! * sx;
+    y0 = tie[4]! + tie[1]! * sy;
+  }
+  if (pixelIsPoint && (transform || tie)) {
+    x0 -= sx / 2;
+    y0 += sy / 2;
+  }
+  return { extent: { xmin: x0, ymin: y0 - h * sy, xmax: x0 + w * sx, ymax: y0 }, cellSize: { x: sx, y: sy } };
+}
+
+// ---- Reading
+
+function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFImage, info: RasterInfo, layout: Layout): GeoTiffSource {
+  const { width, height, bandCount, pixelType } = info;
+  const k = PIXEL_TYPE_INFO[pixelType].complex ? 2 : 1;
+  const float = !PIXEL_TYPE_INFO[pixelType].integer;
+  const noData = info.noData;
+  let closed = false;
+
+  async function readWindow(win: Rect, signal: AbortSignal | undefined): Promise<Plane[]> {
+    if (layout.complex) return readComplexWindow(image, layout.complex, win, signal);
+    const window = [win.x, win.y, win.x + win.width, win.y + win.height];
+    return (await image.readRasters({ window, interleave: false, ...(signal ? { signal } : {}) })) as Plane[];
+  }
+
+  return {
+    kind: 'source',
+    id,
+    info,
+    location,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await tiff.close();
+    },
+    async read(r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
+      if (closed) throw ioError(`${location} is closed`);
+      signal?.throwIfAborted();
+      const n = r.width * r.height;
+      const mask = new Uint8Array(n);
+      const win = intersect(r, { x: 0, y: 0, width, height });
+      if (!win) {
+        const bands: Plane[] = [];
+        for (let b = 0; b < bandCount; b++) bands.push(allocatePlane(pixelType, n));
+        return { rect: r, pixelType, bands, mask };
+      }
+      let planes: Plane[];
+      try {
+        planes = await readWindow(win, signal);
+      } catch (e) {
+        throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+      }
+      signal?.throwIfAborted();
+      const whole = win.width === r.width && win.height === r.height;
+      const bands = whole ? planes : planes.map((p) => placeWindow(p, win, r, pixelType, k));
+      // Mask: 1 inside the window, then 0 where any band is NoData (or NaN in float bands).
+      // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
+      // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
+      for (let y = 0; y < win.height; y++) {
+        const d = (win.y - r.y + y) * r.width + (win.x - r.x);
+        mask.fill(1, d, d + win.width);
+      }
+      const nd = noData;
+      const testNd = nd !== undefined && !Number.isNaN(nd);
+      if (testNd || float) {
+        for (const plane of bands) {
+          for (let y = 0; y < win.height; y++) {
+            const row = (win.y - r.y + y) * r.width + (win.x - r.x);
+            for (let i = row; i < row + win.width; i++) {
+              const v = plane[k * i]!;
+              if (v === nd || v !== v || (k === 2 && plane[2 * i + 1] !== plane[2 * i + 1])) mask[i] = 0;
+            }
+          }
+        }
+      }
+      return { rect: r, pixelType, bands, mask };
+    },
+  };
+}
+
+/** Copy a window-sized plane into a zeroed plane of the (larger) requested rectangle. */
+function placeWindow(src: Plane, win: Rect, r: Rect, pixelType: PixelType, k: number): Plane {
+  const dst = allocatePlane(pixelType, r.width * r.height);
+  for (let y = 0; y < win.height; y++) {
+    const s = k * y * win.width;
+    const d = k * ((win.y - r.y + y) * r.width + (win.x - r.x));
+    (dst as Plane).set(src.subarray(s, s + k * win.width) as never, d);
+  }
+  return dst;
+}

@@ -1,0 +1,32 @@
+/**
+ * `openRaster(location)`: the one entry point the CLI and the rule builder use to turn a location
+ * (a local path, a `file:` URL or an http(s) URL) into a `SourceNode`. Only GeoTIFF/COG is
+ * readable today; other formats get a clear IO_ERROR so a new reader can slot in here later.
+ */
+import { extname } from 'node:path';
+import { EngineError } from '../core/errors.js';
+import { openGeoTiff, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+
+export type { OpenOptions } from './geotiff-source.js';
+
+/** A source that holds a file handle or connection until closed. */
+export type RasterSource = GeoTiffSource;
+
+/** Raster formats people may point at that have no reader yet. */
+const NOT_YET = new Set(['.png', '.jpg', '.jpeg', '.mrf', '.img', '.nc', '.hdf', '.h5', '.jp2', '.vrt', '.crf', '.asc', '.dem']);
+
+export async function openRaster(location: string, options: OpenOptions = {}): Promise<RasterSource> {
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location) && !/^(https?|file):/i.test(location)) {
+    throw new EngineError('IO_ERROR', `${location}: unsupported URL scheme (use a local path or an http(s) URL)`, { path: 'input' });
+  }
+  const path = /^https?:/i.test(location) ? new URL(location).pathname : location;
+  const ext = extname(path).toLowerCase();
+  if (NOT_YET.has(ext)) {
+    throw new EngineError('IO_ERROR', `${location}: ${ext} inputs are not readable yet; only GeoTIFF/COG inputs are`, {
+      path: 'input',
+    });
+  }
+  // ASSUMPTION (spec silent): anything else, including extensionless URLs (signed COG URLs), is
+  // tried as a GeoTIFF; openGeoTiff says so clearly when it is not one.
+  return openGeoTiff(location, options);
+}

@@ -1,0 +1,198 @@
+/**
+ * Rendering-rule JSON -> rule tree (spec section 8 and the Resources table).
+ *
+ * Accepted shapes: the short form `{ rasterFunction, rasterFunctionArguments, outputPixelType,
+ * variableName }` with keys in any order and any case; the long "raster function template" form
+ * (`{ function: { type: "HillshadeFunction", pixelType }, arguments: { Name: { type:
+ * "RasterFunctionVariable", name, value } } }`), converted to the short form the way the vendor
+ * client does (spec file 1.4); nested rules wherever an argument value is a rule object, also inside
+ * arrays. This stage knows nothing of the registry: it checks the rule's own structure and leaves
+ * argument values to the builder. Every problem is collected, none stops the walk.
+ */
+import type { Issue } from '../core/errors.js';
+import { parsePixelType, type OutputPixelType } from '../core/pixel-type.js';
+
+export interface RuleNode {
+  /** `rasterFunction` as written (the builder matches it case-insensitively). */
+  readonly name: string;
+  /** Argument values as written, except that nested rules are replaced by RuleNodes. */
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly outputPixelType?: OutputPixelType;
+  readonly variableName?: string;
+  /** JSON path of this rule object ('' for the root). */
+  readonly path: string;
+  /** JSON path of `rasterFunctionArguments` (prefix of argument paths). */
+  readonly argsPath: string;
+}
+
+export interface ParsedRule {
+  readonly root: RuleNode | undefined;
+  readonly issues: Issue[];
+  readonly warnings: Issue[];
+}
+
+/** Nesting deeper than this is refused (a guard against hostile input, not a real limit). */
+export const MAX_DEPTH = 64;
+
+const RULE_KEYS = ['rasterfunction', 'rasterfunctionarguments', 'outputpixeltype', 'variablename'];
+// Keys clients send next to the rule fields that carry no meaning for rendering.
+const IGNORED_KEYS = ['name', 'description', 'help', 'type', 'functionname'];
+
+export const isRuleObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => {
+    const l = k.toLowerCase();
+    return l === 'rasterfunction' || l === 'function';
+  });
+
+const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
+
+/** Parse a rule given as JSON text or as a value already parsed; paths start at `basePath`. */
+export function parseRule(input: unknown, basePath = ''): ParsedRule {
+  const issues: Issue[] = [];
+  const warnings: Issue[] = [];
+  let value = input;
+  if (typeof input === 'string') {
+    try {
+      value = JSON.parse(input);
+    } catch (e) {
+      issues.push({ code: 'INVALID_RULE', path: '', message: `the rule is not valid JSON: ${(e as Error).message}` });
+      return { root: undefined, issues, warnings };
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    issues.push({ code: 'INVALID_RULE', path: '', message: 'a rendering rule must be a JSON object with rasterFunction' });
+    return { root: undefined, issues, warnings };
+  }
+  const root = parseNode(value as Record<string, unknown>, basePath, 0, issues, warnings);
+  return { root, issues, warnings };
+}
+
+function parseNode(
+  obj: Record<string, unknown>,
+  path: string,
+  depth: number,
+  issues: Issue[],
+  warnings: Issue[],
+): RuleNode | undefined {
+  if (depth > MAX_DEPTH) {
+    issues.push({ code: 'LIMIT_EXCEEDED', path, message: `rules nested deeper than ${MAX_DEPTH} levels are refused` });
+    return undefined;
+  }
+  const lower = new Map<string, string>();
+  for (const k of Object.keys(obj)) lower.set(k.toLowerCase(), k);
+  if (!lower.has('rasterfunction') && lower.has('function')) return parseLongForm(obj, lower, path, depth, issues, warnings);
+
+  const fnKey = lower.get('rasterfunction');
+  const name = fnKey === undefined ? undefined : obj[fnKey];
+  if (typeof name !== 'string' || name.trim() === '') {
+    issues.push({
+      code: 'INVALID_RULE',
+      path: join(path, fnKey ?? 'rasterFunction'),
+      message: fnKey === undefined ? 'rasterFunction is required' : 'rasterFunction must be a non-empty string',
+    });
+  }
+  for (const [l, k] of lower) {
+    if (!RULE_KEYS.includes(l) && !IGNORED_KEYS.includes(l)) {
+      warnings.push({ code: 'INVALID_RULE', path: join(path, k), message: 'unknown rule field ignored' });
+    }
+  }
+
+  let outputPixelType: OutputPixelType | undefined;
+  const optKey = lower.get('outputpixeltype');
+  if (optKey !== undefined && obj[optKey] !== null && obj[optKey] !== undefined) {
+    const raw = obj[optKey];
+    outputPixelType = typeof raw === 'string' ? parsePixelType(raw) : undefined;
+    if (outputPixelType === undefined) {
+      issues.push({
+        code: 'INVALID_RULE',
+        path: join(path, optKey),
+        message: `outputPixelType must be one of C128, C64, F32, F64, S16, S32, S8, U1, U16, U2, U32, U4, U8, UNKNOWN (any case), got ${JSON.stringify(raw)}`,
+      });
+    }
+  }
+
+  let variableName: string | undefined;
+  const vnKey = lower.get('variablename');
+  if (vnKey !== undefined && obj[vnKey] !== null && obj[vnKey] !== undefined) {
+    if (typeof obj[vnKey] === 'string') variableName = obj[vnKey] as string;
+    else issues.push({ code: 'INVALID_RULE', path: join(path, vnKey), message: 'variableName must be a string' });
+  }
+
+  const argsKey = lower.get('rasterfunctionarguments') ?? 'rasterFunctionArguments';
+  const argsPath = join(path, argsKey);
+  const rawArgs = obj[argsKey];
+  const args: Record<string, unknown> = {};
+  if (rawArgs !== undefined && rawArgs !== null) {
+    if (typeof rawArgs !== 'object' || Array.isArray(rawArgs)) {
+      issues.push({ code: 'INVALID_RULE', path: argsPath, message: 'rasterFunctionArguments must be an object' });
+    } else {
+      for (const [k, v] of Object.entries(rawArgs as Record<string, unknown>)) {
+        args[k] = nestRules(v, join(argsPath, k), depth, issues, warnings);
+      }
+    }
+  }
+  if (typeof name !== 'string' || name.trim() === '') return undefined;
+  return { name: name.trim(), args, outputPixelType, variableName, path, argsPath };
+}
+
+/** Replace rule objects (also inside arrays) by parsed RuleNodes; leave every other value alone. */
+function nestRules(v: unknown, path: string, depth: number, issues: Issue[], warnings: Issue[]): unknown {
+  if (isRuleObject(v)) return parseNode(v, path, depth + 1, issues, warnings) ?? INVALID;
+  if (Array.isArray(v) && v.some(isRuleObject)) return v.map((e, i) => nestRules(e, `${path}[${i}]`, depth, issues, warnings));
+  return v;
+}
+
+/** Marks a nested rule that failed to parse (its problems are already reported). */
+export const INVALID = Symbol('invalid nested rule');
+
+/**
+ * The long template form: `function.type` without its `Function` suffix is the name,
+ * `function.pixelType` the output type, and each argument's `RasterFunctionVariable` gives its
+ * `value` (a variable without a value is a reference to that named variable; a dataset variable
+ * without a value is the service raster).
+ */
+function parseLongForm(
+  obj: Record<string, unknown>,
+  lower: Map<string, string>,
+  path: string,
+  depth: number,
+  issues: Issue[],
+  warnings: Issue[],
+): RuleNode | undefined {
+  const fnPath = join(path, lower.get('function')!);
+  const fn = obj[lower.get('function')!];
+  const type = typeof fn === 'object' && fn !== null ? (fn as Record<string, unknown>).type : undefined;
+  if (typeof type !== 'string' || type === '') {
+    issues.push({ code: 'INVALID_RULE', path: join(fnPath, 'type'), message: 'a template function needs a type such as "HillshadeFunction"' });
+    return undefined;
+  }
+  const name = type.replace(/Function$/, '');
+  const pixelType = (fn as Record<string, unknown>).pixelType;
+  const outputPixelType = typeof pixelType === 'string' ? parsePixelType(pixelType) : undefined;
+  const argsKey = lower.get('arguments') ?? 'arguments';
+  const argsPath = join(path, argsKey);
+  const raw = obj[argsKey];
+  const args: Record<string, unknown> = {};
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+      if (k.toLowerCase() === 'type') continue;
+      args[k] = nestRules(variableValue(v), join(argsPath, k), depth, issues, warnings);
+    }
+  }
+  const vn = obj[lower.get('variablename') ?? 'variableName'];
+  return { name, args, outputPixelType, variableName: typeof vn === 'string' ? vn : undefined, path, argsPath };
+}
+
+/** A `RasterFunctionVariable`'s value: its `value`, or a reference to the variable by name. */
+function variableValue(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const o = v as Record<string, unknown>;
+  if (o.type !== 'RasterFunctionVariable') {
+    if (Array.isArray(o.elements) && o.type === 'ArgumentArray') return o.elements.map(variableValue);
+    return v;
+  }
+  if (o.value !== undefined && o.value !== null) return variableValue(o.value);
+  // A dataset variable with no value is the raster the template is applied to: the service raster.
+  if (o.isDataset === true) return '$$';
+  return undefined;
+}

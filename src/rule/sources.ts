@@ -1,0 +1,44 @@
+/**
+ * A SourceResolver from bindings of reference names (`$$`, `$1`, `$2101234`, variable names) to
+ * locations, with the opener injected (the engine's rule layer does not depend on io). Each
+ * location is opened once, so `$$` and `$1` naming the same file share one source node.
+ */
+import { EngineError } from '../core/errors.js';
+import type { SourceNode } from '../graph/types.js';
+import type { SourceResolver } from './build.js';
+
+export type Opener = (location: string, options: { id: string }) => Promise<SourceNode>;
+
+export function bindSources(bound: ReadonlyMap<string, string> | Readonly<Record<string, string>>, open: Opener): SourceResolver {
+  const entries = bound instanceof Map ? [...bound.entries()] : Object.entries(bound);
+  const byName = new Map(entries.map(([k, v]) => [k.toLowerCase(), v] as const));
+  const opened = new Map<string, Promise<SourceNode>>();
+  const openOnce = (location: string): Promise<SourceNode> => {
+    let p = opened.get(location);
+    if (p === undefined) {
+      p = open(location, { id: location });
+      opened.set(location, p);
+    }
+    return p;
+  };
+  return async (ref, path) => {
+    if (ref.kind === 'url') {
+      try {
+        return await openOnce(ref.url);
+      } catch (e) {
+        const err = e instanceof EngineError ? e : new EngineError('IO_ERROR', String(e));
+        throw new EngineError(err.code, err.message, { path, cause: e });
+      }
+    }
+    const location = byName.get(ref.name.toLowerCase()) ?? (ref.name === '$1' ? byName.get('$$') : undefined);
+    if (location === undefined) {
+      const known = entries.map(([k]) => k).join(', ') || 'none';
+      throw new EngineError(
+        'INVALID_ARGUMENT',
+        `no raster is bound to ${ref.name} (bound: ${known}); bind it with --input ${ref.name.startsWith('$') ? 'PATH' : `${ref.name}=PATH`}`,
+        { path },
+      );
+    }
+    return openOnce(location);
+  };
+}

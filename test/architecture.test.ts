@@ -1,0 +1,39 @@
+/** Layers, ground first; a file imports only its own layer or those before it (ARCHITECTURE.md). */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../src');
+const RANK: Record<string, number> = {
+  core: 0, graph: 1, functions: 2, rule: 3, io: 4, workers: 4, chipper: 5, adapters: 6, server: 7, cli: 7,
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') && !p.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const layerOf = (file: string): string => relative(SRC, file).split(/[\\/]/)[0]!;
+
+describe('architecture', () => {
+  it('imports run only from higher layers to lower ones', () => {
+    const bad: string[] = [];
+    for (const file of files(SRC)) {
+      const from = layerOf(file);
+      if (!(from in RANK)) continue; // src/index.ts: the public surface may import any layer
+      for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)[^'"]*from\s+'(\.[^']+)'/gm)) {
+        const target = resolve(dirname(file), m[1]!);
+        const to = layerOf(target);
+        if (to in RANK && RANK[to]! > RANK[from]!) bad.push(`${relative(SRC, file)} -> ${m[1]}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('kernels stay free of io, workers and node built-ins', () => {
+    const bad = files(join(SRC, 'functions')).filter((f) => /from '(node:|\.\.\/\.\.\/io|\.\.\/\.\.\/workers)/.test(readFileSync(f, 'utf8')));
+    expect(bad.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});

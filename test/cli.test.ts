@@ -1,0 +1,101 @@
+/** The `rasterflow` command as a user runs it: a real process, real files, exit codes and stderr. */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openRaster } from '../src/io/index.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const DEM = join(ROOT, 'golden/data/jacksboro_fault_dem_utm16n_75m.tif');
+const LANDSAT = join(ROOT, 'golden/data/L7_ETMs.tif');
+const out = mkdtempSync(join(tmpdir(), 'rasterflow-cli-'));
+
+function cli(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('rasterflow CLI', () => {
+  it('renders a Hillshade rule to a GeoTIFF that keeps the grid', async () => {
+    const file = join(out, 'hs.tif');
+    const r = cli('render', '--rule', '{"rasterFunction":"Hillshade","rasterFunctionArguments":{"Azimuth":315}}', '--input', DEM, '--output', file, '--tile', '100');
+    expect(r.stderr).toMatch(/wrote/);
+    expect(r.code).toBe(0);
+    const written = await openRaster(file);
+    const dem = await openRaster(DEM);
+    expect(written.info).toMatchObject({ width: dem.info.width, height: dem.info.height, pixelType: 'U8', extent: dem.info.extent });
+    expect(written.info.spatialReference?.wkid).toBe(32616);
+  });
+
+  it('renders a window to PNG and binds $2 and named inputs', () => {
+    const file = join(out, 'nir-red.png');
+    const rule = JSON.stringify({
+      rasterFunction: 'CompositeBand',
+      outputPixelType: 'U8',
+      rasterFunctionArguments: {
+        Rasters: [
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3], Raster: '$2' } },
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2], Raster: 'landsat' } },
+          { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [1] } },
+        ],
+      },
+    });
+    const r = cli('render', '--rule', rule, '--input', LANDSAT, '--input', LANDSAT, '--input', `landsat=${LANDSAT}`, '--output', file, '--window', '10,20,64,32');
+    expect(r.stderr).toMatch(/64x32/);
+    expect(r.code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('reports every error of a broken rule with its JSON path, exit 1, no stack trace', () => {
+    const rule = JSON.stringify({
+      rasterFunction: 'Arithmetic',
+      rasterFunctionArguments: {
+        Raster: { rasterFunction: 'NoSuchFunction' },
+        Raster2: { rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: 'high', DEM: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Altitude: 'up' } } } },
+        Operation: 'plus',
+      },
+    });
+    for (const command of ['render', 'validate']) {
+      const args = command === 'render' ? ['--input', DEM, '--output', join(out, 'x.tif')] : [];
+      const r = cli(command, '--rule', rule, ...args);
+      expect(r.code).toBe(1);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toEqual([
+        'error INVALID_ARGUMENT at rasterFunctionArguments.Operation: must be one of 1, 2, 3, 4, 5, 6, got "plus"',
+        expect.stringMatching(/^error UNKNOWN_FUNCTION at rasterFunctionArguments\.Raster\.rasterFunction: "NoSuchFunction" is neither/),
+        'error INVALID_ARGUMENT at rasterFunctionArguments.Raster2.rasterFunctionArguments.ZFactor: expected a number, got "high"',
+        'error INVALID_ARGUMENT at rasterFunctionArguments.Raster2.rasterFunctionArguments.DEM.rasterFunctionArguments.Altitude: expected a number, got "up"',
+      ]);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('validate prints the canonical DAG', () => {
+    const r = cli('validate', '--rule', '{"rasterfunction":"slope","rasterfunctionarguments":{"slopetype":"2"},"outputPixelType":"f32"}');
+    expect(r.code).toBe(0);
+    const dag = JSON.parse(r.stdout) as { nodes: { rasterFunction?: string; rasterFunctionArguments?: unknown; outputPixelType?: string }[] };
+    expect(dag.nodes.at(-1)).toMatchObject({ rasterFunction: 'Slope', rasterFunctionArguments: { SlopeType: 2, ZFactor: 1 }, outputPixelType: 'F32' });
+  });
+
+  it('lists functions and describes rasters', () => {
+    const f = cli('functions', '--json');
+    expect(f.code).toBe(0);
+    expect((JSON.parse(f.stdout) as { name: string }[]).map((x) => x.name)).toContain('Hillshade');
+    const i = cli('info', DEM);
+    expect(i.code).toBe(0);
+    expect(JSON.parse(i.stdout)).toMatchObject({ width: 383, height: 407 });
+    const missing = cli('info', join(out, 'nope.tif'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error IO_ERROR/);
+  });
+
+  it('fails clearly on a missing input and a bad window', () => {
+    const r = cli('render', '--rule', '{"rasterFunction":"Slope"}', '--output', join(out, 'y.tif'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no raster is bound to \$\$/);
+    const w = cli('render', '--rule', '{"rasterFunction":"Slope"}', '--input', DEM, '--output', join(out, 'y.tif'), '--window', '1,2,3');
+    expect(w.code).toBe(1);
+    expect(w.stderr).toMatch(/--window/);
+  });
+});
