@@ -53,7 +53,7 @@ describe('rasterflow CLI', () => {
       rasterFunctionArguments: {
         Raster: { rasterFunction: 'NoSuchFunction' },
         Raster2: { rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: 'high', DEM: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Altitude: 'up' } } } },
-        Operation: 'plus',
+        Operation: 9,
       },
     });
     for (const command of ['render', 'validate']) {
@@ -62,7 +62,7 @@ describe('rasterflow CLI', () => {
       expect(r.code).toBe(1);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toEqual([
-        'error INVALID_ARGUMENT at rasterFunctionArguments.Operation: must be one of 1, 2, 3, 4, 5, 6, got "plus"',
+        'error INVALID_ARGUMENT at rasterFunctionArguments.Operation: must be one of 1, 2, 3, 4, 5, 6 or Plus, Minus, Multiply, Divide, Power, Mode, got 9',
         expect.stringMatching(/^error UNKNOWN_FUNCTION at rasterFunctionArguments\.Raster\.rasterFunction: "NoSuchFunction" is neither/),
         'error INVALID_ARGUMENT at rasterFunctionArguments.Raster2.rasterFunctionArguments.ZFactor: expected a number, got "high"',
         'error INVALID_ARGUMENT at rasterFunctionArguments.Raster2.rasterFunctionArguments.DEM.rasterFunctionArguments.Altitude: expected a number, got "up"',

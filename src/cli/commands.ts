@@ -11,6 +11,7 @@ import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
 import { describeRaster, encodeByExtension, openRaster } from '../io/index.js';
 import { bindSources } from '../rule/sources.js';
+import { createPool } from '../workers/pool.js';
 import { runDemo } from './demo.js';
 
 export interface CliIo {
@@ -72,15 +73,20 @@ export function run(program: Command, io: CliIo): Command {
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
     .addOption(new Option('--tile <n>', 'tile size in pixels').default('256').argParser((v) => v))
     .option('--quality <q>', 'JPEG quality 1-100', '90')
-    .action(async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string }) => {
+    .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
+    .action(async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string; workers: string }) => {
       const tile = Number(o.tile);
       if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
-      const resolution = resolveRule(readRule(o.rule), { registry });
+      const rule = readRule(o.rule);
+      const resolution = resolveRule(rule, { registry });
       for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
-      const { root } = await planRule(resolution, bindSources(parseInputs(o.input), openRaster));
+      const inputs = parseInputs(o.input);
+      const { root } = await planRule(resolution, bindSources(inputs, openRaster));
       const window = o.window === undefined ? undefined : parseWindow(o.window);
       const started = Date.now();
-      const block = await render(root, { rect: window, tileSize: tile });
+      const pool = createPool({ size: Number(o.workers) });
+      const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
+      const block = await render(root, { rect: window, tileSize: tile, pool, recipe }).finally(() => pool.destroy());
       const info = window === undefined ? root.info : windowInfo(root.info, window);
       const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
       mkdirSync(dirname(o.output), { recursive: true });

@@ -10,10 +10,19 @@ import { rect, tiles, type Rect } from '../core/rect.js';
 import { evaluateTile } from './evaluate.js';
 import type { RasterNode } from './types.js';
 
+/**
+ * How a worker rebuilds the same DAG: the rule JSON and the locations bound to its references.
+ * Plain data, structured-cloneable; code is never serialised.
+ */
+export interface Recipe {
+  readonly rule: unknown;
+  readonly sources: Readonly<Record<string, string>>;
+}
+
 /** Where tiles are computed. `size: 0` pools run inline; worker pools rebuild the DAG per worker. */
 export interface TilePool {
   readonly size: number;
-  run(root: RasterNode, tile: Rect, signal?: AbortSignal): Promise<PixelBlock>;
+  run(root: RasterNode, tile: Rect, signal?: AbortSignal, recipe?: Recipe): Promise<PixelBlock>;
 }
 
 export const inlinePool: TilePool = { size: 0, run: (root, tile, signal) => evaluateTile(root, tile, signal) };
@@ -27,6 +36,8 @@ export interface RenderOptions {
   readonly pool?: TilePool;
   /** Tiles evaluated at once (default: 2 per pool worker, 1 inline). */
   readonly concurrency?: number;
+  /** Lets a worker pool rebuild the DAG; without it every pool computes inline. */
+  readonly recipe?: Recipe;
 }
 
 export const DEFAULT_TILE = 256;
@@ -50,7 +61,7 @@ export async function* renderTiles(root: RasterNode, opts: RenderOptions = {}): 
   let next = 0;
   const launch = (): void => {
     const t = tileRects[next++]!;
-    const p = pool.run(root, t, opts.signal);
+    const p = pool.run(root, t, opts.signal, opts.recipe);
     p.catch(() => undefined); // observed when awaited below; avoid unhandled rejections meanwhile
     pending.push(p);
   };

@@ -3,12 +3,15 @@
  * little-endian classic GeoTIFF that GDAL and geotiff.js read back exactly.
  *
  * - Tiles of 256 x 256 (smaller, still a multiple of 16, for small images), planar configuration
- *   2 (one plane per band), optional DEFLATE with the horizontal predictor (2) for 8/16/32-bit
- *   integers and the floating-point predictor (3) for F32/F64 (TIFF Technical Note 3).
+ *   2 (one plane per band), DEFLATE by default (`compress: 'none'` turns it off) with the
+ *   horizontal predictor (2) for 8/16/32-bit integers and the floating-point predictor (3) for
+ *   F32/F64 (TIFF Technical Note 3). Photometric RGB for 3 bands of U8, else MinIsBlack with
+ *   the other bands as unspecified extra samples.
  * - Every pixel type: U8 S8 U16 S16 U32 S32 F32 F64 (SampleFormat 1/2/3), U1/U2/U4 packed
  *   MSB-first with BitsPerSample 1/2/4 (GDAL reports NBITS), C64/C128 as complex float
  *   (SampleFormat 6, BitsPerSample 64/128).
- * - Georeferencing: ModelPixelScale + ModelTiepoint of the block's rectangle on `info`'s grid;
+ * - Georeferencing: ModelPixelScale + ModelTiepoint of the block's top-left corner (`info` is the
+ *   block's own grid when its size is the block's, else the grid the block's rect indexes);
  *   GeoKeys from `info.spatialReference` (srs.ts), PixelIsArea.
  * - GDAL_NODATA and GDAL_METADATA (band statistics, band names).
  *
@@ -88,9 +91,16 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
   if (!(sx > 0 && sy > 0 && Number.isFinite(sx) && Number.isFinite(sy))) {
     throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
   }
+  // ASSUMPTION (spec silent): an info of the block's own size describes the block itself (what
+  // `windowInfo` gives); otherwise the block's rect indexes the info's grid.
+  const ownGrid = info.width === width && info.height === height;
+  const origin = ownGrid
+    ? { x: info.extent.xmin, y: info.extent.ymax }
+    : { x: info.extent.xmin + block.rect.x * sx, y: info.extent.ymax - block.rect.y * sy };
   const nd = outputNoData(t, options.noData, info.noData);
   const compress = options.compress ?? 'deflate';
   const level = options.level ?? 6;
+  if (!Number.isInteger(level) || level < 1 || level > 9) throw invalidArgument('level', `level must be an integer from 1 to 9, got ${level}`);
   const ts = tileSizeFor(width, height, options.tileSize);
   const bits = ti.bits;
   const predictor = compress !== 'deflate' || ti.complex || bits < 8 ? 1 : ti.integer ? 2 : 3;
@@ -110,16 +120,15 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
     [322, { type: 'LONG', values: [ts] }],
     [323, { type: 'LONG', values: [ts] }],
     [339, { type: 'SHORT', values: new Array<number>(bandCount).fill(SAMPLE_FORMAT[t]) }],
-    // The block's top-left corner on the info grid.
     [33550, { type: 'DOUBLE', values: [sx, sy, 0] }],
-    [33922, { type: 'DOUBLE', values: [0, 0, 0, info.extent.xmin + block.rect.x * sx, info.extent.ymax - block.rect.y * sy, 0] }],
+    [33922, { type: 'DOUBLE', values: [0, 0, 0, origin.x, origin.y, 0] }],
   ]);
   if (predictor !== 1) tags.set(317, { type: 'SHORT', values: [predictor] });
   if (extra > 0) tags.set(338, { type: 'SHORT', values: new Array<number>(extra).fill(0) }); // unspecified
   for (const [tag, value] of geoKeyTags(info)) tags.set(tag, value);
   // ASSUMPTION (spec silent): statistics describe the whole raster, so they are written only when
   // the block covers all of it; band names always.
-  const whole = block.rect.x === 0 && block.rect.y === 0 && width === info.width && height === info.height;
+  const whole = ownGrid && block.rect.x === 0 && block.rect.y === 0;
   const stats = whole && info.statistics?.length === bandCount ? info.statistics : undefined;
   const names = info.bandNames?.length === bandCount ? info.bandNames : undefined;
   const xml = gdalMetadataXml(stats, names, bandCount);
@@ -227,12 +236,22 @@ function horizontalDifference(p: Plane, ts: number): void {
  */
 function floatingPointDifference(bytes: Uint8Array, ts: number, bps: number, row: Uint8Array): void {
   const rowBytes = ts * bps;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
+  const wordsPerSample = bps >> 2; // 1 (F32) or 2 (F64), little-endian words
   for (let r = 0; r < ts; r++) {
     const base = r * rowBytes;
+    let w = base >> 2;
     for (let i = 0; i < ts; i++) {
-      for (let b = 0; b < bps; b++) row[(bps - 1 - b) * ts + i] = bytes[base + bps * i + b]!;
+      for (let q = 0; q < wordsPerSample; q++, w++) {
+        const v = words[w]!;
+        const b = 4 * q; // byte index of the word's lowest byte within the sample
+        row[(bps - 1 - b) * ts + i] = v & 0xff;
+        row[(bps - 2 - b) * ts + i] = (v >>> 8) & 0xff;
+        row[(bps - 3 - b) * ts + i] = (v >>> 16) & 0xff;
+        row[(bps - 4 - b) * ts + i] = v >>> 24;
+      }
     }
-    for (let j = rowBytes - 1; j > 0; j--) bytes[base + j] = (row[j]! - row[j - 1]!) & 0xff;
     bytes[base] = row[0]!;
+    for (let j = 1; j < rowBytes; j++) bytes[base + j] = row[j]! - row[j - 1]!; // Uint8Array wraps mod 256
   }
 }

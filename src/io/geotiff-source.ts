@@ -44,7 +44,7 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
   const path = /^file:/i.test(location) ? fileURLToPath(location) : location;
   if (isUrl) rejectServiceUrl(location);
   else await checkTiffMagic(path);
-  signal?.throwIfAborted();
+  if (signal?.aborted) throw aborted(signal.reason);
 
   let tiff: GeoTIFF;
   try {
@@ -129,7 +129,10 @@ interface Layout {
 export function pixelTypeOf(sampleFormat: number, bits: number): PixelType | undefined {
   switch (sampleFormat) {
     case 1:
-      return ({ 1: 'U1', 2: 'U2', 4: 'U4', 8: 'U8', 16: 'U16', 32: 'U32' } as const)[bits as 1];
+      if (bits === 1 || bits === 2 || bits === 4) return (['U1', 'U2', 'U4'] as const)[bits >> 1];
+      // ASSUMPTION (spec silent): other widths (NBITS 3, 12, 24, ...) widen to the next byte
+      // type, as GDAL reports them; geotiff.js unpacks them so.
+      return bits >= 1 && bits <= 8 ? 'U8' : bits <= 16 ? 'U16' : bits <= 32 ? 'U32' : undefined;
     case 2:
       return ({ 8: 'S8', 16: 'S16', 32: 'S32' } as const)[bits as 8];
     case 3:
@@ -162,8 +165,8 @@ async function describeImage(image: GeoTIFFImage, location: string): Promise<{ i
   const pixelType = pixelTypeOf(format, bps);
   if (!pixelType) throw unsupported(location, `SampleFormat ${format} with BitsPerSample ${bps} is not supported`);
   const planar = image.planarConfiguration;
-  if (bps < 8 && planar === 1 && bandCount > 1) {
-    // geotiff.js mis-addresses packed sub-byte samples of pixel-interleaved multiband images.
+  if (bps % 8 !== 0 && planar === 1 && bandCount > 1) {
+    // geotiff.js mis-addresses packed samples that are not whole bytes in pixel-interleaved images.
     throw unsupported(location, `${bps}-bit pixel-interleaved images with several bands are not supported`);
   }
   const compression = Number(fd.getValue('Compression') ?? 1);
@@ -261,7 +264,7 @@ function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFI
     },
     async read(r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
       if (closed) throw ioError(`${location} is closed`);
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw aborted(signal.reason);
       const n = r.width * r.height;
       const mask = new Uint8Array(n);
       const win = intersect(r, { x: 0, y: 0, width, height });
@@ -276,7 +279,7 @@ function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFI
       } catch (e) {
         throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
       }
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw aborted(signal.reason);
       const whole = win.width === r.width && win.height === r.height;
       const bands = whole ? planes : planes.map((p) => placeWindow(p, win, r, pixelType, k));
       // Mask: 1 inside the window, then 0 where any band is NoData (or NaN in float bands).
@@ -286,7 +289,8 @@ function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFI
         const d = (win.y - r.y + y) * r.width + (win.x - r.x);
         mask.fill(1, d, d + win.width);
       }
-      const nd = noData;
+      // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
+      const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
       const testNd = nd !== undefined && !Number.isNaN(nd);
       if (testNd || float) {
         for (const plane of bands) {

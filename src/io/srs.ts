@@ -125,7 +125,7 @@ export function spatialReferenceFromGeoKeys(k: GeoKeyValues | null | undefined):
   let metersPerUnit =
     unitCode === USER_DEFINED ? num(k['ProjLinearUnitSizeGeoKey']) : unitCode !== undefined ? LINEAR_UNITS[unitCode] : undefined;
   const def = knownCode(pcs) ? proj4ForEpsg(pcs) : userProjectedProj4(k, metersPerUnit ?? 1);
-  metersPerUnit ??= (def && unitsOfProj4(def)) ?? 1;
+  metersPerUnit ??= (def === undefined ? undefined : unitsOfProj4(def)) ?? 1;
   return { ...(knownCode(pcs) ? { wkid: pcs } : {}), ...(def ? { proj4: def } : {}), metersPerUnit };
 }
 

@@ -8,7 +8,8 @@ import { createTemplates } from './templates.js';
 
 const dem = rasterOf({ width: 20, height: 16, cellSize: 30 }, (x, y) => 100 + 3 * x + 2 * y);
 const rgb = rasterOf({ width: 20, height: 16, cellSize: 30, bandCount: 3, pixelType: 'U8' }, (x, y, b) => (x + y + b) % 256);
-const sources: Record<string, SourceNode> = { $$: dem as SourceNode, $1: dem as SourceNode, $2: rgb as SourceNode };
+const dem2 = rasterOf({ width: 20, height: 16, cellSize: 30 }, (x, y) => 50 + x * y);
+const sources: Record<string, SourceNode> = { $$: dem as SourceNode, $1: dem as SourceNode, $2: rgb as SourceNode, $3: dem2 as SourceNode };
 const resolveSource: SourceResolver = async (ref, path) => {
   const s = ref.kind === 'ref' ? sources[ref.name] : undefined;
   if (s === undefined) throw new EngineError('IO_ERROR', `cannot open ${JSON.stringify(ref)}`, { path });
@@ -49,9 +50,9 @@ describe('rule shapes', () => {
   });
 
   it('takes DEM or Raster for Hillshade and Slope, DEM when both are given', async () => {
-    const viaRaster = await build({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Raster: '$2' }, variableName: 'Raster' });
-    expect((viaRaster.root as FunctionNode).inputs[0]).toBe(rgb);
-    const r = resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: { Raster: '$2', DEM: '$1' } }, { registry });
+    const viaRaster = await build({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Raster: '$3' }, variableName: 'Raster' });
+    expect((viaRaster.root as FunctionNode).inputs[0]).toBe(dem2);
+    const r = resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: { Raster: '$3', DEM: '$1' } }, { registry });
     expect(r.warnings.map((w) => w.path)).toContain('rasterFunctionArguments.Raster');
     const g = await planRule(r, resolveSource);
     expect((g.root as FunctionNode).inputs[0]).toBe(dem);
@@ -211,8 +212,9 @@ describe('templates', () => {
   });
 
   it('lets the caller override template arguments and bind its raster', async () => {
-    const g = await build({ rasterFunction: 'Hillshade Gray', rasterFunctionArguments: { Azimuth: 90, DEM: '$2' } }, templates);
+    const g = await build({ rasterFunction: 'Hillshade Gray', rasterFunctionArguments: { Azimuth: 90, DEM: '$3' } }, templates);
     expect((g.root as FunctionNode).args).toMatchObject({ Azimuth: 90, Altitude: 30 });
+    expect((g.root as FunctionNode).inputs[0]).toBe(dem2);
     await expect(build({ rasterFunction: 'Steepness', rasterFunctionArguments: { DEM: '$2' } }, templates)).rejects.toThrow(/band/i);
     const ok = await build({ rasterFunction: 'Steepness' }, templates);
     expect(((ok.root as FunctionNode).inputs[0] as FunctionNode).inputs[0]).toBe(dem);

@@ -25,19 +25,33 @@
  *
  * NoData: 0..255 are all legitimate shades for the vendor (0 = fully shaded; GDAL instead shades
  * into 1..255 and reserves 0 for NoData). rasterflow keeps the vendor's values and declares no
- * NoData sentinel (`info.noData` undefined): NoData travels in the mask only, and masked pixels
- * hold 0. Encoders write the mask (GeoTIFF mask band, PNG alpha); a client that needs a sentinel
- * asks for `outputPixelType` wider than U8. [ours]
+ * NoData sentinel (`info.noData` undefined): NoData travels in the mask only (PNG alpha, masked
+ * pixels for the next function), and masked pixels hold 0. An encoder with no mask to write shows
+ * them as 0, fully shaded; a client that wants a sentinel in the file asks the encoder for one
+ * (the request's `noData`, e.g. 0 for GDAL's convention, at the price of fully shaded pixels
+ * reading as NoData). [ours]
  *
  * Edges and NoData neighbours: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem
  * -compute_edges).
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
+import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
-import { demInfo, type GradientParams, gradientHalo, gradientParams, HornRows, METERS_PER_DEGREE, scaledZ } from './gradient.js';
+import {
+  demInfo,
+  type GradientParams,
+  gradientHalo,
+  gradientParams,
+  hornGx,
+  hornGy,
+  HornRows,
+  hornSum,
+  METERS_PER_DEGREE,
+  scaledZ,
+} from './gradient.js';
+import { SlopeType } from './slope.js';
 
 export const HillshadeType = { Traditional: 0, Multidirectional: 1 } as const;
-export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
 
 const args = {
   HillshadeType: {
@@ -101,6 +115,102 @@ function sourceTerms(azimuth: number, altitude: number, weight: number): [number
   return [s * Math.cos(zenith), -s * Math.sin(zenith) * Math.cos(azMath), s * Math.sin(zenith) * Math.sin(azMath)];
 }
 
+/*
+ * Shades of gradient (u, v). The numerators are 255 w (L . n) for the unnormalised surface normal
+ * n = (-u, -v, 1), so a shade never exceeds 255 (1 + rounding) and the Uint8Array store, which
+ * truncates (the vendor's `& 255` after clamping at 0), needs no upper clamp.
+ */
+
+/** One oblique source: numerator k0 + kx u + ky v, clamped at 0. */
+const shadeOne = (u: number, v: number, k0: number, kx: number, ky: number): number => {
+  const n = k0 + kx * u + ky * v;
+  return (n > 0 ? n : 0) / Math.sqrt(1 + u * u + v * v);
+};
+
+/** Several sources: the constant zenith term c plus the clamped numerators, one 1/sqrt. */
+const shadeMany = (u: number, v: number, s: readonly number[], c: number): number => {
+  let sum = c;
+  for (let k = 0; k < s.length; k += 3) {
+    const n = s[k]! + s[k + 1]! * u + s[k + 2]! * v;
+    if (n > 0) sum += n;
+  }
+  return sum / Math.sqrt(1 + u * u + v * v);
+};
+
+/** One output row, one source: the reader's cells from gx/gy/ok, the fast span by sliding. */
+function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
+  const { kx, ky } = p.gradient;
+  const k0 = p.sources[0]!;
+  const k1 = p.sources[1]!;
+  const k2 = p.sources[2]!;
+  for (let x = 0; x < w; x++) {
+    if (x === f0) x = f1; // the fast span is done below
+    if (x >= w) break;
+    if (ok[x] === 1) dst[o + x] = shadeOne(gx[x]!, gy[x]!, k0, k1, k2);
+    else {
+      dst[o + x] = 0;
+      mask[o + x] = 0;
+    }
+  }
+  if (f0 < f1) traditionalFast(src, dst, o, top, mid, bot, f0, f1, kx, ky, k0, k1, k2);
+}
+
+function traditionalFast(
+  src: Plane, dst: Plane, o: number, top: number, mid: number, bot: number, f0: number, f1: number,
+  kx: number, ky: number, k0: number, k1: number, k2: number,
+): void {
+  // Sliding Horn window (see HornRows and slope.ts).
+  let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
+  let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
+  let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
+  let dM = src[bot + f0]! - src[top + f0]!;
+  for (let x = f0; x < f1; x++) {
+    const t = src[top + x + 1]!;
+    const b = src[bot + x + 1]!;
+    const sE = hornSum(t, src[mid + x + 1]!, b);
+    const dE = b - t;
+    dst[o + x] = shadeOne(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky), k0, k1, k2);
+    sW = sM;
+    sM = sE;
+    dW = dM;
+    dM = dE;
+  }
+}
+
+/** One output row, several sources. */
+function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
+  const { kx, ky } = p.gradient;
+  const s = p.sources;
+  const c = p.constant;
+  for (let x = 0; x < w; x++) {
+    if (x === f0) x = f1;
+    if (x >= w) break;
+    if (ok[x] === 1) dst[o + x] = shadeMany(gx[x]!, gy[x]!, s, c);
+    else {
+      dst[o + x] = 0;
+      mask[o + x] = 0;
+    }
+  }
+  if (f0 >= f1) return;
+  let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
+  let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
+  let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
+  let dM = src[bot + f0]! - src[top + f0]!;
+  for (let x = f0; x < f1; x++) {
+    const t = src[top + x + 1]!;
+    const b = src[bot + x + 1]!;
+    const sE = hornSum(t, src[mid + x + 1]!, b);
+    const dE = b - t;
+    dst[o + x] = shadeMany(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky), s, c);
+    sW = sM;
+    sM = sE;
+    dW = dM;
+    dM = dE;
+  }
+}
+
 export const hillshade = defineFunction<typeof args, HillshadeParams>({
   name: 'Hillshade',
   summary: 'Shaded relief from one light source or six (multidirectional), 0..255 (Horn 3x3).',
@@ -110,7 +220,7 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   args,
 
   plan(a, inputs) {
-    const { dem, warnings } = demInfo(inputs, a.DEM, 'Hillshade');
+    const dem = demInfo(inputs, a.DEM, 'Hillshade');
     const multi = a.HillshadeType === HillshadeType.Multidirectional;
     const geographic = dem.spatialReference?.geographic === true;
     const zf = multi ? 2 * a.ZFactor : a.ZFactor;
@@ -145,64 +255,19 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
       statistics: [{ min: 0, max: 255 }],
     };
     const gradient = gradientParams(dem, z, cell, a.RemoveEdgeEffect);
-    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, sources, constant }, warnings };
+    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, sources, constant } };
   },
 
   kernel(p, inputs, out) {
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
-    const { gx, gy, ok } = rows;
     const dst = out.bands[0]!;
-    const mask = out.mask;
     const w = out.rect.width;
-    const h = out.rect.height;
-    const s = p.sources;
-    if (s.length === 3) {
-      // Traditional: one source.
-      const k0 = s[0]!;
-      const kx = s[1]!;
-      const ky = s[2]!;
-      const c = p.constant;
-      for (let y = 0; y < h; y++) {
-        rows.compute(y);
-        const o = y * w;
-        for (let x = 0; x < w; x++) {
-          if (ok[x] === 1) {
-            const u = gx[x]!;
-            const v = gy[x]!;
-            const n = k0 + kx * u + ky * v;
-            const hs = ((n > 0 ? n : 0) + c) / Math.sqrt(1 + u * u + v * v);
-            // Uint8Array stores the truncated value (the vendor's `& 255` after clamping at 0).
-            dst[o + x] = hs < 255 ? hs : 255;
-          } else {
-            dst[o + x] = 0;
-            mask[o + x] = 0;
-          }
-        }
-      }
-      return;
-    }
-    // Several sources: sum of clamped numerators, one 1/sqrt.
-    const m = s.length;
-    const c = p.constant;
-    for (let y = 0; y < h; y++) {
+    // One oblique source (traditional; a zenith light has no oblique term: `constant` only).
+    const one = p.sources.length === 3 && p.constant === 0;
+    for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      const o = y * w;
-      for (let x = 0; x < w; x++) {
-        if (ok[x] === 1) {
-          const u = gx[x]!;
-          const v = gy[x]!;
-          let sum = c;
-          for (let k = 0; k < m; k += 3) {
-            const n = s[k]! + s[k + 1]! * u + s[k + 2]! * v;
-            if (n > 0) sum += n;
-          }
-          const hs = sum / Math.sqrt(1 + u * u + v * v);
-          dst[o + x] = hs < 255 ? hs : 255;
-        } else {
-          dst[o + x] = 0;
-          mask[o + x] = 0;
-        }
-      }
+      if (one) traditionalRow(rows, p, dst, out.mask, y * w, w);
+      else multiRow(rows, p, dst, out.mask, y * w, w);
     }
   },
 });

@@ -18,8 +18,20 @@
  * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
+import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
-import { demInfo, type GradientParams, gradientHalo, gradientParams, HornRows, METERS_PER_DEGREE, scaledZ } from './gradient.js';
+import {
+  demInfo,
+  type GradientParams,
+  gradientHalo,
+  gradientParams,
+  hornGx,
+  hornGy,
+  HornRows,
+  hornSum,
+  METERS_PER_DEGREE,
+  scaledZ,
+} from './gradient.js';
 
 export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
 
@@ -52,6 +64,41 @@ export interface SlopeParams {
 
 const DEGREES = 180 / Math.PI;
 
+/** Slope of gradient (u, v): percent rise or degrees. */
+const slopeOf = (u: number, v: number, percent: boolean): number =>
+  percent ? 100 * Math.sqrt(u * u + v * v) : Math.atan(Math.sqrt(u * u + v * v)) * DEGREES;
+
+/** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
+function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number, kx: number, ky: number, percent: boolean): void {
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
+  for (let x = 0; x < w; x++) {
+    if (x === f0) x = f1; // the fast span is done below
+    if (x >= w) break;
+    if (ok[x] === 1) dst[o + x] = slopeOf(gx[x]!, gy[x]!, percent);
+    else {
+      dst[o + x] = Number.NaN;
+      mask[o + x] = 0;
+    }
+  }
+  if (f0 >= f1) return;
+  // Sliding Horn window (see HornRows): carry the west and middle column sums and differences.
+  let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
+  let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
+  let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
+  let dM = src[bot + f0]! - src[top + f0]!;
+  for (let x = f0; x < f1; x++) {
+    const t = src[top + x + 1]!;
+    const b = src[bot + x + 1]!;
+    const sE = hornSum(t, src[mid + x + 1]!, b);
+    const dE = b - t;
+    dst[o + x] = slopeOf(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky), percent);
+    sW = sM;
+    sM = sE;
+    dW = dM;
+    dM = dE;
+  }
+}
+
 export const slope = defineFunction<typeof args, SlopeParams>({
   name: 'Slope',
   summary: 'Rate of maximum change in z, in degrees or percent rise (Horn 3x3).',
@@ -61,7 +108,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   args,
 
   plan(a, inputs) {
-    const { dem, warnings } = demInfo(inputs, a.DEM, 'Slope');
+    const dem = demInfo(inputs, a.DEM, 'Slope');
     const geographic = dem.spatialReference?.geographic === true;
     let cell = { x: dem.cellSize.x, y: dem.cellSize.y };
     let z = { x: a.ZFactor, y: a.ZFactor };
@@ -86,41 +133,16 @@ export const slope = defineFunction<typeof args, SlopeParams>({
       ...(percent ? {} : { statistics: [{ min: 0, max: 90 }] }),
     };
     const gradient = gradientParams(dem, z, cell, a.RemoveEdgeEffect);
-    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, percent }, warnings };
+    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, percent } };
   },
 
   kernel(p, inputs, out) {
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
-    const { gx, gy, ok } = rows;
     const dst = out.bands[0]!;
-    const mask = out.mask;
     const w = out.rect.width;
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      const o = y * w;
-      if (p.percent) {
-        for (let x = 0; x < w; x++) {
-          if (ok[x] === 1) {
-            const u = gx[x]!;
-            const v = gy[x]!;
-            dst[o + x] = 100 * Math.sqrt(u * u + v * v);
-          } else {
-            dst[o + x] = Number.NaN;
-            mask[o + x] = 0;
-          }
-        }
-      } else {
-        for (let x = 0; x < w; x++) {
-          if (ok[x] === 1) {
-            const u = gx[x]!;
-            const v = gy[x]!;
-            dst[o + x] = Math.atan(Math.sqrt(u * u + v * v)) * DEGREES;
-          } else {
-            dst[o + x] = Number.NaN;
-            mask[o + x] = 0;
-          }
-        }
-      }
+      slopeRow(rows, dst, out.mask, y * w, w, p.gradient.kx, p.gradient.ky, p.percent);
     }
   },
 });

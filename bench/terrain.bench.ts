@@ -1,0 +1,178 @@
+/**
+ * Terrain kernels (Hillshade, Slope) on one full block, beside a plain typed-array loop doing the
+ * same math in the same run (the reference: what a hand-written loop gets on this machine now).
+ *
+ * Inputs: (a) a seeded synthetic 4096 x 4096 F32 DEM (Gaussian bumps plus seeded noise, as
+ * xarray-spatial's benchmarks), (b) the jacksboro UTM DEM from golden/data (383 x 407).
+ * Level 1 of STYLE §2.9: the kernel alone, no evaluator, no tiling. The block is built as the
+ * evaluator would (output rect grown by the plan's halo, mask 0 outside the raster).
+ */
+import { resolve } from 'node:path';
+import { fromFile } from 'geotiff';
+import { Bench } from 'tinybench';
+import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
+import { grow, rect } from '../src/core/rect.js';
+import { hillshade } from '../src/functions/terrain/hillshade.js';
+import { slope } from '../src/functions/terrain/slope.js';
+import { memorySource } from '../src/graph/memory-source.js';
+import type { RasterFunction } from '../src/graph/types.js';
+import { applyFunction } from '../test/helpers.js';
+import { type BenchRow, rowsOf } from './rows.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** mulberry32: a small deterministic PRNG (seeded, same numbers on every machine). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A seeded synthetic DEM: 40 Gaussian bumps (hills and pits) on a tilted plane, plus noise. */
+export function syntheticDem(size: number, seed = 42): Float32Array {
+  const rnd = prng(seed);
+  const z = new Float32Array(size * size);
+  const bumps = Array.from({ length: 40 }, () => ({
+    x: rnd() * size,
+    y: rnd() * size,
+    s: (0.02 + 0.1 * rnd()) * size,
+    h: (rnd() - 0.3) * 800,
+  }));
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) z[y * size + x] = 200 + 0.01 * x + 0.02 * y + 2 * (rnd() - 0.5);
+  }
+  for (const b of bumps) {
+    const r = Math.ceil(4 * b.s);
+    const k = -1 / (2 * b.s * b.s);
+    for (let y = Math.max(0, Math.floor(b.y - r)); y < Math.min(size, b.y + r); y++) {
+      for (let x = Math.max(0, Math.floor(b.x - r)); x < Math.min(size, b.x + r); x++) {
+        const dx = x - b.x;
+        const dy = y - b.y;
+        z[y * size + x] += b.h * Math.exp((dx * dx + dy * dy) * k);
+      }
+    }
+  }
+  return z;
+}
+
+interface Dem {
+  readonly name: string;
+  readonly info: RasterInfo;
+  readonly z: Float32Array;
+}
+
+function demOf(name: string, z: Float32Array, width: number, height: number, cell: number): Dem {
+  const info: RasterInfo = {
+    width,
+    height,
+    bandCount: 1,
+    pixelType: 'F32',
+    extent: { xmin: 0, ymin: 0, xmax: width * cell, ymax: height * cell },
+    cellSize: { x: cell, y: cell },
+    spatialReference: { wkid: 32616, metersPerUnit: 1 },
+  };
+  return { name, info, z };
+}
+
+async function jacksboro(): Promise<Dem> {
+  const tiff = await fromFile(resolve(ROOT, 'golden/data/jacksboro_fault_dem_utm16n_75m.tif'));
+  const image = await tiff.getImage();
+  const [band] = (await image.readRasters()) as unknown as Float32Array[];
+  return demOf('jacksboro 383x407', Float32Array.from(band!), image.getWidth(), image.getHeight(), 75);
+}
+
+/** The kernel's input block (output rect grown by the halo) and output block, built once. */
+async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, dem: Dem): Promise<() => void> {
+  const source = memorySource(`bench:${dem.name}`, dem.info, [dem.z]);
+  const node = applyFunction(fn, args, [source]);
+  const out = allocateBlock(rect(0, 0, dem.info.width, dem.info.height), node.info.pixelType, 1);
+  const block: PixelBlock = await source.read(grow(out.rect, node.plan.halo));
+  const params = node.plan.params;
+  return () => fn.kernel(params, [block], out);
+}
+
+// ---- Plain typed-array loops: the same math, interior cells only, no masks, no edges.
+
+const DEG = 180 / Math.PI;
+
+function plainSlope(z: Float32Array, out: Float32Array, w: number, h: number, cell: number): void {
+  const kx = 1 / (8 * cell);
+  const ky = 1 / (8 * cell);
+  for (let y = 1; y < h - 1; y++) {
+    const r0 = (y - 1) * w;
+    const r1 = y * w;
+    const r2 = r1 + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
+      const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
+      out[r1 + x] = Math.atan(Math.sqrt(dx * dx + dy * dy)) * DEG;
+    }
+  }
+}
+
+function plainHillshade(z: Float32Array, out: Uint8Array, w: number, h: number, cell: number): void {
+  const zenith = (90 - 45) * (Math.PI / 180);
+  const azMath = (360 - 315 + 90) * (Math.PI / 180);
+  const k0 = 255 * Math.cos(zenith);
+  const kdx = -255 * Math.sin(zenith) * Math.cos(azMath);
+  const kdy = 255 * Math.sin(zenith) * Math.sin(azMath);
+  const kx = 1 / (8 * cell);
+  const ky = 1 / (8 * cell);
+  for (let y = 1; y < h - 1; y++) {
+    const r0 = (y - 1) * w;
+    const r1 = y * w;
+    const r2 = r1 + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
+      const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
+      const n = k0 + kdx * dx + kdy * dy;
+      out[r1 + x] = (n > 0 ? n : 0) / Math.sqrt(1 + dx * dx + dy * dy);
+    }
+  }
+}
+
+export interface TerrainBenchOptions {
+  /** Milliseconds per task (tinybench `time`); default 500. */
+  readonly time?: number;
+  /** Minimum iterations per task; default 8 (a 4096^2 slope pass takes a few hundred ms). */
+  readonly iterations?: number;
+  /** Edge of the synthetic DEM; default 4096. */
+  readonly size?: number;
+}
+
+export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<BenchRow[]> {
+  const size = opts.size ?? 4096;
+  const dems = [demOf(`synthetic ${size}x${size}`, syntheticDem(size), size, size, 10), await jacksboro()];
+  const bench = new Bench({ name: 'terrain', time: opts.time ?? 500, iterations: opts.iterations ?? 8 });
+  const pairs: { ours: string; reference: string; pixels: number }[] = [];
+  for (const dem of dems) {
+    const { width: w, height: h } = dem.info;
+    const cell = dem.info.cellSize.x;
+    const u8 = new Uint8Array(w * h);
+    const f32 = new Float32Array(w * h);
+    const cases = [
+      { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell) },
+      { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell) },
+    ];
+    for (const { fn, plain } of cases) {
+      const ours = `${fn.name} kernel, ${dem.name}`;
+      const reference = `${fn.name} plain loop, ${dem.name}`;
+      bench.add(ours, await kernelTask(fn, {}, dem));
+      bench.add(reference, plain);
+      pairs.push({ ours, reference, pixels: w * h });
+    }
+  }
+  await bench.run();
+  return rowsOf(bench.tasks, pairs);
+}

@@ -1,0 +1,228 @@
+/**
+ * The shared window reader's edge/NoData policy (gradient.ts), seen through Slope in percent rise
+ * (100 * |gradient|, the plainest function of the gradient) and checked against a naive
+ * re-implementation of the documented rules, plus hand-computed cells.
+ */
+import { describe, expect, it } from 'vitest';
+import { applyFunction, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { hillshade } from './hillshade.js';
+import { slope } from './slope.js';
+
+type Z = (x: number, y: number) => number;
+
+/** Mask with the listed (x, y) cells NoData. */
+function holes(width: number, height: number, cells: readonly (readonly [number, number])[]): Uint8Array {
+  const m = new Uint8Array(width * height).fill(1);
+  for (const [x, y] of cells) m[y * width + x] = 0;
+  return m;
+}
+
+/** Seeded PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Naive reference of the documented policy: percent slope at (x, y), or undefined for NoData.
+ * Written from the rules in gradient.ts, not from its code.
+ */
+function reference(z: Z, valid: (x: number, y: number) => boolean, W: number, H: number, extrapolate: boolean) {
+  const inside = (x: number, y: number) => x >= 0 && y >= 0 && x < W && y < H;
+  const ok = (x: number, y: number) => inside(x, y) && valid(x, y);
+  const horn = (w: number[]) => {
+    const gx = (w[2]! + 2 * w[5]! + w[8]! - (w[0]! + 2 * w[3]! + w[6]!)) / 8;
+    const gy = (w[6]! + 2 * w[7]! + w[8]! - (w[0]! + 2 * w[1]! + w[2]!)) / 8;
+    return 100 * Math.hypot(gx, gy);
+  };
+  // Vendor rule: inner cells with >= 7 valid neighbours; the ring copies the inner neighbour.
+  const inner = (x: number, y: number): number | undefined => {
+    if (!ok(x, y)) return undefined;
+    const w: number[] = [];
+    let missing = 0;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        if (ok(x + dx, y + dy)) w.push(z(x + dx, y + dy));
+        else {
+          missing++;
+          w.push(z(x, y));
+        }
+      }
+    }
+    return missing > 1 ? undefined : horn(w);
+  };
+  // GDAL -compute_edges.
+  const gdal = (x: number, y: number): number | undefined => {
+    if (!ok(x, y)) return undefined;
+    const w: number[] = [];
+    const edgeRow = y === 0 || y === H - 1;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        let cx = x + dx;
+        const cy = y + dy;
+        let v: number | undefined;
+        if (cx < 0 || cx >= W) {
+          if (edgeRow) cx = x;
+          else {
+            v = ok(x, cy) && ok(x - dx, cy) ? 2 * z(x, cy) - z(x - dx, cy) : undefined;
+            w.push(v ?? z(x, y));
+            continue;
+          }
+        }
+        if (cy < 0 || cy >= H) v = ok(cx, y) && ok(cx, y - dy) ? 2 * z(cx, y) - z(cx, y - dy) : undefined;
+        else v = ok(cx, cy) ? z(cx, cy) : undefined;
+        w.push(v ?? z(x, y));
+      }
+    }
+    return horn(w);
+  };
+  return (x: number, y: number): number | undefined => {
+    if (extrapolate) return W < 2 || H < 2 ? undefined : gdal(x, y);
+    if (W < 3 || H < 3 || !ok(x, y)) return undefined;
+    return inner(Math.min(Math.max(x, 1), W - 2), Math.min(Math.max(y, 1), H - 2));
+  };
+}
+
+describe('edge and NoData policy (vendor rule, RemoveEdgeEffect false)', () => {
+  const z: Z = (x, y) => x * x + 3 * y;
+
+  it('computes a valid cell with 8 valid neighbours normally', async () => {
+    const r = await runFunction(slope, { SlopeType: 2 }, [rasterOf({ width: 5, height: 5 }, z)]);
+    // (2, 2), unit cells: Horn is exact for x^2 and y here: gx = 2x = 4, gy = 3.
+    expect(r.value(2, 2)).toBeCloseTo(100 * Math.hypot(4, 3), 4);
+  });
+
+  it('gives the one missing neighbour the centre value (exactly 7 valid)', async () => {
+    const mask = holes(5, 5, [[1, 1]]);
+    const r = await runFunction(slope, { SlopeType: 2 }, [rasterOf({ width: 5, height: 5 }, z, mask)]);
+    // Window of (2, 2) with a = z(1, 1) replaced by e = z(2, 2) = 10:
+    //   10 7 12 / 7 10 15 / 10 13 18  (z(x, y) = x^2 + 3y; a was 4)
+    const [a, b, c, d, f, g, h, i] = [10, 7, 12, 7, 15, 10, 13, 18];
+    const gx = (c + 2 * f + i - (a + 2 * d + g)) / 8;
+    const gy = (g + 2 * h + i - (a + 2 * b + c)) / 8;
+    expect(r.valid(2, 2)).toBe(true);
+    expect(r.value(2, 2)).toBeCloseTo(100 * Math.hypot(gx, gy), 4);
+    expect(r.valid(1, 1)).toBe(false); // the NoData centre itself
+  });
+
+  it('makes a cell with fewer than 7 valid neighbours NoData', async () => {
+    const mask = holes(5, 5, [[1, 1], [3, 3]]);
+    const r = await runFunction(slope, { SlopeType: 2 }, [rasterOf({ width: 5, height: 5 }, z, mask)]);
+    expect(r.valid(2, 2)).toBe(false);
+    expect(Number.isNaN(r.value(2, 2))).toBe(true);
+    expect(r.valid(2, 1)).toBe(true); // only (1, 1) missing around (2, 1)
+  });
+
+  it('copies the outer ring from the adjacent inner row/column, corners from the diagonal', async () => {
+    const W = 6;
+    const H = 5;
+    const r = await runFunction(slope, {}, [rasterOf({ width: W, height: H, cellSize: 2 }, (x, y) => x * x + y * y * y)]);
+    for (let y = 0; y < H; y++) {
+      expect(r.value(0, y)).toBe(r.value(1, Math.min(Math.max(y, 1), H - 2)));
+      expect(r.value(W - 1, y)).toBe(r.value(W - 2, Math.min(Math.max(y, 1), H - 2)));
+    }
+    for (let x = 0; x < W; x++) {
+      expect(r.value(x, 0)).toBe(r.value(Math.min(Math.max(x, 1), W - 2), 1));
+      expect(r.value(x, H - 1)).toBe(r.value(Math.min(Math.max(x, 1), W - 2), H - 2));
+    }
+    expect(r.value(0, 0)).toBe(r.value(1, 1));
+    expect(r.value(W - 1, H - 1)).toBe(r.value(W - 2, H - 2));
+  });
+
+  it('keeps a NoData input on the ring NoData, and copies NoData from an invalid inner cell', async () => {
+    const mask = holes(5, 5, [[0, 2], [3, 1], [3, 2]]);
+    const r = await runFunction(slope, {}, [rasterOf({ width: 5, height: 5 }, z, mask)]);
+    expect(r.valid(0, 2)).toBe(false); // own input NoData although (1, 2) is computed
+    expect(r.valid(1, 2)).toBe(true); // one missing neighbour, (0, 2)
+    expect(r.valid(3, 0)).toBe(false); // copies (3, 1), which is NoData
+    expect(r.valid(4, 1)).toBe(false); // copies (3, 1)
+    expect(r.valid(4, 3)).toBe(true); // copies (3, 3): one missing neighbour, (3, 2)
+  });
+
+  it('has no inner cell below 3x3: all NoData', async () => {
+    for (const [w, h] of [[1, 1], [2, 2], [2, 5], [5, 2]] as const) {
+      const r = await runFunction(slope, {}, [rasterOf({ width: w, height: h }, z)]);
+      expect(Array.from(r.block.mask)).toEqual(new Array(w * h).fill(0));
+    }
+  });
+});
+
+describe('edge and NoData policy (RemoveEdgeEffect true = gdaldem -compute_edges)', () => {
+  const z: Z = (x, y) => x * x + 3 * y;
+
+  it('extrapolates the missing column 2*edge - inner in inner rows', async () => {
+    const r = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: true }, [rasterOf({ width: 5, height: 5 }, z)]);
+    // (0, 2): column -1 = 2 z(0, y) - z(1, y) = 3y - 1; window 2 3 4 / 5 6 7 / 8 9 10: gx 1, gy 3.
+    expect(r.value(0, 2)).toBeCloseTo(100 * Math.hypot(1, 3), 4);
+    // The vendor rule copies (1, 2) instead: gx 2, gy 3.
+    const v = await runFunction(slope, { SlopeType: 2 }, [rasterOf({ width: 5, height: 5 }, z)]);
+    expect(v.value(0, 2)).toBeCloseTo(100 * Math.hypot(2, 3), 4);
+  });
+
+  it('extrapolates the missing row and repeats the centre column at corners (GDAL jmin = j)', async () => {
+    const r = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: true }, [rasterOf({ width: 5, height: 5 }, z)]);
+    // (0, 0): window -3 -3 -2 / 0 0 1 / 3 3 4: gx 0.5, gy 3.
+    expect(r.value(0, 0)).toBeCloseTo(100 * Math.hypot(0.5, 3), 4);
+  });
+
+  it('fills any number of NoData neighbours with the centre value', async () => {
+    const mask = holes(5, 5, [[1, 1], [3, 3], [2, 1]]);
+    const r = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: true }, [rasterOf({ width: 5, height: 5 }, z, mask)]);
+    expect(r.valid(2, 2)).toBe(true);
+    expect(r.valid(1, 1)).toBe(false);
+    const ref = reference(z, (x, y) => mask[y * 5 + x] === 1, 5, 5, true);
+    expect(r.value(2, 2)).toBeCloseTo(ref(2, 2)!, 4);
+  });
+});
+
+describe('the reader against a naive reference', () => {
+  const sizes = [[1, 1], [2, 2], [3, 3], [2, 6], [6, 2], [4, 3], [9, 7], [23, 17]] as const;
+  for (const extrapolate of [false, true]) {
+    for (const [W, H] of sizes) {
+      it(`${extrapolate ? 'extrapolate' : 'vendor'} ${W}x${H} with random holes`, async () => {
+        const rnd = prng(W * 31 + H + (extrapolate ? 7 : 0));
+        const zs = Array.from({ length: W * H }, () => Math.round(rnd() * 50));
+        const mask = Uint8Array.from({ length: W * H }, () => (rnd() < 0.12 ? 0 : 1));
+        const zf: Z = (x, y) => zs[y * W + x]!;
+        const ref = reference(zf, (x, y) => mask[y * W + x] === 1, W, H, extrapolate);
+        const r = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: extrapolate }, [rasterOf({ width: W, height: H }, zf, mask)]);
+        for (let y = 0; y < H; y++) {
+          for (let x = 0; x < W; x++) {
+            const e = ref(x, y);
+            expect(r.valid(x, y), `valid (${x}, ${y})`).toBe(e !== undefined);
+            if (e !== undefined) expect(r.value(x, y), `(${x}, ${y})`).toBeCloseTo(e, 3);
+          }
+        }
+      });
+    }
+  }
+});
+
+describe('tiled equals whole, bit for bit', () => {
+  const W = 41;
+  const H = 29;
+  const rnd = prng(5);
+  const zs = Array.from({ length: W * H }, (_, i) => 300 + 80 * Math.sin(i / 9) + 20 * rnd());
+  const mask = Uint8Array.from({ length: W * H }, () => (rnd() < 0.06 ? 0 : 1));
+  mask[0] = 0; // a NoData corner
+  mask[W * H - 2] = 0; // and one on the bottom row
+  const dem = rasterOf({ width: W, height: H, cellSize: 30 }, (x, y) => zs[y * W + x]!, mask);
+  const full = rasterOf({ width: W, height: H, cellSize: 30 }, (x, y) => zs[y * W + x]!);
+  const tileSizes: [number, number][] = [[37, 53], [1, 1], [2, 3], [3, 2], [5, 7], [4, 4], [13, 1], [1, 11]];
+  for (const RemoveEdgeEffect of [false, true]) {
+    for (const [label, input] of [['holes', dem], ['no holes', full]] as const) {
+      for (const fn of [slope, hillshade]) {
+        it(`${fn.name} RemoveEdgeEffect ${RemoveEdgeEffect}, ${label}`, async () => {
+          const node = applyFunction(fn, { RemoveEdgeEffect }, [input]);
+          for (const t of tileSizes) expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
+        });
+      }
+    }
+  }
+});

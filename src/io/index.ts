@@ -1,0 +1,13 @@
+/**
+ * The engine's edges: raster sources (GeoTIFF/COG through geotiff.js) and encoders (GeoTIFF,
+ * PNG, JPEG). Each sits behind a small function so a faster reader or a streaming tiled writer can
+ * replace it without touching the engine.
+ */
+export { openGeoTiff, rasterInfoOf, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+export { openRaster, type RasterSource } from './source.js';
+export { encodeGeoTiff, outputNoData, type GeoTiffOptions } from './encode-tiff.js';
+export { encodePng, type PngOptions } from './encode-png.js';
+export { encodeJpeg, type JpegOptions } from './encode-jpeg.js';
+export { encodeAs, encodeByExtension, formatOfPath, type EncodeOptions, type OutputFormat } from './encode.js';
+export { describeRaster, computeStatistics, type DescribeOptions, type RasterSummary } from './info.js';
+export { proj4ForEpsg } from './srs.js';

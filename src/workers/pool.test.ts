@@ -1,0 +1,50 @@
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { registry } from '../functions/index.js';
+import { render } from '../graph/render.js';
+import { buildGraph } from '../rule/build.js';
+import { bindSources } from '../rule/sources.js';
+import { openRaster } from '../io/source.js';
+import { firstDifference } from '../../test/helpers.js';
+import { createPool } from './pool.js';
+
+const DEM = join(resolve(import.meta.dirname, '../..'), 'golden/data/jacksboro_fault_dem_utm16n_75m.tif');
+const pool = createPool({ size: 2 });
+afterAll(() => pool.destroy());
+
+describe('worker pool', () => {
+  const rule = {
+    rasterFunction: 'Arithmetic',
+    rasterFunctionArguments: {
+      Raster: { rasterFunction: 'Hillshade', rasterFunctionArguments: { HillshadeType: 1 } },
+      Raster2: { rasterFunction: 'Slope' },
+      Operation: 2,
+    },
+  };
+  const recipe = { rule, sources: { $$: DEM } };
+
+  it('gives the same pixels as inline rendering, whatever the pool size', async () => {
+    const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) });
+    const inline = await render(root, { tileSize: 100 });
+    const pooled = await render(root, { tileSize: 100, pool, recipe });
+    expect(firstDifference(inline, pooled)).toBeUndefined();
+    const one = createPool({ size: 1 });
+    try {
+      expect(firstDifference(inline, await render(root, { tileSize: [61, 33], pool: one, recipe }))).toBeUndefined();
+    } finally {
+      await one.destroy();
+    }
+  });
+
+  it('reports a worker-side error as an EngineError', async () => {
+    const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) });
+    const broken = { rule, sources: { $$: '/nonexistent/dem.tif' } };
+    await expect(render(root, { pool, recipe: broken })).rejects.toMatchObject({ code: 'IO_ERROR' });
+  });
+
+  it('size 0 is the inline pool', async () => {
+    const inline = createPool({ size: 0 });
+    expect(inline.size).toBe(0);
+    expect(() => createPool({ size: -1 })).toThrow(/worker count/);
+  });
+});
