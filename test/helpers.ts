@@ -69,25 +69,25 @@ export const constant = (values: readonly number[]): RasterNode => constantSourc
  * order (`rasters` arguments take all remaining inputs). Throws the first argument problem.
  */
 export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknown>, inputs: readonly RasterNode[]): FunctionNode {
-  // Raster arguments come from `inputs`: stand-ins keep parseArgs from calling them missing.
+  // Raster arguments take the inputs in schema order; stand-ins tell parseArgs which are present.
   const withRasters: Record<string, unknown> = { ...rawArgs };
+  const slots: Record<string, number | number[]> = {};
+  let next = 0;
   for (const [name, spec] of Object.entries(fn.args)) {
-    if (spec.kind === 'raster' || spec.kind === 'rasters') withRasters[name] = spec.kind === 'raster' ? '$input' : ['$input'];
+    if (spec.kind === 'raster' && next < inputs.length) {
+      slots[name] = next++;
+      withRasters[name] = '$input';
+    } else if (spec.kind === 'rasters' && next < inputs.length) {
+      const idx: number[] = [];
+      while (next < inputs.length) idx.push(next++);
+      slots[name] = idx;
+      withRasters[name] = idx.map(() => '$input');
+    }
   }
   const parsed = parseArgs(fn.args, withRasters, 'rasterFunctionArguments');
   const first = parsed.issues[0];
   if (first) throw new EngineError(first.code, first.message, { path: first.path });
-  const values: Record<string, unknown> = { ...parsed.values };
-  let next = 0;
-  for (const [name, spec] of Object.entries(fn.args)) {
-    if (spec.kind === 'raster') {
-      if (next < inputs.length) values[name] = next++;
-    } else if (spec.kind === 'rasters') {
-      const idx: number[] = [];
-      while (next < inputs.length) idx.push(next++);
-      values[name] = idx;
-    }
-  }
+  const values: Record<string, unknown> = { ...parsed.values, ...slots };
   return createFunctionNode(fn, values, inputs, '');
 }
 

@@ -41,7 +41,7 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
   summary: 'Stack the bands of several rasters into one multiband raster.',
   variableName: 'Rasters',
   family: 'bands',
-  verification: 'hand: stacked planes, promoted types and ANDed masks checked in tests',
+  verification: 'reference: gdalbuildvrt -separate golden; hand: type promotion and mask AND',
   args,
 
   plan(a, inputs) {

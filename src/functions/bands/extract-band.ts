@@ -55,7 +55,7 @@ export const extractBand = defineFunction<typeof args, ExtractBandParams>({
   summary: 'Select, reorder or repeat bands by index or name.',
   variableName: 'Raster',
   family: 'bands',
-  verification: 'hand: selected planes, names and statistics checked against the input in tests',
+  verification: 'reference: gdal_translate -b goldens; hand: names, clamping, Fail',
   args,
 
   plan(a, inputs) {

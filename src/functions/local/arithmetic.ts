@@ -80,7 +80,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
   summary: 'Band-wise plus, minus, multiply, divide, power or mode of two rasters or constants.',
   variableName: 'Raster',
   family: 'local',
-  verification: 'hand: values derived from the formula in tests',
+  verification: 'reference: gdal_calc.py (NumPy) goldens for all six operations and a scalar operand; hand-derived edge cases',
   args,
 
   plan(a, inputs) {

@@ -23,7 +23,7 @@ export const identity = defineFunction<typeof args, IdentityParams>({
   summary: 'Pass-through: the output is the input, unchanged.',
   variableName: 'Raster',
   family: 'local',
-  verification: 'hand: output compared with the input bit for bit (values, mask, info) in tests',
+  verification: 'reference: gdal_translate copy golden',
   args,
 
   plan(a, inputs) {

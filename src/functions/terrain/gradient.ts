@@ -66,6 +66,31 @@ import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
 
+/** SlopeType codes shared by Slope, Hillshade (and ShadedRelief). */
+export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
+
+/** The arguments every Horn-gradient function takes, declared once (wire names, docs, defaults). */
+export const surfaceArgs = {
+  ZFactor: { kind: 'number', default: 1, doc: 'Multiplier that converts z units to ground (x, y) units.' },
+  SlopeType: {
+    kind: 'enum',
+    values: [1, 2, 3],
+    names: { DEGREE: 1, PERCENTRISE: 2, SCALED: 3 },
+    default: SlopeType.Degree,
+    doc: '1 DEGREE, 2 PERCENTRISE, 3 SCALED (z-factor adjusted for pixel size with PSPower and PSZFactor).',
+  },
+  PSPower: { kind: 'number', default: 0.664, doc: 'Pixel-size power of the SCALED z-factor adjustment.' },
+  PSZFactor: { kind: 'number', default: 0.024, doc: 'Pixel-size factor of the SCALED z-factor adjustment.' },
+  RemoveEdgeEffect: {
+    kind: 'boolean',
+    default: false,
+    doc:
+      'false: edge rows/columns copy the inner neighbour and a cell with 2+ NoData neighbours is NoData (vendor rule); ' +
+      'true: compute every valid cell, extrapolating past the raster edge and filling NoData neighbours with the centre (gdaldem -compute_edges).',
+  },
+  DEM: { kind: 'raster', default: '$$', aliases: ['Raster'], doc: 'Elevation raster; defaults to the service raster ($$).' },
+} as const;
+
 /** Metres per degree in the vendor client's geographic rule (spec §1.6; GDAL suggests 111120). */
 export const METERS_PER_DEGREE = 111000;
 

@@ -31,30 +31,13 @@ import {
   hornSum,
   METERS_PER_DEGREE,
   scaledZ,
+  SlopeType,
+  surfaceArgs,
 } from './gradient.js';
 
-export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
+export { SlopeType };
 
-const args = {
-  ZFactor: { kind: 'number', default: 1, doc: 'Multiplier that converts z units to ground (x, y) units.' },
-  SlopeType: {
-    kind: 'enum',
-    values: [1, 2, 3],
-    names: { DEGREE: 1, PERCENTRISE: 2, SCALED: 3 },
-    default: SlopeType.Degree,
-    doc: '1 DEGREE, 2 PERCENTRISE, 3 SCALED (degrees with the z-factor adjusted for pixel size).',
-  },
-  PSPower: { kind: 'number', default: 0.664, doc: 'Pixel-size power of the SCALED z-factor adjustment.' },
-  PSZFactor: { kind: 'number', default: 0.024, doc: 'Pixel-size factor of the SCALED z-factor adjustment.' },
-  RemoveEdgeEffect: {
-    kind: 'boolean',
-    default: false,
-    doc:
-      'false: edge rows/columns copy the inner neighbour and a cell with 2+ NoData neighbours is NoData (vendor rule); ' +
-      'true: compute every valid cell, extrapolating past the raster edge and filling NoData neighbours with the centre (gdaldem -compute_edges).',
-  },
-  DEM: { kind: 'raster', default: '$$', aliases: ['Raster'], doc: 'Elevation raster; defaults to the service raster ($$).' },
-} as const;
+const args = surfaceArgs;
 
 export interface SlopeParams {
   readonly dem: number;
