@@ -226,3 +226,18 @@ describe('tiled equals whole, bit for bit', () => {
     }
   }
 });
+
+describe('atanDegrees', () => {
+  it('is within 6e-8 degrees of Math.atan everywhere (fitted polynomial, see gradient.ts)', async () => {
+    const { atanDegrees } = await import('./gradient.js');
+    let worst = 0;
+    for (let i = 0; i <= 200000; i++) {
+      const r = i < 100000 ? i / 100000 : 100000 / (200001 - i); // [0, 1] densely, then up to 1e5
+      worst = Math.max(worst, Math.abs(atanDegrees(r) - (Math.atan(r) * 180) / Math.PI));
+    }
+    expect(worst).toBeLessThan(6e-8);
+    expect(atanDegrees(0)).toBe(0);
+    expect(atanDegrees(1)).toBeCloseTo(45, 6);
+    expect(atanDegrees(Number.POSITIVE_INFINITY)).toBe(90);
+  });
+});

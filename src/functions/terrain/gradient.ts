@@ -162,6 +162,32 @@ export const hornSum = (t: number, m: number, b: number): number => t + 2 * m + 
 export const hornGx = (sumW: number, sumE: number, kx: number): number => (sumE - sumW) * kx;
 export const hornGy = (dW: number, dM: number, dE: number, ky: number): number => (dW + 2 * dM + dE) * ky;
 
+/*
+ * atan(r) in degrees for r >= 0, without Math.atan (V8's fdlibm port costs about as much as the
+ * rest of a slope cell). On [0, 1] an odd polynomial u * P(u^2) whose coefficients were fitted for
+ * the smallest maximum error (Lawson-weighted least squares, NumPy); above 1, 90 - atan(1 / r).
+ * Maximum error 5.2e-8 degrees over [0, inf), checked in gradient.test.ts: far inside the 1e-3
+ * degree agreement with gdaldem, and it is the only arctangent in the family, so every path agrees.
+ */
+const A0 = 57.29577839927536;
+const A1 = -19.098505533568567;
+const A2 = 11.457114347385406;
+const A3 = -8.163057288859694;
+const A4 = 6.232640545666483;
+const A5 = -4.706138647073333;
+const A6 = 3.152877661086918;
+const A7 = -1.6324009175759946;
+const A8 = 0.5481680432046695;
+const A9 = -0.08647666075964544;
+
+export function atanDegrees(r: number): number {
+  const inv = r > 1;
+  const u = inv ? 1 / r : r;
+  const u2 = u * u;
+  const p = u * (A0 + u2 * (A1 + u2 * (A2 + u2 * (A3 + u2 * (A4 + u2 * (A5 + u2 * (A6 + u2 * (A7 + u2 * (A8 + u2 * A9)))))))));
+  return inv ? 90 - p : p;
+}
+
 // Scratch for the generic reader (synchronous use only; never escapes a call).
 const WIN = new Float64Array(9);
 const OK = new Uint8Array(9);

@@ -33,6 +33,7 @@ import {
   scaledZ,
   SlopeType,
   surfaceArgs,
+  atanDegrees,
 } from './gradient.js';
 
 export { SlopeType };
@@ -45,11 +46,10 @@ export interface SlopeParams {
   readonly percent: boolean;
 }
 
-const DEGREES = 180 / Math.PI;
 
 /** Slope of gradient (u, v): percent rise or degrees. */
 const slopeOf = (u: number, v: number, percent: boolean): number =>
-  percent ? 100 * Math.sqrt(u * u + v * v) : Math.atan(Math.sqrt(u * u + v * v)) * DEGREES;
+  percent ? 100 * Math.sqrt(u * u + v * v) : atanDegrees(Math.sqrt(u * u + v * v));
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
 function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number, kx: number, ky: number, percent: boolean): void {
