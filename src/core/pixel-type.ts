@@ -76,7 +76,10 @@ export function representable(v: number, t: PixelType): boolean {
 }
 
 /** Round half away from zero (GDAL's rounding for float -> integer). */
-export const roundHalfAway = (v: number): number => (v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5));
+export function roundHalfAway(v: number): number {
+  const r = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+  return r === 0 ? 0 : r; // no -0
+}
 
 /** Cast one value like GDAL: round half away from zero, saturate. NaN stays NaN (the caller masks it). */
 export function castValue(v: number, t: PixelType): number {
