@@ -16,22 +16,11 @@ import { hillshade } from '../src/functions/terrain/hillshade.js';
 import { slope } from '../src/functions/terrain/slope.js';
 import { memorySource } from '../src/graph/memory-source.js';
 import type { RasterFunction } from '../src/graph/types.js';
-import { applyFunction } from '../test/helpers.js';
+import { applyFunction, prng } from '../test/helpers.js';
 import { type BenchRow, rowsOf } from './rows.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-/** mulberry32: a small deterministic PRNG (seeded, same numbers on every machine). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A seeded synthetic DEM: 40 Gaussian bumps (hills and pits) on a tilted plane, plus noise. */
 export function syntheticDem(size: number, seed = 42): Float32Array {

@@ -35,6 +35,18 @@ export function gridInfo(o: GridOptions): RasterInfo {
   };
 }
 
+/** mulberry32: a small seeded PRNG (the same numbers on every machine), for tests and benches. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 let seq = 0;
 
 /** A source whose band b pixel (x, y) is `f(x, y, b)`. */

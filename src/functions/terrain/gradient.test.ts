@@ -4,7 +4,7 @@
  * re-implementation of the documented rules, plus hand-computed cells.
  */
 import { describe, expect, it } from 'vitest';
-import { applyFunction, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { applyFunction, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -17,17 +17,6 @@ function holes(width: number, height: number, cells: readonly (readonly [number,
   return m;
 }
 
-/** Seeded PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Naive reference of the documented policy: percent slope at (x, y), or undefined for NoData.
