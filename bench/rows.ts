@@ -3,7 +3,8 @@ import type { Task } from 'tinybench';
 
 export interface BenchRow {
   readonly name: string;
-  /** Megapixels per second (output pixels / mean latency). */
+  readonly medianMs: number;
+  /** Megapixels per second (output pixels / median latency: this machine's speed drifts, the median resists it). */
   readonly mpxPerSec: number;
   readonly meanMs: number;
   readonly p99Ms: number;
@@ -16,6 +17,7 @@ export interface BenchRow {
 
 interface Timing {
   readonly meanMs: number;
+  readonly medianMs: number;
   readonly p99Ms: number;
   readonly samples: number;
 }
@@ -23,7 +25,7 @@ interface Timing {
 function timing(task: Task | undefined): Timing | undefined {
   const r = task?.result;
   if (r === undefined || !('latency' in r)) return undefined;
-  return { meanMs: r.latency.mean, p99Ms: r.latency.p99, samples: r.latency.samplesCount };
+  return { meanMs: r.latency.mean, medianMs: r.latency.p50, p99Ms: r.latency.p99, samples: r.latency.samplesCount };
 }
 
 /** Rows for `pairs` of (our task, its plain-loop reference), `pixels` output pixels per call. */
@@ -40,9 +42,9 @@ export function rowsOf(
       const r = task?.result;
       throw new Error(`benchmark ${p.ours} did not complete${r && r.state === 'errored' ? `: ${r.error.message}` : ''}`);
     }
-    const mpxPerSec = p.pixels / 1e6 / (t.meanMs / 1000);
+    const mpxPerSec = p.pixels / 1e6 / (t.medianMs / 1000);
     const ref = p.reference === undefined ? undefined : timing(byName.get(p.reference));
-    const reference = ref === undefined ? undefined : p.pixels / 1e6 / (ref.meanMs / 1000);
+    const reference = ref === undefined ? undefined : p.pixels / 1e6 / (ref.medianMs / 1000);
     rows.push({ name: p.ours, mpxPerSec, ...t, ...(reference === undefined ? {} : { reference, ratio: mpxPerSec / reference }) });
   }
   return rows;

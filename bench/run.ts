@@ -9,10 +9,12 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BenchRow } from './rows.js';
+import { renderBench } from './render.bench.js';
 import { terrainBench } from './terrain.bench.js';
 
 const SUITES: Readonly<Record<string, () => Promise<BenchRow[]>>> = {
   terrain: () => terrainBench(),
+  render: () => renderBench(),
 };
 
 const fmt = (v: number | undefined, digits: number): string => (v === undefined ? '' : v.toFixed(digits));
@@ -30,6 +32,7 @@ async function main(): Promise<void> {
       'Mpx/s': fmt(r.mpxPerSec, 1),
       'plain loop Mpx/s': fmt(r.reference, 1),
       ratio: fmt(r.ratio, 2),
+      'median ms': fmt(r.medianMs, 2),
       'mean ms': fmt(r.meanMs, 2),
       'p99 ms': fmt(r.p99Ms, 2),
       samples: r.samples,
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
       suite: r.suite,
       name: r.name,
       mpxPerSec: r.mpxPerSec,
+      medianMs: r.medianMs,
       meanMs: r.meanMs,
       p99Ms: r.p99Ms,
       samples: r.samples,

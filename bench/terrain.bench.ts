@@ -107,7 +107,7 @@ function plainSlope(z: Float32Array, out: Float32Array, w: number, h: number, ce
   }
 }
 
-function plainHillshade(z: Float32Array, out: Uint8Array, w: number, h: number, cell: number): void {
+export function plainHillshade(z: Float32Array, out: Uint8Array, w: number, h: number, cell: number): void {
   const zenith = (90 - 45) * (Math.PI / 180);
   const azMath = (360 - 315 + 90) * (Math.PI / 180);
   const k0 = 255 * Math.cos(zenith);

@@ -14,14 +14,24 @@
  *   block's own grid when its size is the block's, else the grid the block's rect indexes);
  *   GeoKeys from `info.spatialReference` (srs.ts), PixelIsArea.
  * - GDAL_NODATA and GDAL_METADATA (band statistics, band names).
+ * - An internal transparency mask when the mask cannot travel as NoData (below).
  *
- * NoData policy (masked pixels are written as the NoData value):
+ * NoData policy (masked pixels are written as the NoData value; the mask is never lost):
  * - `options.noData` wins; it must be representable in the pixel type (else INVALID_ARGUMENT).
  * - Float and complex types: `info.noData`, else NaN; the tag is always written.
  * - Integer types: `info.noData` when representable in the type. Otherwise no NoData tag is
- *   written and masked pixels become 0, as gdalwarp initialises a destination without
- *   -dstnodata. The decision depends on `info` and options only, never on the pixels, so a
- *   streaming writer can make the same one before seeing any tile.
+ *   written, masked pixels hold 0 (as gdalwarp initialises a destination without -dstnodata),
+ *   and, when the block has at least one masked pixel, the mask itself is written as a second
+ *   IFD the way GDAL does with GDAL_TIFF_INTERNAL_MASK=YES: NewSubfileType 4 (FILETYPE_MASK),
+ *   PhotometricInterpretation 4 (transparency mask), 1 bit per pixel packed MSB-first per tile
+ *   row, 1 = valid, 0 = masked, the main image's size and tiling and its compression (DEFLATE
+ *   or none, no predictor). GDAL reports it as a per-dataset mask (`Mask Flags: PER_DATASET`);
+ *   openGeoTiff reads it back into the block mask.
+ * - The NoData decision (`outputNoData`) depends on `info` and options only, never on the
+ *   pixels, so a streaming writer can make the same one before seeing any tile. Whether the
+ *   mask IFD is written depends on the pixels (none when every pixel is valid, so such files
+ *   are byte-for-byte what they were); a streaming writer that cannot look ahead would write it
+ *   whenever the NoData decision has no tag for an integer type.
  */
 import { deflateSync } from 'node:zlib';
 import { EngineError, invalidArgument } from '../core/errors.js';
@@ -29,7 +39,7 @@ import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
 import { geoKeysFromSpatialReference } from './srs.js';
-import { writeClassicTiff, type TagValue } from './tiff-writer.js';
+import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-writer.js';
 
 export interface GeoTiffOptions {
   /** NoData value to declare and to write into masked pixels (see the policy above). */
@@ -134,7 +144,52 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
   const xml = gdalMetadataXml(stats, names, bandCount);
   if (xml) tags.set(42112, { type: 'ASCII', value: xml });
   if (nd.tag !== undefined) tags.set(42113, { type: 'ASCII', value: formatNoData(nd.tag) });
-  return writeClassicTiff({ tags, blocks, tiled: true });
+  const main: TiffImage = { tags, blocks, tiled: true };
+  // ASSUMPTION (spec silent, rule "never lost data"): an integer raster with no NoData to carry
+  // its mask gets GDAL's internal mask instead; floats always have a NoData (NaN by default) and
+  // integers with a NoData carry the mask in it, so they never get one (as GDAL, which does not
+  // write a mask band for a raster with NoData unless asked).
+  const needsMask = ti.integer && nd.tag === undefined && block.mask.indexOf(0) >= 0;
+  if (!needsMask) return writeClassicTiff(main);
+  return writeClassicTiff([main, maskImage(block.mask, width, height, ts, compress === 'deflate' ? level : undefined)]);
+}
+
+/**
+ * GDAL's internal mask (GDAL_TIFF_INTERNAL_MASK=YES): a 1-bit transparency-mask image of the
+ * main image's size and tiling, 1 = valid. Tags as GDAL writes them (NewSubfileType 4,
+ * PhotometricInterpretation 4, SampleFormat 1, contiguous planes), no georeferencing.
+ */
+function maskImage(mask: Uint8Array, width: number, height: number, ts: number, level: number | undefined): TiffImage {
+  const tags = new Map<number, TagValue>([
+    [254, { type: 'LONG', values: [4] }], // FILETYPE_MASK
+    [256, { type: 'LONG', values: [width] }],
+    [257, { type: 'LONG', values: [height] }],
+    [258, { type: 'SHORT', values: [1] }],
+    [259, { type: 'SHORT', values: [level === undefined ? 1 : 8] }],
+    [262, { type: 'SHORT', values: [4] }], // transparency mask
+    [277, { type: 'SHORT', values: [1] }],
+    [284, { type: 'SHORT', values: [1] }],
+    [322, { type: 'LONG', values: [ts] }],
+    [323, { type: 'LONG', values: [ts] }],
+    [339, { type: 'SHORT', values: [1] }],
+  ]);
+  const scratch = new Uint8Array(ts * ts);
+  const blocks: Uint8Array[] = [];
+  for (let y0 = 0; y0 < height; y0 += ts) {
+    for (let x0 = 0; x0 < width; x0 += ts) {
+      const cw = Math.min(ts, width - x0);
+      const ch = Math.min(ts, height - y0);
+      // ASSUMPTION (spec silent): the part of an edge tile outside the image is marked masked (0).
+      if (cw < ts || ch < ts) scratch.fill(0);
+      for (let r = 0; r < ch; r++) {
+        const src = (y0 + r) * width + x0;
+        for (let c = 0; c < cw; c++) scratch[r * ts + c] = mask[src + c] === 0 ? 0 : 1;
+      }
+      const bytes = packBits(scratch, ts, 1);
+      blocks.push(level === undefined ? bytes : new Uint8Array(deflateSync(bytes, { level })));
+    }
+  }
+  return { tags, blocks, tiled: true };
 }
 
 /** GeoKeyDirectory (34735) plus its double (34736) and ASCII (34737) parameter tags. */

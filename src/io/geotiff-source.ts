@@ -7,7 +7,10 @@
  * SampleFormat/BitsPerSample, NoData from GDAL_NODATA, the north-up grid from ModelPixelScale +
  * ModelTiepoint or ModelTransformation (rotated or GCP-georeferenced rasters are rejected),
  * the spatial reference from the GeoKeys (see srs.ts), band names and statistics from
- * GDAL_METADATA. Pixels outside the raster, equal to NoData or NaN get mask 0.
+ * GDAL_METADATA. Pixels outside the raster, equal to NoData or NaN get mask 0, and so do the
+ * pixels GDAL's internal mask marks invalid: a 1-bit (or 8-bit) transparency-mask image of the
+ * first image's size, as `GDAL_TIFF_INTERNAL_MASK=YES` writes it and `encodeGeoTiff` does for
+ * integer rasters without NoData (see `findMaskImage`).
  * Errors: a bad path, a file or URL that is not a TIFF -> IO_ERROR at `input`; a TIFF the engine
  * cannot represent -> UNSUPPORTED_INPUT at `input`.
  */
@@ -55,7 +58,8 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
   try {
     const image = await tiff.getImage(0);
     const { info, layout } = await describeImage(image, location);
-    return makeSource(options.id ?? location, location, tiff, image, info, layout);
+    const mask = await findMaskImage(tiff, image, location);
+    return makeSource(options.id ?? location, location, tiff, image, info, layout, mask);
   } catch (e) {
     await Promise.resolve(tiff.close()).catch(() => undefined);
     throw e instanceof EngineError ? e : openFailure(location, isUrl, e);
@@ -199,6 +203,44 @@ async function describeImage(image: GeoTIFFImage, location: string): Promise<{ i
   return { info, layout: { pixelType, ...(complex ? { complex } : {}) } };
 }
 
+/** How many IFDs after the first are searched for an internal mask (a guard against IFD loops). */
+const MAX_SCANNED_IFDS = 256;
+
+/**
+ * GDAL's internal mask of image 0, if the file has one: the first later IFD whose
+ * NewSubfileType has the mask bit (4) without the reduced-image bit (1; NewSubfileType 5 is the
+ * mask of an overview), with PhotometricInterpretation 4 (transparency mask), image 0's width
+ * and height, one unsigned sample of 1 or 8 bits (GDAL's conditions in its GTiff driver).
+ * Overviews (NewSubfileType 1), their masks and other pages are skipped, and image 0 stays the
+ * image that is read. GDAL writes the mask right after image 0 or, when the mask was created
+ * after the overviews, after them: every IFD is looked at, up to MAX_SCANNED_IFDS.
+ * A mask geotiff.js would misread (FillOrder 2, unknown compression) is UNSUPPORTED_INPUT
+ * rather than dropped, so a mask is never silently lost.
+ */
+async function findMaskImage(tiff: GeoTIFF, main: GeoTIFFImage, location: string): Promise<GeoTIFFImage | undefined> {
+  let previous = main;
+  for (let i = 1; i <= MAX_SCANNED_IFDS && previous.fileDirectory.nextIFDByteOffset !== 0; i++) {
+    const image = await tiff.getImage(i);
+    previous = image;
+    const fd = image.getFileDirectory();
+    const subfile = Number(fd.getValue('NewSubfileType') ?? 0);
+    if ((subfile & 4) === 0 || (subfile & 1) !== 0 || Number(fd.getValue('PhotometricInterpretation')) !== 4) continue;
+    if (image.getWidth() !== main.getWidth() || image.getHeight() !== main.getHeight() || image.getSamplesPerPixel() !== 1) continue;
+    const bits = numbers(fd.getValue('BitsPerSample')) ?? [1];
+    const format = numbers(fd.getValue('SampleFormat')) ?? [1];
+    if ((bits[0] !== 1 && bits[0] !== 8) || format[0] !== 1) continue;
+    if (fd.hasTag('FillOrder') && Number((await fd.loadValue('FillOrder')) ?? 1) !== 1) throw unsupported(location, 'an internal mask with FillOrder 2 is not supported');
+    const compression = Number(fd.getValue('Compression') ?? 1);
+    try {
+      await getDecoder(compression, { tileWidth: 1, tileHeight: 1, planarConfiguration: 1, bitsPerSample: bits, predictor: 1 });
+    } catch {
+      throw unsupported(location, `an internal mask with TIFF compression ${compression} is not supported`);
+    }
+    return image;
+  }
+  return undefined;
+}
+
 /**
  * Extent and cell size of a north-up grid. ASSUMPTION (spec silent): a TIFF without
  * georeferencing gets GDAL's default pixel grid, origin (0, 0) and cell 1, with y growing north,
@@ -239,7 +281,15 @@ function gridOf(image: GeoTIFFImage, pixelIsPoint: boolean, location: string): {
 
 // ---- Reading
 
-function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFImage, info: RasterInfo, layout: Layout): GeoTiffSource {
+function makeSource(
+  id: string,
+  location: string,
+  tiff: GeoTIFF,
+  image: GeoTIFFImage,
+  info: RasterInfo,
+  layout: Layout,
+  maskImage: GeoTIFFImage | undefined,
+): GeoTiffSource {
   const { width, height, bandCount, pixelType } = info;
   const k = PIXEL_TYPE_INFO[pixelType].complex ? 2 : 1;
   const float = !PIXEL_TYPE_INFO[pixelType].integer;
@@ -250,6 +300,14 @@ function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFI
     if (layout.complex) return readComplexWindow(image, layout.complex, win, signal);
     const window = [win.x, win.y, win.x + win.width, win.y + win.height];
     return (await image.readRasters({ window, interleave: false, ...(signal ? { signal } : {}) })) as Plane[];
+  }
+
+  /** The internal mask over the window, 0 = masked (1-bit masks decode to 0/1, 8-bit to 0/255). */
+  async function readMaskWindow(win: Rect, signal: AbortSignal | undefined): Promise<ArrayLike<number> | undefined> {
+    if (!maskImage) return undefined;
+    const window = [win.x, win.y, win.x + win.width, win.y + win.height];
+    const planes = (await maskImage.readRasters({ window, samples: [0], interleave: false, ...(signal ? { signal } : {}) })) as Plane[];
+    return planes[0];
   }
 
   return {
@@ -274,20 +332,23 @@ function makeSource(id: string, location: string, tiff: GeoTIFF, image: GeoTIFFI
         return { rect: r, pixelType, bands, mask };
       }
       let planes: Plane[];
+      let valid: ArrayLike<number> | undefined;
       try {
-        planes = await readWindow(win, signal);
+        [planes, valid] = await Promise.all([readWindow(win, signal), readMaskWindow(win, signal)]);
       } catch (e) {
         throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
       }
       if (signal?.aborted) throw aborted(signal.reason);
       const whole = win.width === r.width && win.height === r.height;
       const bands = whole ? planes : planes.map((p) => placeWindow(p, win, r, pixelType, k));
-      // Mask: 1 inside the window, then 0 where any band is NoData (or NaN in float bands).
+      // Mask: 1 inside the window where the internal mask (if any) is not 0, then 0 where any band
+      // is NoData (or NaN in float bands).
       // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
       // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
       for (let y = 0; y < win.height; y++) {
         const d = (win.y - r.y + y) * r.width + (win.x - r.x);
-        mask.fill(1, d, d + win.width);
+        if (!valid) mask.fill(1, d, d + win.width);
+        else for (let x = 0, s = y * win.width; x < win.width; x++) mask[d + x] = valid[s + x] === 0 ? 0 : 1;
       }
       // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
       const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
