@@ -28,6 +28,32 @@ describe('rasterflow CLI', () => {
     expect(written.info.spatialReference?.wkid).toBe(32616);
   });
 
+  it('renders Hillshade and Slope through the CLI within 1 DN / 1e-3 deg of gdaldem away from the edge', async () => {
+    const cases = [
+      { rule: '{"rasterFunction":"Hillshade","rasterFunctionArguments":{"Azimuth":315,"Altitude":45,"ZFactor":1}}', expected: 'golden/terrain/utm-hillshade-315-45.tif', tol: 1, gdalByte: true },
+      { rule: '{"rasterFunction":"Slope"}', expected: 'golden/terrain/utm-slope-degree.tif', tol: 1e-3, gdalByte: false },
+    ];
+    for (const c of cases) {
+      const file = join(out, `cli-${c.gdalByte ? 'hs' : 'slope'}.tif`);
+      expect(cli('render', '--rule', c.rule, '--input', DEM, '--output', file, '--tile', '64').code).toBe(0);
+      const ours = await openRaster(file);
+      const ref = await openRaster(join(ROOT, c.expected));
+      const { width: w, height: h } = ref.info;
+      const a = await ours.read({ x: 0, y: 0, width: w, height: h });
+      const e = await ref.read({ x: 0, y: 0, width: w, height: h });
+      let worst = 0;
+      for (let y = 1; y < h - 1; y++) {
+        for (let x = 1; x < w - 1; x++) {
+          const i = y * w + x;
+          // gdaldem hillshade bytes are 1 + 254 x (0 = NoData); the vendor scale is trunc(255 x).
+          const want = c.gdalByte ? Math.trunc(((e.bands[0]![i]! - 1) * 255) / 254) : e.bands[0]![i]!;
+          worst = Math.max(worst, Math.abs(a.bands[0]![i]! - want));
+        }
+      }
+      expect(worst).toBeLessThanOrEqual(c.tol);
+    }
+  });
+
   it('renders a window to PNG and binds $2 and named inputs', () => {
     const file = join(out, 'nir-red.png');
     const rule = JSON.stringify({
