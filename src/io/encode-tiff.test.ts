@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fromFile } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, PIXEL_TYPES, type PixelType, type Plane } from '../core/pixel-type.js';
@@ -182,12 +183,17 @@ describe('NoData policy', () => {
     expect(() => outputNoData('S16', 1.5, undefined)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'noData' }));
   });
 
-  it('an integer raster without NoData writes masked pixels as 0 and no NoData tag', async () => {
+  it('an integer raster without NoData writes masked pixels as 0, no NoData tag, and keeps its mask (internal mask)', async () => {
     const block = syntheticBlock('U8', { x: 0, y: 0, width: 20, height: 10 }, 1, true);
     const back = await roundTrip(block, infoFor(block));
     expect(back.info.noData).toBeUndefined();
-    expect(back.block.mask.every((m) => m === 1)).toBe(true);
-    for (let i = 0; i < block.mask.length; i++) expect(back.block.bands[0]![i]).toBe(block.mask[i] ? block.bands[0]![i] : 0);
+    expect(firstDifference(block, back.block)).toBeUndefined();
+    expect(back.block.mask.some((m) => m === 0)).toBe(true);
+    // The pixels under the mask are 0 in the file (internal-mask.test.ts checks the mask IFD).
+    const tiff = await fromFile(back.path);
+    const values = ((await (await tiff.getImage(0)).readRasters({ interleave: false })) as unknown as Uint8Array[])[0]!;
+    await tiff.close();
+    for (let i = 0; i < block.mask.length; i++) expect(values[i]).toBe(block.mask[i] ? block.bands[0]![i] : 0);
   });
 
   it('a float raster without NoData gets NaN, so masked pixels survive', async () => {

@@ -59,7 +59,11 @@ const SAMPLE_FORMAT: Readonly<Record<PixelType, number>> = {
   U1: 1, U2: 1, U4: 1, U8: 1, S8: 2, U16: 1, S16: 2, U32: 1, S32: 2, F32: 3, F64: 3, C64: 6, C128: 6,
 };
 
-/** The NoData decision for an output of type `t` (see the file header). */
+/**
+ * The NoData decision for an output of type `t` (see the file header): `fill` goes into masked
+ * pixels, `tag` into GDAL_NODATA. `tag` undefined (integer types only) means the mask cannot
+ * travel as NoData; encodeGeoTiff then writes it as an internal mask IFD.
+ */
 export function outputNoData(t: PixelType, requested: number | undefined, declared: number | undefined): { fill: number; tag: number | undefined } {
   const info = PIXEL_TYPE_INFO[t];
   if (requested !== undefined) {
@@ -145,10 +149,10 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
   if (xml) tags.set(42112, { type: 'ASCII', value: xml });
   if (nd.tag !== undefined) tags.set(42113, { type: 'ASCII', value: formatNoData(nd.tag) });
   const main: TiffImage = { tags, blocks, tiled: true };
-  // ASSUMPTION (spec silent, rule "never lost data"): an integer raster with no NoData to carry
-  // its mask gets GDAL's internal mask instead; floats always have a NoData (NaN by default) and
-  // integers with a NoData carry the mask in it, so they never get one (as GDAL, which does not
-  // write a mask band for a raster with NoData unless asked).
+  // ASSUMPTION (spec silent; rule "never lost data"): an integer raster with no NoData to carry
+  // its mask gets GDAL's internal mask instead. Floats always have a NoData (NaN by default) and
+  // integers with one carry the mask in it, so neither gets a mask IFD (one mechanism per file,
+  // as GDAL, which writes a mask band only when asked); nor does a block with no masked pixel.
   const needsMask = ti.integer && nd.tag === undefined && block.mask.indexOf(0) >= 0;
   if (!needsMask) return writeClassicTiff(main);
   return writeClassicTiff([main, maskImage(block.mask, width, height, ts, compress === 'deflate' ? level : undefined)]);
