@@ -26,10 +26,10 @@
  * NoData: 0..255 are all legitimate shades for the vendor (0 = fully shaded; GDAL instead shades
  * into 1..255 and reserves 0 for NoData). rasterflow keeps the vendor's values and declares no
  * NoData sentinel (`info.noData` undefined): NoData travels in the mask only (PNG alpha, masked
- * pixels for the next function), and masked pixels hold 0. An encoder with no mask to write shows
- * them as 0, fully shaded; a client that wants a sentinel in the file asks the encoder for one
- * (the request's `noData`, e.g. 0 for GDAL's convention, at the price of fully shaded pixels
- * reading as NoData). [ours]
+ * pixels for the next function, a GDAL internal mask band in GeoTIFF output), and masked pixels
+ * hold 0. A client that wants a sentinel in the file asks the encoder for one (the request's
+ * `noData`, e.g. 0 for GDAL's convention, at the price of fully shaded pixels reading as NoData).
+ * [ours]
  *
  * Edges and NoData neighbours: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem
  * -compute_edges).
