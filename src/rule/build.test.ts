@@ -78,6 +78,20 @@ describe('rule shapes', () => {
     expect(a.root!.id).toBe(b.root!.id);
   });
 
+  it('unwraps double-encoded rules and arguments and a renderingRule wrapper, with warnings', () => {
+    const rule = { rasterFunction: 'Slope', rasterFunctionArguments: { SlopeType: 2 } };
+    const plain = resolveRule(rule, { registry }).root!.id;
+    expect(resolveRule(JSON.stringify(JSON.stringify(rule)), { registry }).root!.id).toBe(plain);
+    const wrapped = resolveRule({ renderingRule: rule }, { registry });
+    expect(wrapped.root!.id).toBe(plain);
+    expect(wrapped.warnings[0]).toMatchObject({ path: 'renderingRule' });
+    const args = resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: '{"SlopeType":2}' }, { registry });
+    expect(args.root!.id).toBe(plain);
+    expect(args.warnings[0]).toMatchObject({ path: 'rasterFunctionArguments' });
+    const bad = resolveRule({ renderingRule: { rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: 'x' } } }, { registry });
+    expect(bad.issues[0]).toMatchObject({ path: 'renderingRule.rasterFunctionArguments.ZFactor' });
+  });
+
   it('reads the long raster-function-template form', async () => {
     const g = await build({
       type: 'RasterFunctionTemplate',

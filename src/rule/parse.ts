@@ -51,12 +51,22 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
   const issues: Issue[] = [];
   const warnings: Issue[] = [];
   let value = input;
-  if (typeof input === 'string') {
+  // Real clients double-encode (a JSON string holding the rule's JSON text): undo up to twice.
+  for (let i = 0; i < 3 && typeof value === 'string'; i++) {
     try {
-      value = JSON.parse(input);
+      value = JSON.parse(value);
     } catch (e) {
-      issues.push({ code: 'INVALID_RULE', path: '', message: `the rule is not valid JSON: ${(e as Error).message}` });
+      issues.push({ code: 'INVALID_RULE', path: basePath, message: `the rule is not valid JSON: ${(e as Error).message}` });
       return { root: undefined, issues, warnings };
+    }
+  }
+  // `{ "renderingRule": { ... } }`: the request parameter's name around the rule.
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0]!.toLowerCase() === 'renderingrule') {
+      warnings.push({ code: 'INVALID_RULE', path: join(basePath, keys[0]!), message: 'the rule was wrapped in renderingRule; the inner rule is used' });
+      const inner = parseRule((value as Record<string, unknown>)[keys[0]!], join(basePath, keys[0]!));
+      return { ...inner, warnings: [...warnings, ...inner.warnings] };
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -120,7 +130,16 @@ function parseNode(
 
   const argsKey = lower.get('rasterfunctionarguments') ?? 'rasterFunctionArguments';
   const argsPath = join(path, argsKey);
-  const rawArgs = obj[argsKey];
+  let rawArgs = obj[argsKey];
+  if (typeof rawArgs === 'string' && rawArgs.trim().startsWith('{')) {
+    // Double-encoded arguments (seen from clients that stringify each field).
+    try {
+      rawArgs = JSON.parse(rawArgs);
+      warnings.push({ code: 'INVALID_RULE', path: argsPath, message: 'rasterFunctionArguments was a JSON string; it was decoded' });
+    } catch {
+      // reported below as not an object
+    }
+  }
   const args: Record<string, unknown> = {};
   if (rawArgs !== undefined && rawArgs !== null) {
     if (typeof rawArgs !== 'object' || Array.isArray(rawArgs)) {
