@@ -25,8 +25,9 @@ export function evaluate(node: RasterNode, r: Rect, ctx: EvalContext): Promise<P
 
 async function run(node: FunctionNode, r: Rect, ctx: EvalContext): Promise<PixelBlock> {
   if (ctx.signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted', { cause: ctx.signal.reason });
-  const need = grow(r, node.plan.halo);
-  const inputs = await Promise.all(node.inputs.map((input) => evaluate(input, need, ctx)));
+  const { halo, inputRect } = node.plan;
+  const grown = grow(r, halo);
+  const inputs = await Promise.all(node.inputs.map((input, i) => evaluate(input, inputRect ? inputRect(r, i) : grown, ctx)));
   const out = allocateBlock(r, node.plan.info.pixelType, node.plan.info.bandCount);
   node.fn.kernel(node.plan.params, inputs, out);
   return out;

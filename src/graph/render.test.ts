@@ -39,3 +39,37 @@ describe('render', () => {
     await expect(render(node, { tileSize: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: 'tileSize' });
   });
 });
+
+describe('inputRect', () => {
+  it('lets a plan ask for another input rectangle than out grown by the halo', async () => {
+    const { defineFunction } = await import('./types.js');
+    // Hand-made function: each output pixel is the sum of its whole input column (needs the full height).
+    const columnSum = defineFunction({
+      name: 'ColumnSum',
+      summary: 'test only: sum of the whole column',
+      family: 'test',
+      verification: 'hand',
+      args: { Raster: { kind: 'raster', default: '$$', doc: 'input' } },
+      plan(a, inputs) {
+        const info = inputs[a.Raster]!;
+        return { info: { ...info, pixelType: 'F64' }, halo: 0, params: {}, inputRect: (out) => rect(out.x, 0, out.width, info.height) };
+      },
+      kernel(_p, [input], out) {
+        const w = out.rect.width;
+        for (let y = 0; y < out.rect.height; y++) {
+          for (let x = 0; x < w; x++) {
+            let s = 0;
+            for (let k = 0; k < input!.rect.height; k++) s += input!.bands[0]![k * input!.rect.width + x]!;
+            out.bands[0]![y * w + x] = s;
+          }
+        }
+      },
+    });
+    const node = applyFunction(columnSum, {}, [dem]);
+    const block = await render(node, { tileSize: 7 });
+    let expected = 0;
+    for (let y = 0; y < 40; y++) expected += 3 * 3 - 3 * y;
+    expect(block.bands[0]![3]).toBe(expected);
+    expect(block.bands[0]![39 * 50 + 3]).toBe(expected);
+  });
+});

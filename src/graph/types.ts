@@ -92,6 +92,13 @@ export interface Plan<P> {
   readonly info: RasterInfo;
   /** Extra pixels needed on every side of the requested rectangle, from every input. */
   readonly halo: number;
+  /**
+   * The input rectangle needed for output rectangle `out` from input `input`, when it is not `out`
+   * grown by `halo`: grid changes (Resample, Geometric) and functions that need more context than
+   * a fixed halo (ElevationVoidFill with no width limit reads its whole input). Must depend only on
+   * `out`, so tiles stay independent. Kernels find where their inputs start in `block.rect`.
+   */
+  readonly inputRect?: (out: Rect, input: number) => Rect;
   /** Precomputed, structured-cloneable kernel parameters. */
   readonly params: P;
   /** Warnings about arguments that were accepted but have no effect (reported, never thrown). */
