@@ -1,5 +1,5 @@
 /**
- * Terrain kernels (Hillshade, Slope) on one full block, beside a plain typed-array loop doing the
+ * Terrain kernels (Hillshade, Slope, Aspect, Curvature) on one full block, beside a plain typed-array loop doing the
  * same math in the same run (the reference: what a hand-written loop gets on this machine now).
  *
  * Inputs: (a) a seeded synthetic 4096 x 4096 F32 DEM (Gaussian bumps plus seeded noise, as
@@ -12,6 +12,8 @@ import { fromFile } from 'geotiff';
 import { Bench } from 'tinybench';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
 import { grow, rect } from '../src/core/rect.js';
+import { aspect } from '../src/functions/terrain/aspect.js';
+import { curvature } from '../src/functions/terrain/curvature.js';
 import { hillshade } from '../src/functions/terrain/hillshade.js';
 import { slope } from '../src/functions/terrain/slope.js';
 import { memorySource } from '../src/graph/memory-source.js';
@@ -131,6 +133,56 @@ export function plainHillshade(z: Float32Array, out: Uint8Array, w: number, h: n
   }
 }
 
+/** Aspect with Math.atan2 (the kernel uses the family's fitted arctangent). */
+export function plainAspect(z: Float32Array, out: Float32Array, w: number, h: number, cell: number): void {
+  const kx = 1 / (8 * cell);
+  const ky = 1 / (8 * cell);
+  for (let y = 1; y < h - 1; y++) {
+    const r0 = (y - 1) * w;
+    const r1 = y * w;
+    const r2 = r1 + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
+      const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
+      if (dx === 0 && dy === 0) {
+        out[r1 + x] = -1;
+        continue;
+      }
+      const t = 90 - Math.atan2(dy, -dx) * DEG;
+      out[r1 + x] = t < 0 ? t + 360 : t;
+    }
+  }
+}
+
+/** Zevenbergen-Thorne curvature: standard (type 0) or profile (type 1). */
+export function plainCurvature(z: Float32Array, out: Float32Array, w: number, h: number, cell: number, type: 0 | 1): void {
+  const l2 = 1 / (cell * cell);
+  for (let y = 1; y < h - 1; y++) {
+    const r0 = (y - 1) * w;
+    const r1 = y * w;
+    const r2 = r1 + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!, e = z[r1 + x]!, f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const D = ((d + f) / 2 - e) * l2;
+      const E = ((b + hh) / 2 - e) * l2;
+      if (type === 0) {
+        out[r1 + x] = -200 * (D + E);
+        continue;
+      }
+      const F = (-a + c + g - i) * 0.25 * l2;
+      const G = (f - d) / (2 * cell);
+      const H = (b - hh) / (2 * cell);
+      const s = G * G + H * H;
+      out[r1 + x] = s === 0 ? 0 : (-200 * (D * G * G + E * H * H + F * G * H)) / s;
+    }
+  }
+}
+
 export interface TerrainBenchOptions {
   /** Milliseconds per task (tinybench `time`); default 500. */
   readonly time?: number;
@@ -150,14 +202,17 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
     const cell = dem.info.cellSize.x;
     const u8 = new Uint8Array(w * h);
     const f32 = new Float32Array(w * h);
-    const cases = [
+    const cases: { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain: () => void }[] = [
       { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell) },
       { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell) },
+      { fn: aspect, plain: () => plainAspect(dem.z, f32, w, h, cell) },
+      { fn: curvature, label: 'Curvature standard', args: { Type: 0 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 0) },
+      { fn: curvature, label: 'Curvature profile', args: { Type: 1 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 1) },
     ];
-    for (const { fn, plain } of cases) {
-      const ours = `${fn.name} kernel, ${dem.name}`;
-      const reference = `${fn.name} plain loop, ${dem.name}`;
-      bench.add(ours, await kernelTask(fn, {}, dem));
+    for (const { fn, label, args, plain } of cases) {
+      const ours = `${label ?? fn.name} kernel, ${dem.name}`;
+      const reference = `${label ?? fn.name} plain loop, ${dem.name}`;
+      bench.add(ours, await kernelTask(fn, args ?? {}, dem));
       bench.add(reference, plain);
       pairs.push({ ours, reference, pixels: w * h });
     }

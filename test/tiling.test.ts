@@ -33,6 +33,7 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { SlopeType: 3, Azimuth: 100, Altitude: 20, ZFactor: 2 }, inputs: [dem] },
     { args: { RemoveEdgeEffect: true }, inputs: [dem] },
     { args: {}, inputs: [demGeo] },
+    { args: { GeographicCellSize: 'Vendor111000', SlopeType: 3 }, inputs: [demGeo] },
   ],
   Slope: [
     { args: {}, inputs: [dem] },
@@ -40,6 +41,43 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { SlopeType: 3 }, inputs: [dem] },
     { args: { RemoveEdgeEffect: true }, inputs: [dem] },
     { args: {}, inputs: [demGeo] },
+  ],
+  Aspect: [
+    { args: {}, inputs: [dem] },
+    { args: { RemoveEdgeEffect: true }, inputs: [dem] },
+    { args: {}, inputs: [demGeo] },
+    { args: { GeographicCellSize: 'Vendor111000' }, inputs: [demGeo] },
+  ],
+  Curvature: [0, 1, 2].flatMap((Type) => [
+    { args: { Type, ZFactor: 2 }, inputs: [dem] },
+    { args: { Type, RemoveEdgeEffect: true }, inputs: [dem] },
+    { args: { Type }, inputs: [demGeo] },
+  ]),
+  ShadedRelief: [
+    { args: {}, inputs: [dem] },
+    { args: { HillshadeType: 1, Colorramp: 'Slope' }, inputs: [dem] },
+    {
+      args: {
+        RemoveEdgeEffect: true,
+        Colormap: Array.from({ length: 400 }, (_, i) => [300 + i, i % 256, (3 * i) % 256, (7 * i) % 256]).filter((e) => e[0]! % 7 !== 0),
+      },
+      inputs: [dem],
+    },
+    { args: { HillshadeType: 1 }, inputs: [demGeo] },
+  ],
+  SurfaceParamFunction: [
+    { args: {}, inputs: [dem] },
+    { args: { SurfaceCalculation: 1, AnalysisScaleWithUnits: '150 Meters' }, inputs: [dem] },
+    { args: { SurfaceCalculation: 2, LocalSurface: 2, AnalysisScaleWithUnits: 90 }, inputs: [dem] },
+    { args: { SurfaceCalculation: 5 }, inputs: [dem] },
+    { args: { SurfaceCalculation: 9, AnalysisScaleWithUnits: 90, UseAdaptiveScale: true }, inputs: [dem] },
+    { args: { SurfaceCalculation: 5, ProjectAzimuths: true, UseEquatorialAspect: true }, inputs: [demGeo] },
+    { args: { SlopeType: 2 }, inputs: [demGeo] },
+  ],
+  ElevationVoidFill: [
+    { args: {}, inputs: [dem] },
+    { args: { MaxVoidWidth: 90 }, inputs: [dem] },
+    { args: { MaxVoidWidth: -1 }, inputs: [dem] },
   ],
   Identity: [{ args: {}, inputs: [bands] }],
   ExtractBand: [{ args: { BandIDs: [2, 0, 0] }, inputs: [bands] }],

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates the terrain reference rasters in golden/terrain/ with GDAL's gdaldem (an independent
-# implementation of the same Horn formulas). These are `reference` goldens: never regenerate them
-# from rasterflow's own output. The cases that use them are in cases.json beside this script; the
-# case fields are described in golden/README.md.
+# implementation of the same Horn formulas), GRASS GIS r.slope.aspect, and two NumPy scripts beside
+# this one (per_row_reference.py, curvature_reference.py: the spec's formulas, written
+# independently of rasterflow's code). These are `reference` goldens: never regenerate them from
+# rasterflow's own output. The cases that use them are in cases.json beside this script; the case
+# fields are described in golden/README.md.
 #
-# Needs GDAL 3.6 (gdaldem, gdal_translate, gdal_calc.py; gdal_calc.py runs on the Python that has
-# `osgeo`, /usr/bin/python3 on Debian). Run from anywhere: bash golden/terrain/make-goldens.sh
+# Needs GDAL 3.6 (gdaldem, gdal_translate, gdal_calc.py; gdal_calc.py and the NumPy scripts run on
+# the Python that has `osgeo` and numpy, /usr/bin/python3 on Debian) and GRASS GIS 8.2
+# (Debian grass-core; run headless with --tmp-location). Run from anywhere:
+# bash golden/terrain/make-goldens.sh
 #
 # Scale conventions:
 # - gdaldem `-s` is horizontal units per vertical unit, i.e. 1 / z-factor. `-s 111000` reproduces the
@@ -58,5 +62,95 @@ gdal_calc.py --quiet -A "$TMP/md0.tif" -B "$TMP/md1.tif" -C "$TMP/md2.tif" -D "$
   --calc="(3.0*A + 5.0*B + 3.0*C + 2.0*D + 1.0*E + 4.0*F) / 18.0" \
   --type=Float32 --NoDataValue=0 --outfile="$TMP/md.tif" --overwrite
 gdal_translate -q "$TMP/md.tif" "$OUT/utm-hillshade-multidirectional-vendor.tif" "${F32[@]}"
+
+
+# ============================================================================================
+# Aspect, Curvature and the per-row geodesic cell size (terrain issue 3). NumPy parts run on
+# /usr/bin/python3 (osgeo + numpy); GRASS GIS 8.2 (grass-core) runs r.slope.aspect headless.
+PY=/usr/bin/python3
+grass --version | head -1
+
+# ---- Aspect on the UTM DEM with gdaldem. gdaldem's default output is the vendor's convention
+# (azimuth: 0 north, clockwise; -alg Horn), but a flat cell is NoData (-9999) (0 with
+# -zero_for_flat, which also writes 0, not NoData, on the uncomputed outer ring, so it cannot tell
+# them apart). The DEM has no NoData, so a -9999 is a flat cell unless it lies on the outer ring
+# that gdaldem leaves uncomputed without -compute_edges: flat cells become the vendor's -1, the
+# ring NaN. gdaldem does not divide by the cell sizes; the UTM cells are square, so no matter.
+for ce in "" "-compute_edges"; do
+  gdaldem aspect "$UTM" "$TMP/asp.tif" $ce -q
+  name="utm-aspect${ce:+-compute-edges}"
+  "$PY" - "$TMP/asp.tif" "${ce:-ring}" "$OUT/$name.tif" <<'PYEOF'
+import sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+a_ds = gdal.Open(sys.argv[1]); a = a_ds.GetRasterBand(1).ReadAsArray().astype(np.float64)
+nd = a_ds.GetRasterBand(1).GetNoDataValue()
+ring = np.zeros(a.shape, bool)
+if sys.argv[2] == "ring":
+    ring[0, :] = ring[-1, :] = ring[:, 0] = ring[:, -1] = True
+flat = (a == nd) & ~ring
+out = np.where(flat, -1.0, np.where(a == nd, np.nan, a))
+drv = gdal.GetDriverByName("GTiff")
+o = drv.Create(sys.argv[3], a_ds.RasterXSize, a_ds.RasterYSize, 1, gdal.GDT_Float32, ["COMPRESS=DEFLATE", "PREDICTOR=3", "ZLEVEL=9"])
+o.SetGeoTransform(a_ds.GetGeoTransform()); o.SetProjection(a_ds.GetProjection())
+ob = o.GetRasterBand(1); ob.SetNoDataValue(float("nan")); ob.WriteArray(out.astype(np.float32)); o.FlushCache(); ob = None; o = None
+print(f"{sys.argv[3]}: {int(flat.sum())} flat cells -> -1, {int(np.isnan(out).sum())} NoData")
+PYEOF
+done
+
+# ---- Per-row geodesic cell sizes on the geographic DEM (rasterflow's default for degrees):
+# an independent NumPy implementation (slope, SCALED slope, hillshade, aspect, curvature).
+"$PY" "$HERE/per_row_reference.py" "$GEO" "$OUT/geo-geodesic"
+
+# ---- The same on the geographic DEM with GRASS r.slope.aspect in a lat/lon location: GRASS
+# computes each row's run with G_distance (ellipsoidal distances between the window's cell
+# centres), a second independent per-row implementation. -n: aspect clockwise from north, flat
+# -9999 (-> -1 here). No -e: GRASS leaves the outer ring NULL (cases exclude it).
+cat > "$TMP/grass-ll.sh" <<GRASSEOF
+set -e
+r.in.gdal -o input="$GEO" output=dem --quiet
+g.region raster=dem
+r.slope.aspect -n elevation=dem slope=slope aspect=aspect precision=DCELL --quiet
+r.out.gdal -c -f input=slope output="$TMP/grass-ll-slope.tif" type=Float64 --quiet
+r.out.gdal -c -f input=aspect output="$TMP/grass-ll-aspect.tif" type=Float64 --quiet
+GRASSEOF
+grass --tmp-location EPSG:4326 --exec bash "$TMP/grass-ll.sh"
+"$PY" - "$TMP/grass-ll-slope.tif" "$TMP/grass-ll-aspect.tif" "$OUT/geo-grass" <<'PYEOF'
+import sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+def save(src, path, arr):
+    drv = gdal.GetDriverByName("GTiff")
+    o = drv.Create(path, src.RasterXSize, src.RasterYSize, 1, gdal.GDT_Float32, ["COMPRESS=DEFLATE", "PREDICTOR=3", "ZLEVEL=9"])
+    o.SetGeoTransform(src.GetGeoTransform()); o.SetProjection(src.GetProjection())
+    ob = o.GetRasterBand(1); ob.SetNoDataValue(float("nan")); ob.WriteArray(arr.astype(np.float32)); o.FlushCache(); ob = None; o = None
+for src_path, name in ((sys.argv[1], "slope"), (sys.argv[2], "aspect")):
+    ds = gdal.Open(src_path); b = ds.GetRasterBand(1); a = b.ReadAsArray().astype(np.float64)
+    nd = b.GetNoDataValue()
+    null = np.isnan(a) if nd is None or np.isnan(nd) else (a == nd)
+    if name == "aspect":
+        a = np.where(a == -9999, -1.0, a)
+        a = np.where(a.astype(np.float32) >= 360, 0.0, a)
+    save(ds, f"{sys.argv[3]}-{name}.tif", np.where(null, np.nan, a))
+    print(f"{sys.argv[3]}-{name}.tif: {int(null.sum())} NULL")
+PYEOF
+
+# ---- Curvature. (1) The Zevenbergen-Thorne formulas of the spec in NumPy on the UTM DEM.
+"$PY" "$HERE/curvature_reference.py" zt "$UTM" "$OUT/utm-curvature"
+# (2) GRASS r.slope.aspect on a polynomial surface where its estimators and Zevenbergen-Thorne's
+# agree (see curvature_reference.py), its normalised curvatures converted to the vendor's.
+"$PY" "$HERE/curvature_reference.py" poly "$OUT/poly-dem.tif"
+cat > "$TMP/grass-poly.sh" <<GRASSEOF
+set -e
+r.in.gdal -o input="$OUT/poly-dem.tif" output=poly --quiet
+g.region raster=poly
+r.slope.aspect elevation=poly dx=dx dy=dy dxx=dxx dyy=dyy pcurvature=pc tcurvature=tc precision=DCELL --quiet
+for m in dx dy dxx dyy pc tc; do r.out.gdal -c -f input=\$m output="$TMP/grass-\$m.tif" type=Float64 --quiet; done
+GRASSEOF
+grass --tmp-location EPSG:32616 --exec bash "$TMP/grass-poly.sh"
+"$PY" "$HERE/curvature_reference.py" grass "$OUT/poly-dem.tif" "$TMP/grass-dx.tif" "$TMP/grass-dy.tif" \
+  "$TMP/grass-dxx.tif" "$TMP/grass-dyy.tif" "$TMP/grass-pc.tif" "$TMP/grass-tc.tif" "$OUT/poly-grass-curvature"
 
 ls -l "$OUT"/*.tif

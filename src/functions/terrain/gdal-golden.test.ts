@@ -1,5 +1,5 @@
 /**
- * The terrain golden cases (golden/terrain/cases.json, made by gdaldem) run directly against the
+ * The terrain golden cases (golden/terrain/cases.json, made by gdaldem, GRASS and NumPy) run directly against the
  * terrain functions, without the rule builder or the io layer: the DEM and the expected raster are
  * read with geotiff.js and the DEM becomes a memory source. Reads committed files only; GDAL is not
  * needed. The comparison follows golden/README.md (the cross-cutting harness test/golden.test.ts
@@ -15,6 +15,8 @@ import { memorySource } from '../../graph/memory-source.js';
 import { render } from '../../graph/render.js';
 import type { RasterFunction } from '../../graph/types.js';
 import { applyFunction } from '../../../test/helpers.js';
+import { aspect } from './aspect.js';
+import { curvature } from './curvature.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -30,7 +32,7 @@ interface Case {
   readonly edge?: number;
 }
 
-const FUNCTIONS: Record<string, RasterFunction> = { slope, hillshade } as Record<string, RasterFunction>;
+const FUNCTIONS: Record<string, RasterFunction> = { slope, hillshade, aspect, curvature } as Record<string, RasterFunction>;
 const cases = JSON.parse(readFileSync(resolve(ROOT, 'golden/terrain/cases.json'), 'utf8')) as Case[];
 
 interface Raster {
@@ -73,7 +75,7 @@ function expectedValue(c: Case, v: number, valid: boolean): number | undefined {
   return v;
 }
 
-describe('terrain goldens (gdaldem) against the kernels', () => {
+describe('terrain goldens against the kernels', () => {
   for (const c of cases) {
     it(c.id, async () => {
       const fn = FUNCTIONS[c.rule.rasterFunction.toLowerCase()];

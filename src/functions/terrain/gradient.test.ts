@@ -1,10 +1,14 @@
 /**
  * The shared window reader's edge/NoData policy (gradient.ts), seen through Slope in percent rise
- * (100 * |gradient|, the plainest function of the gradient) and checked against a naive
- * re-implementation of the documented rules, plus hand-computed cells.
+ * (100 * |gradient|, the plainest function of the gradient) and through Curvature (which reads all
+ * nine window values), checked against a naive re-implementation of the documented rules, plus
+ * hand-computed cells; and the per-row geodesic cell sizes of geographic DEMs.
  */
 import { describe, expect, it } from 'vitest';
 import { applyFunction, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { aspect } from './aspect.js';
+import { curvature } from './curvature.js';
+import { atan2Degrees, geodesicCell } from './gradient.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -18,20 +22,34 @@ function holes(width: number, height: number, cells: readonly (readonly [number,
 }
 
 
+/** Percent slope of a window (unit cells). */
+const horn = (w: readonly number[]): number => {
+  const gx = (w[2]! + 2 * w[5]! + w[8]! - (w[0]! + 2 * w[3]! + w[6]!)) / 8;
+  const gy = (w[6]! + 2 * w[7]! + w[8]! - (w[0]! + 2 * w[1]! + w[2]!)) / 8;
+  return 100 * Math.hypot(gx, gy);
+};
+
+/** Zevenbergen-Thorne profile curvature of a window (unit cells): uses all nine values. */
+const profile = (w: readonly number[]): number => {
+  const [a, b, c, d, e, f, g, h, i] = w as [number, number, number, number, number, number, number, number, number];
+  const D = (d + f) / 2 - e;
+  const E = (b + h) / 2 - e;
+  const F = (-a + c + g - i) / 4;
+  const G = (f - d) / 2;
+  const H = (b - h) / 2;
+  const s = G * G + H * H;
+  return s === 0 ? 0 : (-200 * (D * G * G + E * H * H + F * G * H)) / s;
+};
+
 /**
- * Naive reference of the documented policy: percent slope at (x, y), or undefined for NoData.
- * Written from the rules in gradient.ts, not from its code.
+ * Naive reference of the documented policy: the window used at (x, y) (edge and NoData rules
+ * applied), or undefined for NoData. Written from the rules in gradient.ts, not from its code.
  */
-function reference(z: Z, valid: (x: number, y: number) => boolean, W: number, H: number, extrapolate: boolean) {
+function windowReference(z: Z, valid: (x: number, y: number) => boolean, W: number, H: number, extrapolate: boolean) {
   const inside = (x: number, y: number) => x >= 0 && y >= 0 && x < W && y < H;
   const ok = (x: number, y: number) => inside(x, y) && valid(x, y);
-  const horn = (w: number[]) => {
-    const gx = (w[2]! + 2 * w[5]! + w[8]! - (w[0]! + 2 * w[3]! + w[6]!)) / 8;
-    const gy = (w[6]! + 2 * w[7]! + w[8]! - (w[0]! + 2 * w[1]! + w[2]!)) / 8;
-    return 100 * Math.hypot(gx, gy);
-  };
   // Vendor rule: inner cells with >= 7 valid neighbours; the ring copies the inner neighbour.
-  const inner = (x: number, y: number): number | undefined => {
+  const inner = (x: number, y: number): number[] | undefined => {
     if (!ok(x, y)) return undefined;
     const w: number[] = [];
     let missing = 0;
@@ -44,10 +62,10 @@ function reference(z: Z, valid: (x: number, y: number) => boolean, W: number, H:
         }
       }
     }
-    return missing > 1 ? undefined : horn(w);
+    return missing > 1 ? undefined : w;
   };
   // GDAL -compute_edges.
-  const gdal = (x: number, y: number): number | undefined => {
+  const gdal = (x: number, y: number): number[] | undefined => {
     if (!ok(x, y)) return undefined;
     const w: number[] = [];
     const edgeRow = y === 0 || y === H - 1;
@@ -69,12 +87,21 @@ function reference(z: Z, valid: (x: number, y: number) => boolean, W: number, H:
         w.push(v ?? z(x, y));
       }
     }
-    return horn(w);
+    return w;
   };
-  return (x: number, y: number): number | undefined => {
+  return (x: number, y: number): number[] | undefined => {
     if (extrapolate) return W < 2 || H < 2 ? undefined : gdal(x, y);
     if (W < 3 || H < 3 || !ok(x, y)) return undefined;
     return inner(Math.min(Math.max(x, 1), W - 2), Math.min(Math.max(y, 1), H - 2));
+  };
+}
+
+/** Naive reference of the policy through Horn: percent slope at (x, y), or undefined for NoData. */
+function reference(z: Z, valid: (x: number, y: number) => boolean, W: number, H: number, extrapolate: boolean) {
+  const win = windowReference(z, valid, W, H, extrapolate);
+  return (x: number, y: number): number | undefined => {
+    const w = win(x, y);
+    return w === undefined ? undefined : horn(w);
   };
 }
 
@@ -189,6 +216,22 @@ describe('the reader against a naive reference', () => {
           }
         }
       });
+
+      it(`${extrapolate ? 'extrapolate' : 'vendor'} ${W}x${H} with random holes, all nine values (Curvature)`, async () => {
+        const rnd = prng(W * 37 + H + (extrapolate ? 5 : 0));
+        const zs = Array.from({ length: W * H }, () => Math.round(rnd() * 50));
+        const mask = Uint8Array.from({ length: W * H }, () => (rnd() < 0.12 ? 0 : 1));
+        const zf: Z = (x, y) => zs[y * W + x]!;
+        const ref = windowReference(zf, (x, y) => mask[y * W + x] === 1, W, H, extrapolate);
+        const r = await runFunction(curvature, { Type: 1, RemoveEdgeEffect: extrapolate }, [rasterOf({ width: W, height: H }, zf, mask)]);
+        for (let y = 0; y < H; y++) {
+          for (let x = 0; x < W; x++) {
+            const w = ref(x, y);
+            expect(r.valid(x, y), `valid (${x}, ${y})`).toBe(w !== undefined);
+            if (w !== undefined) expect(r.value(x, y), `(${x}, ${y})`).toBeCloseTo(profile(w), 2);
+          }
+        }
+      });
     }
   }
 });
@@ -206,7 +249,7 @@ describe('tiled equals whole, bit for bit', () => {
   const tileSizes: [number, number][] = [[37, 53], [1, 1], [2, 3], [3, 2], [5, 7], [4, 4], [13, 1], [1, 11]];
   for (const RemoveEdgeEffect of [false, true]) {
     for (const [label, input] of [['holes', dem], ['no holes', full]] as const) {
-      for (const fn of [slope, hillshade]) {
+      for (const fn of [slope, hillshade, aspect, curvature]) {
         it(`${fn.name} RemoveEdgeEffect ${RemoveEdgeEffect}, ${label}`, async () => {
           const node = applyFunction(fn, { RemoveEdgeEffect }, [input]);
           for (const t of tileSizes) expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
@@ -228,5 +271,122 @@ describe('atanDegrees', () => {
     expect(atanDegrees(0)).toBe(0);
     expect(atanDegrees(1)).toBeCloseTo(45, 6);
     expect(atanDegrees(Number.POSITIVE_INFINITY)).toBe(90);
+  });
+});
+
+describe('atan2Degrees', () => {
+  it('is within 6e-8 degrees of Math.atan2 in every quadrant, with the axes and the origin exact', () => {
+    let worst = 0;
+    const rnd = prng(9);
+    for (let k = 0; k < 200000; k++) {
+      const y = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
+      const x = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
+      worst = Math.max(worst, Math.abs(atan2Degrees(y, x) - (Math.atan2(y, x) * 180) / Math.PI));
+    }
+    expect(worst).toBeLessThan(6e-8);
+    expect([atan2Degrees(0, 1), atan2Degrees(1, 0), atan2Degrees(0, -1), atan2Degrees(-1, 0), atan2Degrees(0, 0)]).toEqual([0, 90, 180, -90, 0]);
+    expect(atan2Degrees(1, 1)).toBeCloseTo(45, 6);
+    expect(atan2Degrees(-1, -1)).toBeCloseTo(-135, 6);
+  });
+});
+
+describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geodesic, the default)', () => {
+  /** Row 0 centred on `lat`, one degree of longitude wide, a micro-degree tall. */
+  const row = (lat: number) => ({ ymax: lat + 5e-7, dlon: 1, dlat: 1e-6 });
+
+  it('gives the WGS 84 lengths of a degree at the row centre', () => {
+    const out = { x: 0, y: 0 };
+    // WGS 84 metres per degree of longitude (N cos(phi) pi/180) and of latitude at phi (M pi/180;
+    // M(45) = 6367381.8 m, so 111131.78, not the 111132.95 of the whole 44.5..45.5 arc).
+    for (const [lat, x, y] of [[0, 111319.49, 110574.27], [45, 78846.81, 111131.78], [60, 55799.98, 111412.24]] as const) {
+      geodesicCell(row(lat), 0, out);
+      expect(out.x, `x at ${lat}`).toBeCloseTo(x, 1);
+      expect(out.y * 1e6, `y at ${lat}`).toBeCloseTo(y, 1);
+    }
+    // Southern rows mirror northern ones; rows count down from ymax.
+    const n = { x: 0, y: 0 };
+    const s = { x: 0, y: 0 };
+    geodesicCell({ ymax: 50, dlon: 0.01, dlat: 0.01 }, 9, n); // centre 49.905
+    geodesicCell({ ymax: -49.9, dlon: 0.01, dlat: 0.01 }, 0, s); // centre -49.905
+    expect(n.x).toBeCloseTo(s.x, 9);
+    expect(n.y).toBeCloseTo(s.y, 9);
+  });
+
+  it('stays finite at a pole row', () => {
+    const out = { x: 0, y: 0 };
+    geodesicCell({ ymax: 90, dlon: 1, dlat: 1 }, 0, out);
+    expect(out.x).toBeGreaterThan(0);
+    expect(Number.isFinite(out.x)).toBe(true);
+  });
+
+  // z rises 10 m per column: the east-west slope depends on each row's latitude.
+  const cell = 1 / 1200;
+  const north = 61;
+  const dem = rasterOf({ width: 6, height: 40, cellSize: cell, geographic: true, origin: { x: 5, y: north } }, (x) => 10 * x);
+  /** Independent geodesy: metres of one cell of longitude at a latitude (degrees). */
+  const cellX = (lat: number) => {
+    const a = 6378137;
+    const f = 1 / 298.257223563;
+    const e2 = f * (2 - f);
+    const phi = (lat * Math.PI) / 180;
+    return ((a * Math.cos(phi)) / Math.sqrt(1 - e2 * Math.sin(phi) ** 2)) * ((cell * Math.PI) / 180);
+  };
+  const latOf = (y: number) => north - (y + 0.5) * cell;
+
+  it('Slope uses each row\'s own cell size; the vendor ring rows use their inner neighbour\'s', async () => {
+    const r = await runFunction(slope, { SlopeType: 2 }, [dem]);
+    for (const y of [1, 2, 20, 38]) expect(r.value(3, y), `row ${y}`).toBeCloseTo((100 * 10) / cellX(latOf(y)), 3);
+    expect(r.value(3, 0)).toBe(r.value(3, 1));
+    expect(r.value(3, 39)).toBe(r.value(3, 38));
+    expect(r.value(3, 1)).not.toBe(r.value(3, 2)); // per row, not one mean factor
+    const e = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: true }, [dem]);
+    expect(e.value(3, 0)).toBeCloseTo((100 * 10) / cellX(latOf(0)), 3);
+  });
+
+  it('converts unless |ZFactor| < 0.001 (a degrees-to-metres factor given by the client)', async () => {
+    const feet = await runFunction(slope, { SlopeType: 2, ZFactor: 0.3048 }, [dem]);
+    expect(feet.value(3, 20)).toBeCloseTo((100 * 3.048) / cellX(latOf(20)), 3);
+    const tiny = await runFunction(slope, { SlopeType: 2, ZFactor: 1 / 111000 }, [dem]);
+    expect(tiny.value(3, 20)).toBeCloseTo((100 * 10) / 111000 / cell, 3);
+  });
+
+  it('Vendor111000 is the flat vendor rule, one factor for every row', async () => {
+    const r = await runFunction(slope, { SlopeType: 2, GeographicCellSize: 'VENDOR111000' }, [dem]);
+    expect(r.value(3, 2)).toBe(r.value(3, 30));
+    expect(r.value(3, 2)).toBeCloseTo((100 * 10) / (111000 * cell), 3);
+  });
+
+  it('Hillshade and SCALED use the row\'s metres too', async () => {
+    const y = 17;
+    const gx = 10 / cellX(latOf(y));
+    const zAdj = 1 + cellX(latOf(y)) ** 0.664 * 0.024;
+    const s = await runFunction(slope, { SlopeType: 3 }, [dem]);
+    expect(s.value(3, y)).toBeCloseTo((Math.atan(gx * zAdj) * 180) / Math.PI, 4);
+    const h = await runFunction(hillshade, { Azimuth: 270, Altitude: 30 }, [dem]);
+    // Light from the west on a surface rising east: 255 (cos Z + sin Z gx) / sqrt(1 + gx^2).
+    const zen = (60 * Math.PI) / 180;
+    expect(h.value(3, y)).toBe(Math.trunc((255 * (Math.cos(zen) + Math.sin(zen) * gx)) / Math.sqrt(1 + gx * gx)));
+  });
+
+  it('tiles equal the whole, bit for bit (factors from the absolute row only)', async () => {
+    const W = 29;
+    const H = 41;
+    const rnd = prng(23);
+    const zs = Array.from({ length: W * H }, (_, i) => 800 + 90 * Math.sin(i / 7) + 30 * rnd());
+    const mask = Uint8Array.from({ length: W * H }, () => (rnd() < 0.05 ? 0 : 1));
+    const geo = rasterOf({ width: W, height: H, cellSize: { x: 1 / 800, y: 1 / 1200 }, geographic: true, origin: { x: 20, y: 70 } }, (x, y) => zs[y * W + x]!, mask);
+    for (const [fn, args] of [
+      [slope, {}],
+      [slope, { SlopeType: 3, RemoveEdgeEffect: true }],
+      [hillshade, { HillshadeType: 1 }],
+      [aspect, {}],
+      [curvature, { Type: 2 }],
+      [curvature, { Type: 0, RemoveEdgeEffect: true, ZFactor: 0.3048 }],
+    ] as const) {
+      const node = applyFunction(fn, args, [geo]);
+      for (const t of [[37, 53], [7, 5], [1, 3], [4, 1]] as [number, number][]) {
+        expect(await tiledVersusWhole(node, t), `${fn.name} ${JSON.stringify(args)} tiles ${t.join('x')}`).toBeUndefined();
+      }
+    }
   });
 });

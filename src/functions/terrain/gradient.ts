@@ -1,7 +1,8 @@
 /**
- * The terrain family's one 3x3 window reader and Horn (1981) gradient. Slope, Hillshade (and
- * Aspect, ShadedRelief, Curvature when they come) read their gradients only through `HornRows`, so
- * they cannot disagree about a window, an edge or a NoData neighbour.
+ * The terrain family's one 3x3 window reader, its cell geometry (metres per row for geographic
+ * DEMs) and the Horn (1981) gradient. Slope, Hillshade, Aspect and Curvature read their windows
+ * only through `WindowRows` (Curvature directly, the others through `HornRows`), so they cannot
+ * disagree about a window, an edge, a NoData neighbour or the size of a cell.
  *
  * Window naming (row 0 is north), spec §1.6:
  *
@@ -19,7 +20,7 @@
  * ## Edge and NoData policy (one policy, identical whole or tiled)
  *
  * The output at raster cell (X, Y) depends only on the input pixels within 2 cells of it and on
- * the full raster size (`GradientParams.width/height`, fixed in `plan`), never on where a tile
+ * the full raster size (`WindowParams.width/height`, fixed in `plan`), never on where a tile
  * starts: the kernel's input block is its output rect grown by the halo, and pixels outside the
  * raster or NoData have mask 0. A NoData centre cell is always NoData.
  *
@@ -28,13 +29,13 @@
  *   1. a valid centre whose 8 neighbours are valid is computed normally;
  *   2. with exactly 7 valid neighbours the missing one takes the centre's value;
  *   3. with fewer than 7 valid neighbours the cell is NoData;
- *   4. the outermost rows and columns of the raster (no full window) take the gradient of the
+ *   4. the outermost rows and columns of the raster (no full window) take the result of the
  *      nearest cell one step inside: cell (X, Y) uses the window centred on
- *      (clamp(X, 1, W-2), clamp(Y, 1, H-2)) with rules 1-3 applied there, and is valid only when
- *      its own input pixel is valid too (a NoData input stays NoData). Corners copy the diagonal
- *      inner cell. The vendor copies whole result rows/columns, which is the same thing because
- *      the outputs are functions of the window alone. This needs a halo of 2.
- *      Rasters narrower or shorter than 3 cells have no inner cell: all NoData.
+ *      (clamp(X, 1, W-2), clamp(Y, 1, H-2)) with rules 1-3 applied there (and that row's cell
+ *      size), and is valid only when its own input pixel is valid too (a NoData input stays
+ *      NoData). Corners copy the diagonal inner cell. The vendor copies whole result rows/columns,
+ *      which is the same thing because the outputs are functions of the window alone. This needs
+ *      a halo of 2. Rasters narrower or shorter than 3 cells have no inner cell: all NoData.
  *
  * `extrapolate` mode (`RemoveEdgeEffect: true`): GDAL `gdaldem -compute_edges`, reproduced exactly
  * (GDAL 3.6 `GDALGeneric3x3Processing` and `ComputeVal`) so gdaldem can verify it (golden cases):
@@ -51,15 +52,31 @@
  * evaluates on the request grid, so it reuses the flag for the question the issue asks about: how
  * to treat cells whose window is incomplete. true = GDAL's compute-edges rule above. [ours]
  *
+ * ## Cell sizes: any CRS
+ *
+ * Projected DEMs: the cell size in CRS units (the z-factor converts z to those units, as in GDAL
+ * and the vendor). Geographic DEMs (degrees), `GeographicCellSize` (a rasterflow extension):
+ *   - `Geodesic` (default): metres PER ROW on the WGS 84 ellipsoid, from the latitude of the row's
+ *     centre: x = N(phi) cos(phi) dlon (the length of the cell's stretch of parallel, N the
+ *     prime-vertical radius), y = M(phi) dlat (the meridian arc, M the meridional radius), angles
+ *     in radians. A flat factor makes east-west gradients wrong by 1/cos(latitude) (35 % at 50
+ *     degrees). The factors depend only on the absolute raster row, so tiles agree with the whole.
+ *   - `Vendor111000`: the vendor client's flat 111000 m per degree on both axes, under each
+ *     function's own z-factor condition (spec §1.6), reproducing the vendor exactly.
+ * SCALED (SlopeType 3) adjusts the z-factor with the cell size in metres (`metersPerUnit` of a
+ * projected CRS; geographic cells are always converted for it).
+ *
  * ## Speed
  *
- * `HornRows.compute(y)` prepares one output row. Cells whose window is complete and valid over the
- * whole row span (checked once per block row, 4 mask bytes at a time) form the row's fast span:
- * the calling function computes them in a sliding loop (3 loads per cell, no mask test) fused with
- * its own output formula, which is what makes it as fast as a hand-written loop. Rows that touch
- * NoData test the 9 masks per cell; only cells at the raster edge or next to NoData go through the
- * generic reader. Nothing allocates per pixel. (A two-pass design that stored gx/gy rows and
- * converted them afterwards measured 1.5-2x slower than the plain loop on Node 20.)
+ * `WindowRows.compute(y)` prepares one output row. Cells whose window is complete and valid over
+ * the whole row span (checked once per block row, 4 mask bytes at a time) form the row's fast
+ * span: the calling function computes them in a sliding loop (3 loads per cell, no mask test)
+ * fused with its own output formula, which is what makes it as fast as a hand-written loop. For
+ * every other cell the reader writes the 9 window values, edge and NoData rules applied, into
+ * `win` (rows that touch NoData test the 9 masks per cell and copy; only cells at the raster edge
+ * or next to NoData go through the generic reader). Nothing allocates per pixel. (A two-pass design
+ * that stored gx/gy rows and converted them afterwards measured 1.5-2x slower than the plain loop
+ * on Node 20.)
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
@@ -68,6 +85,29 @@ import type { Rect } from '../../core/rect.js';
 
 /** SlopeType codes shared by Slope, Hillshade (and ShadedRelief). */
 export const SlopeType = { Degree: 1, PercentRise: 2, Scaled: 3 } as const;
+
+/** How a geographic DEM's cell size becomes metres (`GeographicCellSize`, a rasterflow extension). */
+export const GeographicCellSize = { Geodesic: 'Geodesic', Vendor111000: 'Vendor111000' } as const;
+export type GeographicCellSize = (typeof GeographicCellSize)[keyof typeof GeographicCellSize];
+
+/** The edge-policy argument every 3x3 terrain function takes. */
+export const removeEdgeEffectArg = {
+  kind: 'boolean',
+  default: false,
+  doc:
+    'false: edge rows/columns copy the inner neighbour and a cell with 2+ NoData neighbours is NoData (vendor rule); ' +
+    'true: compute every valid cell, extrapolating past the raster edge and filling NoData neighbours with the centre (gdaldem -compute_edges).',
+} as const;
+
+/** The geographic cell-size argument every 3x3 terrain function takes (rasterflow extension). */
+export const geographicCellSizeArg = {
+  kind: 'string',
+  values: [GeographicCellSize.Geodesic, GeographicCellSize.Vendor111000],
+  default: GeographicCellSize.Geodesic,
+  doc:
+    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row on WGS 84 at the row\'s latitude ' +
+    '(N cos(lat) dlon across, M dlat along the meridian); Vendor111000: the vendor client\'s flat 111000 m per degree under its z-factor conditions.',
+} as const;
 
 /** The arguments every Horn-gradient function takes, declared once (wire names, docs, defaults). */
 export const surfaceArgs = {
@@ -81,63 +121,159 @@ export const surfaceArgs = {
   },
   PSPower: { kind: 'number', default: 0.664, doc: 'Pixel-size power of the SCALED z-factor adjustment.' },
   PSZFactor: { kind: 'number', default: 0.024, doc: 'Pixel-size factor of the SCALED z-factor adjustment.' },
-  RemoveEdgeEffect: {
-    kind: 'boolean',
-    default: false,
-    doc:
-      'false: edge rows/columns copy the inner neighbour and a cell with 2+ NoData neighbours is NoData (vendor rule); ' +
-      'true: compute every valid cell, extrapolating past the raster edge and filling NoData neighbours with the centre (gdaldem -compute_edges).',
-  },
+  RemoveEdgeEffect: removeEdgeEffectArg,
+  GeographicCellSize: geographicCellSizeArg,
   DEM: { kind: 'raster', default: '$$', aliases: ['Raster'], doc: 'Elevation raster; defaults to the service raster ($$).' },
 } as const;
 
 /** Metres per degree in the vendor client's geographic rule (spec §1.6; GDAL suggests 111120). */
 export const METERS_PER_DEGREE = 111000;
 
+/** WGS 84 semi-major axis (m) and first eccentricity squared. */
+export const WGS84_A = 6378137;
+const WGS84_F = 1 / 298.257223563;
+export const WGS84_E2 = WGS84_F * (2 - WGS84_F);
+
 export const EdgeMode = { Vendor: 0, Extrapolate: 1 } as const;
 export type EdgeMode = (typeof EdgeMode)[keyof typeof EdgeMode];
 
+/** A geographic grid, for metres per row: the north edge and the cell size, in degrees. */
+export interface GeodesicRows {
+  readonly ymax: number;
+  readonly dlon: number;
+  readonly dlat: number;
+}
+
+/**
+ * The ground size of the cells: constant (`x`, `y`), or per row for a geographic DEM in Geodesic
+ * mode (`geodesic` set; `x`, `y` then hold the middle row's size, for information only).
+ */
+export interface CellGeometry {
+  readonly x: number;
+  readonly y: number;
+  readonly geodesic?: GeodesicRows;
+}
+
 /** Plain, structured-cloneable parameters of the window reader (computed in `plan`). */
-export interface GradientParams {
+export interface WindowParams {
   /** Full raster size, so the kernel can tell the raster edge from a tile edge. */
   readonly width: number;
   readonly height: number;
-  /** zx / (8 * cellX) and zy / (8 * cellY), in ground units. */
+  readonly edges: EdgeMode;
+  readonly cell: CellGeometry;
+}
+
+/** The SCALED z-factor adjustment (SlopeType 3): z + (cell * metersPerUnit)^power * factor. */
+export interface ScaledZ {
+  readonly power: number;
+  readonly factor: number;
+  readonly metersPerUnit: number;
+}
+
+/** Window parameters plus what turns a window into a Horn gradient. */
+export interface GradientParams extends WindowParams {
+  /** The z-factor (already doubled by multidirectional Hillshade). */
+  readonly z: number;
+  readonly scaled?: ScaledZ;
+  /** zx / (8 * cellX) and zy / (8 * cellY) for constant cells (per row in Geodesic mode). */
   readonly kx: number;
   readonly ky: number;
-  readonly edges: EdgeMode;
 }
 
 /** Halo the window reader needs for a mode. */
 export const gradientHalo = (edges: EdgeMode): number => (edges === EdgeMode.Vendor ? 2 : 1);
 
-export function gradientParams(
-  dem: RasterInfo,
-  z: { readonly x: number; readonly y: number },
-  cell: { readonly x: number; readonly y: number },
-  removeEdgeEffect: boolean,
-): GradientParams {
+const RAD = Math.PI / 180;
+
+/**
+ * Metres of one cell of raster row `row` of a geographic grid on WGS 84, written to `out`:
+ * x = N(phi) cos(phi) dlon, y = M(phi) dlat at the row centre's latitude phi (clamped to the
+ * centre of a row touching a pole). Depends on `row` alone, so tiles and the whole agree.
+ */
+export function geodesicCell(g: GeodesicRows, row: number, out: { x: number; y: number }): void {
+  const lim = 90 - g.dlat / 2;
+  let phi = g.ymax - (row + 0.5) * g.dlat;
+  if (phi > lim) phi = lim;
+  else if (phi < -lim) phi = -lim;
+  const r = phi * RAD;
+  const s = Math.sin(r);
+  const w = 1 - WGS84_E2 * s * s;
+  const sw = Math.sqrt(w);
+  out.x = (WGS84_A / sw) * Math.cos(r) * (g.dlon * RAD);
+  out.y = ((WGS84_A * (1 - WGS84_E2)) / (w * sw)) * (g.dlat * RAD);
+}
+
+/**
+ * The cell geometry of a DEM. `convert`: whether a geographic DEM's degrees become metres (each
+ * function's z-factor rule decides; see slope.ts, hillshade.ts). Projected DEMs keep CRS units.
+ */
+export function cellGeometry(dem: RasterInfo, mode: string, convert: boolean): CellGeometry {
+  const cs = dem.cellSize;
+  if (dem.spatialReference?.geographic !== true || !convert) return { x: cs.x, y: cs.y };
+  if (mode === GeographicCellSize.Vendor111000) return { x: cs.x * METERS_PER_DEGREE, y: cs.y * METERS_PER_DEGREE };
+  const geodesic: GeodesicRows = { ymax: dem.extent.ymax, dlon: cs.x, dlat: cs.y };
+  const mid = { x: 0, y: 0 };
+  geodesicCell(geodesic, (dem.height - 1) / 2, mid);
+  return { x: mid.x, y: mid.y, geodesic };
+}
+
+/**
+ * Geodesic mode's z-factor rule [ours]: degrees become metres unless |ZFactor| < 0.001, which is
+ * taken as a degrees-to-metres factor the client applied itself (the vendor's desktop docs tell
+ * users to pick 0.00000898 .. 0.00005156 by latitude; a z-unit conversion such as feet 0.3048 or
+ * millimetres 0.001 is larger).
+ */
+export const geodesicConverts = (zFactor: number): boolean => Math.abs(zFactor) >= 0.001;
+
+/**
+ * Metres per ground unit for the SCALED adjustment: a projected CRS's linear unit (1 when
+ * unknown); 1 for geographic DEMs, whose cells SCALED always converts to metres.
+ */
+export const metersPerUnit = (dem: RasterInfo): number =>
+  dem.spatialReference?.geographic === true ? 1 : (dem.spatialReference?.metersPerUnit ?? 1);
+
+export function windowParams(dem: RasterInfo, cell: CellGeometry, removeEdgeEffect: boolean): WindowParams {
   return {
     width: dem.width,
     height: dem.height,
-    kx: z.x / (8 * cell.x),
-    ky: z.y / (8 * cell.y),
     edges: removeEdgeEffect ? EdgeMode.Extrapolate : EdgeMode.Vendor,
+    cell,
   };
+}
+
+/** Horn factors for cell sizes (cx, cy) in ground units, written to out.kx / out.ky. */
+function hornFactors(z: number, scaled: ScaledZ | undefined, cx: number, cy: number, out: { kx: number; ky: number }): void {
+  const zx = scaled ? scaledZ(z, cx * scaled.metersPerUnit, scaled.power, scaled.factor) : z;
+  const zy = scaled ? scaledZ(z, cy * scaled.metersPerUnit, scaled.power, scaled.factor) : z;
+  out.kx = zx / (8 * cx);
+  out.ky = zy / (8 * cy);
+}
+
+export function gradientParams(
+  dem: RasterInfo,
+  z: number,
+  cell: CellGeometry,
+  removeEdgeEffect: boolean,
+  scaled?: ScaledZ,
+): GradientParams {
+  const k = { kx: 0, ky: 0 };
+  hornFactors(z, scaled, cell.x, cell.y, k);
+  return { ...windowParams(dem, cell, removeEdgeEffect), z, ...(scaled ? { scaled } : {}), kx: k.kx, ky: k.ky };
 }
 
 /**
  * The DEM input of a terrain function, checked at plan time: one real-valued band (as STYLE's
  * Slope example; GDAL would take band 1, the vendor's client reads pixels[0] of what it is given).
  */
-export function demInfo(inputs: readonly RasterInfo[], index: number, fnName: string): RasterInfo {
+export function demInfo(inputs: readonly RasterInfo[], index: number, fnName: string, argName = 'DEM'): RasterInfo {
+  const path = `rasterFunctionArguments.${argName}`;
   const dem = inputs[index];
-  if (dem === undefined) throw invalidArgument('rasterFunctionArguments.DEM', `${fnName} needs a DEM raster`);
+  if (dem === undefined) throw invalidArgument(path, `${fnName} needs a DEM raster`);
   if (dem.bandCount !== 1) {
-    throw invalidArgument('rasterFunctionArguments.DEM', `${fnName} needs a single-band DEM, got ${dem.bandCount} bands`);
+    throw invalidArgument(path, `${fnName} needs a single-band DEM, got ${dem.bandCount} bands`);
   }
   if (isComplex(dem.pixelType)) {
-    throw invalidArgument('rasterFunctionArguments.DEM', `${fnName} needs a real-valued DEM, got ${dem.pixelType}`);
+    throw invalidArgument(path, `${fnName} needs a real-valued DEM, got ${dem.pixelType}`);
   }
   return dem;
 }
@@ -150,9 +286,9 @@ export const scaledZ = (z: number, cell: number, psPower: number, psZFactor: num
   z + cell ** psPower * psZFactor;
 
 /**
- * The Horn arithmetic, written once. Every path (the callers' sliding interior loops, the
- * per-cell checked loop and the generic reader) evaluates exactly these expressions in this order,
- * so a cell gets the same bits whichever path, tile size or tile position computes it.
+ * The Horn arithmetic, written once. Every path (the callers' sliding interior loops and
+ * `HornRows` over the reader's windows) evaluates exactly these expressions in this order, so a
+ * cell gets the same bits whichever path, tile size or tile position computes it.
  *
  *   hornSum(t, m, b)   weighted column sum top + 2 mid + bottom (a + 2d + g, c + 2f + i)
  *   hornGx(sW, sE, kx) (east sum - west sum) * kx
@@ -180,16 +316,33 @@ const A7 = -1.6324009175759946;
 const A8 = 0.5481680432046695;
 const A9 = -0.08647666075964544;
 
+/** atan(u) in degrees for u in [0, 1]. */
+const atanUnit = (u: number): number => {
+  const u2 = u * u;
+  return u * (A0 + u2 * (A1 + u2 * (A2 + u2 * (A3 + u2 * (A4 + u2 * (A5 + u2 * (A6 + u2 * (A7 + u2 * (A8 + u2 * A9)))))))));
+};
+
 export function atanDegrees(r: number): number {
   const inv = r > 1;
-  const u = inv ? 1 / r : r;
-  const u2 = u * u;
-  const p = u * (A0 + u2 * (A1 + u2 * (A2 + u2 * (A3 + u2 * (A4 + u2 * (A5 + u2 * (A6 + u2 * (A7 + u2 * (A8 + u2 * A9)))))))));
+  const p = atanUnit(inv ? 1 / r : r);
   return inv ? 90 - p : p;
 }
 
-// Scratch for the generic reader (synchronous use only; never escapes a call).
-const WIN = new Float64Array(9);
+/**
+ * atan2(y, x) in degrees, -180..180, from the same polynomial (5.2e-8 degrees from Math.atan2):
+ * the octant's ratio min/max through `atanUnit`, then the quadrant. atan2(0, 0) = 0.
+ */
+export function atan2Degrees(y: number, x: number): number {
+  const ax = x < 0 ? -x : x;
+  const ay = y < 0 ? -y : y;
+  let p: number;
+  if (ax >= ay) p = ax === 0 ? 0 : atanUnit(ay / ax);
+  else p = 90 - atanUnit(ax / ay);
+  if (x < 0) p = 180 - p;
+  return y < 0 ? -p : p;
+}
+
+// Scratch validity flags of one window (synchronous use only; never escapes a call).
 const OK = new Uint8Array(9);
 
 /**
@@ -198,14 +351,15 @@ const OK = new Uint8Array(9);
  *  - cells x in [fastFrom, fastTo) are the caller's to compute with a sliding loop over the
  *    block: their whole window is valid and inside the raster, and the window's rows start at
  *    block indices `top + x - 1`, `mid + x - 1`, `bot + x - 1` (three columns each). The loop
- *    must use hornSum/hornGx/hornGy exactly as documented (see slope.ts); it is the only place
- *    that needs speed, so it is fused with each function's own output formula;
- *  - every other cell has its gradient in gx[x], gy[x] with ok[x] = 1, or ok[x] = 0 (NoData).
- * When there is no fast span, fastFrom = fastTo = the output width.
+ *    must use the same arithmetic as the caller's per-window formula (see slope.ts, curvature.ts);
+ *    it is the only place that needs speed, so it is fused with each function's output formula;
+ *  - every other cell has its 9 window values (a..i, edge and NoData rules applied) in
+ *    win[9x .. 9x + 8] with ok[x] = 1, or ok[x] = 0 (NoData).
+ * When there is no fast span, fastFrom = fastTo = the output width. `sy` is the raster row whose
+ * cell size the row uses (the window centre's row: the inner neighbour on the vendor ring).
  */
-export class HornRows {
-  readonly gx: Float64Array;
-  readonly gy: Float64Array;
+export class WindowRows {
+  readonly win: Float64Array;
   readonly ok: Uint8Array;
   /** The DEM band (block planes are row-major over `dem.rect`). */
   readonly src: Plane;
@@ -214,7 +368,9 @@ export class HornRows {
   top = 0;
   mid = 0;
   bot = 0;
-  private readonly p: GradientParams;
+  /** Raster row of the window centres of the current output row; -1 when the row is all NoData. */
+  sy = -1;
+  private readonly p: WindowParams;
   private readonly mask: Uint8Array;
   private readonly out: Rect;
   /** Block column/row of raster (0, 0): block index of (X, Y) is (Y - by) * bw + (X - bx). */
@@ -230,7 +386,7 @@ export class HornRows {
   /** The mask's buffer seen as 32-bit words, for the row scan. */
   private readonly words: Uint32Array | undefined;
 
-  constructor(p: GradientParams, dem: PixelBlock, out: Rect) {
+  constructor(p: WindowParams, dem: PixelBlock, out: Rect) {
     this.p = p;
     this.src = dem.bands[0]!;
     this.mask = dem.mask;
@@ -239,8 +395,7 @@ export class HornRows {
     this.by = dem.rect.y;
     this.bw = dem.rect.width;
     this.bh = dem.rect.height;
-    this.gx = new Float64Array(out.width);
-    this.gy = new Float64Array(out.width);
+    this.win = new Float64Array(9 * out.width);
     this.ok = new Uint8Array(out.width);
     this.xa = Math.max(out.x, 1);
     this.xb = Math.min(out.x + out.width, p.width - 1);
@@ -272,8 +427,8 @@ export class HornRows {
   }
 
   /**
-   * Prepare output row `y` (0-based within the output rect): set the fast span and fill gx, gy,
-   * ok for the other cells. @returns true when every cell of the row is valid.
+   * Prepare output row `y` (0-based within the output rect): set the fast span and fill win, ok
+   * for the other cells. @returns true when every cell of the row is valid.
    */
   compute(y: number): boolean {
     const p = this.p;
@@ -287,10 +442,12 @@ export class HornRows {
     this.fastTo = w;
     if (vendor ? W < 3 || H < 3 : W < 2 || H < 2) {
       ok.fill(0);
+      this.sy = -1;
       return false;
     }
     // Row of the window centre: the vendor rule copies the outer rows from the inner neighbour.
     const sy = vendor ? (Y < 1 ? 1 : Y > H - 2 ? H - 2 : Y) : Y;
+    this.sy = sy;
     const x0 = this.out.x;
     const x1 = x0 + w;
     if (sy < 1 || sy > H - 2) {
@@ -326,10 +483,7 @@ export class HornRows {
     const rc = (Y - by) * bw - this.bx; // block index of raster (0, Y): the output cell's own pixel
     const src = this.src;
     const mk = this.mask;
-    const gx = this.gx;
-    const gy = this.gy;
-    const kx = p.kx;
-    const ky = p.ky;
+    const win = this.win;
     for (let X = xa; X < xb; X++) {
       const i = X - x0;
       const a = r0 + X;
@@ -339,8 +493,16 @@ export class HornRows {
         (mk[a - 1]! & mk[a]! & mk[a + 1]! & mk[e - 1]! & mk[e]! & mk[e + 1]! & mk[g - 1]! & mk[g]! & mk[g + 1]! & mk[rc + X]!) ===
         1
       ) {
-        gx[i] = hornGx(hornSum(src[a - 1]!, src[e - 1]!, src[g - 1]!), hornSum(src[a + 1]!, src[e + 1]!, src[g + 1]!), kx);
-        gy[i] = hornGy(src[g - 1]! - src[a - 1]!, src[g]! - src[a]!, src[g + 1]! - src[a + 1]!, ky);
+        const k = 9 * i;
+        win[k] = src[a - 1]!;
+        win[k + 1] = src[a]!;
+        win[k + 2] = src[a + 1]!;
+        win[k + 3] = src[e - 1]!;
+        win[k + 4] = src[e]!;
+        win[k + 5] = src[e + 1]!;
+        win[k + 6] = src[g - 1]!;
+        win[k + 7] = src[g]!;
+        win[k + 8] = src[g + 1]!;
         ok[i] = 1;
       } else {
         all &= this.generic(X, Y, X, sy, i);
@@ -351,7 +513,7 @@ export class HornRows {
 
   /**
    * One cell the slow way: output (X, Y) from the window centred on (sx, sy), with the mode's
-   * substitution rules. Writes gx/gy/ok at index i and returns ok.
+   * substitution rules. Writes win[9i ..] and ok[i], and returns ok.
    */
   private generic(X: number, Y: number, sx: number, sy: number, i: number): number {
     const p = this.p;
@@ -361,7 +523,8 @@ export class HornRows {
       this.ok[i] = 0;
       return 0;
     }
-    const win = WIN;
+    const win = this.win;
+    const o = 9 * i;
     const okw = OK;
     if (p.edges === EdgeMode.Vendor) {
       // (sx, sy) is an inner cell: the whole window lies inside the raster.
@@ -370,7 +533,7 @@ export class HornRows {
         for (let dx = -1; dx <= 1; dx++, k++) {
           const v = this.maskAt(sx + dx, sy + dy);
           okw[k] = v;
-          win[k] = this.valueAt(sx + dx, sy + dy);
+          win[o + k] = this.valueAt(sx + dx, sy + dy);
           if (v === 0) missing++;
         }
       }
@@ -389,32 +552,30 @@ export class HornRows {
               cx = sx; // GDAL: jmin = j / jmax = j in the first and last rows
             } else {
               // 2 * edge - inner, along the row
-              this.extrapolate(sx, cy, sx - dx, cy, k);
+              this.extrapolate(sx, cy, sx - dx, cy, o, k);
               continue;
             }
           }
           if (cy < 0 || cy >= H) {
-            this.extrapolate(cx, sy, cx, sy - dy, k); // 2 * edge - inner, along the column
+            this.extrapolate(cx, sy, cx, sy - dy, o, k); // 2 * edge - inner, along the column
             continue;
           }
           okw[k] = this.maskAt(cx, cy);
-          win[k] = this.valueAt(cx, cy);
+          win[o + k] = this.valueAt(cx, cy);
         }
       }
     }
-    const e = win[4]!;
-    for (let k = 0; k < 9; k++) if (okw[k] === 0) win[k] = e;
-    this.gx[i] = hornGx(hornSum(win[0]!, win[3]!, win[6]!), hornSum(win[2]!, win[5]!, win[8]!), p.kx);
-    this.gy[i] = hornGy(win[6]! - win[0]!, win[7]! - win[1]!, win[8]! - win[2]!, p.ky);
+    const e = win[o + 4]!;
+    for (let k = 0; k < 9; k++) if (okw[k] === 0) win[o + k] = e;
     this.ok[i] = 1;
     return 1;
   }
 
-  /** WIN[k] = 2 * (ex, ey) - (ix, iy); valid when both are (GDAL INTERPOL). */
-  private extrapolate(ex: number, ey: number, ix: number, iy: number, k: number): void {
+  /** win[o + k] = 2 * (ex, ey) - (ix, iy); valid when both are (GDAL INTERPOL). */
+  private extrapolate(ex: number, ey: number, ix: number, iy: number, o: number, k: number): void {
     const ok = this.maskAt(ex, ey) & this.maskAt(ix, iy);
     OK[k] = ok;
-    WIN[k] = ok === 1 ? 2 * this.valueAt(ex, ey) - this.valueAt(ix, iy) : 0;
+    this.win[o + k] = ok === 1 ? 2 * this.valueAt(ex, ey) - this.valueAt(ix, iy) : 0;
   }
 
   private maskAt(X: number, Y: number): number {
@@ -430,5 +591,82 @@ export class HornRows {
     const r = Y - this.by;
     if (c < 0 || r < 0 || c >= this.bw || r >= this.bh) return 0;
     return this.src[r * this.bw + c]!;
+  }
+}
+
+/**
+ * Horn gradients over `WindowRows`, one output row at a time (Slope, Hillshade, Aspect). After
+ * `compute(y)`:
+ *  - cells in [fastFrom, fastTo) are the caller's sliding loop (see WindowRows; slope.ts shows the
+ *    loop), with this row's factors `kx`, `ky`;
+ *  - every other cell has its gradient in gx[x], gy[x] with ok[x] = 1, or ok[x] = 0 (NoData).
+ */
+export class HornRows {
+  readonly gx: Float64Array;
+  readonly gy: Float64Array;
+  readonly ok: Uint8Array;
+  readonly src: Plane;
+  fastFrom = 0;
+  fastTo = 0;
+  top = 0;
+  mid = 0;
+  bot = 0;
+  /** This row's Horn factors zx / (8 cellX), zy / (8 cellY). */
+  kx: number;
+  ky: number;
+  private readonly rows: WindowRows;
+  private readonly p: GradientParams;
+  private readonly width: number;
+  /** Raster row whose factors kx/ky hold (Geodesic mode), -1 none yet. */
+  private factorRow = -1;
+  private readonly cell = { x: 0, y: 0 };
+
+  constructor(p: GradientParams, dem: PixelBlock, out: Rect) {
+    this.p = p;
+    this.rows = new WindowRows(p, dem, out);
+    this.width = out.width;
+    this.ok = this.rows.ok;
+    this.src = this.rows.src;
+    this.gx = new Float64Array(out.width);
+    this.gy = new Float64Array(out.width);
+    this.kx = p.kx;
+    this.ky = p.ky;
+  }
+
+  /** Prepare output row `y`. @returns true when every cell of the row is valid. */
+  compute(y: number): boolean {
+    const r = this.rows;
+    const all = r.compute(y);
+    const f0 = r.fastFrom;
+    const f1 = r.fastTo;
+    this.fastFrom = f0;
+    this.fastTo = f1;
+    this.top = r.top;
+    this.mid = r.mid;
+    this.bot = r.bot;
+    const g = this.p.cell.geodesic;
+    if (g !== undefined && r.sy >= 0 && r.sy !== this.factorRow) {
+      geodesicCell(g, r.sy, this.cell);
+      hornFactors(this.p.z, this.p.scaled, this.cell.x, this.cell.y, this);
+      this.factorRow = r.sy;
+    }
+    this.gradients(0, f0);
+    this.gradients(f1, this.width);
+    return all;
+  }
+
+  /** Gradients of the reader's windows over [from, to). */
+  private gradients(from: number, to: number): void {
+    const { win, ok } = this.rows;
+    const gx = this.gx;
+    const gy = this.gy;
+    const kx = this.kx;
+    const ky = this.ky;
+    for (let x = from; x < to; x++) {
+      if (ok[x] !== 1) continue;
+      const k = 9 * x;
+      gx[x] = hornGx(hornSum(win[k]!, win[k + 3]!, win[k + 6]!), hornSum(win[k + 2]!, win[k + 5]!, win[k + 8]!), kx);
+      gy[x] = hornGy(win[k + 6]! - win[k]!, win[k + 7]! - win[k + 1]!, win[k + 8]! - win[k + 2]!, ky);
+    }
   }
 }

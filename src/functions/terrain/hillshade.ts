@@ -16,8 +16,10 @@
  * averaged: `HS = sum w_k max(0, HS_k)`.
  *
  * SlopeType 3 (SCALED): the z-factor (doubled first for multidirectional) becomes
- * `zf + cell^PSPower * PSZFactor` per axis. Geographic DEMs: the vendor client's rule (spec §1.6):
- * with SCALED the cell sizes are multiplied by 111000 m/degree first; otherwise they are whenever
+ * `zf + cell^PSPower * PSZFactor` per axis (cell in metres). Geographic DEMs, `GeographicCellSize`
+ * (gradient.ts): `Geodesic` (default) converts to metres per row on WGS 84, with SCALED always,
+ * otherwise unless |ZFactor| < 0.001; `Vendor111000` is the vendor client's rule (spec §1.6): with
+ * SCALED the cell sizes are multiplied by 111000 m/degree first; otherwise they are whenever
  * ZFactor > 0.001. SlopeType 1 and 2 shade alike (the slope unit does not enter the formula).
  *
  * Output: one U8 band, HS clamped at 0 and TRUNCATED (the vendor client stores `value & 255`);
@@ -38,7 +40,10 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
+  cellGeometry,
   demInfo,
+  geodesicConverts,
+  GeographicCellSize,
   type GradientParams,
   gradientHalo,
   gradientParams,
@@ -46,8 +51,7 @@ import {
   hornGy,
   HornRows,
   hornSum,
-  METERS_PER_DEGREE,
-  scaledZ,
+  metersPerUnit,
   SlopeType,
   surfaceArgs,
 } from './gradient.js';
@@ -123,8 +127,7 @@ const shadeMany = (u: number, v: number, s: readonly number[], c: number): numbe
 
 /** One output row, one source: the reader's cells from gx/gy/ok, the fast span by sliding. */
 function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
-  const { kx, ky } = p.gradient;
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const k0 = p.sources[0]!;
   const k1 = p.sources[1]!;
   const k2 = p.sources[2]!;
@@ -164,8 +167,7 @@ function traditionalFast(
 
 /** One output row, several sources. */
 function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
-  const { kx, ky } = p.gradient;
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const s = p.sources;
   const c = p.constant;
   for (let x = 0; x < w; x++) {
@@ -206,18 +208,13 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   plan(a, inputs) {
     const dem = demInfo(inputs, a.DEM, 'Hillshade');
     const multi = a.HillshadeType === HillshadeType.Multidirectional;
-    const geographic = dem.spatialReference?.geographic === true;
     const zf = multi ? 2 * a.ZFactor : a.ZFactor;
-    let cell = { x: dem.cellSize.x, y: dem.cellSize.y };
-    let z = { x: zf, y: zf };
-    // Geographic DEMs: the vendor client's flat 111000 m/degree rule (spec §1.6, "Hillshade").
-    // The per-row geodesic cell size (rasterflow's default) comes with the terrain issue.
-    // ASSUMPTION (spec silent): the "> 0.001" test looks at ZFactor as given, before doubling.
+    // Geographic DEMs: SCALED always works in metres; otherwise the mode's z-factor rule decides.
+    // ASSUMPTION (spec silent): the z-factor tests look at ZFactor as given, before doubling.
     const scaled = a.SlopeType === SlopeType.Scaled;
-    if (geographic && (scaled || a.ZFactor > 0.001)) {
-      cell = { x: cell.x * METERS_PER_DEGREE, y: cell.y * METERS_PER_DEGREE };
-    }
-    if (scaled) z = { x: scaledZ(zf, cell.x, a.PSPower, a.PSZFactor), y: scaledZ(zf, cell.y, a.PSPower, a.PSZFactor) };
+    const vendor = a.GeographicCellSize === GeographicCellSize.Vendor111000;
+    const convert = scaled || (vendor ? a.ZFactor > 0.001 : geodesicConverts(a.ZFactor));
+    const cell = cellGeometry(dem, a.GeographicCellSize, convert);
 
     const sources: number[] = [];
     let constant = 0;
@@ -238,7 +235,13 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
       ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),
       statistics: [{ min: 0, max: 255 }],
     };
-    const gradient = gradientParams(dem, z, cell, a.RemoveEdgeEffect);
+    const gradient = gradientParams(
+      dem,
+      zf,
+      cell,
+      a.RemoveEdgeEffect,
+      scaled ? { power: a.PSPower, factor: a.PSZFactor, metersPerUnit: metersPerUnit(dem) } : undefined,
+    );
     return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, sources, constant } };
   },
 

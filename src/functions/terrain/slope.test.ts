@@ -68,26 +68,76 @@ describe('Slope: SCALED', () => {
     expect(d.value(2, 2)).toBeCloseTo(Math.atan(0.1) * DEG, 4);
   });
 
-  it('multiplies geographic cell sizes by 111000 first', async () => {
+  it('Vendor111000: multiplies geographic cell sizes by 111000 first', async () => {
     const cell = 1 / 1200; // 92.5 m
     const geo = rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true }, (x) => 9.25 * x); // rise 0.1
-    const r = await runFunction(slope, { SlopeType: 3 }, [geo]);
+    const r = await runFunction(slope, { SlopeType: 3, GeographicCellSize: 'Vendor111000' }, [geo]);
     expect(r.value(2, 2)).toBeCloseTo(expected(0.664, 0.024, cell * 111000), 4);
+  });
+
+  it('Geodesic (default): uses the row\'s metres, on the equator 111319.49 m per degree east-west', async () => {
+    const cell = 1 / 1200;
+    const geo = rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 0, y: 2.5 * cell } }, (x) => 9.25 * x);
+    const r = await runFunction(slope, { SlopeType: 3 }, [geo]);
+    const lx = 111319.49 * cell;
+    expect(r.value(2, 2)).toBeCloseTo(Math.atan((9.25 / lx) * (1 + lx ** 0.664 * 0.024)) * DEG, 4);
+  });
+
+  it('takes the cell size in metres for a projected CRS in feet', async () => {
+    const info = { ...gridInfo({ width: 5, height: 5, cellSize: 100 }), spatialReference: { metersPerUnit: 0.3048 } };
+    const plane = new Float32Array(25).map((_, i) => 10 * (i % 5)); // rise 0.1 (feet per foot)
+    const r = await runFunction(slope, { SlopeType: 3 }, [memorySource('feet', info, [plane])]);
+    expect(r.value(2, 2)).toBeCloseTo(Math.atan(0.1 * (1 + 30.48 ** 0.664 * 0.024)) * DEG, 4);
   });
 });
 
-describe('Slope: geographic DEMs (vendor 111000 m/degree rule)', () => {
+describe('Slope: geographic DEMs, GeographicCellSize Vendor111000 (the vendor 111000 m/degree rule)', () => {
   const cell = 1 / 1200; // 92.5 m at 111000 m/degree
   const geo = rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true }, (x) => 92.5 * x);
+  const vendor = { GeographicCellSize: 'Vendor111000' };
 
   it('converts degrees to metres when ZFactor is 1', async () => {
-    const r = await runFunction(slope, {}, [geo]);
+    const r = await runFunction(slope, vendor, [geo]);
     expect(r.value(2, 2)).toBeCloseTo(45, 4);
   });
 
   it('takes any other ZFactor as the unit conversion', async () => {
-    const r = await runFunction(slope, { ZFactor: 1 / 111000, SlopeType: 2 }, [geo]);
+    const r = await runFunction(slope, { ...vendor, ZFactor: 1 / 111000, SlopeType: 2 }, [geo]);
     expect(r.value(2, 2)).toBeCloseTo(100, 3);
+    // Even a z-unit conversion such as feet: the vendor's quirk (Geodesic mode converts it).
+    const feet = await runFunction(slope, { ...vendor, ZFactor: 0.3048, SlopeType: 2 }, [geo]);
+    expect(feet.value(2, 2)).toBeCloseTo((100 * 92.5 * 0.3048) / cell, 0);
+  });
+});
+
+describe('Slope: geographic DEMs, GeographicCellSize Geodesic (default)', () => {
+  // Rows centred on 0 and 60 N: the vendor's flat 111000 m is wrong by 1/cos(latitude) east-west.
+  const cell = 1 / 1200;
+  const at = (lat: number) =>
+    rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 0, y: lat + 2.5 * cell } }, (x, y) => 10 * x + 5 * y);
+
+  it('computes each row\'s cell size on WGS 84', async () => {
+    for (const [lat, perDegX, perDegY] of [[0, 111319.49, 110574.27], [60, 55799.98, 111412.24]] as const) {
+      const r = await runFunction(slope, { SlopeType: 2 }, [at(lat)]);
+      const expected = 100 * Math.hypot(10 / (perDegX * cell), 5 / (perDegY * cell));
+      expect(r.value(2, 2) / expected, `latitude ${lat}`).toBeCloseTo(1, 6);
+    }
+  });
+
+  it('accepts the mode in any case and rejects unknown modes at plan time', () => {
+    expect(applyFunction(slope, { GeographicCellSize: 'geodesic' }, [at(0)]).plan.params).toMatchObject({ gradient: { cell: { geodesic: {} } } });
+    expect(catchError(() => applyFunction(slope, { GeographicCellSize: 'Mean' }, [at(0)]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.GeographicCellSize',
+    });
+  });
+
+  it('leaves projected DEMs alone (the argument only concerns degrees)', async () => {
+    const dem = rasterOf({ width: 5, height: 5, cellSize: 10 }, (x) => 10 * x);
+    const a = await runFunction(slope, {}, [dem]);
+    const b = await runFunction(slope, { GeographicCellSize: 'Vendor111000' }, [dem]);
+    expect(a.value(2, 2)).toBeCloseTo(45, 5);
+    expect(b.value(2, 2)).toBe(a.value(2, 2));
   });
 });
 
@@ -143,6 +193,7 @@ describe('Slope: tiled equals whole', () => {
   const dem = rasterOf({ width: W, height: H, cellSize: 25 }, z, mask);
   const s16 = rasterOf({ width: W, height: H, cellSize: 25, pixelType: 'S16' }, (x, y) => Math.round(z(x, y)), mask);
   const geo = rasterOf({ width: W, height: H, cellSize: 1 / 1200, geographic: true }, z, mask);
+  const geoNorth = rasterOf({ width: W, height: H, cellSize: 1 / 1200, geographic: true, origin: { x: 30, y: 78 } }, z, mask);
   const cases: [string, Record<string, unknown>, typeof dem][] = [
     ['degrees', {}, dem],
     ['percent', { SlopeType: 2 }, dem],
@@ -152,11 +203,14 @@ describe('Slope: tiled equals whole', () => {
     ['S16 DEM', {}, s16],
     ['geographic', {}, geo],
     ['geographic scaled', { SlopeType: 3 }, geo],
+    ['geographic, far north, RemoveEdgeEffect', { RemoveEdgeEffect: true }, geoNorth],
+    ['geographic, vendor', { GeographicCellSize: 'Vendor111000' }, geo],
+    ['geographic, vendor scaled', { GeographicCellSize: 'Vendor111000', SlopeType: 3 }, geo],
   ];
   for (const [label, args, input] of cases) {
     it(label, async () => {
       const node = applyFunction(slope, args, [input]);
-      for (const t of [[37, 53], [1, 1], [2, 3], [5, 7], [16, 9]] as [number, number][]) {
+      for (const t of [[37, 53], [7, 5], [1, 3], [1, 1], [2, 3], [16, 9]] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
       }
     });

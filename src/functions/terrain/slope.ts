@@ -7,10 +7,13 @@
  *
  * SCALED (SlopeType 3) is degrees with the vendor's pixel-size-adjusted z-factor
  * `ZFactor + cell^PSPower * PSZFactor` per axis (cell in metres), so slope maps stay visually stable
- * across zoom levels. Geographic DEMs (cell size in degrees): the vendor client's rule, spec §1.6 and
- * "Slope": with SCALED the cell sizes are first multiplied by 111000 m/degree; otherwise the
- * gradients are divided by 111000 only when ZFactor is 1 (|ZFactor - 1| < 1e-4), a different
- * ZFactor being taken to convert units already.
+ * across zoom levels. Geographic DEMs (cell size in degrees), `GeographicCellSize` (gradient.ts):
+ *  - `Geodesic` (default): metres per row on WGS 84; SCALED always, otherwise unless
+ *    |ZFactor| < 0.001 (such a factor is taken as the client's own degrees-to-metres factor);
+ *  - `Vendor111000`: the vendor client's rule, spec §1.6 and "Slope": with SCALED the cell sizes
+ *    are first multiplied by 111000 m/degree; otherwise the gradients are divided by 111000 only
+ *    when ZFactor is 1 (|ZFactor - 1| < 1e-4), a different ZFactor being taken to convert units
+ *    already.
  *
  * Spec: raster-functions.md "Slope", §1.6, §1.7; GDAL `gdaldem slope` (identical Horn formula; `-p`
  * percent, `-s` = 1 / z-factor). Output: one F32 band, NoData NaN (mask 0); advertised statistics
@@ -21,7 +24,11 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
+  atanDegrees,
+  cellGeometry,
   demInfo,
+  geodesicConverts,
+  GeographicCellSize,
   type GradientParams,
   gradientHalo,
   gradientParams,
@@ -29,11 +36,9 @@ import {
   hornGy,
   HornRows,
   hornSum,
-  METERS_PER_DEGREE,
-  scaledZ,
+  metersPerUnit,
   SlopeType,
   surfaceArgs,
-  atanDegrees,
 } from './gradient.js';
 
 export { SlopeType };
@@ -45,7 +50,6 @@ export interface SlopeParams {
   readonly gradient: GradientParams;
   readonly percent: boolean;
 }
-
 
 /** Slope of gradient (u, v): percent rise or degrees. */
 const slopeOf = (u: number, v: number, percent: boolean): number =>
@@ -92,17 +96,11 @@ export const slope = defineFunction<typeof args, SlopeParams>({
 
   plan(a, inputs) {
     const dem = demInfo(inputs, a.DEM, 'Slope');
-    const geographic = dem.spatialReference?.geographic === true;
-    let cell = { x: dem.cellSize.x, y: dem.cellSize.y };
-    let z = { x: a.ZFactor, y: a.ZFactor };
-    // Geographic DEMs: the vendor client's flat 111000 m/degree rule (spec §1.6, "Slope").
-    // The per-row geodesic cell size (rasterflow's default) comes with the terrain issue.
-    if (a.SlopeType === SlopeType.Scaled) {
-      if (geographic) cell = { x: cell.x * METERS_PER_DEGREE, y: cell.y * METERS_PER_DEGREE };
-      z = { x: scaledZ(a.ZFactor, cell.x, a.PSPower, a.PSZFactor), y: scaledZ(a.ZFactor, cell.y, a.PSPower, a.PSZFactor) };
-    } else if (geographic && Math.abs(a.ZFactor - 1) < 1e-4) {
-      cell = { x: cell.x * METERS_PER_DEGREE, y: cell.y * METERS_PER_DEGREE };
-    }
+    const scaled = a.SlopeType === SlopeType.Scaled;
+    // Geographic DEMs: SCALED always works in metres; otherwise the mode's z-factor rule decides.
+    const vendor = a.GeographicCellSize === GeographicCellSize.Vendor111000;
+    const convert = scaled || (vendor ? Math.abs(a.ZFactor - 1) < 1e-4 : geodesicConverts(a.ZFactor));
+    const cell = cellGeometry(dem, a.GeographicCellSize, convert);
     const percent = a.SlopeType === SlopeType.PercentRise;
     const info: RasterInfo = {
       width: dem.width,
@@ -115,7 +113,13 @@ export const slope = defineFunction<typeof args, SlopeParams>({
       ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),
       ...(percent ? {} : { statistics: [{ min: 0, max: 90 }] }),
     };
-    const gradient = gradientParams(dem, z, cell, a.RemoveEdgeEffect);
+    const gradient = gradientParams(
+      dem,
+      a.ZFactor,
+      cell,
+      a.RemoveEdgeEffect,
+      scaled ? { power: a.PSPower, factor: a.PSZFactor, metersPerUnit: metersPerUnit(dem) } : undefined,
+    );
     return { info, halo: gradientHalo(gradient.edges), params: { dem: a.DEM, gradient, percent } };
   },
 
@@ -125,7 +129,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
     const w = out.rect.width;
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      slopeRow(rows, dst, out.mask, y * w, w, p.gradient.kx, p.gradient.ky, p.percent);
+      slopeRow(rows, dst, out.mask, y * w, w, rows.kx, rows.ky, p.percent);
     }
   },
 });

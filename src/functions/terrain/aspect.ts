@@ -1,0 +1,140 @@
+/**
+ * Aspect: the compass direction the downslope faces, degrees clockwise from north, from the 3x3
+ * Horn gradient [spec "Aspect"; vendor "How Aspect works"; VJS surfaceUtils]:
+ *
+ *     gx, gy from `gradient.ts` (east minus west, SOUTH minus north, each divided by its cell size)
+ *     gx == 0 and gy == 0 (flat):  -1
+ *     otherwise:  t = atan2(gy, -gx) in degrees;  aspect = 90 - t, plus 360 when negative
+ *
+ * so 0 <= aspect < 360 (0 north, 90 east, 180 south, 270 west). The gradients are divided by the
+ * cell sizes as the vendor client does, which matters only for non-square cells: geographic DEMs,
+ * whose cells are converted to metres per row in `Geodesic` mode (gradient.ts; `Vendor111000`
+ * scales both axes by 111000, so the degree cells' shape is kept).
+ *
+ * ZFactor: clients send it (spec rules-sample 041), so it is accepted, but aspect does not depend
+ * on the vertical scale and it has no effect [spec: "Z-factor: not used"].
+ *
+ * The arctangent is `atan2Degrees` (the family's fitted polynomial, 5.2e-8 degrees from Math.atan2,
+ * far below the F32 output's 3e-5 degree resolution near 360). Exact 180/pi, not the vendor
+ * client's rounded 57.29578 (a 3e-6 degree difference at most). An angle that would round to 360
+ * in F32 is stored as 0, keeping the output in [0, 360) [ours].
+ *
+ * Output: one F32 band, NoData NaN (mask 0); advertised statistics 0..360 (spec §1.7).
+ * GDAL `gdaldem aspect` uses the same azimuth convention, flat -> NoData (or 0 with
+ * -zero_for_flat) and does not divide by the cell sizes; golden cases convert its flat cells to -1.
+ * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
+ */
+import type { RasterInfo } from '../../core/pixel-block.js';
+import type { Plane } from '../../core/pixel-type.js';
+import { defineFunction } from '../../graph/types.js';
+import {
+  atan2Degrees,
+  cellGeometry,
+  demInfo,
+  geographicCellSizeArg,
+  type GradientParams,
+  gradientHalo,
+  gradientParams,
+  hornGx,
+  hornGy,
+  HornRows,
+  hornSum,
+  removeEdgeEffectArg,
+} from './gradient.js';
+
+const args = {
+  ZFactor: {
+    kind: 'number',
+    doc: 'Accepted because clients send it; has no effect (aspect does not depend on the vertical scale).',
+  },
+  RemoveEdgeEffect: removeEdgeEffectArg,
+  GeographicCellSize: geographicCellSizeArg,
+  Raster: { kind: 'raster', default: '$$', aliases: ['DEM'], doc: 'Elevation raster; defaults to the service raster ($$).' },
+} as const;
+
+/** The value of flat cells (no gradient) [spec "Aspect"]. */
+export const FLAT_ASPECT = -1;
+
+export interface AspectParams {
+  readonly dem: number;
+  readonly gradient: GradientParams;
+}
+
+/** Aspect of gradient (u, v): degrees clockwise from north in [0, 360), or -1 when flat. */
+const aspectOf = (u: number, v: number): number => {
+  if (u === 0 && v === 0) return FLAT_ASPECT;
+  let a = 90 - atan2Degrees(v, -u);
+  if (a < 0) a += 360;
+  // 359.99998474... and above round to 360 in F32: that is north, 0.
+  return a >= 359.99998474121094 ? 0 : a;
+};
+
+/** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
+function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
+  for (let x = 0; x < w; x++) {
+    if (x === f0) x = f1; // the fast span is done below
+    if (x >= w) break;
+    if (ok[x] === 1) dst[o + x] = aspectOf(gx[x]!, gy[x]!);
+    else {
+      dst[o + x] = Number.NaN;
+      mask[o + x] = 0;
+    }
+  }
+  if (f0 >= f1) return;
+  // Sliding Horn window (see HornRows and slope.ts).
+  let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
+  let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
+  let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
+  let dM = src[bot + f0]! - src[top + f0]!;
+  for (let x = f0; x < f1; x++) {
+    const t = src[top + x + 1]!;
+    const b = src[bot + x + 1]!;
+    const sE = hornSum(t, src[mid + x + 1]!, b);
+    const dE = b - t;
+    dst[o + x] = aspectOf(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky));
+    sW = sM;
+    sM = sE;
+    dW = dM;
+    dM = dE;
+  }
+}
+
+export const aspect = defineFunction<typeof args, AspectParams>({
+  name: 'Aspect',
+  summary: 'Downslope direction, degrees clockwise from north (0..360), -1 for flat cells (Horn 3x3).',
+  variableName: 'Raster',
+  family: 'terrain',
+  verification: 'reference: gdaldem 3.6 aspect and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
+  args,
+
+  plan(a, inputs) {
+    const dem = demInfo(inputs, a.Raster, 'Aspect', 'Raster');
+    // Only the ratio of the cell sizes matters: geographic cells always become metres (per row in
+    // Geodesic mode; 111000 m on both axes in Vendor111000 mode, which keeps the degree ratio).
+    const cell = cellGeometry(dem, a.GeographicCellSize, true);
+    const info: RasterInfo = {
+      width: dem.width,
+      height: dem.height,
+      bandCount: 1,
+      pixelType: 'F32',
+      noData: Number.NaN,
+      extent: dem.extent,
+      cellSize: dem.cellSize,
+      ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),
+      statistics: [{ min: 0, max: 360 }],
+    };
+    const gradient = gradientParams(dem, 1, cell, a.RemoveEdgeEffect);
+    return { info, halo: gradientHalo(gradient.edges), params: { dem: a.Raster, gradient } };
+  },
+
+  kernel(p, inputs, out) {
+    const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
+    const dst = out.bands[0]!;
+    const w = out.rect.width;
+    for (let y = 0; y < out.rect.height; y++) {
+      rows.compute(y);
+      aspectRow(rows, dst, out.mask, y * w, w);
+    }
+  },
+});
