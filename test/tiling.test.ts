@@ -41,6 +41,8 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { SlopeType: 3 }, inputs: [dem] },
     { args: { RemoveEdgeEffect: true }, inputs: [dem] },
     { args: {}, inputs: [demGeo] },
+    { args: { GeographicCellSize: 'Vendor111000' }, inputs: [demGeo] },
+    { args: { SlopeType: 3, RemoveEdgeEffect: true }, inputs: [demGeo] },
   ],
   Aspect: [
     { args: {}, inputs: [dem] },
@@ -52,6 +54,7 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { Type, ZFactor: 2 }, inputs: [dem] },
     { args: { Type, RemoveEdgeEffect: true }, inputs: [dem] },
     { args: { Type }, inputs: [demGeo] },
+    { args: { Type, GeographicCellSize: 'Vendor111000' }, inputs: [demGeo] },
   ]),
   ShadedRelief: [
     { args: {}, inputs: [dem] },

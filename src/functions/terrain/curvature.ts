@@ -188,7 +188,12 @@ function shapeFast(
       const m2 = src[mid + x + 1]!;
       const b2 = src[bot + x + 1]!;
       dst[o + x] = profileOf(t0, t1, t2, m0, m1, m2, b0, b1, b2, cxx, cyy, cxy, cx, cy);
-      t0 = t1; t1 = t2; m0 = m1; m1 = m2; b0 = b1; b1 = b2;
+      t0 = t1;
+      t1 = t2;
+      m0 = m1;
+      m1 = m2;
+      b0 = b1;
+      b1 = b2;
     }
   } else {
     for (let x = f0; x < f1; x++) {
@@ -196,7 +201,12 @@ function shapeFast(
       const m2 = src[mid + x + 1]!;
       const b2 = src[bot + x + 1]!;
       dst[o + x] = planformOf(t0, t1, t2, m0, m1, m2, b0, b1, b2, cxx, cyy, cxy, cx, cy);
-      t0 = t1; t1 = t2; m0 = m1; m1 = m2; b0 = b1; b1 = b2;
+      t0 = t1;
+      t1 = t2;
+      m0 = m1;
+      m1 = m2;
+      b0 = b1;
+      b1 = b2;
     }
   }
 }

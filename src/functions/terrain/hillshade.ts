@@ -202,7 +202,7 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   summary: 'Shaded relief from one light source or six (multidirectional), 0..255 (Horn 3x3).',
   variableName: 'DEM',
   family: 'terrain',
-  verification: 'reference: gdaldem 3.6 (golden), hand-checked vendor vectors',
+  verification: 'reference: gdaldem 3.6 and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
   args,
 
   plan(a, inputs) {

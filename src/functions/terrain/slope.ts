@@ -91,7 +91,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   summary: 'Rate of maximum change in z, in degrees or percent rise (Horn 3x3).',
   variableName: 'DEM',
   family: 'terrain',
-  verification: 'reference: gdaldem 3.6 (golden), hand-checked vendor vectors',
+  verification: 'reference: gdaldem 3.6 and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
   args,
 
   plan(a, inputs) {
