@@ -71,16 +71,8 @@ const aspectOf = (u: number, v: number): number => {
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
 function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
-  for (let x = 0; x < w; x++) {
-    if (x === f0) x = f1; // the fast span is done below
-    if (x >= w) break;
-    if (ok[x] === 1) dst[o + x] = aspectOf(gx[x]!, gy[x]!);
-    else {
-      dst[o + x] = Number.NaN;
-      mask[o + x] = 0;
-    }
-  }
+  const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
+  rows.writeOtherCells(dst, mask, o, Number.NaN, aspectOf);
   if (f0 >= f1) return;
   // Sliding Horn window (see HornRows and slope.ts).
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);

@@ -655,6 +655,24 @@ export class HornRows {
     return all;
   }
 
+  /**
+   * Write the row's cells outside the fast span (raster edges and NoData neighbours: never the hot
+   * path, so a callback is fine here): `cell(gx, gy)` where valid, else `noData` with mask 0.
+   * The fast span is the caller's fused sliding loop.
+   */
+  writeOtherCells(dst: Plane, mask: Uint8Array, o: number, noData: number, cell: (gx: number, gy: number) => number): void {
+    const { gx, gy, ok, fastFrom: f0, fastTo: f1, width: w } = this;
+    for (let x = 0; x < w; x++) {
+      if (x === f0) x = f1;
+      if (x >= w) break;
+      if (ok[x] === 1) dst[o + x] = cell(gx[x]!, gy[x]!);
+      else {
+        dst[o + x] = noData;
+        mask[o + x] = 0;
+      }
+    }
+  }
+
   /** Gradients of the reader's windows over [from, to). */
   private gradients(from: number, to: number): void {
     const { win, ok } = this.rows;

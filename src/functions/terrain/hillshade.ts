@@ -127,19 +127,11 @@ const shadeMany = (u: number, v: number, s: readonly number[], c: number): numbe
 
 /** One output row, one source: the reader's cells from gx/gy/ok, the fast span by sliding. */
 function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
+  const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const k0 = p.sources[0]!;
   const k1 = p.sources[1]!;
   const k2 = p.sources[2]!;
-  for (let x = 0; x < w; x++) {
-    if (x === f0) x = f1; // the fast span is done below
-    if (x >= w) break;
-    if (ok[x] === 1) dst[o + x] = shadeOne(gx[x]!, gy[x]!, k0, k1, k2);
-    else {
-      dst[o + x] = 0;
-      mask[o + x] = 0;
-    }
-  }
+  rows.writeOtherCells(dst, mask, o, 0, (u, v) => shadeOne(u, v, k0, k1, k2));
   if (f0 < f1) traditionalFast(src, dst, o, top, mid, bot, f0, f1, kx, ky, k0, k1, k2);
 }
 
@@ -167,18 +159,10 @@ function traditionalFast(
 
 /** One output row, several sources. */
 function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
+  const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const s = p.sources;
   const c = p.constant;
-  for (let x = 0; x < w; x++) {
-    if (x === f0) x = f1;
-    if (x >= w) break;
-    if (ok[x] === 1) dst[o + x] = shadeMany(gx[x]!, gy[x]!, s, c);
-    else {
-      dst[o + x] = 0;
-      mask[o + x] = 0;
-    }
-  }
+  rows.writeOtherCells(dst, mask, o, 0, (u, v) => shadeMany(u, v, s, c));
   if (f0 >= f1) return;
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
   let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;

@@ -55,18 +55,13 @@ export interface SlopeParams {
 const slopeOf = (u: number, v: number, percent: boolean): number =>
   percent ? 100 * Math.sqrt(u * u + v * v) : atanDegrees(Math.sqrt(u * u + v * v));
 
+const degreeCell = (u: number, v: number): number => slopeOf(u, v, false);
+const percentCell = (u: number, v: number): number => slopeOf(u, v, true);
+
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
 function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number, kx: number, ky: number, percent: boolean): void {
-  const { gx, gy, ok, src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
-  for (let x = 0; x < w; x++) {
-    if (x === f0) x = f1; // the fast span is done below
-    if (x >= w) break;
-    if (ok[x] === 1) dst[o + x] = slopeOf(gx[x]!, gy[x]!, percent);
-    else {
-      dst[o + x] = Number.NaN;
-      mask[o + x] = 0;
-    }
-  }
+  const { src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
+  rows.writeOtherCells(dst, mask, o, Number.NaN, percent ? percentCell : degreeCell);
   if (f0 >= f1) return;
   // Sliding Horn window (see HornRows): carry the west and middle column sums and differences.
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
