@@ -46,6 +46,11 @@ gdaldem hillshade "$UTM" "$OUT/utm-hillshade-315-45.tif" -q "${U8[@]}"
 gdaldem hillshade "$UTM" "$OUT/utm-hillshade-135-30-z2.tif" -az 135 -alt 30 -z 2 -q "${U8[@]}"
 gdaldem hillshade "$UTM" "$OUT/utm-hillshade-315-45-compute-edges.tif" -compute_edges -q "${U8[@]}"
 gdaldem hillshade "$GEO" "$OUT/geo-hillshade-315-45.tif" -s 111000 -q "${U8[@]}"
+# GDAL's own suggestion for degree DEMs, -s 111120: the vendor's documented desktop approach is the
+# same thing, a z-factor that converts degrees (ZFactor = 1/111120, below 0.001, so rasterflow
+# converts nothing itself); see the cases terrain/*-geographic-s111120.
+gdaldem slope "$GEO" "$OUT/geo-slope-degree-s111120.tif" -s 111120 -q "${F32[@]}"
+gdaldem hillshade "$GEO" "$OUT/geo-hillshade-315-45-s111120.tif" -s 111120 -q "${U8[@]}"
 
 # ---- The vendor's multidirectional hillshade: six traditional gdaldem hillshades at z = 2 (the
 # vendor doubles the z-factor), each already clamped at 0 (GDAL value 1), averaged with the vendor
