@@ -35,6 +35,14 @@ export const GALLERY: readonly Entry[] = [
   { name: 'hillshade-multidirectional', input: DEM, rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { HillshadeType: 1 } }, formats: ['tif', 'png'] },
   { name: 'hillshade-geographic', input: DEM_GEO, rule: { rasterFunction: 'Hillshade', variableName: 'DEM' }, formats: ['tif', 'png'] },
   { name: 'slope-degrees', input: DEM, rule: { rasterFunction: 'Slope' }, formats: ['tif'] },
+  { name: 'aspect', input: DEM, rule: { rasterFunction: 'Aspect' }, formats: ['tif'] },
+  { name: 'curvature-profile', input: DEM, rule: { rasterFunction: 'Curvature', rasterFunctionArguments: { Type: 1 } }, formats: ['tif'] },
+  {
+    name: 'shaded-relief',
+    input: DEM,
+    rule: { rasterFunction: 'ShadedRelief', rasterFunctionArguments: { HillshadeType: 1, Colorramp: 'Elevation #1' } },
+    formats: ['tif', 'png'],
+  },
   { name: 'slope-degrees-u8', input: DEM, rule: slopeAsU8(1, 255 / 90), formats: ['png'] },
   {
     name: 'landsat-natural-color',
