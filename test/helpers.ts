@@ -1,7 +1,7 @@
 /** Test helpers: run one function over in-memory rasters, whole and tiled, without a rule. */
 import { EngineError } from '../src/core/errors.js';
 import type { PixelBlock, RasterInfo } from '../src/core/pixel-block.js';
-import type { PixelType, Plane } from '../src/core/pixel-type.js';
+import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../src/core/pixel-type.js';
 import { parseArgs } from '../src/graph/args.js';
 import { constantSource, memorySource } from '../src/graph/memory-source.js';
 import { createFunctionNode } from '../src/graph/node.js';
@@ -130,24 +130,53 @@ export async function runFunction(
   };
 }
 
-/** First difference between two blocks (bands bit for bit, NaN = NaN, masks exactly), or undefined. */
-export function firstDifference(a: PixelBlock, b: PixelBlock): string | undefined {
+/**
+ * First difference between two blocks: masks exactly, values of valid pixels bit for bit (NaN =
+ * NaN; complex planes compared re and im). With `zeroSign: false`, 0 and -0 count as equal (file
+ * round trips). Returns a description with the count of differences, or undefined.
+ */
+export function firstDifference(a: PixelBlock, b: PixelBlock, options: { zeroSign?: boolean } = {}): string | undefined {
   if (a.bands.length !== b.bands.length) return `band count ${a.bands.length} != ${b.bands.length}`;
+  const k = PIXEL_TYPE_INFO[a.pixelType].complex ? 2 : 1;
+  const strictZero = options.zeroSign ?? true;
   const w = a.rect.width;
+  let bad = 0;
+  let first: string | undefined;
   for (let i = 0; i < a.mask.length; i++) {
-    if (a.mask[i] !== b.mask[i]) return `mask differs at (${i % w}, ${Math.floor(i / w)}): ${a.mask[i]} vs ${b.mask[i]}`;
-  }
-  for (let band = 0; band < a.bands.length; band++) {
-    const p = a.bands[band]!;
-    const q = b.bands[band]!;
-    for (let i = 0; i < p.length; i++) {
-      if (a.mask[i % a.mask.length] === 0) continue;
-      if (!Object.is(p[i], q[i]) && !(Number.isNaN(p[i]) && Number.isNaN(q[i]))) {
-        return `band ${band} differs at (${i % w}, ${Math.floor(i / w)}): ${p[i]} vs ${q[i]}`;
+    const where = `(${i % w}, ${Math.floor(i / w)})`;
+    if (a.mask[i] !== b.mask[i]) {
+      bad++;
+      first ??= `mask at ${where}: ${a.mask[i]} vs ${b.mask[i]}`;
+      continue;
+    }
+    if (a.mask[i] === 0) continue;
+    for (let band = 0; band < a.bands.length; band++) {
+      for (let p = 0; p < k; p++) {
+        const va = a.bands[band]![k * i + p]!;
+        const vb = b.bands[band]![k * i + p]!;
+        if (!Object.is(va, vb) && (strictZero || !(va === 0 && vb === 0))) {
+          bad++;
+          first ??= `band ${band + 1} at ${where}${k === 2 ? (p ? ' im' : ' re') : ''}: ${va} vs ${vb}`;
+        }
       }
     }
   }
-  return undefined;
+  return first && `${first} (${bad} differences)`;
+}
+
+/** A RasterInfo for a block on a 30 m UTM 16N grid (io round-trip tests). */
+export function utmInfoFor(block: PixelBlock, extra: Partial<RasterInfo> = {}): RasterInfo {
+  const { width, height } = block.rect;
+  return {
+    width,
+    height,
+    bandCount: block.bands.length,
+    pixelType: block.pixelType,
+    extent: { xmin: 500000, ymin: 4100000 - height * 30, xmax: 500000 + width * 30, ymax: 4100000 },
+    cellSize: { x: 30, y: 30 },
+    spatialReference: { wkid: 32616, metersPerUnit: 1 },
+    ...extra,
+  };
 }
 
 /** Render whole and in `tile`-sized tiles; return the first difference (expect undefined). */

@@ -16,6 +16,7 @@ import { allocatePlane, PIXEL_TYPE_INFO, PIXEL_TYPES, type PixelType, type Plane
 import type { Rect } from '../core/rect.js';
 import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { openGeoTiff } from './geotiff-source.js';
+import { firstDifference, utmInfoFor } from '../../test/helpers.js';
 import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-writer.js';
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
@@ -63,33 +64,7 @@ function intBlock(t: PixelType, rect: Rect, bands: number, masked = true): Pixel
   return { rect, pixelType: t, bands: planes, mask };
 }
 
-function infoFor(block: PixelBlock, extra: Partial<RasterInfo> = {}): RasterInfo {
-  const { width, height } = block.rect;
-  return {
-    width,
-    height,
-    bandCount: block.bands.length,
-    pixelType: block.pixelType,
-    extent: { xmin: 500000, ymin: 4100000 - height * 30, xmax: 500000 + width * 30, ymax: 4100000 },
-    cellSize: { x: 30, y: 30 },
-    spatialReference: { wkid: 32616, metersPerUnit: 1 },
-    ...extra,
-  };
-}
 
-/** Undefined when the masks are equal and valid pixels have equal values, else the first difference. */
-function firstDifference(a: PixelBlock, b: PixelBlock): string | undefined {
-  const w = a.rect.width;
-  for (let i = 0; i < a.mask.length; i++) {
-    const where = `(${i % w}, ${Math.floor(i / w)})`;
-    if (a.mask[i] !== b.mask[i]) return `mask at ${where}: ${a.mask[i]} vs ${b.mask[i]}`;
-    if (a.mask[i] === 0) continue;
-    for (let band = 0; band < a.bands.length; band++) {
-      if (a.bands[band]![i] !== b.bands[band]![i]) return `band ${band + 1} at ${where}: ${a.bands[band]![i]} vs ${b.bands[band]![i]}`;
-    }
-  }
-  return undefined;
-}
 
 async function readAll(path: string, rect?: Rect): Promise<{ info: RasterInfo; block: PixelBlock }> {
   const source = await openGeoTiff(path);
@@ -224,7 +199,7 @@ describe('encodeGeoTiff: internal mask for integer rasters without NoData', () =
     for (const compress of ['deflate', 'none'] as const) {
       it(`${t}, 2 bands, ${compress}: a 1-bit mask IFD after the main one; the mask round-trips`, async () => {
         const block = intBlock(t, rect, 2);
-        const path = write(`${t}-${compress}.tif`, block, infoFor(block), { compress, tileSize: 16 });
+        const path = write(`${t}-${compress}.tif`, block, utmInfoFor(block), { compress, tileSize: 16 });
         const [main, mask, ...rest] = ifdsOf(path);
         expect(rest).toHaveLength(0);
         expect(main!.tags.has(42113)).toBe(false); // no GDAL_NODATA
@@ -246,7 +221,7 @@ describe('encodeGeoTiff: internal mask for integer rasters without NoData', () =
 
   it('three bands of U16 share the one mask; default 256 tiles; partial and outside windows', async () => {
     const block = intBlock('U16', { x: 0, y: 0, width: 300, height: 270 }, 3);
-    const path = write('u16-3.tif', block, infoFor(block));
+    const path = write('u16-3.tif', block, utmInfoFor(block));
     expect(ifdsOf(path).map((d) => d.tags.get(254)?.[0])).toEqual([undefined, 4]);
     expect(firstDifference(block, (await readAll(path)).block)).toBeUndefined();
     const win = { x: 250, y: -5, width: 60, height: 40 };
@@ -270,11 +245,11 @@ describe('encodeGeoTiff: internal mask for integer rasters without NoData', () =
       ['U1 without masked pixels', intBlock('U1', { x: 0, y: 0, width: 20, height: 10 }, 1, false), {}, {}],
     ];
     for (const [name, block, extra, options] of cases) {
-      const path = write(`none-${name.replace(/\W+/g, '_')}.tif`, block, infoFor(block, extra), options);
+      const path = write(`none-${name.replace(/\W+/g, '_')}.tif`, block, utmInfoFor(block, extra), options);
       expect(ifdsOf(path), name).toHaveLength(1);
     }
     const c64: PixelBlock = { rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'C64', bands: [Float32Array.of(1, 2, 3, 4)], mask: Uint8Array.of(0, 1) };
-    expect(ifdsOf(write('none-c64.tif', c64, infoFor(c64)))).toHaveLength(1);
+    expect(ifdsOf(write('none-c64.tif', c64, utmInfoFor(c64)))).toHaveLength(1);
   });
 });
 
@@ -396,7 +371,7 @@ describe('GDAL reads our internal mask', () => {
   for (const [t, bands, compress] of [['U8', 1, 'deflate'], ['U8', 1, 'none'], ['U16', 3, 'deflate'], ['S32', 2, 'deflate'], ['U1', 1, 'deflate']] as const) {
     it.skipIf(!hasGdal)(`${t}, ${bands} band(s), ${compress}: gdalinfo says PER_DATASET${hasOsgeo ? "; GDAL's mask equals ours" : ''}`, async () => {
       const block = intBlock(t, { x: 0, y: 0, width: 37, height: 23 }, bands);
-      const path = write(`gdal-${t}-${bands}-${compress}.tif`, block, infoFor(block), { compress, tileSize: 16 });
+      const path = write(`gdal-${t}-${bands}-${compress}.tif`, block, utmInfoFor(block), { compress, tileSize: 16 });
       const j = gdalinfo(path);
       expect(j.bands).toHaveLength(bands);
       for (const b of j.bands) {
@@ -416,9 +391,9 @@ describe('GDAL reads our internal mask', () => {
     const float = intBlock('F32', { x: 0, y: 0, width: 20, height: 10 }, 1);
     const full = intBlock('U8', { x: 0, y: 0, width: 20, height: 10 }, 1, false);
     const cases: [string, number][] = [
-      [write('gdal-nd.tif', masked, infoFor(masked, { noData: -32768 })), 8], // GMF_NODATA
-      [write('gdal-f32.tif', float, infoFor(float)), 8],
-      [write('gdal-full.tif', full, infoFor(full)), 1], // GMF_ALL_VALID
+      [write('gdal-nd.tif', masked, utmInfoFor(masked, { noData: -32768 })), 8], // GMF_NODATA
+      [write('gdal-f32.tif', float, utmInfoFor(float)), 8],
+      [write('gdal-full.tif', full, utmInfoFor(full)), 1], // GMF_ALL_VALID
     ];
     for (const [path, flags] of cases) {
       expect(gdalinfo(path).bands[0].mask, path).toBeUndefined(); // gdalinfo lists only real mask bands
@@ -469,7 +444,7 @@ describe('we read the internal masks GDAL writes', () => {
     ['gdal_translate -of COG', ['-of', 'COG', '-co', 'BLOCKSIZE=16']],
   ] as const) {
     it.skipIf(!hasGdal)(`${name}: our file copied by GDAL keeps its mask`, async () => {
-      const ours = write(`copy-src-${name.replace(/\W+/g, '_')}.tif`, block, infoFor(block), { tileSize: 16 });
+      const ours = write(`copy-src-${name.replace(/\W+/g, '_')}.tif`, block, utmInfoFor(block), { tileSize: 16 });
       const path = join(dir, `copy-${name.replace(/\W+/g, '_')}.tif`);
       run('gdal_translate', ['-q', ...args, ours, path]);
       expect(gdalinfo(path).bands[0].mask.flags).toEqual(['PER_DATASET']);
