@@ -43,6 +43,20 @@ export interface Histogram {
   readonly counts: readonly number[];
 }
 
+/**
+ * A colormap (palette) attached to a single-band raster: entries sorted by value (unique), colours
+ * in the same order. Set by sources with a palette and by the Colormap function; turned into RGB
+ * by ColormapToRGB and by the PNG/JPEG encoders.
+ */
+export interface Colormap {
+  /** Ascending, unique. */
+  readonly values: Float64Array;
+  /** r, g, b per entry. */
+  readonly rgb: Uint8Array;
+  /** Present when any entry has an alpha column; 255 for entries without one. */
+  readonly alpha?: Uint8Array;
+}
+
 export interface RasterInfo {
   readonly width: number;
   readonly height: number;
@@ -57,6 +71,8 @@ export interface RasterInfo {
   readonly bandNames?: readonly string[];
   readonly statistics?: readonly BandStatistics[];
   readonly histograms?: readonly Histogram[];
+  /** Palette of a single-band raster (see `Colormap`). */
+  readonly colormap?: Colormap;
   /** A constant operand (a scalar in Arithmetic/Local): one value per band, any grid. */
   readonly constant?: readonly number[];
 }

@@ -3,7 +3,7 @@
  * run once per node (all checks, output info, halo, kernel parameters) and a pure synchronous
  * `kernel` run once per tile.
  */
-import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import type { BandStatistics, Histogram, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import type { Rect } from '../core/rect.js';
 
 // ---- Arguments: one declarative schema drives parsing, defaults, docs and introspection.
@@ -101,8 +101,45 @@ export interface Plan<P> {
   readonly inputRect?: (out: Rect, input: number) => Rect;
   /** Precomputed, structured-cloneable kernel parameters. */
   readonly params: P;
+  /**
+   * Statistics this node needs from some inputs over the whole request (Stretch with DRA,
+   * Threshold): before the first tile the engine runs a pre-pass over the request rectangle
+   * (grown by `halo`, or over `rect` when given), computes per-band statistics and histograms of
+   * the listed inputs from their valid pixels, and calls `fn.bindStatistics` once. The result does
+   * not depend on the tile size or the worker count.
+   */
+  readonly requestStatistics?: RequestStatistics;
+  /**
+   * Inputs to resample onto this node's output grid (`info`: extent, cell size, spatial
+   * reference) before the kernel sees them; one entry per input, `undefined` = use as is. The
+   * engine wraps each listed input in an alignment node, so kernels always get aligned blocks.
+   */
+  readonly align?: readonly (AlignSpec | undefined)[];
   /** Warnings about arguments that were accepted but have no effect (reported, never thrown). */
   readonly warnings?: readonly string[];
+}
+
+export interface RequestStatistics {
+  /** Input indexes whose statistics are needed. */
+  readonly inputs: readonly number[];
+  /** Histogram bins per band (default 256; 8-bit inputs always get one bin per value). */
+  readonly bins?: number;
+  /** Take statistics from this fixed rectangle of the node's grid instead of the request (DRA from extent). */
+  readonly rect?: Rect;
+}
+
+/** Statistics of one band of an input over the request, from its valid pixels. */
+export interface RequestBandStatistics {
+  /** min, max, mean, stdDev, count (median and mode from the histogram). */
+  readonly statistics: BandStatistics;
+  readonly histogram: Histogram;
+}
+
+export type ResamplingMethod = 'nearest' | 'bilinear' | 'cubic';
+
+export interface AlignSpec {
+  /** Nearest for thematic data, bilinear otherwise (spec §1.5), unless the function says. */
+  readonly method: ResamplingMethod;
 }
 
 export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
@@ -120,6 +157,11 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
   readonly args: A;
   /** Check cross-argument rules and input shapes; throw `EngineError` here, never in `kernel`. */
   plan(args: ArgValues<A>, inputs: readonly RasterInfo[]): Plan<P>;
+  /**
+   * With `plan.requestStatistics`: fold the request's statistics (one array per listed input, one
+   * entry per band; `undefined` for a band with no valid pixel) into the kernel parameters.
+   */
+  bindStatistics?(params: P, statistics: readonly (readonly (RequestBandStatistics | undefined)[])[]): P;
   /** Fill `out` (rect R) from inputs covering R grown by `plan.halo`. Pure and synchronous. */
   kernel(params: P, inputs: readonly PixelBlock[], out: PixelBlock): void;
 }

@@ -31,6 +31,7 @@
  */
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import { nearest } from '../../graph/args.js';
+import type { Colormap } from '../../core/pixel-block.js';
 
 // ---- Types
 
@@ -486,14 +487,7 @@ export function parseColorRamp(value: unknown, path: string): ColorRamp {
   throw invalidArgument(`${path}.${type?.key ?? 'type'}`, `a colour ramp type must be "algorithmic" or "multipart", got ${show(type?.value)}`);
 }
 
-/** A parsed colormap: entries sorted by value (unique), colours in the same order. */
-export interface Colormap {
-  /** Ascending, unique. */
-  readonly values: Float64Array;
-  readonly rgb: Uint8Array;
-  /** Present when any entry has a fifth (alpha) column; 255 for entries without one. */
-  readonly alpha?: Uint8Array;
-}
+export type { Colormap } from '../../core/pixel-block.js';
 
 /**
  * `[[value, r, g, b], ...]` (optionally `[value, r, g, b, a]`) from rule JSON [spec file §8 Colormap:
