@@ -27,6 +27,8 @@ export interface GoldenCase {
   readonly tolerance: { readonly abs: number; readonly rel?: number; readonly maxBadFraction?: number };
   /** Pixels next to the raster edge left out of the comparison (documented edge policies differ). */
   readonly edge?: number;
+  /** Render only this window `[x, y, width, height]` of the rule's output (the expected raster's size). */
+  readonly window?: readonly [number, number, number, number];
   readonly provenance: Record<string, unknown>;
 }
 
@@ -56,10 +58,11 @@ describe('golden', () => {
           inputs[`$${i + 1}`] = join(ROOT, p);
         });
         const { root } = await buildGraph(c.rule, { registry, resolveSource: bindSources(inputs, openRaster) });
-        const actual = await render(root, { tileSize: 128 });
+        const w = c.window;
+        const actual = await render(root, { tileSize: 128, ...(w ? { rect: { x: w[0], y: w[1], width: w[2], height: w[3] } } : {}) });
         const expectedSource = await openRaster(join(ROOT, c.expected));
         const { width, height } = expectedSource.info;
-        expect([root.info.width, root.info.height, root.info.bandCount]).toEqual([width, height, expectedSource.info.bandCount]);
+        expect([w?.[2] ?? root.info.width, w?.[3] ?? root.info.height, root.info.bandCount]).toEqual([width, height, expectedSource.info.bandCount]);
         const expected = await expectedSource.read({ x: 0, y: 0, width, height });
         const edge = c.edge ?? 0;
         let bad = 0;

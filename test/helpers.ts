@@ -17,6 +17,8 @@ export interface GridOptions {
   readonly noData?: number;
   readonly geographic?: boolean;
   readonly origin?: { x: number; y: number };
+  /** Further RasterInfo fields (sensorName, radiometry, bandNames, ...). */
+  readonly extra?: Partial<RasterInfo>;
 }
 
 export function gridInfo(o: GridOptions): RasterInfo {
@@ -32,6 +34,7 @@ export function gridInfo(o: GridOptions): RasterInfo {
     extent: { xmin: ox, ymin: oy - o.height * cs.y, xmax: ox + o.width * cs.x, ymax: oy },
     cellSize: cs,
     spatialReference: o.geographic ? { wkid: 4326, geographic: true } : { wkid: 32616, metersPerUnit: 1 },
+    ...o.extra,
   };
 }
 
@@ -56,6 +59,24 @@ export function rasterOf(o: GridOptions, f: (x: number, y: number, b: number) =>
   for (let b = 0; b < info.bandCount; b++) {
     const plane = new (typeArray(info.pixelType))(info.width * info.height);
     for (let y = 0; y < info.height; y++) for (let x = 0; x < info.width; x++) plane[y * info.width + x] = f(x, y, b);
+    bands.push(plane);
+  }
+  return memorySource(`mem${++seq}`, info, bands, mask);
+}
+
+/** A complex source (pixelType C64, or C128 when asked) whose band b pixel (x, y) is `f(x, y, b)` = [re, im]. */
+export function complexOf(o: GridOptions, f: (x: number, y: number, b: number) => readonly [number, number], mask?: Uint8Array): RasterNode {
+  const info = gridInfo({ ...o, pixelType: o.pixelType === 'C128' ? 'C128' : 'C64' });
+  const bands: Plane[] = [];
+  for (let b = 0; b < info.bandCount; b++) {
+    const plane = info.pixelType === 'C128' ? new Float64Array(2 * info.width * info.height) : new Float32Array(2 * info.width * info.height);
+    for (let y = 0; y < info.height; y++) {
+      for (let x = 0; x < info.width; x++) {
+        const [re, im] = f(x, y, b);
+        plane[2 * (y * info.width + x)] = re;
+        plane[2 * (y * info.width + x) + 1] = im;
+      }
+    }
     bands.push(plane);
   }
   return memorySource(`mem${++seq}`, info, bands, mask);

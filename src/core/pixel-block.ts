@@ -5,6 +5,7 @@
  */
 import { allocatePlane, type PixelType, type Plane } from './pixel-type.js';
 import type { Rect } from './rect.js';
+import type { Multidimensional } from './multidim.js';
 
 /** Map extent in the spatial reference's units; the grid's pixel (0, 0) has its top-left at (xmin, ymax). */
 export interface Extent {
@@ -75,6 +76,22 @@ export interface RasterInfo {
   readonly colormap?: Colormap;
   /** A constant operand (a scalar in Arithmetic/Local): one value per band, any grid. */
   readonly constant?: readonly number[];
+  /** The sensor that acquired the pixels (GDAL metadata SENSOR_NAME / SensorName), e.g. `Landsat 7 ETM+`. */
+  readonly sensorName?: string;
+  /**
+   * What the pixel values are, for functions that need unaltered sensor values (TasseledCap):
+   * `'source'` = exactly as the source stores them. Sources set it; functions that copy values
+   * unchanged (ExtractBand, CompositeBand, Identity, Clip, Mask: they spread their input's info)
+   * keep it; a function that computes new values builds a fresh RasterInfo and so drops it
+   * (undefined = altered or unknown). `'apparentReflectance'`: after an apparent-reflectance step.
+   */
+  readonly radiometry?: 'source' | 'apparentReflectance';
+  /**
+   * Variables and dimensions of a multidimensional raster (see core/multidim.ts): which bands
+   * hold which slice. Functions that keep the band layout (spread the input's info) keep it; read
+   * it through `multidimOf(info)`, which ignores it when it no longer fits `bandCount`.
+   */
+  readonly multidimensional?: Multidimensional;
 }
 
 export interface PixelBlock {

@@ -2,7 +2,7 @@
  * The final cast a rule's `outputPixelType` adds after its function (GDAL-like: round half away
  * from zero, saturate at the type's range, NaN -> NoData). Internal: not in the registry.
  */
-import { castPlane, PIXEL_TYPES, representable, type PixelType } from '../core/pixel-type.js';
+import { castPlane, PIXEL_TYPES, promote, representable, type PixelType } from '../core/pixel-type.js';
 import { defineFunction } from './types.js';
 
 export const castFunction = defineFunction({
@@ -24,7 +24,10 @@ export const castFunction = defineFunction({
         : to.startsWith('F') || to.startsWith('C')
           ? Number.NaN
           : undefined;
-    return { info: { ...input, pixelType: to, noData }, halo: 0, params: { from: input.pixelType, to } };
+    // A narrowing cast alters values, so the input no longer holds the source's values (RasterInfo.radiometry).
+    const { radiometry, ...rest } = input;
+    const keep = radiometry !== undefined && promote([input.pixelType, to]) === to;
+    return { info: { ...rest, pixelType: to, noData, ...(keep ? { radiometry } : {}) }, halo: 0, params: { from: input.pixelType, to } };
   },
   kernel(p, [input], out) {
     out.mask.set(input!.mask);

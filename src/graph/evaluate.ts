@@ -1,7 +1,9 @@
 /**
  * Pull-based, halo-aware evaluation of one tile: a node asks each input for its rectangle grown by
  * the node's halo, then runs its kernel. Halos add up down a chain. A memo keyed by (node id, rect),
- * scoped to one tile, lets branches of the DAG that need the same pixels share them.
+ * scoped to one tile, lets branches of the DAG that need the same pixels share them. Nodes that
+ * need request statistics must be bound first (`render`/`renderTiles` do it; request-statistics.ts):
+ * evaluating an unbound one is a programming error, never a silent per-tile statistic.
  */
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
@@ -26,6 +28,12 @@ export function evaluate(node: RasterNode, r: Rect, ctx: EvalContext): Promise<P
 async function run(node: FunctionNode, r: Rect, ctx: EvalContext): Promise<PixelBlock> {
   if (ctx.signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted', { cause: ctx.signal.reason });
   const { halo, inputRect } = node.plan;
+  if (node.plan.requestStatistics !== undefined) {
+    throw new EngineError(
+      'INTERNAL',
+      `${node.fn.name} needs statistics of the whole request: render the graph with render()/renderTiles(), or bind it with bindRequestStatistics() before evaluating tiles`,
+    );
+  }
   const grown = grow(r, halo);
   const inputs = await Promise.all(node.inputs.map((input, i) => evaluate(input, inputRect ? inputRect(r, i) : grown, ctx)));
   const out = allocateBlock(r, node.plan.info.pixelType, node.plan.info.bandCount);

@@ -4,6 +4,9 @@
  * sub-rules collapse into one node and share work through the per-tile memo.
  */
 import { EngineError, toEngineError } from '../core/errors.js';
+import type { PixelType } from '../core/pixel-type.js';
+import { castFunction } from './cast.js';
+import { alignNode } from './align.js';
 import type { FunctionNode, RasterFunction, RasterNode } from './types.js';
 
 export function createFunctionNode(
@@ -12,9 +15,39 @@ export function createFunctionNode(
   inputs: readonly RasterNode[],
   path: string,
 ): FunctionNode {
-  let plan;
+  // A cast of a node whose function encodes the target type itself (RasterFunction.planAs) is
+  // that function planned for the type, not a cast.
+  const input = inputs[0];
+  if (fn === castFunction && input?.kind === 'function' && input.fn.planAs !== undefined) {
+    const to = values.to as PixelType;
+    const own = planned(input.fn, path, () => input.fn.planAs!(input.args as never, input.inputs.map((i) => i.info), to));
+    if (own !== undefined) return { ...input, id: `${input.id}:as:${to}`, plan: own, info: own.info };
+  }
+  const plan = planned(fn, path, () => fn.plan(values as never, inputs.map((i) => i.info)));
+  // Plan.align: inputs listed there are resampled onto the output grid by internal Align nodes
+  // (src/graph/align.ts), so the kernel sees aligned blocks; inputs already on it stay as they are.
+  const align = plan.align;
+  const nodeInputs =
+    align === undefined
+      ? inputs
+      : inputs.map((input, i) => {
+          const spec = align[i];
+          if (spec === undefined) return input;
+          try {
+            return alignNode(input, plan.info, spec.method, path);
+          } catch (e) {
+            const err = toEngineError(e);
+            throw new EngineError(err.code, `${fn.name}: ${err.message}`, { path: err.path ?? path, cause: e });
+          }
+        });
+  const id = `${fn.name}(${canonicalJson(values)};${nodeInputs.map((i) => i.id).join(',')})`;
+  return { kind: 'function', id, fn, args: values, inputs: nodeInputs, plan, info: plan.info };
+}
+
+/** Run a planning step; EngineErrors get their relative path anchored at `path`. */
+function planned<T>(fn: RasterFunction, path: string, step: () => T): T {
   try {
-    plan = fn.plan(values as never, inputs.map((i) => i.info));
+    return step();
   } catch (e) {
     const err = toEngineError(e);
     if (err.code === 'INTERNAL') throw new EngineError('INTERNAL', `${fn.name}: planning failed: ${err.message}`, { path, cause: e });
@@ -23,8 +56,6 @@ export function createFunctionNode(
     const full = path ? (rel ? `${path}.${rel}` : path) : rel;
     throw new EngineError(err.code, err.message, { path: full, cause: e });
   }
-  const id = `${fn.name}(${canonicalJson(values)};${inputs.map((i) => i.id).join(',')})`;
-  return { kind: 'function', id, fn, args: values, inputs, plan, info: plan.info };
 }
 
 /** JSON with sorted object keys, for identities. */

@@ -2,12 +2,15 @@
  * Render a rectangle of a graph's output: cut it into tiles, evaluate each through a tile pool
  * (inline by default; a worker pool is injected by hosts), and either hand tiles to a sink as they
  * finish (streaming writers) or assemble one block. Tiles never depend on each other, so the
- * result is the same for any tile size and any number of workers.
+ * result is the same for any tile size and any number of workers. Functions that need statistics of
+ * the whole request (Stretch DRA, Threshold) are bound first by a pre-pass over the render area
+ * (request-statistics.ts); worker pools receive the bound parameters in the recipe.
  */
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, copyInto, type PixelBlock } from '../core/pixel-block.js';
 import { rect, tiles, type Rect } from '../core/rect.js';
 import { evaluateTile } from './evaluate.js';
+import { bindRequestStatistics } from './request-statistics.js';
 import type { RasterNode } from './types.js';
 
 /**
@@ -17,6 +20,13 @@ import type { RasterNode } from './types.js';
 export interface Recipe {
   readonly rule: unknown;
   readonly sources: Readonly<Record<string, string>>;
+  /**
+   * Set by the renderer, not by callers: kernel parameters bound by the request-statistics pre-pass,
+   * by the ORIGINAL id of their node (`applyBoundParams` in the worker), and the bound root's id
+   * (the worker's cache key for the bound graph).
+   */
+  readonly bound?: Readonly<Record<string, unknown>>;
+  readonly boundKey?: string;
 }
 
 /** Where tiles are computed. `size: 0` pools run inline; worker pools rebuild the DAG per worker. */
@@ -53,15 +63,20 @@ function plan(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: R
 }
 
 /** Tiles in row-major order, as they are computed (at most `concurrency` in flight). */
-export async function* renderTiles(root: RasterNode, opts: RenderOptions = {}): AsyncGenerator<PixelBlock> {
-  const { tileRects } = plan(root, opts);
+export async function* renderTiles(graph: RasterNode, opts: RenderOptions = {}): AsyncGenerator<PixelBlock> {
+  const { area, tileRects } = plan(graph, opts);
+  // Request statistics first (a no-op unless some node asks for them), over the whole area.
+  const bound = await bindRequestStatistics(graph, area, opts.signal);
+  const root = bound.root;
+  const recipe =
+    opts.recipe === undefined || root === graph ? opts.recipe : { ...opts.recipe, bound: bound.bound, boundKey: root.id };
   const pool = opts.pool ?? inlinePool;
   const inFlight = Math.max(1, opts.concurrency ?? (pool.size === 0 ? 1 : 2 * pool.size));
   const pending: Promise<PixelBlock>[] = [];
   let next = 0;
   const launch = (): void => {
     const t = tileRects[next++]!;
-    const p = pool.run(root, t, opts.signal, opts.recipe);
+    const p = pool.run(root, t, opts.signal, recipe);
     p.catch(() => undefined); // observed when awaited below; avoid unhandled rejections meanwhile
     pending.push(p);
   };

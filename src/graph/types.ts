@@ -5,6 +5,7 @@
  */
 import type { BandStatistics, Histogram, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import type { Rect } from '../core/rect.js';
+import type { PixelType } from '../core/pixel-type.js';
 
 // ---- Arguments: one declarative schema drives parsing, defaults, docs and introspection.
 
@@ -44,7 +45,13 @@ export type ArgSpec = Common &
         readonly optional?: boolean;
         readonly scalar?: boolean;
       }
-    | { readonly kind: 'rasters'; readonly minLength?: number; readonly scalar?: boolean }
+    | {
+        readonly kind: 'rasters';
+        readonly minLength?: number;
+        readonly scalar?: boolean;
+        /** `'$$'`: an absent or empty list means `["$$"]` (Local, as the vendor client). */
+        readonly default?: '$$';
+      }
   );
 
 export type ArgSchema = Readonly<Record<string, ArgSpec>>;
@@ -103,10 +110,12 @@ export interface Plan<P> {
   readonly params: P;
   /**
    * Statistics this node needs from some inputs over the whole request (Stretch with DRA,
-   * Threshold): before the first tile the engine runs a pre-pass over the request rectangle
-   * (grown by `halo`, or over `rect` when given), computes per-band statistics and histograms of
-   * the listed inputs from their valid pixels, and calls `fn.bindStatistics` once. The result does
-   * not depend on the tile size or the worker count.
+   * Threshold): before the first tile the engine runs a pre-pass (graph/request-statistics.ts)
+   * over the node's request rectangle (the render area mapped down through its ancestors' halos and
+   * inputRects, NOT grown by this node's own halo; `inputRect(R, i)` when the node has one), or over
+   * `rect` when given, computes per-band statistics and histograms of the listed inputs from their
+   * valid pixels, and calls `fn.bindStatistics` once. The result does not depend on the tile size
+   * or the worker count. Bound copies of the node no longer carry this field.
    */
   readonly requestStatistics?: RequestStatistics;
   /**
@@ -124,13 +133,13 @@ export interface RequestStatistics {
   readonly inputs: readonly number[];
   /** Histogram bins per band (default 256; 8-bit inputs always get one bin per value). */
   readonly bins?: number;
-  /** Take statistics from this fixed rectangle of the node's grid instead of the request (DRA from extent). */
+  /** Take statistics from this fixed rectangle of the node's grid instead of the request (DRA from extent); clipped to the input's grid. */
   readonly rect?: Rect;
 }
 
-/** Statistics of one band of an input over the request, from its valid pixels. */
+/** Statistics of one band of an input over the request, from its valid (mask 1, finite) pixels. */
 export interface RequestBandStatistics {
-  /** min, max, mean, stdDev, count (median and mode from the histogram). */
+  /** min, max, mean, population stdDev, count; median and mode as bin centres (exact values for 8/16-bit data). */
   readonly statistics: BandStatistics;
   readonly histogram: Histogram;
 }
@@ -150,6 +159,11 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
   readonly summary: string;
   /** Name of the raster argument a template binds to; `Raster` unless stated. */
   readonly variableName?: string;
+  /**
+   * Recast: arguments outside `args` are not unknown but overrides, which the rule builder applies
+   * by name to the arguments and template variables of the chain under the raster arguments.
+   */
+  readonly nestedOverrides?: boolean;
   /** Family folder, for listings (`terrain`, `bands`, `local`, ...). */
   readonly family: string;
   /** How the function was verified, for the README table: `reference` (an outside tool), `hand` (hand-derived values). */
@@ -162,6 +176,13 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
    * entry per band; `undefined` for a band with no valid pixel) into the kernel parameters.
    */
   bindStatistics?(params: P, statistics: readonly (readonly (RequestBandStatistics | undefined)[])[]): P;
+  /**
+   * For functions whose values need an encoding rather than a plain cast to fit an integer
+   * `outputPixelType` (ColorspaceConversion: HSV in degrees and fractions -> 0..255 in U8): a plan
+   * that produces type `to` itself, or undefined to keep the rule's usual final cast.
+   * `createFunctionNode` asks it when it is told to cast a node of this function.
+   */
+  planAs?(args: ArgValues<A>, inputs: readonly RasterInfo[], to: PixelType): Plan<P> | undefined;
   /** Fill `out` (rect R) from inputs covering R grown by `plan.halo`. Pure and synchronous. */
   kernel(params: P, inputs: readonly PixelBlock[], out: PixelBlock): void;
 }

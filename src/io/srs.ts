@@ -12,6 +12,9 @@
  */
 import proj4 from 'proj4';
 import type { SpatialReference } from '../core/pixel-block.js';
+import { DATUM_BY_GCS, GRS80_TOWGS84, parseProj4, proj4ForEpsg, utmOfEpsg } from '../core/crs.js';
+
+export { parseProj4, proj4ForEpsg };
 
 /** GeoKey values as geotiff.js parses them: numbers, number arrays or strings, keyed by name. */
 export type GeoKeyValues = Readonly<Record<string, unknown>>;
@@ -43,7 +46,6 @@ const USER_DEFINED = 32767;
 const US_FOOT = 1200 / 3937;
 const WGS84_AXES = { a: 6378137, rf: 298.257223563 };
 const GRS80_AXES = { a: 6378137, rf: 298.257222101 };
-const GRS80_TOWGS84 = '+ellps=GRS80 +towgs84=0,0,0,0,0,0,0';
 
 /** EPSG linear unit codes (ProjLinearUnitsGeoKey) to metres per unit. */
 const LINEAR_UNITS: Readonly<Record<number, number>> = { 9001: 1, 9002: 0.3048, 9003: US_FOOT, 9036: 1000 };
@@ -51,14 +53,6 @@ const LINEAR_UNITS: Readonly<Record<number, number>> = { 9001: 1, 9002: 0.3048, 
 /** Ellipsoid codes (GeogEllipsoidGeoKey) and their proj4 names. */
 const ELLIPSOIDS: Readonly<Record<number, string>> = { 7030: 'WGS84', 7019: 'GRS80', 7008: 'clrk66', 7004: 'bessel', 7022: 'intl' };
 
-/** Datum part of proj4 strings, by geographic CRS code or geodetic datum code. */
-const DATUM_BY_GCS: Readonly<Record<number, string>> = {
-  4326: '+datum=WGS84',
-  4269: '+datum=NAD83',
-  4258: GRS80_TOWGS84, // ETRS89
-  4283: GRS80_TOWGS84, // GDA94
-  4674: GRS80_TOWGS84, // SIRGAS 2000
-};
 const DATUM_BY_DATUM: Readonly<Record<number, string>> = { 6326: '+datum=WGS84', 6269: '+datum=NAD83' };
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -66,41 +60,9 @@ const nums = (v: unknown): number[] | undefined =>
   typeof v === 'number' ? [v] : ArrayBuffer.isView(v) || Array.isArray(v) ? Array.from(v as ArrayLike<number>) : undefined;
 const knownCode = (c: number | undefined): c is number => c !== undefined && c > 0 && c < USER_DEFINED;
 
-/** The datum part (`+datum=…` or `+ellps=… [+towgs84=…]`) of a proj4 string for an EPSG geographic code. */
-function datumOfGcs(gcs: number): string | undefined {
-  return DATUM_BY_GCS[gcs];
-}
 
-/** proj4 definition for an EPSG code when known: the table here, then whatever proj4 has registered. */
-export function proj4ForEpsg(code: number): string | undefined {
-  const utm = utmOfEpsg(code);
-  if (utm) return `+proj=utm +zone=${utm.zone}${utm.south ? ' +south' : ''} ${utm.datum} +units=m +no_defs`;
-  const datum = datumOfGcs(code);
-  if (datum) return `+proj=longlat ${datum} +no_defs`;
-  if (code === 3857) {
-    return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs';
-  }
-  // ASSUMPTION (spec silent): definitions an embedder registered with proj4.defs() count as "known".
-  const def = proj4.defs(`EPSG:${code}`) as { projStr?: unknown } | undefined;
-  return typeof def?.projStr === 'string' ? def.projStr : undefined;
-}
 
-interface Utm {
-  readonly zone: number;
-  readonly south: boolean;
-  readonly datum: string;
-}
 
-/** UTM zone systems on WGS 84, NAD83, ETRS89 and SIRGAS 2000 (EPSG ranges). */
-function utmOfEpsg(c: number): Utm | undefined {
-  if (c >= 32601 && c <= 32660) return { zone: c - 32600, south: false, datum: '+datum=WGS84' };
-  if (c >= 32701 && c <= 32760) return { zone: c - 32700, south: true, datum: '+datum=WGS84' };
-  if (c >= 26901 && c <= 26923) return { zone: c - 26900, south: false, datum: '+datum=NAD83' };
-  if (c >= 25828 && c <= 25838) return { zone: c - 25800, south: false, datum: GRS80_TOWGS84 };
-  if (c >= 31965 && c <= 31976) return { zone: c - 31954, south: false, datum: GRS80_TOWGS84 };
-  if (c >= 31977 && c <= 31985) return { zone: c - 31960, south: true, datum: GRS80_TOWGS84 };
-  return undefined;
-}
 
 // ---- Reading
 
@@ -132,7 +94,7 @@ export function spatialReferenceFromGeoKeys(k: GeoKeyValues | null | undefined):
 /** `+datum=…` or `+ellps=…/+a= +rf=` plus `+towgs84=…` from the Geog* keys. */
 function datumPart(k: GeoKeyValues): string | undefined {
   const gcs = num(k['GeographicTypeGeoKey']);
-  if (knownCode(gcs)) return datumOfGcs(gcs);
+  if (knownCode(gcs)) return DATUM_BY_GCS[gcs];
   const datumCode = num(k['GeogGeodeticDatumGeoKey']);
   if (knownCode(datumCode) && DATUM_BY_DATUM[datumCode]) return DATUM_BY_DATUM[datumCode];
   let ellps: string | undefined;
@@ -203,17 +165,6 @@ export function unitsOfProj4(def: string): number | undefined {
   return u === 'm' ? 1 : u === 'ft' ? 0.3048 : u === 'us-ft' ? US_FOOT : u === 'km' ? 1000 : undefined;
 }
 
-/** `+key=value +flag` tokens of a proj4 string (flags map to ''). */
-export function parseProj4(def: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const token of def.trim().split(/\s+/)) {
-    if (!token.startsWith('+')) continue;
-    const eq = token.indexOf('=');
-    if (eq < 0) out.set(token.slice(1), '');
-    else out.set(token.slice(1, eq), token.slice(eq + 1));
-  }
-  return out;
-}
 
 // ---- Writing
 

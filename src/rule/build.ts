@@ -59,6 +59,26 @@ interface Scope {
 
 const TOP: Scope = { templateDepth: 0 };
 
+/** One override of a Recast: a name/value pair applied down the chain under it (functions/local/recast.ts). */
+interface Override {
+  /** As written. */
+  readonly name: string;
+  readonly value: unknown;
+  readonly path: string;
+  /** Where the Recast sits: override values are resolved there, as if written on the Recast. */
+  readonly scope: Scope;
+  readonly outer: Overrides | undefined;
+  used: boolean;
+}
+
+/** The overrides in force while resolving a chain under one or more Recasts. */
+interface Overrides {
+  /** Lower-case name -> override; an enclosing Recast's entry replaces a nested one's. */
+  readonly entries: ReadonlyMap<string, Override>;
+  /** Argument and variable names met under each Recast in force (for did-you-mean warnings). */
+  readonly seen: readonly Set<string>[];
+}
+
 /** Stage 1: parse (if needed) and resolve a rule. Never throws; problems come back in `issues`. */
 export function resolveRule(rule: unknown, options: ResolveOptions): Resolution {
   const parsed = parseRule(rule);
@@ -72,7 +92,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     return n;
   };
 
-  function resolveNode(r: RuleNode, scope: Scope): ResolvedNode | undefined {
+  function resolveNode(r: RuleNode, scope: Scope, ov: Overrides | undefined): ResolvedNode | undefined {
     const fn = options.registry.get(r.name);
     if (fn === undefined) {
       const template = options.templates?.get(r.name);
@@ -84,17 +104,26 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
         const { root, bindings } = instantiate(template, r);
         if (root === undefined) return undefined;
         const self = bindings.get(template.variableName.toLowerCase());
-        return resolveNode(root, { bindings, self, outer: scope, templateDepth: scope.templateDepth + 1 });
+        return resolveNode(root, { bindings, self, outer: scope, templateDepth: scope.templateDepth + 1 }, ov);
       }
       issues.push({ code: 'UNKNOWN_FUNCTION', path: r.path ? `${r.path}.rasterFunction` : 'rasterFunction', message: unknownName(r.name, options) });
       // Still walk nested rules so that every problem is reported at once.
-      for (const v of Object.values(r.args)) visitNested(v, scope);
+      for (const v of Object.values(r.args)) visitNested(v, scope, ov);
       return undefined;
     }
 
-    const parsedArgs = parseArgs(fn.args, r.args, r.argsPath);
-    issues.push(...parsedArgs.issues);
-    warnings.push(...parsedArgs.warnings);
+    // Recast: arguments outside its schema are overrides for the chain under its rasters.
+    const own = fn.nestedOverrides ? splitOverrides(fn, r, scope, ov) : undefined;
+    // Overrides in force here replace arguments of this function (see applyOverrides).
+    const applied = ov && !own ? applyOverrides(fn, r, ov) : undefined;
+    const parsedArgs = parseArgs(fn.args, own?.args ?? applied?.args ?? r.args, r.argsPath);
+    const moved = (i: Issue): Issue => {
+      const o = applied?.byPath.get(i.path);
+      return o ? { ...i, path: o.path, message: `${i.message} (Recast override ${o.name}, applied at ${i.path})` } : i;
+    };
+    issues.push(...parsedArgs.issues.map(moved));
+    warnings.push(...parsedArgs.warnings.map(moved));
+    const inner = own?.overrides ?? ov;
     const values: Record<string, unknown> = { ...parsedArgs.values };
     const inputs: ResolvedNode[] = [];
     let ok = parsedArgs.issues.length === 0;
@@ -103,18 +132,23 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
       const scalar = 'scalar' in spec && spec.scalar === true;
       if (raster.elements !== undefined) {
         const idx: number[] = [];
+        const o = applied?.byName.get(raster.name);
         for (const el of raster.elements) {
-          const n = resolveRaster(el.value, el.path, scalar, scope);
+          const n = o
+            ? resolveRaster(el.value, `${o.path}${el.path.slice(raster.path.length)}`, scalar, o.scope, o.outer)
+            : resolveRaster(el.value, el.path, scalar, scope, inner);
           if (n === undefined) ok = false;
           else idx.push(inputs.push(n) - 1);
         }
         values[raster.name] = idx;
       } else {
-        const n = resolveRaster(raster.value, raster.path, scalar, scope);
+        const o = applied?.byName.get(raster.name);
+        const n = o ? resolveRaster(raster.value, o.path, scalar, o.scope, o.outer) : resolveRaster(raster.value, raster.path, scalar, scope, inner);
         if (n === undefined) ok = false;
         else values[raster.name] = inputs.push(n) - 1;
       }
     }
+    if (own) warnUnused(own.mine, own.overrides);
     if (!ok) return undefined;
     const id = `${fn.name}(${canonicalJson(values)};${inputs.map((i) => i.id).join(',')})${
       r.outputPixelType && r.outputPixelType !== 'UNKNOWN' ? `:${r.outputPixelType}` : ''
@@ -122,13 +156,13 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     return intern({ kind: 'function', id, fn, values, inputs, outputPixelType: r.outputPixelType, path: r.path });
   }
 
-  function resolveRaster(v: unknown, path: string, scalar: boolean, scope: Scope): ResolvedNode | undefined {
+  function resolveRaster(v: unknown, path: string, scalar: boolean, scope: Scope, ov: Overrides | undefined): ResolvedNode | undefined {
     if (v === INVALID) return undefined;
-    if (isRuleNode(v)) return resolveNode(v, scope);
+    if (isRuleNode(v)) return resolveNode(v, scope, ov);
     if (typeof v === 'string') {
       const s = v.trim();
       if (s === '$$' && scope.self !== undefined && scope.outer !== undefined) {
-        return resolveRaster(scope.self, path, scalar, scope.outer);
+        return resolveRaster(scope.self, path, scalar, scope.outer, ov);
       }
       if (s.startsWith('$')) {
         if (!/^\$(\$|\w+)$/.test(s)) {
@@ -141,7 +175,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
         return constant(s.split(/[\s,]+/).map(Number), path);
       }
       const bound = lookup(scope, s);
-      if (bound !== undefined) return resolveRaster(bound.value, path, scalar, bound.scope);
+      if (bound !== undefined) return resolveRaster(bound.value, path, scalar, bound.scope, ov);
       if (s === '') {
         issues.push({ code: 'INVALID_ARGUMENT', path, message: 'empty raster reference' });
         return undefined;
@@ -175,13 +209,118 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     return intern({ kind: 'constant', id: `const:${JSON.stringify(values)}`, values, path });
   }
 
-  function visitNested(v: unknown, scope: Scope): void {
-    if (isRuleNode(v)) resolveNode(v, scope);
-    else if (Array.isArray(v)) for (const e of v) visitNested(e, scope);
+  function visitNested(v: unknown, scope: Scope, ov: Overrides | undefined): void {
+    if (isRuleNode(v)) resolveNode(v, scope, ov);
+    else if (Array.isArray(v)) for (const e of v) visitNested(e, scope, ov);
   }
 
-  const root = parsed.root === undefined ? undefined : resolveNode(parsed.root, TOP);
+  /** A Recast's overrides at this point, merged under the enclosing ones (which win), and its own schema arguments. */
+  function splitOverrides(
+    fn: RasterFunction,
+    r: RuleNode,
+    scope: Scope,
+    outer: Overrides | undefined,
+  ): { args: Record<string, unknown>; mine: Override[]; overrides: Overrides } {
+    const known = new Set(Object.entries(fn.args).flatMap(([n, s]) => [n, ...(s.aliases ?? [])].map((k) => k.toLowerCase())));
+    const args: Record<string, unknown> = {};
+    const mine = new Map<string, Override>();
+    const add = (name: string, value: unknown, path: string): void => {
+      const key = name.toLowerCase();
+      const prev = mine.get(key);
+      if (prev) warnings.push({ code: 'INVALID_ARGUMENT', path, message: `Recast override ${name} given twice (also at ${prev.path}); this one is used` });
+      mine.set(key, { name, value, path, scope, outer, used: false });
+    };
+    for (const [k, v] of Object.entries(r.args)) {
+      const path = `${r.argsPath}.${k}`;
+      if (known.has(k.toLowerCase())) args[k] = v;
+      else if (RECAST_TABLES.includes(k.toLowerCase()) && isPlainObject(v)) {
+        for (const [name, value] of Object.entries(v)) add(name, value, `${path}.${name}`);
+      } else add(k, v, path);
+    }
+    const entries = new Map(mine);
+    for (const [key, o] of outer?.entries ?? []) {
+      const shadowed = entries.get(key);
+      if (shadowed) shadowed.used = true; // replaced by the enclosing Recast: not unknown
+      entries.set(key, o);
+    }
+    return { args, mine: [...mine.values()], overrides: { entries, seen: [...(outer?.seen ?? []), new Set()] } };
+  }
+
+  /** Warn about this Recast's overrides that matched nothing in its chain. */
+  function warnUnused(mine: readonly Override[], overrides: Overrides): void {
+    const seen = [...overrides.seen.at(-1)!];
+    for (const o of mine) {
+      if (o.used) continue;
+      const near = nearest(o.name, seen);
+      warnings.push({
+        code: 'INVALID_ARGUMENT',
+        path: o.path,
+        message: `Recast override ignored: no argument or variable named ${o.name} in the nested chain${near ? ` (did you mean ${near}?)` : ''}`,
+      });
+    }
+  }
+
+  const root = parsed.root === undefined ? undefined : resolveNode(parsed.root, TOP, undefined);
   return { root: issues.length === 0 ? root : undefined, issues, warnings };
+}
+
+/** Recast arguments that hold a table of overrides rather than being one (the vendor's `Arguments`). */
+const RECAST_TABLES = ['arguments', 'overrides'];
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !isRuleNode(v) && !Object.keys(v).some((k) => k.toLowerCase() === 'url');
+
+/**
+ * The arguments of `fn` at `r` with the overrides in force applied: an argument written under a
+ * name, alias or (long form) variable name that an override names takes the override's value; an
+ * argument of the schema not written takes it too. Marks the overrides used and records the names
+ * met for did-you-mean. `byPath`: argument path -> override (to point errors at the override);
+ * `byName`: canonical raster argument name -> override (resolved where the Recast is).
+ */
+function applyOverrides(
+  fn: RasterFunction,
+  r: RuleNode,
+  ov: Overrides,
+): { args: Record<string, unknown>; byPath: Map<string, Override>; byName: Map<string, Override> } {
+  const canonical = new Map<string, string>();
+  for (const [name, spec] of Object.entries(fn.args)) {
+    for (const k of [name, ...(spec.aliases ?? [])]) canonical.set(k.toLowerCase(), name);
+  }
+  for (const seen of ov.seen) {
+    for (const [name, spec] of Object.entries(fn.args)) for (const k of [name, ...(spec.aliases ?? [])]) seen.add(k);
+    for (const v of Object.values(r.variables ?? {})) seen.add(v);
+  }
+  const args: Record<string, unknown> = { ...r.args };
+  const byPath = new Map<string, Override>();
+  const byName = new Map<string, Override>();
+  const hit = (key: string, o: Override): void => {
+    o.used = true;
+    args[key] = o.value;
+    byPath.set(r.argsPath ? `${r.argsPath}.${key}` : key, o);
+    const name = canonical.get(key.toLowerCase());
+    if (name !== undefined) byName.set(name, o);
+  };
+  // Overrides by the canonical argument they name (through an alias too); the exact name first.
+  const byCanonical = new Map<string, Override>();
+  for (const [key, o] of ov.entries) {
+    const name = canonical.get(key);
+    if (name !== undefined && (!byCanonical.has(name) || key === name.toLowerCase())) byCanonical.set(name, o);
+  }
+  const written = new Set<string>();
+  for (const key of Object.keys(r.args)) {
+    const name = canonical.get(key.toLowerCase());
+    if (name !== undefined) written.add(name);
+    const variable = r.variables?.[key]?.toLowerCase();
+    const o =
+      ov.entries.get(key.toLowerCase()) ??
+      (variable === undefined ? undefined : ov.entries.get(variable)) ??
+      (name === undefined ? undefined : byCanonical.get(name));
+    if (o !== undefined) hit(key, o);
+  }
+  for (const [name, o] of byCanonical) {
+    if (!written.has(name)) hit(name, o);
+  }
+  return { args, byPath, byName };
 }
 
 function lookup(scope: Scope, name: string): { value: unknown; scope: Scope } | undefined {

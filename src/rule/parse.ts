@@ -23,6 +23,8 @@ export interface RuleNode {
   readonly path: string;
   /** JSON path of `rasterFunctionArguments` (prefix of argument paths). */
   readonly argsPath: string;
+  /** Long form: argument name -> the name of the RasterFunctionVariable it holds (what Recast overrides name). */
+  readonly variables?: Readonly<Record<string, string>>;
 }
 
 export interface ParsedRule {
@@ -192,14 +194,25 @@ function parseLongForm(
   const argsPath = join(path, argsKey);
   const raw = obj[argsKey];
   const args: Record<string, unknown> = {};
+  const variables: Record<string, string> = {};
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       if (k.toLowerCase() === 'type') continue;
       args[k] = nestRules(variableValue(v), join(argsPath, k), depth, issues, warnings);
+      const variable = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
+      if (variable?.type === 'RasterFunctionVariable' && typeof variable.name === 'string' && variable.name !== '') variables[k] = variable.name;
     }
   }
   const vn = obj[lower.get('variablename') ?? 'variableName'];
-  return { name, args, outputPixelType, variableName: typeof vn === 'string' ? vn : undefined, path, argsPath };
+  return {
+    name,
+    args,
+    outputPixelType,
+    variableName: typeof vn === 'string' ? vn : undefined,
+    path,
+    argsPath,
+    ...(Object.keys(variables).length > 0 ? { variables } : {}),
+  };
 }
 
 /** A `RasterFunctionVariable`'s value: its `value`, or a reference to the variable by name. */

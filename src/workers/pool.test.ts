@@ -36,6 +36,31 @@ describe('worker pool', () => {
     }
   });
 
+  it('carries statistics bound in the main thread to the workers: pool sizes 0, 1, 2 agree', async () => {
+    // DRA percent clip on the DEM, then Otsu over the stretched result: both need request statistics.
+    const statsRule = {
+      rasterFunction: 'Threshold',
+      rasterFunctionArguments: {
+        Raster: { rasterFunction: 'Stretch', rasterFunctionArguments: { StretchType: 6, MinPercent: 1, MaxPercent: 3, DRA: true, UseGamma: true, Gamma: [1.4] } },
+      },
+    };
+    const statsRecipe = { rule: statsRule, sources: { $$: DEM } };
+    const { root } = await buildGraph(statsRule, { registry, resolveSource: bindSources(statsRecipe.sources, openRaster) });
+    const window = { x: 20, y: 30, width: 250, height: 190 };
+    const inline = await render(root, { rect: window, tileSize: 100 });
+    const zero = createPool({ size: 0 });
+    const one = createPool({ size: 1 });
+    try {
+      expect(firstDifference(inline, await render(root, { rect: window, tileSize: 64, pool: zero, recipe: statsRecipe }))).toBeUndefined();
+      expect(firstDifference(inline, await render(root, { rect: window, tileSize: [61, 33], pool: one, recipe: statsRecipe }))).toBeUndefined();
+      expect(firstDifference(inline, await render(root, { rect: window, tileSize: 50, pool, recipe: statsRecipe }))).toBeUndefined();
+    } finally {
+      await Promise.all([zero.destroy(), one.destroy()]);
+    }
+    // Both classes occur, so the check is not vacuous.
+    expect(new Set(inline.bands[0]!)).toEqual(new Set([0, 1]));
+  });
+
   it('reports a worker-side error as an EngineError', async () => {
     const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) });
     const broken = { rule, sources: { $$: '/nonexistent/dem.tif' } };

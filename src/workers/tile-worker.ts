@@ -1,12 +1,14 @@
 /**
- * Worker entry: rebuild the DAG from a recipe (cached by its JSON), evaluate one tile, send the
- * block back with its buffers transferred.
+ * Worker entry: rebuild the DAG from a recipe (cached by its JSON), apply the parameters the
+ * request-statistics pre-pass bound in the main thread (`recipe.bound`, cached by `boundKey`),
+ * evaluate one tile, send the block back with its buffers transferred.
  */
 import { parentPort } from 'node:worker_threads';
 import { toEngineError, type ErrorCode, type Issue } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { Rect } from '../core/rect.js';
 import { evaluateTile } from '../graph/evaluate.js';
+import { applyBoundParams } from '../graph/request-statistics.js';
 import type { Recipe } from '../graph/render.js';
 import type { RasterNode } from '../graph/types.js';
 import { registry } from '../functions/index.js';
@@ -27,11 +29,15 @@ export type TileReply =
 const graphs = new Map<string, Promise<RasterNode>>();
 
 function graphFor(recipe: Recipe): Promise<RasterNode> {
-  const key = JSON.stringify(recipe);
+  const base = JSON.stringify({ rule: recipe.rule, sources: recipe.sources });
+  const key = recipe.bound === undefined ? base : `${base}\n${recipe.boundKey ?? JSON.stringify(recipe.bound)}`;
   let g = graphs.get(key);
   if (g === undefined) {
-    g = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) }).then((b) => b.root);
+    const built = graphs.get(base) ?? buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) }).then((b) => b.root);
+    const bound = recipe.bound;
+    g = bound === undefined ? built : built.then((root) => applyBoundParams(root, bound));
     if (graphs.size > 16) graphs.clear();
+    if (bound !== undefined) graphs.set(base, built);
     graphs.set(key, g);
   }
   return g;
