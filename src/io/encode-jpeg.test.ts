@@ -48,6 +48,18 @@ describe('encodeJpeg', () => {
     }
   });
 
+  it('a single band with a colormap is expanded to RGB (any pixel type); unmapped and alpha-0 values are black', () => {
+    // Left 8 columns value 3 (colour 200, 30, 120), right 8 columns value -2 (alpha 0), bottom 8 rows 9 (no entry).
+    const b = flatBlock('S16', 16, 16, [0]);
+    for (let y = 0; y < 16; y++) for (let x = 0; x < 16; x++) b.bands[0]![y * 16 + x] = y >= 8 ? 9 : x < 8 ? 3 : -2;
+    const colormap = { values: Float64Array.of(-2, 3), rgb: Uint8Array.of(255, 255, 255, 200, 30, 120), alpha: Uint8Array.of(0, 255) };
+    const d = jpeg.decode(encodeJpeg(b, { ...infoOf(b), colormap }, { quality: 95 }), { useTArray: true });
+    const px = (x: number, y: number) => Array.from(d.data.subarray(4 * (y * 16 + x), 4 * (y * 16 + x) + 3));
+    for (const [x, y, want] of [[2, 2, [200, 30, 120]], [13, 2, [0, 0, 0]], [5, 13, [0, 0, 0]]] as const) {
+      px(x, y).forEach((v, c) => expect(Math.abs(v - want[c]!), `(${x}, ${y}) channel ${c}`).toBeLessThanOrEqual(4));
+    }
+  });
+
   it('quality changes the size', () => {
     const b = flatBlock('U8', 64, 64, [0]);
     for (let i = 0; i < 64 * 64; i++) b.bands[0]![i] = (i * 37) % 251;

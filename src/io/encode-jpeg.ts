@@ -2,17 +2,24 @@
  * JPEG encoder (jpeg-js, baseline, 4:2:0 YCbCr): 1 band of U8 (written as grey in three equal
  * channels, since jpeg-js writes only three-component images) or 3 bands of U8 as RGB. JPEG has no
  * transparency: masked pixels are written as 0 (black). Anything else is UNSUPPORTED_INPUT.
+ *
+ * A single band with a colormap (`info.colormap`) is expanded to RGB first, as the vendor does for
+ * JPG exports [spec ColormapToRGB: "applied automatically ... when the export format is JPG or
+ * PNG"], with ColormapToRGB's lookup (`colorize`; any real pixel type): values without an entry,
+ * entries with alpha 0 and masked pixels are black; partial alpha is ignored.
  */
 import jpeg from 'jpeg-js';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { colorize, colormapLut } from '../functions/color/colormap-to-rgb.js';
 
 export interface JpegOptions {
   /** 1-100, default 75 (the vendor's default compressionQuality). */
   readonly quality?: number;
 }
 
-export function encodeJpeg(block: PixelBlock, _info: RasterInfo, options: JpegOptions = {}): Uint8Array {
+export function encodeJpeg(block: PixelBlock, info: RasterInfo, options: JpegOptions = {}): Uint8Array {
+  if (block.bands.length === 1 && info.colormap !== undefined) block = expandColormap(block, info);
   if (block.pixelType !== 'U8') {
     throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 8-bit unsigned pixels, not ${block.pixelType}: set outputPixelType to U8, or apply a Stretch first`, {
       path: 'outputPixelType',
@@ -40,4 +47,15 @@ export function encodeJpeg(block: PixelBlock, _info: RasterInfo, options: JpegOp
     rgba[o + 2] = b[i]!;
   }
   return jpeg.encode({ data: rgba, width, height }, quality).data;
+}
+
+/** A single band with a colormap as a 3-band U8 block; unmapped and alpha-0 pixels masked. */
+function expandColormap(block: PixelBlock, info: RasterInfo): PixelBlock {
+  const n = block.mask.length;
+  const bands = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)] as const;
+  const alpha = new Uint8Array(n);
+  colorize(block.bands[0]!, block.mask, n, colormapLut(info.colormap!), bands[0], bands[1], bands[2], alpha, false);
+  const mask = new Uint8Array(n);
+  for (let i = 0; i < n; i++) mask[i] = alpha[i] === 0 ? 0 : 1;
+  return { rect: block.rect, pixelType: 'U8', bands: [...bands], mask };
 }

@@ -1,15 +1,29 @@
 /**
- * PNG encoder (pngjs): 1 band -> grey, 2 -> grey + alpha (band 2 is the alpha), 3 -> RGB,
+ * PNG encoder: 1 band -> grey, 2 -> grey + alpha (band 2 is the alpha), 3 -> RGB,
  * 4 -> RGBA (band 4 is the alpha). The validity mask becomes alpha: when any pixel is masked, grey
  * and RGB gain an alpha channel that is 0 there (and masked colour values are written as 0);
  * with no masked pixel the image stays opaque and alpha-free. 8-bit for U8, 16-bit for U16.
- * ASSUMPTION (spec silent): U1/U2/U4 are written as 8-bit samples holding their values unscaled
- * (0..1, 0..3, 0..15); pngjs writes only 8- and 16-bit samples. Other types are refused with
- * UNSUPPORTED_INPUT: convert first (outputPixelType U8, or a Stretch).
+ *
+ * A single band with a colormap (`info.colormap`: a palette source, or the Colormap function) is
+ * expanded to colour, as the vendor does for PNG exports [spec ColormapToRGB: "applied
+ * automatically ... when the export format is JPG or PNG"], with the same lookup as ColormapToRGB
+ * (`colorize`: floats truncated toward zero, negative values allowed): RGB when every pixel is
+ * opaque, else RGBA with alpha 0 for masked pixels and values without an entry and the entry's
+ * own alpha (partial alpha kept) for the others. Any real pixel type can carry a colormap.
+ *
+ * U1/U2/U4 single bands are written as grey PNGs of bit depth 1, 2 or 4 holding the values
+ * unscaled (0..1, 0..3, 0..15), by `encodeLowDepthGrey` (pngjs writes only 8 and 16 bits): the
+ * PNG chunks are assembled here with node:zlib's deflate and a CRC-32 table.
+ * ASSUMPTION (spec silent): PNG has no grey + alpha at those depths, so a U1/U2/U4 band with masked
+ * pixels is written as 8-bit grey + alpha holding the same unscaled values; U1/U2/U4 with 2-4
+ * bands use 8-bit samples too.
+ * Other types are refused with UNSUPPORTED_INPUT: convert first (outputPixelType U8, or a Stretch).
  */
+import { deflateSync } from 'node:zlib';
 import { PNG } from 'pngjs';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { colorize, colormapLut } from '../functions/color/colormap-to-rgb.js';
 
 export interface PngOptions {
   /** zlib level 0-9; default 6 (pngjs's own default of 9 is slow for little gain). */
@@ -19,22 +33,29 @@ export interface PngOptions {
 /** PNG colour types: 0 grey, 2 RGB, 4 grey + alpha, 6 RGBA. */
 const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const;
 
-export function encodePng(block: PixelBlock, _info: RasterInfo, options: PngOptions = {}): Uint8Array {
+const LOW_DEPTH = { U1: 1, U2: 2, U4: 4 } as const;
+
+export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptions = {}): Uint8Array {
+  const level = options.deflateLevel ?? 6;
+  if (block.bands.length === 1 && info.colormap !== undefined) return encodeColormapped(block, info, level);
   const t = block.pixelType;
+  const nb = block.bands.length;
+  const anyMasked = block.mask.indexOf(0) >= 0;
+  if (nb === 1 && !anyMasked && (t === 'U1' || t === 'U2' || t === 'U4')) {
+    return encodeLowDepthGrey(block.bands[0] as Uint8Array, block.rect.width, block.rect.height, LOW_DEPTH[t], level);
+  }
   const depth = t === 'U16' ? 16 : t === 'U8' || t === 'U1' || t === 'U2' || t === 'U4' ? 8 : undefined;
   if (depth === undefined) {
     throw new EngineError('UNSUPPORTED_INPUT', `PNG holds 8- or 16-bit unsigned pixels, not ${t}: set outputPixelType to U8 (or U16), or apply a Stretch first`, {
       path: 'outputPixelType',
     });
   }
-  const nb = block.bands.length;
   if (nb < 1 || nb > 4) {
     throw new EngineError('UNSUPPORTED_INPUT', `PNG holds 1 to 4 bands, not ${nb}: select bands with ExtractBand first`, { path: 'output' });
   }
   const { width, height } = block.rect;
   const n = width * height;
   const mask = block.mask;
-  const anyMasked = mask.indexOf(0) >= 0;
   const colour = nb >= 3 ? 3 : 1; // colour channels
   const alphaBand = nb === 2 || nb === 4; // the last band is the alpha
   const channels = colour + (alphaBand || anyMasked ? 1 : 0);
@@ -49,16 +70,105 @@ export function encodePng(block: PixelBlock, _info: RasterInfo, options: PngOpti
     const alpha = alphaBand ? block.bands[nb - 1]! : undefined;
     for (let i = 0, o = colour; i < n; i++, o += channels) out[o] = mask[i] === 0 ? 0 : alpha ? alpha[i]! : opaque;
   }
+  return writeWithPngjs(out, width, height, colorType, depth, level);
+}
+
+function writeWithPngjs(data: Uint8Array | Uint16Array, width: number, height: number, colorType: 0 | 2 | 4 | 6, depth: 8 | 16, level: number): Uint8Array {
   const png = new PNG();
   png.width = width;
   png.height = height;
   // pngjs reads 16-bit input through `new Uint16Array(data.buffer)`: hand it the whole buffer.
-  png.data = Buffer.from(out.buffer, 0, out.byteLength);
+  png.data = Buffer.from(data.buffer, 0, data.byteLength);
   return PNG.sync.write(png, {
     colorType,
     inputColorType: colorType,
-    inputHasAlpha: channels === 2 || channels === 4,
+    inputHasAlpha: colorType === 4 || colorType === 6,
     bitDepth: depth,
-    deflateLevel: options.deflateLevel ?? 6,
+    deflateLevel: level,
   });
+}
+
+/** A single band with a colormap, expanded to 8-bit RGB (opaque) or RGBA. */
+function encodeColormapped(block: PixelBlock, info: RasterInfo, level: number): Uint8Array {
+  const { width, height } = block.rect;
+  const n = width * height;
+  const r = new Uint8Array(n);
+  const g = new Uint8Array(n);
+  const b = new Uint8Array(n);
+  const a = new Uint8Array(n);
+  colorize(block.bands[0]!, block.mask, n, colormapLut(info.colormap!), r, g, b, a, false);
+  let opaque = true;
+  for (let i = 0; i < n && opaque; i++) if (a[i] !== 255) opaque = false;
+  const channels = opaque ? 3 : 4;
+  const out = new Uint8Array(n * channels);
+  for (let i = 0, o = 0; i < n; i++, o += channels) {
+    out[o] = r[i]!;
+    out[o + 1] = g[i]!;
+    out[o + 2] = b[i]!;
+    if (!opaque) out[o + 3] = a[i]!;
+  }
+  return writeWithPngjs(out, width, height, opaque ? 2 : 6, 8, level);
+}
+
+// ---- Grey PNGs of bit depth 1, 2 and 4 (PNG specification: chunks, CRC-32, zlib IDAT)
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (ISO 3309, as PNG uses) of `bytes`. */
+export function crc32(bytes: Uint8Array, crc = 0): number {
+  let c = ~crc >>> 0;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+
+/**
+ * A grey PNG (colour type 0) of bit depth 1, 2 or 4 from one value per pixel (already within
+ * 0..2^depth - 1): rows packed most significant bits first, each row with filter type 0 (none).
+ */
+export function encodeLowDepthGrey(values: Uint8Array, width: number, height: number, depth: 1 | 2 | 4, level = 6): Uint8Array {
+  const rowBytes = Math.ceil((width * depth) / 8);
+  const perByte = 8 / depth;
+  const raw = new Uint8Array(height * (rowBytes + 1)); // zeroed: filter byte 0 and padding bits
+  const maxValue = (1 << depth) - 1;
+  for (let y = 0; y < height; y++) {
+    const row = y * (rowBytes + 1) + 1;
+    for (let x = 0; x < width; x++) {
+      const shift = 8 - depth * ((x % perByte) + 1);
+      raw[row + Math.floor(x / perByte)] |= (values[y * width + x]! & maxValue) << shift;
+    }
+  }
+  const ihdr = new Uint8Array(13);
+  const view = new DataView(ihdr.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  ihdr[8] = depth;
+  ihdr[9] = 0; // grey; compression 0, filter 0, interlace 0 follow (zeros)
+  const parts = [SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level })), chunk('IEND', new Uint8Array(0))];
+  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }

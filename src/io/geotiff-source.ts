@@ -7,7 +7,8 @@
  * SampleFormat/BitsPerSample, NoData from GDAL_NODATA, the north-up grid from ModelPixelScale +
  * ModelTiepoint or ModelTransformation (rotated or GCP-georeferenced rasters are rejected),
  * the spatial reference from the GeoKeys (see srs.ts), band names and statistics from
- * GDAL_METADATA. Pixels outside the raster, equal to NoData or NaN get mask 0, and so do the
+ * GDAL_METADATA, the colormap of a palette image (PhotometricInterpretation 3) from its ColorMap
+ * (`colormapFromTiff`). Pixels outside the raster, equal to NoData or NaN get mask 0, and so do the
  * pixels GDAL's internal mask marks invalid: a 1-bit (or 8-bit) transparency-mask image of the
  * first image's size, as `GDAL_TIFF_INTERNAL_MASK=YES` writes it and `encodeGeoTiff` does for
  * integer rasters without NoData (see `findMaskImage`).
@@ -18,7 +19,7 @@ import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { fromFile, fromUrl, getDecoder, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import { EngineError } from '../core/errors.js';
-import type { Extent, PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import type { Colormap, Extent, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
 import type { SourceNode } from '../graph/types.js';
@@ -189,6 +190,8 @@ async function describeImage(image: GeoTIFFImage, location: string): Promise<{ i
   const spatialReference = spatialReferenceFromGeoKeys(keys);
   const bandNames = md && bandNamesOf(md, bandCount);
   const statistics = md && statisticsOf(md, bandCount);
+  const colormap = await paletteOf(fd, bandCount, complex !== undefined);
+  const sensorName = md?.dataset.get('SENSOR_NAME') ?? md?.dataset.get('SensorName');
   const info: RasterInfo = {
     width,
     height,
@@ -199,8 +202,52 @@ async function describeImage(image: GeoTIFFImage, location: string): Promise<{ i
     ...(spatialReference ? { spatialReference } : {}),
     ...(bandNames ? { bandNames } : {}),
     ...(statistics ? { statistics } : {}),
+    ...(colormap ? { colormap } : {}),
+    ...(sensorName ? { sensorName } : {}),
+    radiometry: 'source',
   };
   return { info, layout: { pixelType, ...(complex ? { complex } : {}) } };
+}
+
+type Directory = ReturnType<GeoTIFFImage['getFileDirectory']>;
+
+/**
+ * The colour table of a palette image (PhotometricInterpretation 3, one sample, a ColorMap tag)
+ * as `RasterInfo.colormap`; undefined for other images.
+ */
+async function paletteOf(fd: Directory, bandCount: number, complex: boolean): Promise<Colormap | undefined> {
+  if (bandCount !== 1 || complex || Number(fd.getValue('PhotometricInterpretation')) !== 3 || !fd.hasTag('ColorMap')) return undefined;
+  const table = numbers(await fd.loadValue('ColorMap'));
+  return table && table.length >= 3 ? colormapFromTiff(table) : undefined;
+}
+
+/**
+ * A TIFF ColorMap (all reds, then all greens, then all blues; 16-bit values; 2^BitsPerSample
+ * entries for pixel values 0..n-1) as a colormap with 8-bit colours. The 16-bit values are
+ * divided by GDAL's multiplier and truncated, as GDAL's GTiff driver reads them: 257 (0..65535
+ * onto 0..255, how GDAL and most writers store c x 257), 256 when every value is a multiple of
+ * 256 and one is not 0, and 1 when every value is at most 255 (writers that store 8-bit values).
+ * TIFF colour tables have no alpha.
+ */
+export function colormapFromTiff(table: ArrayLike<number>): Colormap {
+  const n = Math.floor(table.length / 3);
+  let max = 0;
+  let all256 = true;
+  let nonZero = false;
+  for (let i = 0; i < 3 * n; i++) {
+    const v = table[i]!;
+    if (v > max) max = v;
+    if (v % 256 !== 0) all256 = false;
+    if (v !== 0) nonZero = true;
+  }
+  const divisor = max > 0 && max < 256 ? 1 : all256 && nonZero ? 256 : 257;
+  const values = new Float64Array(n);
+  const rgb = new Uint8Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    values[i] = i;
+    for (let c = 0; c < 3; c++) rgb[3 * i + c] = Math.floor(table[c * n + i]! / divisor);
+  }
+  return { values, rgb };
 }
 
 /** How many IFDs after the first are searched for an internal mask (a guard against IFD loops). */
