@@ -10,6 +10,12 @@
  * - Every pixel type: U8 S8 U16 S16 U32 S32 F32 F64 (SampleFormat 1/2/3), U1/U2/U4 packed
  *   MSB-first with BitsPerSample 1/2/4 (GDAL reports NBITS), C64/C128 as complex float
  *   (SampleFormat 6, BitsPerSample 64/128).
+ * - Palette: a single band of U1/U2/U4/U8/U16 with `info.colormap` is written as a palette image
+ *   (PhotometricInterpretation 3 and a ColorMap of 2^bits entries, all reds then all greens then
+ *   all blues, 16-bit = 8-bit x 257, as GDAL writes them); values with no colormap entry are
+ *   black. ASSUMPTION (TIFF colour tables have no alpha; GDAL reads 255): colormap alpha is not
+ *   written. Other types and band counts cannot hold a TIFF palette (GDAL neither): the colormap
+ *   is dropped and the pixels are written as they are.
  * - Georeferencing: ModelPixelScale + ModelTiepoint of the block's top-left corner (`info` is the
  *   block's own grid when its size is the block's, else the grid the block's rect indexes);
  *   GeoKeys from `info.spatialReference` (srs.ts), PixelIsArea.
@@ -35,7 +41,7 @@
  */
 import { deflateSync } from 'node:zlib';
 import { EngineError, invalidArgument } from '../core/errors.js';
-import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import type { Colormap, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
 import { geoKeysFromSpatialReference } from './srs.js';
@@ -123,12 +129,13 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
 
   const rgb = bandCount === 3 && t === 'U8';
   const extra = bandCount - (rgb ? 3 : 1);
+  const palette = bandCount === 1 && info.colormap !== undefined && ti.integer && ti.min === 0 && bits <= 16 ? colorMapTag(info.colormap, bits) : undefined;
   const tags = new Map<number, TagValue>([
     [256, { type: 'LONG', values: [width] }],
     [257, { type: 'LONG', values: [height] }],
     [258, { type: 'SHORT', values: new Array<number>(bandCount).fill(bits) }],
     [259, { type: 'SHORT', values: [compress === 'deflate' ? 8 : 1] }],
-    [262, { type: 'SHORT', values: [rgb ? 2 : 1] }], // RGB or MinIsBlack
+    [262, { type: 'SHORT', values: [palette ? 3 : rgb ? 2 : 1] }], // palette, RGB or MinIsBlack
     [277, { type: 'SHORT', values: [bandCount] }],
     [284, { type: 'SHORT', values: [bandCount === 1 ? 1 : 2] }],
     [322, { type: 'LONG', values: [ts] }],
@@ -138,6 +145,7 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
     [33922, { type: 'DOUBLE', values: [0, 0, 0, origin.x, origin.y, 0] }],
   ]);
   if (predictor !== 1) tags.set(317, { type: 'SHORT', values: [predictor] });
+  if (palette) tags.set(320, palette);
   if (extra > 0) tags.set(338, { type: 'SHORT', values: new Array<number>(extra).fill(0) }); // unspecified
   for (const [tag, value] of geoKeyTags(info)) tags.set(tag, value);
   // ASSUMPTION (spec silent): statistics describe the whole raster, so they are written only when
@@ -194,6 +202,22 @@ function maskImage(mask: Uint8Array, width: number, height: number, ts: number, 
     }
   }
   return { tags, blocks, tiled: true };
+}
+
+/**
+ * The ColorMap tag (320) of a `bits`-bit palette image: 3 x 2^bits SHORTs, reds, greens, blues,
+ * each 8-bit colour scaled to 16 bits by 257 (0 -> 0, 255 -> 65535). Entries whose value is not
+ * an integer pixel value of the type are left out; pixel values without an entry are black.
+ */
+export function colorMapTag(colormap: Colormap, bits: number): TagValue {
+  const n = 2 ** bits;
+  const values = new Array<number>(3 * n).fill(0);
+  for (let j = 0; j < colormap.values.length; j++) {
+    const v = colormap.values[j]!;
+    if (!Number.isInteger(v) || v < 0 || v >= n) continue;
+    for (let c = 0; c < 3; c++) values[c * n + v] = colormap.rgb[3 * j + c]! * 257;
+  }
+  return { type: 'SHORT', values };
 }
 
 /** GeoKeyDirectory (34735) plus its double (34736) and ASCII (34737) parameter tags. */
