@@ -1,0 +1,102 @@
+/**
+ * Spectral and expression kernels on one full 4096 x 4096 block, beside plain typed-array loops
+ * doing the same math in the same run: NDVI (scaled U8 and scientific F32; target >= 170 Mpx/s for
+ * the scaled form), BandArithmetic NDVI (method 1) and a UserDefined formula through the
+ * expression engine, a RasterCalculator expression, and a Local cell statistic.
+ * Level 1: the kernel alone, no evaluator, no tiling. Inputs: seeded U8 bands (red, NIR, SWIR).
+ */
+import { Bench } from 'tinybench';
+import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
+import { rect } from '../src/core/rect.js';
+import { local } from '../src/functions/local/local.js';
+import { rasterCalculator } from '../src/functions/local/raster-calculator.js';
+import { bandArithmetic } from '../src/functions/spectral/band-arithmetic.js';
+import { ndvi } from '../src/functions/spectral/ndvi.js';
+import { memorySource } from '../src/graph/memory-source.js';
+import type { RasterFunction, RasterNode } from '../src/graph/types.js';
+import { applyFunction, prng } from '../test/helpers.js';
+import { type BenchRow, rowsOf } from './rows.js';
+
+function info(size: number, bandCount: number): RasterInfo {
+  return {
+    width: size,
+    height: size,
+    bandCount,
+    pixelType: 'U8',
+    extent: { xmin: 0, ymin: 0, xmax: size * 30, ymax: size * 30 },
+    cellSize: { x: 30, y: 30 },
+    spatialReference: { wkid: 32616, metersPerUnit: 1 },
+  };
+}
+
+/** A kernel call over the whole block (inputs read once, output allocated once). */
+async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, sources: readonly RasterNode[], size: number): Promise<() => void> {
+  const node = applyFunction(fn, args, sources);
+  const out = allocateBlock(rect(0, 0, size, size), node.info.pixelType, node.info.bandCount);
+  const blocks: PixelBlock[] = [];
+  for (const s of node.inputs) blocks.push(await (s as Extract<RasterNode, { kind: 'source' }>).read(out.rect));
+  const params = node.plan.params;
+  return () => fn.kernel(params, blocks, out);
+}
+
+export function plainNdviU8(vis: Uint8Array, ir: Uint8Array, out: Uint8Array): void {
+  for (let i = 0; i < out.length; i++) {
+    const s = ir[i]! + vis[i]!;
+    out[i] = s === 0 ? 0 : ((ir[i]! - vis[i]!) / s) * 100 + 100.5;
+  }
+}
+
+export function plainNdviF32(vis: Uint8Array, ir: Uint8Array, out: Float32Array): void {
+  for (let i = 0; i < out.length; i++) {
+    const s = ir[i]! + vis[i]!;
+    out[i] = s === 0 ? 0 : (ir[i]! - vis[i]!) / s;
+  }
+}
+
+export interface SpectralBenchOptions {
+  readonly time?: number;
+  readonly iterations?: number;
+  readonly size?: number;
+}
+
+export async function spectralBench(opts: SpectralBenchOptions = {}): Promise<BenchRow[]> {
+  const size = opts.size ?? 4096;
+  const n = size * size;
+  const rnd = prng(7);
+  const red = new Uint8Array(n);
+  const nir = new Uint8Array(n);
+  const swir = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    red[i] = 20 + rnd() * 120;
+    nir[i] = 30 + rnd() * 200;
+    swir[i] = 10 + rnd() * 150;
+  }
+  const stack = memorySource('bench:spectral', info(size, 3), [red, nir, swir]);
+  const redSrc = memorySource('bench:red', info(size, 1), [red]);
+  const nirSrc = memorySource('bench:nir', info(size, 1), [nir]);
+  const swirSrc = memorySource('bench:swir', info(size, 1), [swir]);
+  const u8 = new Uint8Array(n);
+  const f32 = new Float32Array(n);
+
+  const bench = new Bench({ name: 'spectral', time: opts.time ?? 500, iterations: opts.iterations ?? 8 });
+  const pairs: { ours: string; reference?: string; pixels: number }[] = [];
+  const add = async (ours: string, task: () => void, reference?: string, plain?: () => void): Promise<void> => {
+    bench.add(ours, task);
+    if (reference !== undefined && plain !== undefined) bench.add(reference, plain);
+    pairs.push({ ours, reference, pixels: n });
+  };
+  const tag = `${size}x${size} U8`;
+  await add(`NDVI scaled kernel, ${tag}`, await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1 }, [stack], size),
+    `NDVI scaled plain loop, ${tag}`, () => plainNdviU8(red, nir, u8));
+  await add(`NDVI scientific kernel, ${tag}`, await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1, ScientificOutput: true }, [stack], size),
+    `NDVI scientific plain loop, ${tag}`, () => plainNdviF32(red, nir, f32));
+  await add(`BandArithmetic NDVI (engine), ${tag}`, await kernelTask(bandArithmetic, { Method: 1, BandIndexes: '2 1' }, [stack], size),
+    `NDVI scientific plain loop (ref for engine), ${tag}`, () => plainNdviF32(red, nir, f32));
+  await add(`BandArithmetic UserDefined (B2-B1)/(B2+B1)*B3, ${tag}`,
+    await kernelTask(bandArithmetic, { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1) * B3' }, [stack], size));
+  await add(`RasterCalculator Con(ndvi > 0.2, nir, -swir), ${tag}`,
+    await kernelTask(rasterCalculator, { InputNames: ['red', 'nir', 'swir'], Expression: 'Con((nir - red) / (nir + red) > 0.2, nir, -swir)' }, [redSrc, nirSrc, swirSrc], size));
+  await add(`Local Mean of 3, ${tag}`, await kernelTask(local, { Operation: 40 }, [redSrc, nirSrc, swirSrc], size));
+  await bench.run();
+  return rowsOf(bench.tasks, pairs);
+}

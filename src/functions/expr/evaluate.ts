@@ -1,0 +1,361 @@
+/**
+ * Expressions without eval, part 3: running a compiled `Program` over a pixel block.
+ *
+ * The block is processed in chunks of 4,096 pixels (each register a 32 KB Float64Array that stays
+ * in cache). For every chunk each instruction runs one plain loop over the chunk: the dispatch is
+ * per instruction and chunk, never per pixel, and no closure runs per pixel.
+ *
+ * Output: float bands take the values (NoData where not finite once stored); integer bands take
+ * them rounded half up (Math.round), and values outside the type's range are NoData, not clamped.
+ *
+ * NoData travels as NaN: LOAD turns masked pixels (and NaN pixels) into NaN, every op maps NaN
+ * operands to NaN (explicitly where JavaScript would not: comparisons, Boolean and bitwise ops,
+ * `Math.pow(NaN, 0)`), domain errors give NaN (sqrt of a negative, log of x <= 0, asin/acos
+ * outside [-1, 1], atanh with |x| >= 1, division by zero under the `nodata` policy), and only
+ * IsNull, Con, SetNull, Pick and the IgnoreNoData statistics look at NaN operands on purpose. An
+ * output pixel is NoData when any output band's value is not finite once stored (NaN, infinite, or
+ * past the F32 range), so the mask stays shared by all bands; with `strictMask` (BandArithmetic)
+ * it is also NoData wherever any input the program reads is NoData.
+ */
+import type { PixelBlock } from '../../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
+import type { Instruction, Program } from './compile.js';
+import { Op } from './ops.js';
+
+export const CHUNK = 4096;
+
+/** Where a program's variable slot reads its pixels: one band of an input block (same rectangle as the output). */
+export interface SlotSource {
+  readonly plane: Plane;
+  readonly mask: Uint8Array;
+}
+
+const INT32_MIN = -2147483648;
+const UINT32_MAX = 4294967295;
+
+/** Run `p` over `out`'s pixels; output band k gets `p.outputs[k]`. */
+export function runProgram(p: Program, sources: readonly (SlotSource | undefined)[], out: PixelBlock, strictMask = false): void {
+  const m = out.mask;
+  const n = m.length;
+  const size = Math.min(CHUNK, Math.max(n, 1));
+  const regs: Float64Array[] = [];
+  for (let r = 0; r < p.registers; r++) regs.push(new Float64Array(size));
+  for (const [r, v] of p.constants) regs[r]!.fill(v);
+  const code = p.code;
+  const info = PIXEL_TYPE_INFO[out.pixelType];
+  const float = !info.integer;
+  const fill = float ? Number.NaN : 0;
+  const lo = info.min;
+  const hi = info.max;
+  for (let start = 0; start < n; start += CHUNK) {
+    const len = Math.min(CHUNK, n - start);
+    for (let c = 0; c < code.length; c++) {
+      const ins = code[c]!;
+      if (ins.op === Op.LOAD) load(sources[ins.params[0]!]!, regs[ins.dst]!, start, len);
+      else execInstruction(ins, regs, len);
+    }
+    if (strictMask) {
+      for (const slot of p.slots) {
+        const sm = sources[slot]!.mask;
+        for (let j = start; j < start + len; j++) if (sm[j] === 0) m[j] = 0;
+      }
+    }
+    for (let k = 0; k < p.outputs.length; k++) {
+      const r = regs[p.outputs[k]!]!;
+      const dst = out.bands[k]!;
+      if (float) {
+        for (let i = 0; i < len; i++) {
+          const j = start + i;
+          dst[j] = r[i]!;
+          const s = dst[j]!;
+          if (s - s !== 0) m[j] = 0;
+        }
+      } else {
+        // Integer outputs (an integer outputPixelType on Local/RasterCalculator, or band copies):
+        // round half up as the vendor client's Math.round; out of the type's range or NaN -> NoData
+        // (spec §1.2 rule 2: Local does not clamp).
+        for (let i = 0; i < len; i++) {
+          const j = start + i;
+          const v = Math.floor(r[i]! + 0.5);
+          if (v >= lo && v <= hi) dst[j] = v;
+          else m[j] = 0;
+        }
+      }
+    }
+    // NoData pixels (any band invalid, or a strict input mask) hold NaN (float) or 0 in every band.
+    for (let k = 0; k < out.bands.length; k++) {
+      const dst = out.bands[k]!;
+      for (let j = start; j < start + len; j++) if (m[j] === 0) dst[j] = fill;
+    }
+  }
+}
+
+function load(s: SlotSource, d: Float64Array, start: number, len: number): void {
+  const src = s.plane;
+  const sm = s.mask;
+  for (let i = 0; i < len; i++) {
+    const j = start + i;
+    d[i] = sm[j] === 0 ? Number.NaN : src[j]!;
+  }
+}
+
+/** A 32-bit integer operand of a bitwise op, or NaN (not an integer in [-2^31, 2^32-1] after truncation). */
+function int32(x: number): number {
+  const t = Math.trunc(x);
+  return t >= INT32_MIN && t <= UINT32_MAX ? t : Number.NaN;
+}
+
+/** Execute one non-LOAD instruction over the first `len` pixels of its registers. */
+export function execInstruction(ins: Instruction, regs: readonly Float64Array[], len: number): void {
+  const d = regs[ins.dst]!;
+  const a = regs[ins.args[0]!]!;
+  const b = regs[ins.args[1]!]!;
+  switch (ins.op) {
+    case Op.NEG: for (let i = 0; i < len; i++) d[i] = -a[i]!; return;
+    case Op.ABS: for (let i = 0; i < len; i++) d[i] = Math.abs(a[i]!); return;
+    case Op.SQRT: for (let i = 0; i < len; i++) d[i] = Math.sqrt(a[i]!); return;
+    case Op.SQUARE: for (let i = 0; i < len; i++) d[i] = a[i]! * a[i]!; return;
+    case Op.EXP: for (let i = 0; i < len; i++) d[i] = Math.exp(a[i]!); return;
+    case Op.EXP10: for (let i = 0; i < len; i++) d[i] = Math.pow(10, a[i]!); return;
+    case Op.EXP2: for (let i = 0; i < len; i++) d[i] = Math.pow(2, a[i]!); return;
+    // log of 0 is -Infinity (not finite: NoData anyway); of a negative, NaN. Both made NaN here so a
+    // later op (1/Ln(0) = -0) cannot turn them into a valid value.
+    case Op.LN: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log(x) : Number.NaN; } return;
+    case Op.LOG10: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log10(x) : Number.NaN; } return;
+    case Op.LOG2: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log2(x) : Number.NaN; } return;
+    case Op.SIN: for (let i = 0; i < len; i++) d[i] = Math.sin(a[i]!); return;
+    case Op.COS: for (let i = 0; i < len; i++) d[i] = Math.cos(a[i]!); return;
+    case Op.TAN: for (let i = 0; i < len; i++) d[i] = Math.tan(a[i]!); return;
+    case Op.ASIN: for (let i = 0; i < len; i++) d[i] = Math.asin(a[i]!); return;
+    case Op.ACOS: for (let i = 0; i < len; i++) d[i] = Math.acos(a[i]!); return;
+    case Op.ATAN: for (let i = 0; i < len; i++) d[i] = Math.atan(a[i]!); return;
+    case Op.SINH: for (let i = 0; i < len; i++) d[i] = Math.sinh(a[i]!); return;
+    case Op.COSH: for (let i = 0; i < len; i++) d[i] = Math.cosh(a[i]!); return;
+    case Op.TANH: for (let i = 0; i < len; i++) d[i] = Math.tanh(a[i]!); return;
+    case Op.ASINH: for (let i = 0; i < len; i++) d[i] = Math.asinh(a[i]!); return;
+    case Op.ACOSH: for (let i = 0; i < len; i++) d[i] = Math.acosh(a[i]!); return;
+    case Op.ATANH: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > -1 && x < 1 ? Math.atanh(x) : Number.NaN; } return;
+    case Op.INT: for (let i = 0; i < len; i++) d[i] = Math.trunc(a[i]!); return;
+    case Op.FLOAT: for (let i = 0; i < len; i++) d[i] = a[i]!; return;
+    case Op.FLOOR: for (let i = 0; i < len; i++) d[i] = Math.floor(a[i]!); return;
+    case Op.CEIL: for (let i = 0; i < len; i++) d[i] = Math.ceil(a[i]!); return;
+    case Op.BOOL_NOT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? x : x === 0 ? 1 : 0; } return;
+    case Op.BIT_NOT: for (let i = 0; i < len; i++) { const x = int32(a[i]!); d[i] = x !== x ? x : ~x; } return;
+    case Op.IS_NULL: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? 1 : 0; } return;
+
+    case Op.ADD: for (let i = 0; i < len; i++) d[i] = a[i]! + b[i]!; return;
+    case Op.SUB: for (let i = 0; i < len; i++) d[i] = a[i]! - b[i]!; return;
+    case Op.MUL: for (let i = 0; i < len; i++) d[i] = a[i]! * b[i]!; return;
+    case Op.DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : a[i]! / y; } return;
+    // The vendor client's BandArithmetic leaves pixels with a zero denominator at 0 (spec).
+    case Op.DIV_ZERO: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? 0 : a[i]! / y; } return;
+    case Op.FLOOR_DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : Math.floor(a[i]! / y); } return;
+    case Op.POW: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? x : Math.pow(x, b[i]!); } return;
+    // Floating modulo with the sign of the dividend (the vendor client's `%`); x % 0 is NaN.
+    case Op.MOD: for (let i = 0; i < len; i++) d[i] = (a[i]! % b[i]!) + 0; return;
+    case Op.ATAN2: for (let i = 0; i < len; i++) d[i] = Math.atan2(a[i]!, b[i]!); return;
+    case Op.EQ: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x === y ? 1 : 0; } return;
+    case Op.NE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== y ? 1 : 0; } return;
+    case Op.LT: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x < y ? 1 : 0; } return;
+    case Op.LE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x <= y ? 1 : 0; } return;
+    case Op.GT: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x > y ? 1 : 0; } return;
+    case Op.GE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x >= y ? 1 : 0; } return;
+    case Op.BOOL_AND: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== 0 && y !== 0 ? 1 : 0; } return;
+    case Op.BOOL_OR: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== 0 || y !== 0 ? 1 : 0; } return;
+    case Op.BOOL_XOR: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : (x !== 0) !== (y !== 0) ? 1 : 0; } return;
+    case Op.BIT_AND:
+    case Op.BIT_OR:
+    case Op.BIT_XOR:
+    case Op.BIT_SHL:
+    case Op.BIT_SHR:
+      bitwise(ins.op, d, a, b, len);
+      return;
+
+    case Op.CON:
+      if (ins.args.length === 2) {
+        for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c || c === 0 ? Number.NaN : b[i]!; }
+      } else {
+        const f = regs[ins.args[2]!]!;
+        for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c ? c : c !== 0 ? b[i]! : f[i]!; }
+      }
+      return;
+    case Op.SET_NULL: for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c || c !== 0 ? Number.NaN : b[i]!; } return;
+    case Op.PICK: {
+      const A = ins.args.map((r) => regs[r]!);
+      const k = A.length - 1;
+      for (let i = 0; i < len; i++) {
+        const pos = Math.trunc(a[i]!);
+        d[i] = pos >= 1 && pos <= k ? A[pos]![i]! : Number.NaN;
+      }
+      return;
+    }
+    default:
+      statistic(ins, regs, len);
+  }
+}
+
+function bitwise(op: number, d: Float64Array, a: Float64Array, b: Float64Array, len: number): void {
+  for (let i = 0; i < len; i++) {
+    const x = int32(a[i]!);
+    const y = int32(b[i]!);
+    if (x !== x || y !== y) {
+      d[i] = Number.NaN;
+      continue;
+    }
+    const unsigned = x >= 0 && y >= 0;
+    let r: number;
+    switch (op) {
+      case Op.BIT_AND: r = unsigned ? (x & y) >>> 0 : x & y; break;
+      case Op.BIT_OR: r = unsigned ? (x | y) >>> 0 : x | y; break;
+      case Op.BIT_XOR: r = unsigned ? (x ^ y) >>> 0 : x ^ y; break;
+      // Shift counts outside 0..31 have no 32-bit meaning: NoData.
+      case Op.BIT_SHL: r = y <= 31 ? (x >= 0 ? (x << y) >>> 0 : x << y) : Number.NaN; break;
+      default: r = y <= 31 ? (x >= 0 ? x >>> y : x >> y) : Number.NaN;
+    }
+    d[i] = r;
+  }
+}
+
+/**
+ * Cell statistics over the operands at each pixel. Without IgnoreNoData a NoData operand makes
+ * the pixel NoData; with it, NoData operands are left out and the pixel is NoData only when all are.
+ */
+function statistic(ins: Instruction, regs: readonly Float64Array[], len: number): void {
+  const d = regs[ins.dst]!;
+  const A = ins.args.map((r) => regs[r]!);
+  const k = A.length;
+  const ignore = ins.params[0] === 1;
+  const v = new Float64Array(k);
+  const counts = new Int32Array(k);
+  const op = ins.op;
+  for (let i = 0; i < len; i++) {
+    let m = 0;
+    let bad = false;
+    for (let j = 0; j < k; j++) {
+      const x = A[j]![i]!;
+      if (x !== x) {
+        if (!ignore) {
+          bad = true;
+          break;
+        }
+        continue;
+      }
+      v[m++] = x;
+    }
+    if (bad || m === 0) {
+      d[i] = Number.NaN;
+      continue;
+    }
+    let r = 0;
+    switch (op) {
+      case Op.MAX: r = v[0]!; for (let j = 1; j < m; j++) if (v[j]! > r) r = v[j]!; break;
+      case Op.MIN: r = v[0]!; for (let j = 1; j < m; j++) if (v[j]! < r) r = v[j]!; break;
+      case Op.SUM: for (let j = 0; j < m; j++) r += v[j]!; break;
+      case Op.MEAN: for (let j = 0; j < m; j++) r += v[j]!; r /= m; break;
+      case Op.RANGE: {
+        let lo = v[0]!, hi = v[0]!;
+        for (let j = 1; j < m; j++) { const x = v[j]!; if (x < lo) lo = x; if (x > hi) hi = x; }
+        r = hi - lo;
+        break;
+      }
+      case Op.STD: {
+        let s = 0;
+        for (let j = 0; j < m; j++) s += v[j]!;
+        const mean = s / m;
+        let q = 0;
+        for (let j = 0; j < m; j++) { const e = v[j]! - mean; q += e * e; }
+        r = Math.sqrt(q / m); // population standard deviation (divide by n), as the spec says
+        break;
+      }
+      case Op.MEDIAN:
+        sortPrefix(v, m);
+        r = m % 2 === 1 ? v[(m - 1) / 2]! : (v[m / 2 - 1]! + v[m / 2]!) / 2;
+        break;
+      case Op.PERCENTILE: {
+        sortPrefix(v, m);
+        const pos = (ins.params[1]! / 100) * (m - 1);
+        if (ins.params[2] === 1) {
+          const lo = Math.floor(pos);
+          const hi = Math.min(lo + 1, m - 1);
+          r = v[lo]! + (pos - lo) * (v[hi]! - v[lo]!);
+        } else {
+          r = v[Math.round(pos)]!;
+        }
+        break;
+      }
+      case Op.VARIETY: {
+        for (let j = 0; j < m; j++) {
+          let dup = false;
+          for (let q = 0; q < j; q++) if (v[q] === v[j]) { dup = true; break; }
+          if (!dup) r++;
+        }
+        break;
+      }
+      case Op.MAJORITY:
+      case Op.MINORITY:
+        r = mode(v, counts, m, op === Op.MAJORITY);
+        break;
+      default:
+        r = Number.NaN;
+    }
+    d[i] = r;
+  }
+}
+
+/**
+ * Majority (most frequent) or minority (least frequent) of v[0..m). Majority ties: the value that
+ * first reaches the top count scanning in input order; minority ties: the first value (by first
+ * appearance) with the lowest count. Two values that differ have no majority or minority: NaN
+ * (the vendor client's two-input rule).
+ */
+function mode(v: Float64Array, counts: Int32Array, m: number, majority: boolean): number {
+  if (m === 2) return v[0] === v[1] ? v[0]! : Number.NaN;
+  if (majority) {
+    let best = v[0]!;
+    let top = 0;
+    for (let j = 0; j < m; j++) {
+      let c = 1;
+      for (let q = 0; q < j; q++) if (v[q] === v[j]) c++;
+      if (c > top) {
+        top = c;
+        best = v[j]!;
+      }
+    }
+    return best;
+  }
+  // counts[j]: occurrences of v[j] when j is its first appearance, else 0.
+  for (let j = 0; j < m; j++) {
+    let first = true;
+    for (let q = 0; q < j; q++) if (v[q] === v[j]) { first = false; break; }
+    if (!first) {
+      counts[j] = 0;
+      continue;
+    }
+    let c = 0;
+    for (let q = j; q < m; q++) if (v[q] === v[j]) c++;
+    counts[j] = c;
+  }
+  let best = Number.NaN;
+  let low = Infinity;
+  for (let j = 0; j < m; j++) {
+    const c = counts[j]!;
+    if (c > 0 && c < low) {
+      low = c;
+      best = v[j]!;
+    }
+  }
+  return best;
+}
+
+/** Insertion sort of v[0..m) (m is the operand count: small). */
+function sortPrefix(v: Float64Array, m: number): void {
+  for (let j = 1; j < m; j++) {
+    const x = v[j]!;
+    let q = j - 1;
+    while (q >= 0 && v[q]! > x) {
+      v[q + 1] = v[q]!;
+      q--;
+    }
+    v[q + 1] = x;
+  }
+}
