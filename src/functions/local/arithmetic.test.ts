@@ -226,6 +226,84 @@ describe('Arithmetic', () => {
     });
   });
 
+  describe('across grids (ExtentType, CellsizeType; inputs aligned by the engine)', () => {
+    // r1: 3 x 2 cells of 1 at x 0..3, y -2..0. other(x, y) = 10 (x + 1) + y, F32 (bilinear).
+    const shifted = () => rasterOf({ width: W, height: H, origin: { x: 1, y: 0 } }, (x, y) => 10 * (x + 1) + y);
+
+    it('FirstOf: the first grid; the other operand is NoData outside its extent', async () => {
+      const res = await run({}, [r1(), shifted()]);
+      expect(res.node.inputs[0]!.id.startsWith('Align(')).toBe(false);
+      expect(res.node.inputs[1]!.id.startsWith('Align(')).toBe(true);
+      // column 0 lies west of the shifted raster; columns 1, 2 see its columns 0, 1 (exact centres).
+      expect(pixels(res)).toEqual(f32([null, -7 + 10, 0 + 20, null, 2.5 + 11, -8 + 21]));
+    });
+
+    it('UnionOf: 4 columns, each operand NoData where it does not reach', async () => {
+      const res = await run({ ExtentType: 'UnionOf' }, [r1(), shifted()]);
+      expect([res.info.width, res.info.height, res.info.extent.xmax]).toEqual([4, 2, 4]);
+      expect(pixels(res)).toEqual(f32([null, 3, 20, null, null, 13.5, 13, null]));
+    });
+
+    it('IntersectionOf and LastOf: the overlap, and the second raster’s extent', async () => {
+      const inter = await run({ ExtentType: 1 }, [r1(), shifted()]);
+      expect([inter.info.width, inter.info.extent.xmin]).toEqual([2, 1]);
+      expect(pixels(inter)).toEqual(f32([3, 20, 13.5, 13]));
+      const last = await run({ ExtentType: 3 }, [r1(), shifted()]);
+      expect([last.info.width, last.info.extent.xmin, last.info.extent.xmax]).toEqual([3, 1, 4]);
+      expect(pixels(last)).toEqual(f32([3, 20, null, 13.5, 13, null]));
+    });
+
+    it('MinOf cell size: bilinear upsampling of the coarser operand, renormalised at its edges', async () => {
+      // coarse: 3 x 2 cells of 2 from (0, 0): value c(x, y) = 100 x + 10 y.
+      const coarse = rasterOf({ width: 3, height: 2, cellSize: 2 }, (x, y) => 100 * x + 10 * y);
+      const zero = rasterOf({ width: W, height: H }, () => 0);
+      const res = await run({ CellsizeType: 'MinOf' }, [zero, coarse]);
+      expect([res.info.width, res.info.height]).toEqual([3, 2]);
+      // Centres (i + 0.5, j + 0.5) of 1-cells are at (i + 0.5) / 2 in coarse pixels: 0.25, 0.75, 1.25.
+      // Column 0: 0.25 - 0.5 = -0.25, the west neighbour is outside: weight renormalised to column 0.
+      // Column 1: 0.25 between columns 0 and 1: 0.75 * 0 + 0.25 * 100 = 25; column 2: 75. Rows alike (x 10).
+      expect(pixels(res)).toEqual([0, 25, 75, 2.5, 27.5, 77.5]);
+    });
+
+    it('MaxOf cell size: the first operand is averaged bilinearly at the coarse centres', async () => {
+      const coarse = rasterOf({ width: 3, height: 2, cellSize: 2 }, () => 0);
+      const res = await run({ CellsizeType: 2 }, [r1(), coarse]);
+      // FirstOf extent (3 x 2 cells of 1) in cells of 2: round(1.5) = 2 columns, 1 row.
+      expect([res.info.width, res.info.height]).toEqual([2, 1]);
+      // Centre (1, -1) is r1 pixel position (1, 1): the mean of its 4 top-left pixels.
+      expect(res.value(0, 0)).toBeCloseTo((4 - 7 + 9 + 2.5) / 4, 6);
+      // Centre (3, -1) = r1 position (3, 1): on the east edge, in no pixel of r1, so NoData.
+      expect(res.valid(1, 0)).toBe(false);
+    });
+
+    it('MeanOf cell size, and nearest neighbour for integer operands', async () => {
+      const ints = rasterOf({ width: 4, height: 4, cellSize: 0.5, pixelType: 'S16' }, (x, y) => 10 * y + x);
+      const res = await run({ CellsizeType: 3 }, [r1(), ints]);
+      expect(res.info.cellSize).toEqual({ x: 0.75, y: 0.75 });
+      expect([res.info.width, res.info.height]).toEqual([4, 3]);
+      // Pixel (1, 0): centre (1.125, -0.375) -> ints pixel (2.25, 0.75) -> nearest (2, 0) = 2;
+      // r1 (bilinear) at (1.125, 0.375): renormalised between columns 0 and 1 of row 0 only:
+      // x 1.125 - 0.5 = 0.625 -> 0.375 * 4 + 0.625 * -7 = -2.875.
+      expect(res.value(1, 0)).toBeCloseTo(2 - 2.875, 6);
+    });
+
+    it('another spatial reference is reprojected (bilinear of a linear field is exact up to the 0.125 px approximation)', async () => {
+      // UTM 16N raster near (-87, 36.14) and a geographic raster whose value is linear in lon/lat.
+      const utm = rasterOf({ width: 20, height: 15, cellSize: 30, origin: { x: 500000, y: 4000000 } }, () => 0);
+      const geo = rasterOf({ width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } }, (x, y) => 1000 * x + 7 * y);
+      const res = await run({}, [utm, geo]);
+      const proj4 = (await import('proj4')).default;
+      const c = proj4('+proj=utm +zone=16 +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +no_defs');
+      for (const [i, j] of [[0, 0], [7, 3], [19, 14], [10, 10]] as const) {
+        const [lon, lat] = c.forward([500000 + (i + 0.5) * 30, 4000000 - (j + 0.5) * 30]) as [number, number];
+        const px = (lon + 87.01) * 1200 - 0.5;
+        const py = (36.15 - lat) * 1200 - 0.5;
+        // Value gradient is 1000 per pixel in x, 7 in y: 0.125 px of position is at most 126.
+        expect(Math.abs(res.value(i, j) - (1000 * px + 7 * py))).toBeLessThan(1);
+      }
+    });
+  });
+
   describe('argument errors', () => {
     const at = (f: () => unknown) => {
       const e = catchError(f);
@@ -276,14 +354,18 @@ describe('Arithmetic', () => {
       });
     });
 
-    it('rasters on different grids are unsupported for now', () => {
-      const other = rasterOf({ width: W, height: H, origin: { x: 10, y: 0 } }, () => 1);
-      expect(at(() => apply({}, [r1(), other]))).toEqual({
-        code: 'UNSUPPORTED_INPUT',
-        path: 'rasterFunctionArguments.Raster2',
+    it('rasters that do not overlap are rejected with IntersectionOf', () => {
+      const far = rasterOf({ width: W, height: H, origin: { x: 100, y: 0 } }, () => 1);
+      expect(at(() => apply({ ExtentType: 1 }, [r1(), far]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.ExtentType',
       });
-      const bigger = rasterOf({ width: W + 1, height: H }, () => 1);
-      expect(at(() => apply({}, [r1(), bigger]))?.code).toBe('UNSUPPORTED_INPUT');
+    });
+
+    it('a spatial reference without a known proj4 definition cannot be reprojected', () => {
+      const info = { ...gridInfo({ width: W, height: H }), spatialReference: { wkid: 999999 } };
+      const odd = memorySource('odd', info, [new Float32Array(W * H)]);
+      expect(at(() => apply({}, [r1(), odd]))?.code).toBe('UNSUPPORTED_INPUT');
     });
 
     it('complex rasters are unsupported', () => {

@@ -7,20 +7,28 @@
  * Math, per band b and pixel, in float64: r1 + r2, r1 − r2, r1 × r2, r1 / r2, r1 ^ r2, and
  * Mode = r1 − r2·trunc(r1/r2) (floating modulo, the sign of r1). A single-band operand (or a
  * one-value constant) is broadcast to every band; otherwise band counts must match.
- * Output: F32 (natural type), band count = the larger operand's, NoData NaN; grid, spatial
- * reference and band names from the first raster operand; statistics and histograms dropped.
+ * Output: F32 (natural type), band count = the larger operand's, NoData NaN; band names from the
+ * first raster operand; statistics and histograms dropped.
  * Edges and NoData: a pixel is NoData where any raster operand is NoData (masks ANDed), or where
  * any band's result is not a finite F32 number: division by zero and 0/0, a negative base with a
  * non-integer power, 0 to a negative power, Mode by zero, overflow of the F32 range, NaN operands.
  * The mask is shared by all bands, so a bad result in one band makes the pixel NoData in all.
- * Grids: operands must share one grid for now; ExtentType and CellsizeType are accepted and give the
- * same result for every value on a shared grid. Different grids fail with UNSUPPORTED_INPUT.
+ * Grids (spec §1.5): the output grid is `outputGrid(rasters, ExtentType, CellsizeType)` (grid.ts:
+ * FirstOf/IntersectionOf/UnionOf/LastOf extent, FirstOf/MinOf/MaxOf/MeanOf/LastOf cell size, in the
+ * first raster's spatial reference, snapped to the first raster's origin); constants are ignored.
+ * Raster operands not on that grid are resampled onto it by the engine (Plan.align): nearest
+ * neighbour for thematic inputs (integer pixel types, colormaps), bilinear for continuous (float)
+ * ones, gdalwarp conventions (src/core/resample.ts); other spatial references are reprojected
+ * (src/graph/align.ts). Pixels outside an operand's extent are NoData for that operand, so NoData
+ * in the result (UnionOf leaves NoData where only one operand covers).
+ * MatchVariable / UnionDimension only concern multidimensional inputs, which rasterflow does not
+ * read: accepted, no effect.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from './grid.js';
+import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
 
 export const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
 
@@ -43,20 +51,8 @@ const args = {
     default: ArithmeticOperation.Plus,
     doc: '1 Plus, 2 Minus, 3 Multiply, 4 Divide, 5 Power, 6 Mode (floating modulo r1 - r2*trunc(r1/r2)).',
   },
-  ExtentType: {
-    kind: 'enum',
-    values: [0, 1, 2, 3],
-    names: { FirstOf: 0, IntersectionOf: 1, UnionOf: 2, LastOf: 3 },
-    default: 0,
-    doc: 'Output extent when inputs differ: 0 FirstOf, 1 IntersectionOf, 2 UnionOf, 3 LastOf.',
-  },
-  CellsizeType: {
-    kind: 'enum',
-    values: [0, 1, 2, 3, 4],
-    names: { FirstOf: 0, MinOf: 1, MaxOf: 2, MeanOf: 3, LastOf: 4 },
-    default: 0,
-    doc: 'Output cell size when inputs differ: 0 FirstOf, 1 MinOf, 2 MaxOf, 3 MeanOf, 4 LastOf.',
-  },
+  ExtentType: extentTypeArg,
+  CellsizeType: cellsizeTypeArg,
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values.' },
 } as const satisfies ArgSchema;
@@ -90,8 +86,8 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
     ] as const;
 
     const rasters = operands.filter((o) => o.info.constant === undefined);
-    const grid = rasters[0];
-    if (grid === undefined) {
+    const firstRaster = rasters[0];
+    if (firstRaster === undefined) {
       throw invalidArgument(`${P}Raster`, 'at least one operand of Arithmetic must be a raster (both are constants)');
     }
     for (const o of operands) {
@@ -102,7 +98,11 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
         throw unsupportedInput(`${P}${o.name}`, `Arithmetic does not take complex (${o.info.pixelType}) rasters`);
       }
     }
-    if (rasters.length === 2) requireSameGrid('Arithmetic', rasters[0]!.info, rasters[1]!.info, `${P}Raster2`);
+    const grid = outputGrid(
+      operands.map((o) => o.info),
+      a.ExtentType,
+      a.CellsizeType,
+    )!;
 
     const counts = operands.map(bandsOf);
     const [n1, n2] = counts as [number, number];
@@ -129,16 +129,16 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
         : { kind: 'raster', input: o.index, bands: out };
     };
 
-    const src = grid.info;
+    const src = firstRaster.info;
     const info: RasterInfo = {
-      width: src.width,
-      height: src.height,
+      width: grid.width,
+      height: grid.height,
       bandCount,
       pixelType: 'F32',
       noData: Number.NaN,
-      extent: src.extent,
-      cellSize: src.cellSize,
-      ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
+      extent: grid.extent,
+      cellSize: grid.cellSize,
+      ...(grid.spatialReference ? { spatialReference: grid.spatialReference } : {}),
       // ASSUMPTION (spec silent): band b of the result stands for band b of the first raster, so its
       // names carry over when the band counts agree; statistics no longer hold and are dropped.
       ...(src.bandNames?.length === bandCount ? { bandNames: src.bandNames } : {}),
@@ -147,6 +147,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       info,
       halo: 0,
       params: { operation: a.Operation, bandCount, a: operand(operands[0]), b: operand(operands[1]) },
+      align: inputs.map((i) => (i.constant === undefined ? alignMethod(i) : undefined)),
     };
   },
 

@@ -1,11 +1,176 @@
 /**
- * Grid checks for functions with several inputs (Arithmetic, CompositeBand, ...), until the builder
- * inserts resampling nodes that put every input on the output grid (ARCHITECTURE "Functions"; the
- * band-math issue). Until then inputs must already share one grid, and saying so is a clear
- * UNSUPPORTED_INPUT rather than silently misaligned pixels.
+ * Grids for functions with several inputs (Arithmetic, Local, RasterCalculator, WeightedSum,
+ * CompositeBand, ...).
+ *
+ * `outputGrid(inputs, extentType, cellsizeType)` chooses the output grid per spec §1.5: ExtentType
+ * 0 FirstOf, 1 IntersectionOf, 2 UnionOf, 3 LastOf; CellsizeType 0 FirstOf, 1 MinOf, 2 MaxOf,
+ * 3 MeanOf, 4 LastOf (each axis on its own). Constant (scalar) inputs are ignored. The grid is in
+ * the first raster's spatial reference; other rasters' extents are transformed into it (21 points
+ * per edge, bounding box) and their cell sizes taken as transformed extent / pixel count. The grid
+ * is snapped to the chosen cell size with the first raster's top-left corner as origin, so with
+ * FirstOf/FirstOf it IS the first raster's grid (which then needs no resampling):
+ *   FirstOf / LastOf extent: edges rounded to the nearest grid line;
+ *   UnionOf: edges moved outwards to grid lines (nothing of any input is lost);
+ *   IntersectionOf: edges moved inwards (every pixel lies inside every input); an intersection
+ *   thinner than one cell keeps one cell; no intersection at all is an INVALID_ARGUMENT error.
+ * (Snapping tolerance: 1e-6 of a cell, so extents that are whole cells never gain a pixel.)
+ * Functions then ask the engine to resample their inputs onto it with `Plan.align`
+ * (`alignMethod`: nearest for thematic inputs, bilinear otherwise).
+ *
+ * `requireSameGrid` is the older check for functions that still need inputs on one grid.
  */
-import { unsupportedInput } from '../../core/errors.js';
-import { sameGrid, type RasterInfo } from '../../core/pixel-block.js';
+import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import { sameGrid, type Extent, type RasterInfo } from '../../core/pixel-block.js';
+import { isInteger } from '../../core/pixel-type.js';
+import { reprojection, sameSpatialReference, transformExtent } from '../../graph/align.js';
+import type { AlignSpec, ArgSpec } from '../../graph/types.js';
+
+export const ExtentType = { FirstOf: 0, IntersectionOf: 1, UnionOf: 2, LastOf: 3 } as const;
+export const CellsizeType = { FirstOf: 0, MinOf: 1, MaxOf: 2, MeanOf: 3, LastOf: 4 } as const;
+
+/** Argument specs to reuse in schemas. */
+export const extentTypeArg = {
+  kind: 'enum',
+  values: [0, 1, 2, 3],
+  names: ExtentType,
+  default: 0,
+  doc: 'Output extent when inputs differ: 0 FirstOf, 1 IntersectionOf, 2 UnionOf, 3 LastOf.',
+} as const satisfies ArgSpec;
+
+export const cellsizeTypeArg = {
+  kind: 'enum',
+  values: [0, 1, 2, 3, 4],
+  names: CellsizeType,
+  default: 0,
+  doc: 'Output cell size when inputs differ: 0 FirstOf, 1 MinOf, 2 MaxOf, 3 MeanOf, 4 LastOf.',
+} as const satisfies ArgSpec;
+
+/** The grid part of a RasterInfo. */
+export type Grid = Pick<RasterInfo, 'width' | 'height' | 'extent' | 'cellSize' | 'spatialReference'>;
+
+const EPS = 1e-6;
+
+/**
+ * The output grid of a function over `inputs` (constants ignored); undefined when every input is a
+ * constant. Errors: INVALID_ARGUMENT at `rasterFunctionArguments.ExtentType` for an empty
+ * intersection; UNSUPPORTED_INPUT when a spatial reference cannot be transformed.
+ */
+export function outputGrid(inputs: readonly RasterInfo[], extentType: number, cellsizeType: number): Grid | undefined {
+  const rasters = inputs.filter((i) => i.constant === undefined);
+  const first = rasters[0];
+  if (first === undefined) return undefined;
+  const sr = first.spatialReference;
+  // Extents and cell sizes in the first raster's spatial reference.
+  const boxes = rasters.map((r, k) => {
+    if (k === 0 || sameSpatialReference(r.spatialReference, sr)) return { extent: r.extent, cell: r.cellSize };
+    const [from, to] = reprojection(r.spatialReference, sr, 'rasterFunctionArguments');
+    const e = transformExtent(r.extent, from, to);
+    if (e === undefined) {
+      throw unsupportedInput('rasterFunctionArguments', 'an input extent cannot be transformed into the first input’s spatial reference');
+    }
+    return { extent: e, cell: { x: (e.xmax - e.xmin) / r.width, y: (e.ymax - e.ymin) / r.height } };
+  });
+  const last = boxes[boxes.length - 1]!;
+  const cx = pick(boxes.map((b) => b.cell.x), cellsizeType);
+  const cy = pick(boxes.map((b) => b.cell.y), cellsizeType);
+
+  let e: Extent;
+  let mode: 'round' | 'out' | 'in' = 'round';
+  switch (extentType) {
+    case ExtentType.IntersectionOf:
+      e = boxes.reduce<Extent>(
+        (a, b) => ({
+          xmin: Math.max(a.xmin, b.extent.xmin),
+          ymin: Math.max(a.ymin, b.extent.ymin),
+          xmax: Math.min(a.xmax, b.extent.xmax),
+          ymax: Math.min(a.ymax, b.extent.ymax),
+        }),
+        boxes[0]!.extent,
+      );
+      if (!(e.xmax > e.xmin && e.ymax > e.ymin)) {
+        throw invalidArgument('rasterFunctionArguments.ExtentType', 'IntersectionOf: the input rasters do not overlap');
+      }
+      mode = 'in';
+      break;
+    case ExtentType.UnionOf:
+      e = boxes.reduce<Extent>(
+        (a, b) => ({
+          xmin: Math.min(a.xmin, b.extent.xmin),
+          ymin: Math.min(a.ymin, b.extent.ymin),
+          xmax: Math.max(a.xmax, b.extent.xmax),
+          ymax: Math.max(a.ymax, b.extent.ymax),
+        }),
+        boxes[0]!.extent,
+      );
+      mode = 'out';
+      break;
+    case ExtentType.LastOf:
+      e = last.extent;
+      break;
+    default:
+      e = first.extent;
+  }
+  const x0 = first.extent.xmin;
+  const y0 = first.extent.ymax;
+  const [c0, c1] = snap((e.xmin - x0) / cx, (e.xmax - x0) / cx, mode);
+  const [r0, r1] = snap((y0 - e.ymax) / cy, (y0 - e.ymin) / cy, mode);
+  const xmin = x0 + c0 * cx;
+  const ymax = y0 - r0 * cy;
+  return {
+    width: c1 - c0,
+    height: r1 - r0,
+    extent: { xmin, ymax, xmax: xmin + (c1 - c0) * cx, ymin: ymax - (r1 - r0) * cy },
+    cellSize: { x: cx, y: cy },
+    ...(sr ? { spatialReference: sr } : {}),
+  };
+}
+
+function pick(values: readonly number[], cellsizeType: number): number {
+  switch (cellsizeType) {
+    case CellsizeType.MinOf:
+      return Math.min(...values);
+    case CellsizeType.MaxOf:
+      return Math.max(...values);
+    case CellsizeType.MeanOf:
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    case CellsizeType.LastOf:
+      return values[values.length - 1]!;
+    default:
+      return values[0]!;
+  }
+}
+
+/** Grid-line indexes [lo, hi) for an edge interval [a, b] in cells from the origin; at least one cell. */
+function snap(a: number, b: number, mode: 'round' | 'out' | 'in'): [number, number] {
+  let lo: number;
+  let hi: number;
+  if (mode === 'in') {
+    lo = Math.ceil(a - EPS);
+    hi = Math.floor(b + EPS);
+    if (hi <= lo) {
+      lo = Math.floor(a + EPS);
+      hi = Math.ceil(b - EPS);
+    }
+  } else if (mode === 'out') {
+    lo = Math.floor(a + EPS);
+    hi = Math.ceil(b - EPS);
+  } else {
+    lo = Math.round(a);
+    hi = Math.round(b);
+  }
+  if (hi <= lo) hi = lo + 1;
+  return [lo, hi];
+}
+
+/**
+ * How an input is resampled onto the output grid. ASSUMPTION (spec §1.5: bilinear for continuous,
+ * nearest for thematic; [ours] on what is thematic): integer pixel types and rasters with a
+ * colormap are thematic (class codes, counts, bit flags, palettes) and get nearest neighbour;
+ * floating-point rasters are continuous and get bilinear.
+ */
+export function alignMethod(info: RasterInfo): AlignSpec {
+  return { method: isInteger(info.pixelType) || info.colormap !== undefined ? 'nearest' : 'bilinear' };
+}
 
 /** Throw UNSUPPORTED_INPUT at `path` unless `other` lies on `first`'s grid and spatial reference. */
 export function requireSameGrid(fn: string, first: RasterInfo, other: RasterInfo, path: string): void {
@@ -14,15 +179,15 @@ export function requireSameGrid(fn: string, first: RasterInfo, other: RasterInfo
   if (a !== undefined && b !== undefined && a !== b) {
     throw unsupportedInput(
       path,
-      `${fn}: inputs in different spatial references (wkid ${a} and ${b}) are not supported yet; ` +
-        'reprojection of inputs comes with the band-math issue',
+      `${fn}: inputs in different spatial references (wkid ${a} and ${b}) are not supported by this function; ` +
+        'resample them first (Resample, or an Arithmetic with ExtentType/CellsizeType)',
     );
   }
   if (!sameGrid(first, other)) {
     throw unsupportedInput(
       path,
       `${fn}: inputs on different grids (${first.width}x${first.height} vs ${other.width}x${other.height}, ` +
-        'or different extent/cell size) are not supported yet; alignment of different grids comes with the band-math issue',
+        'or different extent/cell size) are not supported by this function; resample them onto one grid first',
     );
   }
 }
