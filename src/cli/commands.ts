@@ -13,6 +13,7 @@ import { describeRaster, encodeByExtension, openRaster } from '../io/index.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
 import { runDemo } from './demo.js';
+import { exportTrainingData } from '../chipper/export.js';
 
 export interface CliIo {
   out(s: string): void;
@@ -28,6 +29,17 @@ export function readRule(value: string): unknown {
     return readFileSync(value, 'utf8');
   } catch (e) {
     throw new EngineError('IO_ERROR', `cannot read the rule file ${value}: ${(e as Error).message}`, { path: 'rule' });
+  }
+}
+
+/** `chip <params>` takes a file path or inline JSON. */
+function readChipParams(value: string): string {
+  const t = value.trim();
+  if (t.startsWith('{')) return t;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch (e) {
+    throw new EngineError('IO_ERROR', `cannot read the parameters file ${value}: ${(e as Error).message}`, { path: 'params' });
   }
 }
 
@@ -142,6 +154,39 @@ export function run(program: Command, io: CliIo): Command {
     .argument('<path>', 'GeoTIFF path or COG URL')
     .action(async (path: string) => {
       io.out(JSON.stringify(await describeRaster(path), null, 2));
+    });
+
+  program
+    .command('chip')
+    .description('export training data for deep learning: image chips, labels and metadata (seed section 6)')
+    .argument('<params>', 'parameters: a JSON file or inline JSON with the task\'s parameter names')
+    .option('--workers <n>', 'worker threads rendering chips (0: inline); the output does not depend on it', '0')
+    .option('--dry-run', 'plan only: count chips and labels and estimate the size; write nothing')
+    .action(async (params: string, o: { workers: string; dryRun?: boolean }) => {
+      const raw = readChipParams(params);
+      const pool = createPool({ size: Number(o.workers) });
+      const started = Date.now();
+      let drawn = -1;
+      const summary = await exportTrainingData(raw, {
+        pool,
+        dryRun: o.dryRun === true,
+        onProgress: (p) => {
+          if (!io.isTTY || Date.now() - started < 1000) return;
+          const percent = Math.floor((100 * p.done) / Math.max(1, p.total));
+          if (percent === drawn) return;
+          drawn = percent;
+          const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
+          io.err(`\r[${bar}] ${String(percent).padStart(3)}% ${p.chips} chips`);
+        },
+      }).finally(() => pool.destroy());
+      if (drawn >= 0) io.err('\n');
+      const s = summary.skipped;
+      io.out(
+        `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
+          `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
+          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${(summary.bytes / 1048576).toFixed(1)} MiB` +
+          `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${Date.now() - started} ms`,
+      );
     });
 
   program

@@ -1,0 +1,392 @@
+/**
+ * The export's statistics and its three metadata files: `geo_model_definition.emd` (EMD),
+ * `geo_accumulated_stats.json` (EAS) and `stats.txt` (contract §7-§9).
+ *
+ * Band statistics are streaming moments merged with Chan et al.'s parallel formula (M1 = mean,
+ * M2 = sum of squared deviations, Num = valid pixels; NoData excluded), one record per chip merged
+ * in chip order, so a resumed export and an uninterrupted one give the same bits.
+ */
+import type { RasterInfo } from '../core/pixel-block.js';
+
+export interface BandMoments {
+  min: number;
+  max: number;
+  m1: number;
+  m2: number;
+  num: number;
+}
+
+export const emptyMoments = (): BandMoments => ({ min: Infinity, max: -Infinity, m1: 0, m2: 0, num: 0 });
+
+/** Merge `b` into `a` (Chan et al. 1979). */
+export function mergeMoments(a: BandMoments, b: BandMoments): void {
+  if (b.num === 0) return;
+  if (a.num === 0) {
+    Object.assign(a, b);
+    return;
+  }
+  const n = a.num + b.num;
+  const d = b.m1 - a.m1;
+  a.m2 = a.m2 + b.m2 + (d * d * a.num * b.num) / n;
+  a.m1 = a.m1 + (d * b.num) / n;
+  a.num = n;
+  if (b.min < a.min) a.min = b.min;
+  if (b.max > a.max) a.max = b.max;
+}
+
+/** Moments of one band's valid pixels (two passes: mean, then squared deviations). */
+export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoments {
+  let n = 0;
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] === 0) continue;
+    const v = band[i]!;
+    if (v !== v) continue;
+    n++;
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  if (n === 0) return emptyMoments();
+  const mean = sum / n;
+  let m2 = 0;
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] === 0) continue;
+    const v = band[i]!;
+    if (v !== v) continue;
+    m2 += (v - mean) * (v - mean);
+  }
+  return { min, max, m1: mean, m2, num: n };
+}
+
+export interface ClassInfo {
+  readonly value: number;
+  readonly name: string;
+  readonly color: readonly [number, number, number];
+}
+
+/** Running min/max/sum/count, as the EAS `{Min, Max, Mean, Sum, Count}` objects. */
+export interface Summary {
+  min: number;
+  max: number;
+  sum: number;
+  count: number;
+}
+
+export const emptySummary = (): Summary => ({ min: Infinity, max: -Infinity, sum: 0, count: 0 });
+export function addToSummary(s: Summary, v: number): void {
+  if (v < s.min) s.min = v;
+  if (v > s.max) s.max = v;
+  s.sum += v;
+  s.count++;
+}
+const summaryJson = (s: Summary): Record<string, number> => ({
+  Min: s.count ? s.min : 0,
+  Max: s.count ? s.max : 0,
+  Mean: s.count ? s.sum / s.count : 0,
+  Sum: s.sum,
+  Count: s.count,
+});
+
+/** Everything the metadata files need, accumulated chip by chip (plain data: JSON round-trips). */
+export interface ExportStats {
+  tiles: number;
+  nextIndex: number;
+  bands: BandMoments[];
+  bands2?: BandMoments[];
+  /** Vector labels: per class value. */
+  featuresPerClass: Record<string, number>;
+  imagesPerClass: Record<string, number>;
+  areaPerClass: Record<string, Summary>;
+  featuresPerImage: Summary;
+  /** Raster labels: pixels per class value, and per-chip class counts. */
+  pixelsPerClass: Record<string, Summary>;
+  classesPerImage: Summary;
+}
+
+export const emptyStats = (bandCount: number, bandCount2?: number): ExportStats => ({
+  tiles: 0,
+  nextIndex: 0,
+  bands: Array.from({ length: bandCount }, emptyMoments),
+  ...(bandCount2 !== undefined ? { bands2: Array.from({ length: bandCount2 }, emptyMoments) } : {}),
+  featuresPerClass: {},
+  imagesPerClass: {},
+  areaPerClass: {},
+  featuresPerImage: emptySummary(),
+  pixelsPerClass: {},
+  classesPerImage: emptySummary(),
+});
+
+export interface ChipRecordStats {
+  readonly bands: BandMoments[];
+  readonly bands2?: BandMoments[];
+  /** Label features in the chip: class value and area (map units squared). */
+  readonly features: readonly { readonly classValue: number; readonly area: number }[];
+  /** Raster labels: pixel count per class value in the chip. */
+  readonly classPixels?: Readonly<Record<string, number>>;
+}
+
+/** Fold one chip into the totals; `classValues` lists every class so per-chip zero counts are summarised too. */
+export function addChip(s: ExportStats, c: ChipRecordStats, classValues: readonly number[], index: number): void {
+  s.tiles++;
+  s.nextIndex = Math.max(s.nextIndex, index + 1);
+  c.bands.forEach((m, b) => mergeMoments(s.bands[b]!, m));
+  if (c.bands2 && s.bands2) c.bands2.forEach((m, b) => mergeMoments(s.bands2![b]!, m));
+  addToSummary(s.featuresPerImage, c.features.length);
+  const seen = new Set<number>();
+  for (const f of c.features) {
+    const k = String(f.classValue);
+    s.featuresPerClass[k] = (s.featuresPerClass[k] ?? 0) + 1;
+    addToSummary((s.areaPerClass[k] ??= emptySummary()), f.area);
+    seen.add(f.classValue);
+  }
+  if (c.classPixels !== undefined) {
+    let present = 0;
+    for (const v of classValues) {
+      const n = c.classPixels[String(v)] ?? 0;
+      addToSummary((s.pixelsPerClass[String(v)] ??= emptySummary()), n);
+      if (n > 0) {
+        present++;
+        seen.add(v);
+      }
+    }
+    addToSummary(s.classesPerImage, present);
+  }
+  for (const v of seen) s.imagesPerClass[String(v)] = (s.imagesPerClass[String(v)] ?? 0) + 1;
+}
+
+/** Merge totals of an earlier export (append with startIndex) into `s`. */
+export function mergeStats(s: ExportStats, earlier: ExportStats): void {
+  s.tiles += earlier.tiles;
+  s.nextIndex = Math.max(s.nextIndex, earlier.nextIndex);
+  earlier.bands.forEach((m, b) => mergeMoments(s.bands[b]!, m));
+  if (earlier.bands2 && s.bands2) earlier.bands2.forEach((m, b) => mergeMoments(s.bands2![b]!, m));
+  const addCounts = (a: Record<string, number>, b: Record<string, number>): void => {
+    for (const [k, v] of Object.entries(b)) a[k] = (a[k] ?? 0) + v;
+  };
+  const addSummaries = (a: Record<string, Summary>, b: Record<string, Summary>): void => {
+    for (const [k, v] of Object.entries(b)) mergeSummary((a[k] ??= emptySummary()), v);
+  };
+  addCounts(s.featuresPerClass, earlier.featuresPerClass);
+  addCounts(s.imagesPerClass, earlier.imagesPerClass);
+  addSummaries(s.areaPerClass, earlier.areaPerClass);
+  addSummaries(s.pixelsPerClass, earlier.pixelsPerClass);
+  mergeSummary(s.featuresPerImage, earlier.featuresPerImage);
+  mergeSummary(s.classesPerImage, earlier.classesPerImage);
+}
+
+function mergeSummary(a: Summary, b: Summary): void {
+  if (b.count === 0) return;
+  a.min = Math.min(a.min, b.min);
+  a.max = Math.max(a.max, b.max);
+  a.sum += b.sum;
+  a.count += b.count;
+}
+
+export const WELL_KNOWN_BAND_NAMES = [
+  'Red', 'Green', 'Blue', 'Infrared', 'CoastalBlue', 'Yellow', 'RedEdge', 'ShortWaveInfrared', 'NearInfrared',
+  'NearInfrared_1', 'NearInfrared_2', 'MidInfrared', 'MidInfrared_1', 'MidInfrared_2', 'Thermal', 'Thermal_1',
+  'Thermal_2', 'Panchromatic', 'PseudoRed', 'PseudoGreen', 'PseudoBlue', 'QA',
+];
+
+export interface MetadataContext {
+  readonly format: string;
+  readonly tileSize: { readonly x: number; readonly y: number };
+  readonly classes: readonly ClassInfo[];
+  readonly instanceClasses?: readonly ClassInfo[];
+  readonly info: RasterInfo;
+  readonly info2?: RasterInfo;
+  readonly rasterCount: number;
+  readonly blackenAroundFeature: boolean;
+  readonly fixChipSize: boolean;
+  readonly imageSpace: 'MAP_SPACE' | 'PIXEL_SPACE';
+  /** Labels from vector features (true) or a class raster (false); undefined: unlabeled. */
+  readonly vectorLabels: boolean | undefined;
+}
+
+function cellSizeJson(info: RasterInfo): Record<string, unknown> {
+  const wkid = info.spatialReference?.wkid;
+  return { x: info.cellSize.x, y: info.cellSize.y, spatialReference: wkid !== undefined ? { wkid, latestWkid: wkid } : {} };
+}
+
+const rastersProps = (info: RasterInfo, count: number): Record<string, unknown> => ({
+  RasterCount: count,
+  SensorName: '',
+  BandNames: Array.from({ length: info.bandCount }, (_, b) => info.bandNames?.[b] ?? ''),
+});
+
+const allTilesStats = (info: RasterInfo, bands: readonly BandMoments[]): Record<string, unknown>[] =>
+  bands.map((m, b) => ({
+    BandName: info.bandNames?.[b] ?? `Band_${b + 1}`,
+    Min: m.num ? m.min : 0,
+    Max: m.num ? m.max : 0,
+    Mean: m.num ? m.m1 : 0,
+    StdDev: m.num ? Math.sqrt(m.m2 / m.num) : 0,
+  }));
+
+const bandState = (bands: readonly BandMoments[]): Record<string, unknown>[] =>
+  bands.map((m) => ({ Min: m.num ? m.min : 0, Max: m.num ? m.max : 0, Mean: 0, StdDev: 0, M1: m.m1, M2: m.m2, Num: m.num }));
+
+/** The EMD template: placeholders for the model, real values for the data. */
+export function modelDefinition(ctx: MetadataContext, s: ExportStats): Record<string, unknown> {
+  const emd: Record<string, unknown> = {
+    Framework: 'e.g. PyTorch',
+    ModelConfiguration: 'e.g. FasterRCNN',
+    ModelType: 'e.g. ObjectDetection',
+    ModelFile: 'e.g. ./trained.model',
+    Description: 'e.g. This is a trained model',
+    ImageHeight: ctx.tileSize.y,
+    ImageWidth: ctx.tileSize.x,
+    ExtractBands: 'e.g. [0, 1, 2]',
+    DataRange: 'e.g. [0, 1.0]',
+    ModelPadding: 'e.g. 0',
+    BatchSize: 'e.g. 1',
+    PerProcessGPUMemoryFraction: 'e.g. 0.95',
+    MetaDataMode: ctx.format,
+    BlackenAroundFeature: ctx.blackenAroundFeature,
+    IsMultidimensional: false,
+    CropTileMode: ctx.fixChipSize ? 'Fixed_Size' : 'Variable_Size',
+    ImageSpaceUsed: ctx.imageSpace,
+    MinCellSize: cellSizeJson(ctx.info),
+    MaxCellSize: cellSizeJson(ctx.info),
+    Classes: ctx.classes.map((c) => ({ Value: c.value, Name: c.name, Color: [...c.color] })),
+    InputRastersProps: rastersProps(ctx.info, ctx.rasterCount),
+    AllTilesStats: allTilesStats(ctx.info, s.bands),
+    'WellKnownBandNames (FYI, these band names can be used in ExtractBands)': WELL_KNOWN_BAND_NAMES,
+  };
+  if (ctx.info2 && s.bands2) {
+    emd.InputRastersProps2 = rastersProps(ctx.info2, 1);
+    emd.AllTilesStats2 = allTilesStats(ctx.info2, s.bands2);
+  }
+  if (ctx.instanceClasses) {
+    emd.Panoptic_Segmentation_Instance_Classes = ctx.instanceClasses.map((c) => ({ Value: c.value, Name: c.name, Color: [...c.color] }));
+  }
+  return emd;
+}
+
+/** The EAS; per-class arrays follow the order of `classes` (the consumer indexes them by position). */
+export function accumulatedStats(ctx: MetadataContext, s: ExportStats): Record<string, unknown> {
+  const vals = ctx.classes.map((c) => String(c.value));
+  const eas: Record<string, unknown> = {
+    Version: 1,
+    NumBands: ctx.info.bandCount,
+    TileSizeX: ctx.tileSize.x,
+    TileSizeY: ctx.tileSize.y,
+    NumClasses: ctx.classes.length,
+    NumTiles: s.tiles,
+    NumTilesAsDouble: s.tiles,
+    NextTileIndex: s.nextIndex,
+    OutputFeatures: ctx.vectorLabels === true,
+    MetaDataMode: ctx.format,
+    MinCellSize: cellSizeJson(ctx.info),
+    MaxCellSize: cellSizeJson(ctx.info),
+    Classes: ctx.classes.map((c) => ({ ClassValue: c.value, ClassName: c.name, Color: [...c.color] })),
+  };
+  if (ctx.vectorLabels === true) {
+    eas.FeatureStats = {
+      NumClasses: ctx.classes.length,
+      NumImagesTotal: s.tiles,
+      NumFeaturesTotal: Object.values(s.featuresPerClass).reduce((a, b) => a + b, 0),
+      NumImagesPerClass: vals.map((v) => s.imagesPerClass[v] ?? 0),
+      NumFeaturesPerClass: vals.map((v) => s.featuresPerClass[v] ?? 0),
+      NumFeaturesPerImage: summaryJson(s.featuresPerImage),
+      FeatureAreaPerClass: vals.map((v) => summaryJson(s.areaPerClass[v] ?? emptySummary())),
+    };
+  }
+  if (Object.keys(s.pixelsPerClass).length > 0) {
+    eas.ClassPixelStats = {
+      NumClasses: ctx.classes.length,
+      NumImagesTotal: s.tiles,
+      NumImagesPerClass: vals.map((v) => s.imagesPerClass[v] ?? 0),
+      NumPixelsPerClass: vals.map((v) => s.pixelsPerClass[v]?.sum ?? 0),
+      NumClassesPerImage: summaryJson(s.classesPerImage),
+      PixelsPerClass: vals.map((v) => summaryJson(s.pixelsPerClass[v] ?? emptySummary())),
+    };
+  }
+  eas.InputRastersProps = rastersProps(ctx.info, ctx.rasterCount);
+  eas.BandStatsState = bandState(s.bands);
+  if (ctx.info2 && s.bands2) {
+    eas.InputRastersProps2 = rastersProps(ctx.info2, 1);
+    eas.BandStatsState2 = bandState(s.bands2);
+  }
+  return eas;
+}
+
+/** Back from an EAS written earlier (append): the parts `mergeStats` needs. */
+export function statsFromEas(eas: Record<string, unknown>, classes: readonly ClassInfo[]): ExportStats {
+  const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+  const toMoments = (v: unknown): BandMoments[] =>
+    arr(v).map((b) => {
+      const o = b as Record<string, unknown>;
+      const n = num(o.Num);
+      return { min: n ? num(o.Min) : Infinity, max: n ? num(o.Max) : -Infinity, m1: num(o.M1), m2: num(o.M2), num: n };
+    });
+  const fromSummary = (v: unknown): Summary => {
+    const o = (v ?? {}) as Record<string, unknown>;
+    const c = num(o.Count);
+    return { min: c ? num(o.Min) : Infinity, max: c ? num(o.Max) : -Infinity, sum: num(o.Sum), count: c };
+  };
+  const s = emptyStats(0);
+  s.tiles = num(eas.NumTiles);
+  s.nextIndex = num(eas.NextTileIndex);
+  s.bands = toMoments(eas.BandStatsState);
+  if (eas.BandStatsState2 !== undefined) s.bands2 = toMoments(eas.BandStatsState2);
+  const fs = eas.FeatureStats as Record<string, unknown> | undefined;
+  const cp = eas.ClassPixelStats as Record<string, unknown> | undefined;
+  classes.forEach((c, i) => {
+    const k = String(c.value);
+    if (fs) {
+      s.featuresPerClass[k] = num(arr(fs.NumFeaturesPerClass)[i]);
+      s.imagesPerClass[k] = num(arr(fs.NumImagesPerClass)[i]);
+      s.areaPerClass[k] = fromSummary(arr(fs.FeatureAreaPerClass)[i]);
+    }
+    if (cp) {
+      s.imagesPerClass[k] = num(arr(cp.NumImagesPerClass)[i]);
+      s.pixelsPerClass[k] = fromSummary(arr(cp.PixelsPerClass)[i]);
+    }
+  });
+  if (fs) s.featuresPerImage = fromSummary(fs.NumFeaturesPerImage);
+  if (cp) s.classesPerImage = fromSummary(cp.NumClassesPerImage);
+  return s;
+}
+
+const pad = (s: string | number, n: number): string => String(s).padStart(n);
+const fix2 = (v: number): string => v.toFixed(2);
+
+/** The human-readable summary (contract §9). */
+export function statsText(ctx: MetadataContext, s: ExportStats): string {
+  const lines = [`images = ${s.tiles} *${ctx.info.bandCount}*${ctx.tileSize.y}*${ctx.tileSize.x}`];
+  const row = (name: string, value: number, images: number, count: number, sum: Summary): string =>
+    `${name.padEnd(20)}${pad(value, 11)}${pad(images, 11)}${pad(count, 11)}${pad(fix2(sum.count ? sum.min : 0), 12)}${pad(fix2(sum.count ? sum.sum / sum.count : 0), 12)}${pad(fix2(sum.count ? sum.max : 0), 12)}`;
+  if (ctx.vectorLabels === true) {
+    const total = Object.values(s.featuresPerClass).reduce((a, b) => a + b, 0);
+    const f = s.featuresPerImage;
+    lines.push('', 'Class feature statistics:', `features = ${total}`);
+    lines.push(`features per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`);
+    lines.push(`classes = ${ctx.classes.length}`);
+    lines.push(`${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('features', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`);
+    for (const c of ctx.classes) {
+      const k = String(c.value);
+      lines.push(row(c.name, c.value, s.imagesPerClass[k] ?? 0, s.featuresPerClass[k] ?? 0, s.areaPerClass[k] ?? emptySummary()));
+    }
+  } else if (ctx.vectorLabels === false) {
+    const f = s.classesPerImage;
+    lines.push(`classes = ${ctx.classes.length}`);
+    lines.push(`classes per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`);
+    lines.push(`${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('pixels', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`);
+    for (const c of ctx.classes) {
+      const k = String(c.value);
+      const p = s.pixelsPerClass[k] ?? emptySummary();
+      lines.push(row(c.name, c.value, s.imagesPerClass[k] ?? 0, p.sum, p));
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** JSON in the observed style (two-space indent, `" : "` separators). */
+export function vendorJson(v: unknown): string {
+  return `${JSON.stringify(v, null, 2).replace(/"([^"\\]*(?:\\.[^"\\]*)*)": /g, '"$1" : ')}\n`;
+}
