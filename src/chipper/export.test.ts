@@ -301,6 +301,15 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
     await expect(run({ inputRaster: [rasterPath, rasterPath] })).rejects.toMatchObject({ path: 'processAllRasterItems' });
   });
 
+  it('context.cellSize resamples through the engine (Resample), labels follow the new grid', async () => {
+    const { s, out } = await run({ metadataFormat: 'KITTI_rectangles', tileSize: { x: 5, y: 5 }, bufferRadius: 0, context: { cellSize: 2 } });
+    // 15 x 15 pixels of 2 m: A (map 1002..1007 x 1991..1997) is pixels 1..3.5 x 1.5..4.5 of chip (0, 0).
+    expect(read(out, 'labels/000000000.txt')).toBe('1 0.00 0 0.00 1.00 1.50 3.50 4.50 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
+    const chip = await openRaster(join(out, 'images/000000000.tif'));
+    expect([chip.info.width, chip.info.cellSize.x]).toEqual([5, 2]);
+    expect(s.candidates).toBe(9);
+  });
+
   it('runs as a job: submitted, executing with step progress, succeeded with outLocation', async () => {
     const jobs = createJobManager();
     expect(() => jobs.submit({ outputLocation: 'x' })).toThrow(/inputRaster/);

@@ -133,13 +133,22 @@ interface ChipEntry {
 
 // ---- Opening inputs.
 
-async function openInput(input: RasterInput, name: string): Promise<OpenedRaster> {
+async function openInput(input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
+  let opened: OpenedRaster;
   if (input.kind === 'location' && input.rule === undefined) {
     const src = await openRaster(input.location);
-    return { root: src, info: src.info, recipe: { rule: { rasterFunction: 'Identity' }, sources: { $$: input.location } }, name };
-  }
-  const rule = input.rule;
-  const sources: Record<string, string> = input.kind === 'location' ? { $$: input.location } : {};
+    opened = { root: src, info: src.info, recipe: { rule: { rasterFunction: 'Identity' }, sources: { $$: input.location } }, name };
+  } else opened = await openRule(input.rule, input.kind === 'location' ? { $$: input.location } : {}, name);
+  // context.cellSize: resample through the engine's Resample (bilinear for imagery, nearest for class rasters).
+  if (cellSize === undefined) return opened;
+  const cs = opened.info.cellSize;
+  if (Math.abs(cs.x - cellSize.x) <= 1e-9 * cellSize.x && Math.abs(cs.y - cellSize.y) <= 1e-9 * cellSize.y) return opened;
+  const inner = input.kind === 'location' && input.rule === undefined ? '$$' : input.rule;
+  const rule = { rasterFunction: 'Resample', rasterFunctionArguments: { Raster: inner, ResamplingType: nearest ? 0 : 1, OutputCellsize: { x: cellSize.x, y: cellSize.y } } };
+  return openRule(rule, input.kind === 'location' ? { $$: input.location } : {}, name);
+}
+
+async function openRule(rule: unknown, sources: Record<string, string>, name: string): Promise<OpenedRaster> {
   const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, openRaster) }).catch((e: unknown) => {
     if (e instanceof EngineError) throw new EngineError(e.code, e.message, { path: `${name}${e.path ? `.${e.path}` : ''}`, issues: e.issues, cause: e });
     throw e;
@@ -441,7 +450,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
 
   // Rasters.
   const items: OpenedRaster[] = [];
-  for (const [i, input] of p.inputRasters.entries()) items.push(await openInput(input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster'));
+  for (const [i, input] of p.inputRasters.entries()) items.push(await openInput(input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster', p.context.cellSize));
   if (items.length > 1 && !p.processAllRasterItems) {
     throw new EngineError('INVALID_ARGUMENT', 'several input rasters need processAllRasterItems: true (mosaicking rasters is not supported)', { path: 'processAllRasterItems' });
   }
@@ -449,12 +458,6 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   for (const [i, it] of items.entries()) {
     if (it.info.bandCount !== info.bandCount || it.info.pixelType !== info.pixelType) {
       throw new EngineError('INVALID_ARGUMENT', `every raster item must have ${info.bandCount} ${info.pixelType} band(s); item ${i} has ${it.info.bandCount} ${it.info.pixelType}`, { path: `inputRaster[${i}]` });
-    }
-    if (p.context.cellSize !== undefined) {
-      const cs = p.context.cellSize;
-      if (Math.abs(cs.x - it.info.cellSize.x) > 1e-9 * cs.x || Math.abs(cs.y - it.info.cellSize.y) > 1e-9 * cs.y) {
-        throw new EngineError('UNSUPPORTED_INPUT', `context.cellSize ${cs.x} x ${cs.y} differs from the raster's ${it.info.cellSize.x} x ${it.info.cellSize.y}; resample the input with a Resample rendering rule as inputRaster`, { path: 'context.cellSize' });
-      }
     }
     if (p.tileSize.x > it.info.width && p.tileSize.y > it.info.height && !['Labeled_Tiles', 'Imagenet'].includes(format)) {
       throw new EngineError('INVALID_ARGUMENT', `the chip (${p.tileSize.x} x ${p.tileSize.y}) is larger than the raster (${it.info.width} x ${it.info.height})`, { path: 'tileSize' });
@@ -464,7 +467,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   if ((p.chipFormat === 'PNG' || p.chipFormat === 'JPEG') && (info.bandCount > 3 || info.pixelType !== 'U8')) {
     throw new EngineError('INVALID_ARGUMENT', `${p.chipFormat} chips hold at most 3 bands of 8-bit data; the input has ${info.bandCount} ${info.pixelType} band(s): use TIFF or MRF, or a rule (ExtractBand, Stretch) making 3 x U8`, { path: 'chipFormat' });
   }
-  const extra = p.additionalInputRaster ? await openInput(p.additionalInputRaster, 'additionalInputRaster') : undefined;
+  const extra = p.additionalInputRaster ? await openInput(p.additionalInputRaster, 'additionalInputRaster', p.context.cellSize) : undefined;
   if (extra !== undefined && (extra.info.width !== info.width || extra.info.height !== info.height || Math.abs(extra.info.extent.xmin - info.extent.xmin) > 1e-6 * info.cellSize.x || Math.abs(extra.info.extent.ymax - info.extent.ymax) > 1e-6 * info.cellSize.y)) {
     throw new EngineError('UNSUPPORTED_INPUT', 'additionalInputRaster must lie on the input raster\'s grid (same extent and cell size); align it first (Resample/Clip rule)', { path: 'additionalInputRaster' });
   }
@@ -475,7 +478,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   let classRasterSource: OpenedRaster | undefined;
   if (p.inputClassData !== undefined) {
     if (isRasterLocation(p.inputClassData)) {
-      classRasterSource = await openInput({ kind: 'location', location: (p.inputClassData as { location: string }).location }, 'inputClassData');
+      classRasterSource = await openInput({ kind: 'location', location: (p.inputClassData as { location: string }).location }, 'inputClassData', p.context.cellSize, true);
       const ci = classRasterSource.info;
       if (ci.bandCount !== 1 || ci.pixelType.startsWith('F') || ci.pixelType.startsWith('C')) {
         throw new EngineError('INVALID_ARGUMENT', `a class raster must have one integer band; it has ${ci.bandCount} ${ci.pixelType}`, { path: 'inputClassData' });
