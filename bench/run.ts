@@ -1,7 +1,8 @@
 /**
  * Runs every benchmark suite, prints one table and writes bench-results.json (git-ignored) for CI
  * to compare with the previous build. Usage: `npx tsx bench/run.ts [filter]` (`npm run bench`);
- * a filter keeps the rows whose name contains it (case-insensitive).
+ * a filter naming a suite (`chipper`, `focal`, ...) runs that suite only; any other filter keeps the
+ * rows whose name contains it (case-insensitive).
  *
  * Adding a suite: write `bench/<family>.bench.ts` exporting an async function that returns
  * `BenchRow[]` (see rows.ts), and add it to SUITES below.
@@ -14,7 +15,11 @@ import { terrainBench } from './terrain.bench.js';
 
 const SUITES: Readonly<Record<string, () => Promise<BenchRow[]>>> = {
   terrain: () => terrainBench(),
+  focal: async () => (await import('./focal.bench.js')).focalBench(),
+  spectral: async () => (await import('./spectral.bench.js')).spectralBench(),
   render: () => renderBench(),
+  radiometric: async () => (await import('./radiometric.bench.js')).radiometricBench(),
+  chipper: async () => (await import('./chipper.bench.js')).chipperBench(),
 };
 
 const fmt = (v: number | undefined, digits: number): string => (v === undefined ? '' : v.toFixed(digits));
@@ -22,9 +27,11 @@ const fmt = (v: number | undefined, digits: number): string => (v === undefined 
 async function main(): Promise<void> {
   const filter = process.argv[2]?.toLowerCase();
   const results: (BenchRow & { suite: string })[] = [];
-  for (const [suite, run] of Object.entries(SUITES)) {
+  // A filter naming a suite runs only that suite; otherwise every suite runs and rows are filtered.
+  const suites = Object.entries(SUITES).filter(([suite]) => !filter || !(filter in SUITES) || suite === filter);
+  for (const [suite, run] of suites) {
     const rows = await run();
-    for (const r of rows) if (!filter || r.name.toLowerCase().includes(filter)) results.push({ suite, ...r });
+    for (const r of rows) if (!filter || filter in SUITES || r.name.toLowerCase().includes(filter)) results.push({ suite, ...r });
   }
   console.table(
     results.map((r) => ({

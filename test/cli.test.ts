@@ -97,6 +97,21 @@ describe('rasterflow CLI', () => {
     }
   });
 
+  it('chip exports training data, dry-runs, and names bad parameters', () => {
+    const params = (o: string) =>
+      JSON.stringify({ inputRaster: LANDSAT, inputClassData: join(ROOT, 'golden/chipper/l7-labels.geojson'), outputLocation: join(out, o), metadataFormat: 'KITTI_rectangles', tileSize: { x: 64, y: 64 } });
+    const dry = cli('chip', params('dry'), '--dry-run');
+    expect(dry.stdout).toMatch(/^would write 28 chips .* with 32 labels from 36 candidates/);
+    expect(existsSync(join(out, 'dry'))).toBe(false);
+    const r = cli('chip', params('chips'), '--workers', '1');
+    expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^wrote 28 chips \(indexes 0\.\.27\)/)]);
+    expect(existsSync(join(out, 'chips', 'geo_accumulated_stats.json'))).toBe(true);
+    const bad = cli('chip', '{"outputLocation":"x","metadataFormat":"Foo"}');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/error INVALID_ARGUMENT at metadataFormat: must be one of/);
+    expect(bad.stderr).toMatch(/error INVALID_ARGUMENT at inputRaster: inputRaster is required/);
+  });
+
   it('validate prints the canonical DAG', () => {
     const r = cli('validate', '--rule', '{"rasterfunction":"slope","rasterfunctionarguments":{"slopetype":"2"},"outputPixelType":"f32"}');
     expect(r.code).toBe(0);
