@@ -37,7 +37,7 @@ import type { Colormap, PixelBlock, RasterInfo } from '../../core/pixel-block.js
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { requireSameGrid } from '../local/grid.js';
-import { buildModel, classPixelType, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
+import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
 import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
 
 const args = {
@@ -143,23 +143,7 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
       segmentKernel(p, inputs[p.raster]!, inputs[p.segments]!, out);
       return;
     }
-    const src = inputs[p.raster]!;
-    const n = p.model.bands;
-    const x = new Float64Array(n);
-    const d = new Float64Array(n);
-    const bands = src.bands;
-    const mask = src.mask;
-    const dst = out.bands[0]!;
-    const om = out.mask;
-    const values = p.model.values;
-    for (let i = 0; i < om.length; i++) {
-      if (mask[i] === 0) {
-        om[i] = 0;
-        continue;
-      }
-      for (let b = 0; b < n; b++) x[b] = bands[b]![i]!;
-      dst[i] = values[mlArgmax(p.model, x, d)]!;
-    }
+    classifyPixels(p.model, inputs[p.raster]!, out);
   },
 });
 

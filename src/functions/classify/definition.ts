@@ -29,6 +29,7 @@
  * invented ridge; users fix the signature (more training pixels, drop the constant band).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import type { PixelBlock } from '../../core/pixel-block.js';
 
 export interface DefinedClass {
   readonly value: number;
@@ -360,4 +361,24 @@ export function classPixelType(values: readonly number[], path: string): 'U8' | 
   if (lo >= 0 && hi <= 65535) return 'U16';
   if (lo >= -2147483648 && hi <= 2147483647) return 'S32';
   throw invalidArgument(path, `class values ${lo}..${hi} do not fit a 32-bit integer raster`);
+}
+
+/** Maximum-likelihood class of every valid pixel of `src` into band 0 of `out` (NoData stays NoData). */
+export function classifyPixels(model: MLModel, src: PixelBlock, out: PixelBlock): void {
+  const n = model.bands;
+  const x = new Float64Array(n);
+  const d = new Float64Array(n);
+  const bands = src.bands;
+  const mask = src.mask;
+  const dst = out.bands[0]!;
+  const om = out.mask;
+  const values = model.values;
+  for (let i = 0; i < om.length; i++) {
+    if (mask[i] === 0) {
+      om[i] = 0;
+      continue;
+    }
+    for (let b = 0; b < n; b++) x[b] = bands[b]![i]!;
+    dst[i] = values[mlArgmax(model, x, d)]!;
+  }
 }

@@ -24,7 +24,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { classOutputInfo } from './classify.js';
-import { buildModel, mlArgmax, type MLClassInput, type MLModel } from './definition.js';
+import { buildModel, classifyPixels, type MLClassInput, type MLModel } from './definition.js';
 
 const args = {
   SignatureFile: {
@@ -142,22 +142,6 @@ export const mlClassify = defineFunction<typeof args, MLClassifyParams>({
   },
 
   kernel(p, inputs, out) {
-    const src = inputs[p.raster]!;
-    const n = p.model.bands;
-    const x = new Float64Array(n);
-    const d = new Float64Array(n);
-    const bands = src.bands;
-    const mask = src.mask;
-    const dst = out.bands[0]!;
-    const om = out.mask;
-    const values = p.model.values;
-    for (let i = 0; i < om.length; i++) {
-      if (mask[i] === 0) {
-        om[i] = 0;
-        continue;
-      }
-      for (let b = 0; b < n; b++) x[b] = bands[b]![i]!;
-      dst[i] = values[mlArgmax(p.model, x, d)]!;
-    }
+    classifyPixels(p.model, inputs[p.raster]!, out);
   },
 });
