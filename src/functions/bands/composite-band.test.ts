@@ -149,21 +149,21 @@ describe('CompositeBand', () => {
       });
     });
 
-    it('inputs on different grids are unsupported for now, naming the element', () => {
-      const a = rasterOf(grid, () => 1);
-      const b = rasterOf(grid, () => 1);
-      const shifted = rasterOf({ ...grid, origin: { x: 1, y: 0 } }, () => 1);
-      const coarser = rasterOf({ ...grid, cellSize: 2 }, () => 1);
-      expect(at(() => apply({}, [a, b, shifted]))).toEqual({
-        code: 'UNSUPPORTED_INPUT',
-        path: 'rasterFunctionArguments.Rasters[2]',
-      });
-      expect(at(() => apply({}, [a, coarser]))?.code).toBe('UNSUPPORTED_INPUT');
-      const geo = rasterOf({ ...grid, geographic: true }, () => 1);
-      expect(at(() => apply({}, [a, geo]))).toEqual({
-        code: 'UNSUPPORTED_INPUT',
-        path: 'rasterFunctionArguments.Rasters[1]',
-      });
+    it('inputs on other grids are resampled onto the chosen grid (hand-derived)', async () => {
+      const a = rasterOf({ width: 4, height: 2 }, (x) => x + 1);
+      // Cell 2, covering the same ground: 2 x 1 pixels of 10 and 20 (S16: nearest neighbour).
+      const coarse = rasterOf({ width: 2, height: 1, cellSize: 2, pixelType: 'S16' }, (x) => 10 * (x + 1));
+      const min = await runFunction(compositeBand, { Rasters: ['$1', '$2'], CellsizeType: 'MinOf' }, [a, coarse]);
+      expect([min.info.width, min.info.cellSize.x]).toEqual([4, 1]);
+      expect(Array.from(min.block.bands[1]!)).toEqual([10, 10, 20, 20, 10, 10, 20, 20]);
+      // Default MaxOf: the 2-unit grid; the float raster is averaged bilinearly at the new centres.
+      const max = await runFunction(compositeBand, { Rasters: ['$1', '$2'] }, [a, coarse]);
+      expect([max.info.width, max.info.cellSize.x]).toEqual([2, 2]);
+      expect(Array.from(max.block.bands[0]!)).toEqual([1.5, 3.5]);
+      // A shifted input: pixels outside it are NoData.
+      const shifted = rasterOf({ width: 4, height: 2, origin: { x: 1, y: 0 } }, () => 7);
+      const sh = await runFunction(compositeBand, { Rasters: ['$1', '$2'], CellsizeType: 0 }, [a, shifted]);
+      expect(Array.from(sh.block.mask)).toEqual([0, 1, 1, 1, 0, 1, 1, 1]);
     });
   });
 

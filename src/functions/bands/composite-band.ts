@@ -8,13 +8,18 @@
  * has them [VJS].
  * Edges and NoData: the masks are ANDed, as the vendor client does (VJS `pixelUtils.compositeBands`):
  * a pixel NoData in any input is NoData in every output band.
- * Grids: the inputs must share one grid for now (`sameGrid`); `CellsizeType` is accepted and has no
- * effect on a shared grid. Different grids fail with UNSUPPORTED_INPUT until the builder resamples.
+ * Grids (spec §1.5): the output grid takes the first raster's extent (ExtentType FirstOf, as the
+ * vendor's CompositeBand has no extent choice) and the cell size `CellsizeType` picks (default
+ * MaxOf, the Python API's default); inputs on another grid or spatial reference are resampled onto
+ * it by the engine (`Plan.align`: nearest for integer/thematic inputs, bilinear for float). Pixels
+ * outside an input's extent are NoData. Statistics and histograms are kept only when no input is
+ * resampled.
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, promote, representable } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { alignMethod, outputGrid } from '../local/grid.js';
+import { onGrid } from '../../graph/align.js';
 
 const args = {
   Rasters: { kind: 'rasters', minLength: 1, doc: 'Rasters whose bands are stacked, in order.' },
@@ -34,7 +39,6 @@ interface CompositeBandParams {
   readonly complex: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
 
 export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
   name: 'CompositeBand',
@@ -47,9 +51,9 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
   plan(a, inputs) {
     const infos = a.Rasters.map((i) => inputs[i]!);
     const first = infos[0]!;
-    infos.forEach((info, k) => {
-      if (k > 0) requireSameGrid('CompositeBand', first, info, `${P}Rasters[${k}]`);
-    });
+    const grid = outputGrid(infos, 0, a.CellsizeType)!;
+    const target: RasterInfo = { ...first, ...grid };
+    const moved = infos.map((i) => !onGrid(i, target));
 
     const pixelType = promote(infos.map((i) => i.pixelType));
     const sources: { input: number; band: number; complex: boolean }[] = [];
@@ -65,21 +69,23 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
     // promoted type can hold; the mask, not this value, decides which pixels are NoData.
     const noData = infos.map((i) => i.noData).find((v) => v !== undefined && representable(v, pixelType));
 
+    const kept = moved.every((m) => !m);
     const info: RasterInfo = {
-      ...first,
+      ...target,
       bandCount: sources.length,
       pixelType,
       noData,
       // ASSUMPTION (spec silent on names): names are kept only when every input has them, so a
       // later ExtractBand by name never matches a made-up name.
       bandNames: all((i) => i.bandNames),
-      statistics: all((i) => i.statistics),
-      histograms: all((i) => i.histograms),
+      statistics: kept ? all((i) => i.statistics) : undefined,
+      histograms: kept ? all((i) => i.histograms) : undefined,
     };
     return {
       info,
       halo: 0,
       params: { sources, inputs: [...new Set(a.Rasters)], complex: isComplex(pixelType) },
+      align: inputs.map((i, k) => (a.Rasters.includes(k) && !onGrid(i, target) ? alignMethod(i) : undefined)),
     };
   },
 

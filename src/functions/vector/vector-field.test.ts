@@ -70,8 +70,13 @@ describe('VectorField', () => {
     expect([e?.code, e?.path]).toEqual(['UNSUPPORTED_INPUT', 'rasterFunctionArguments.Raster1']);
     e = catchError(() => applyFunction(vectorField, { Raster2: '$2', OutputDataType: 'Vector-XY' }, [u(), v()]));
     expect([e?.code, e?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.OutputDataType']);
-    e = catchError(() => applyFunction(vectorField, { Raster2: '$2' }, [u(), rasterOf({ width: 4, height: 2 }, () => 1)]));
-    expect([e?.code, e?.path]).toEqual(['UNSUPPORTED_INPUT', 'rasterFunctionArguments.Raster2']);
+  });
+
+  it('resamples Raster2 onto Raster1\'s grid', async () => {
+    // Raster2 at half the resolution (cell 2) covering the same ground: nearest for integer data.
+    const coarse = rasterOf({ width: 2, height: 1, cellSize: 2, pixelType: 'S16' }, (x) => (x === 0 ? 4 : 0));
+    const res = await runFunction(vectorField, { Raster2: '$2', OutputDataType: 'Vector-UV' }, [rasterOf({ width: 4, height: 2 }, () => 3), coarse]);
+    expect(Array.from(res.block.bands[1]!)).toEqual([4, 4, 0, 0, 4, 4, 0, 0]);
   });
 
   it('tiled equals whole', async () => {

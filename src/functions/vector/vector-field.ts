@@ -16,13 +16,15 @@
  *
  * Spec: raster-functions.md "VectorField (10.6)" (VJS vectorFieldUtils). Output: 2 bands F32,
  * named U, V or Magnitude, Direction (the data type key `Vector-UV` / `Vector-MagDir` is carried
- * as those band names), NoData NaN where either input is NoData. Inputs must share one grid.
+ * as those band names), NoData NaN where either input is NoData. Grid: Raster1's; Raster2 on another
+ * grid or spatial reference is resampled onto it (bilinear; nearest for integer data).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { alignMethod } from '../local/grid.js';
+import { onGrid } from '../../graph/align.js';
 
 export const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
 export type VectorDataType = (typeof VECTOR_DATA_TYPES)[number];
@@ -79,7 +81,6 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     const second = inputs[a.Raster2]!;
     singleBand(first, 'Raster1');
     singleBand(second, 'Raster2');
-    requireSameGrid('VectorField', first, second, `${P}Raster2`);
     const from = a.InputDataType as VectorDataType;
     const to = a.OutputDataType as VectorDataType;
     const mode = from === to ? 0 : from === 'Vector-UV' ? 1 : 2;
@@ -94,7 +95,8 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
       histograms: undefined,
       colormap: undefined,
     };
-    return { info, halo: 0, params: { a: a.Raster1, b: a.Raster2, mode, geographic: a.AngleReferenceSystem === 0 } };
+    const align = inputs.map((i, k) => (k === a.Raster2 && !onGrid(i, first) ? alignMethod(i) : undefined));
+    return { info, halo: 0, params: { a: a.Raster1, b: a.Raster2, mode, geographic: a.AngleReferenceSystem === 0 }, align };
   },
 
   kernel(p, inputs, out) {
