@@ -112,6 +112,13 @@ describe('rasterflow CLI', () => {
     expect(bad.stderr).toMatch(/error INVALID_ARGUMENT at inputRaster: inputRaster is required/);
   });
 
+  it('demo writes every gallery file', async () => {
+    const { GALLERY, runDemo } = await import('../src/cli/demo.js');
+    const written = await runDemo(join(out, 'demo'), () => undefined);
+    expect(written).toHaveLength(GALLERY.reduce((n, e) => n + e.formats.length, 0));
+    for (const f of written) expect(existsSync(f), f).toBe(true);
+  });
+
   it('validate prints the canonical DAG', () => {
     const r = cli('validate', '--rule', '{"rasterfunction":"slope","rasterfunctionarguments":{"slopetype":"2"},"outputPixelType":"f32"}');
     expect(r.code).toBe(0);

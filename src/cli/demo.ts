@@ -78,6 +78,67 @@ export const GALLERY: readonly Entry[] = [
     },
     formats: ['tif'],
   },
+  {
+    name: 'landsat-stretch-percent-clip',
+    input: LANDSAT,
+    rule: {
+      rasterFunction: 'Stretch',
+      rasterFunctionArguments: {
+        StretchType: 6,
+        MinPercent: 0.5,
+        MaxPercent: 0.5,
+        DRA: true,
+        Raster: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2, 1, 0] } },
+      },
+    },
+    formats: ['png'],
+  },
+  {
+    name: 'landsat-ndvi-colormap',
+    input: LANDSAT,
+    rule: {
+      rasterFunction: 'ColormapToRGB',
+      rasterFunctionArguments: {
+        Raster: { rasterFunction: 'Colormap', rasterFunctionArguments: { ColormapName: 'NDVI', Raster: { rasterFunction: 'NDVI', rasterFunctionArguments: { VisibleBandID: 2, InfraredBandID: 3 } } } },
+      },
+    },
+    formats: ['png'],
+  },
+  {
+    name: 'landsat-nir-otsu',
+    input: LANDSAT,
+    rule: { rasterFunction: 'Threshold', rasterFunctionArguments: { ThresholdType: 1, Raster: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3] } } } },
+    formats: ['tif'],
+  },
+  {
+    name: 'dem-focal-stddev-5x5',
+    input: DEM,
+    rule: { rasterFunction: 'Statistics', rasterFunctionArguments: { Type: 'StandardDeviation', Columns: 5, Rows: 5 } },
+    formats: ['tif'],
+  },
+  {
+    name: 'dem-smoothed-hillshade',
+    input: DEM,
+    rule: {
+      rasterFunction: 'Hillshade',
+      rasterFunctionArguments: { Raster: { rasterFunction: 'Convolution', rasterFunctionArguments: { Type: 12 } } },
+    },
+    formats: ['png'],
+  },
+  {
+    name: 'dem-aspect-arrows',
+    input: DEM,
+    rule: {
+      rasterFunction: 'VectorFieldRenderer',
+      rasterFunctionArguments: {
+        Raster: { rasterFunction: 'CompositeBand', rasterFunctionArguments: { Rasters: [{ rasterFunction: 'Slope' }, { rasterFunction: 'Aspect' }] } },
+        SymbolTileSize: 16,
+        MinimumMagnitude: 0,
+        MaximumMagnitude: 30,
+      },
+    },
+    formats: ['png'],
+  },
 ];
 
 export async function runDemo(outDir: string, print: (s: string) => void): Promise<string[]> {
