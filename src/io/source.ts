@@ -6,6 +6,7 @@
 import { extname } from 'node:path';
 import { EngineError } from '../core/errors.js';
 import { openGeoTiff, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+import { isZarrStore, openMultidimManifest, openZarr, withBandDimensions } from './multidim-source.js';
 
 export type { OpenOptions } from './geotiff-source.js';
 
@@ -26,7 +27,11 @@ export async function openRaster(location: string, options: OpenOptions = {}): P
       path: 'input',
     });
   }
+  // Multidimensional sources (io/multidim-source.ts): a JSON manifest of slices, a Zarr store
+  // (a local directory), a GeoTIFF whose band metadata names dimension values.
+  if (ext === '.json') return openMultidimManifest(location, options);
+  if (await isZarrStore(location)) return openZarr(location, options);
   // ASSUMPTION (spec silent): anything else, including extensionless URLs (signed COG URLs), is
   // tried as a GeoTIFF; openGeoTiff says so clearly when it is not one.
-  return openGeoTiff(location, options);
+  return withBandDimensions(await openGeoTiff(location, options), location);
 }
