@@ -7,6 +7,7 @@ import { createRegistry, type RasterNode, type SourceNode } from '../../graph/ty
 import { buildGraph } from '../../rule/build.js';
 import { applyFunction, catchError, constant, gridInfo, rasterOf, runFunction, tiledVersusWhole, type Result } from '../../../test/helpers.js';
 import { arithmetic } from './arithmetic.js';
+import { timeSeriesMultidim } from '../../core/multidim.js';
 
 const W = 3;
 const H = 2;
@@ -393,5 +394,20 @@ describe('Arithmetic', () => {
       const node = apply({ Operation: 5 }, [big(3, 2), constant([2, 0.5])]);
       expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
     });
+  });
+
+  it('pairs multidimensional slices by time (MatchVariable, UnionDimension), broadcasting a plain raster', async () => {
+    // A: temperature at 2001, 2002, 2003 (bands 0..2 = 10, 20, 30); B: temperature at 2002, 2003, 2004 (1, 2, 3).
+    const md = (times: string[]) => ({ multidimensional: timeSeriesMultidim('temperature', times) });
+    const a = memorySource('mdA', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2001', '2002', '2003']) }, [10, 20, 30].map((v) => Float32Array.of(v)));
+    const b = memorySource('mdB', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2002', '2003', '2004']) }, [1, 2, 3].map((v) => Float32Array.of(v)));
+    const res = await run({ Operation: 1 }, [a, b]);
+    // Common slices 2002 and 2003: 20 + 1, 30 + 2; 2001 and 2004 are left out with a warning.
+    expect([res.info.bandCount, res.block.bands[0]![0], res.block.bands[1]![0]]).toEqual([2, 21, 32]);
+    expect(res.node.plan.warnings?.length).toBeGreaterThan(0);
+    const plain = await run({ Operation: 3 }, [a, rasterOf({ width: 1, height: 1 }, () => 2)]);
+    expect([0, 1, 2].map((k) => plain.block.bands[k]![0])).toEqual([20, 40, 60]);
+    const other = memorySource('mdC', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), multidimensional: timeSeriesMultidim('salinity', ['2002', '2003', '2004']) }, [1, 2, 3].map((v) => Float32Array.of(v)));
+    expect(catchError(() => apply({}, [a, other]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.MatchVariable' });
   });
 });

@@ -21,13 +21,15 @@
  * ones, gdalwarp conventions (src/core/resample.ts); other spatial references are reprojected
  * (src/graph/align.ts). Pixels outside an operand's extent are NoData for that operand, so NoData
  * in the result (UnionOf leaves NoData where only one operand covers).
- * MatchVariable / UnionDimension only concern multidimensional inputs, which rasterflow does not
- * read: accepted, no effect.
+ * Multidimensional operands (core/multidim.ts): slices are paired by variable name and dimension
+ * values per MatchVariable / UnionDimension (seed section 8 rule 6, `pairMultidimensional`); the
+ * result is multidimensional, a plain operand or constant is broadcast over every slice.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
 
 export const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
@@ -54,7 +56,7 @@ const args = {
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values.' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 /** One operand as the kernel sees it: a raster input (band per output band) or constants per output band. */
@@ -106,10 +108,15 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
 
     const counts = operands.map(bandsOf);
     const [n1, n2] = counts as [number, number];
+    // Multidimensional operands: slices paired by variable and dimension values (seed rule 6).
+    const md = pairMultidimensional(
+      operands.map((o) => o.info),
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: ['Raster', 'Raster2'] },
+    );
     // ASSUMPTION (spec: "a single-band operand is broadcast"): a one-band raster or one-value constant
     // broadcasts against any band count (numpy's rule), so a single-band raster with a 3-value
     // constant gives 3 bands; any other mismatch is an error.
-    if (n1 !== n2 && n1 !== 1 && n2 !== 1) {
+    if (md === undefined && n1 !== n2 && n1 !== 1 && n2 !== 1) {
       const bad = operands[1].info.constant !== undefined || operands[0].info.constant === undefined ? operands[1] : operands[0];
       const what = (o: (typeof operands)[number]): string =>
         o.info.constant !== undefined ? `${o.info.constant.length} constants` : `${o.info.bandCount} bands`;
@@ -119,11 +126,11 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
           'a constant needs one value or one value per band, rasters need equal band counts or a single band',
       );
     }
-    const bandCount = Math.max(n1, n2);
+    const bandCount = md?.bandCount ?? Math.max(n1, n2);
 
     const operand = (o: (typeof operands)[number]): Operand => {
       const pick = (b: number): number => (bandsOf(o) === 1 ? 0 : b);
-      const out = Array.from({ length: bandCount }, (_, b) => pick(b));
+      const out = md ? [...md.bands[o === operands[0] ? 0 : 1]!] : Array.from({ length: bandCount }, (_, b) => pick(b));
       return o.info.constant !== undefined
         ? { kind: 'constant', values: out.map((b) => o.info.constant![b]!) }
         : { kind: 'raster', input: o.index, bands: out };
@@ -142,12 +149,14 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       // ASSUMPTION (spec silent): band b of the result stands for band b of the first raster, so its
       // names carry over when the band counts agree; statistics no longer hold and are dropped.
       ...(src.bandNames?.length === bandCount ? { bandNames: src.bandNames } : {}),
+      ...(md ? { multidimensional: md.multidimensional, bandNames: md.bandNames } : {}),
     };
     return {
       info,
       halo: 0,
       params: { operation: a.Operation, bandCount, a: operand(operands[0]), b: operand(operands[1]) },
       align: inputs.map((i) => (i.constant === undefined ? alignMethod(i) : undefined)),
+      ...(md && md.warnings.length > 0 ? { warnings: md.warnings } : {}),
     };
   },
 
