@@ -11,6 +11,7 @@
  *   not on it are resampled by the engine (Plan.align: nearest for thematic, bilinear otherwise).
  * - Slots: one per (input, band) pair actually read; the kernel binds them to block planes.
  */
+import { pairMultidimensional, type MultidimPairing } from '../../core/multidim.js';
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
@@ -43,6 +44,14 @@ export interface PlannedOperands {
   bindAll(j: number): Binding[];
   /** The slot table for the kernel (call after binding). */
   slots(): SlotRef[];
+  /** Multidimensional operands: how their slices were paired (output band b = slice pairing b). */
+  readonly multidim?: MultidimPairing;
+}
+
+/** MatchVariable / UnionDimension of the function (seed section 8 rule 6). */
+export interface MultidimFlags {
+  readonly matchVariable: boolean;
+  readonly unionDimension: boolean;
 }
 
 const bandsOf = (info: RasterInfo): number => (info.constant !== undefined ? info.constant.length : info.bandCount);
@@ -54,6 +63,7 @@ export function planOperands(
   extentType: number,
   cellsizeType: number,
   rastersPath: string,
+  flags: MultidimFlags = { matchVariable: true, unionDimension: true },
 ): PlannedOperands {
   const rasters = operands.filter((o) => o.info.constant === undefined);
   const first = rasters[0];
@@ -64,8 +74,12 @@ export function planOperands(
       throw unsupportedInput(o.path, `${fn} does not take complex (${o.info.pixelType}) rasters; use Complex first`);
     }
   }
-  const bandCount = Math.max(...operands.map((o) => bandsOf(o.info)));
-  for (const o of operands) {
+  const md = pairMultidimensional(
+    operands.map((o) => o.info),
+    { ...flags, path: `${rastersPath.slice(0, rastersPath.lastIndexOf('.') + 1)}`, names: operands.map((o) => o.path.slice(o.path.lastIndexOf('.') + 1)) },
+  );
+  const bandCount = md?.bandCount ?? Math.max(...operands.map((o) => bandsOf(o.info)));
+  for (const o of md ? [] : operands) {
     const n = bandsOf(o.info);
     if (n !== 1 && n !== bandCount) {
       throw invalidArgument(
@@ -100,13 +114,14 @@ export function planOperands(
     align: inputs.map((i, k) => (i.constant === undefined && operands.some((o) => o.input === k) ? alignMethod(i) : undefined)),
     bind: (j, b) => {
       const o = operands[j]!;
-      return bindBand(o, bandsOf(o.info) === 1 ? 0 : b);
+      return bindBand(o, md ? md.bands[j]![b]! : bandsOf(o.info) === 1 ? 0 : b);
     },
     bindAll: (j) => {
       const o = operands[j]!;
       return Array.from({ length: bandsOf(o.info) }, (_, b) => bindBand(o, b));
     },
     slots: () => table,
+    ...(md ? { multidim: md } : {}),
   };
 }
 
@@ -126,6 +141,7 @@ export function operandsInfo(p: PlannedOperands, bandCount: number, pixelType: R
     // ASSUMPTION (spec silent): band b of the result stands for band b of the first raster, so its
     // names carry over when the band counts agree.
     ...(p.first.bandNames?.length === bandCount ? { bandNames: p.first.bandNames } : {}),
+    ...(p.multidim && p.multidim.bandCount === bandCount ? { multidimensional: p.multidim.multidimensional, bandNames: p.multidim.bandNames } : {}),
   };
 }
 

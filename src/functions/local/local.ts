@@ -42,7 +42,7 @@
  * `outputPixelType` is produced directly (planAs): values rounded half up (Math.round, as the vendor
  * client) and values outside the type's range are NoData instead of clamped (spec §1.2 rule 2).
  * Grid: the output grid follows ExtentType/CellsizeType (local/grid.ts); other rasters are
- * resampled onto it. MatchVariable/UnionDimension (multidimensional inputs) are accepted, no effect.
+ * resampled onto it. Multidimensional inputs pair their slices by MatchVariable/UnionDimension (core/multidim.ts).
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -79,8 +79,8 @@ const args = {
     default: 'AUTO_DETECT',
     doc: 'Percentile ranks: NEAREST, LINEAR, or AUTO_DETECT (NEAREST for integer rasters, LINEAR for float).',
   },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (no effect here).' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values (no effect here).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 const P = 'rasterFunctionArguments.';
@@ -102,7 +102,7 @@ function planLocal(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pix
   }
   if (all.length > hi) warnings.push(`${op.name} uses ${hi} operand(s); the other ${all.length - hi} in Rasters are ignored`);
   const used = all.slice(0, Math.min(all.length, hi));
-  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`);
+  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension });
 
   const statistic = STATISTIC_OPS.has(op.def.op);
   const params: number[] = statistic ? [op.ignoreNoData ? 1 : 0] : [];

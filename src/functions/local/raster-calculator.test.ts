@@ -6,6 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { applyFunction, catchError, constant, rasterOf, runFunction } from '../../../test/helpers.js';
 import { rasterCalculator } from './raster-calculator.js';
+import { timeSeriesMultidim } from '../../core/multidim.js';
+import { memorySource } from '../../graph/memory-source.js';
+import { gridInfo } from '../../../test/helpers.js';
 
 const N = Number.NaN;
 const row = (values: readonly number[], mask?: readonly number[], origin = 0) =>
@@ -70,5 +73,18 @@ describe('RasterCalculator', () => {
       expect([e?.code, e?.path], JSON.stringify(args)).toEqual(['INVALID_ARGUMENT', P + path]);
       expect(e?.message).toMatch(msg);
     }
+  });
+
+  it('pairs multidimensional slices by time; UnionDimension false crosses different dimensions', async () => {
+    const series = (id: string, name: string, dim: string, values: number[]) =>
+      memorySource(id, { ...gridInfo({ width: 1, height: 1, bandCount: values.length }), multidimensional: timeSeriesMultidim(name, values.map((_, k) => String(2001 + k)), 1, { name: dim, time: dim === 'StdTime' }) }, values.map((v) => Float32Array.of(v)));
+    const t = series('t', 'temp', 'StdTime', [10, 20]);
+    const u = series('u', 'temp', 'StdTime', [1, 2]);
+    const r = await runFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a - b' }, [t, u]);
+    expect([r.block.bands[0]![0], r.block.bands[1]![0], r.info.multidimensional?.variables[0]?.name]).toEqual([9, 18, 'temp']);
+    const depth = series('d', 'temp', 'StdZ', [100, 200]);
+    expect(catchError(() => applyFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a + b' }, [t, depth]))).toMatchObject({ path: 'rasterFunctionArguments.UnionDimension' });
+    const crossed = await runFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a + b', UnionDimension: false }, [t, depth]);
+    expect(Array.from({ length: 4 }, (_, k) => crossed.block.bands[k]![0])).toEqual([110, 210, 120, 220]);
   });
 });

@@ -51,8 +51,8 @@ const args = {
   },
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (no effect here).' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values (no effect here).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 const P = 'rasterFunctionArguments.';
@@ -81,7 +81,7 @@ function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[]
   });
 
   const operands = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: `${P}Rasters[${j}]` }));
-  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`);
+  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension });
   const b = new ExprBuilder();
   const outputs: IrNode[] = [];
   for (let band = 0; band < planned.bandCount; band++) {
