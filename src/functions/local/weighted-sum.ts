@@ -11,25 +11,29 @@
  * Grids [ours, spec §1.5 with the FirstOf defaults]: the output grid is the first raster's; other
  * rasters are resampled onto it by the engine (Plan.align: nearest for integer/colormapped inputs,
  * bilinear for float ones; other spatial references reprojected).
- * MatchVariable / UnionDimension: multidimensional only; accepted, no effect.
+ * Multidimensional rasters: one weighted sum per slice, slices paired by MatchVariable /
+ * UnionDimension (core/multidim.ts `pairMultidimensional`).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, CellsizeType, ExtentType, outputGrid } from './grid.js';
 
 const args = {
   Rasters: { kind: 'rasters', minLength: 1, doc: 'Input rasters (the first band of each is used).' },
   Fields: { kind: 'strings', doc: 'Per raster, the field used as the input value; only Value (the pixel value) is supported.' },
   Weights: { kind: 'numbers', doc: 'Per raster, the weight (any real number); default 1 each.' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (no effect here).' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values (no effect here).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 interface WeightedSumParams {
   readonly inputs: readonly number[];
   readonly weights: readonly number[];
+  /** `bands[k][b]`: the band of input k that output band b reads (one output band unless multidimensional). */
+  readonly bands: readonly (readonly number[])[];
 }
 
 const P = 'rasterFunctionArguments.';
@@ -78,31 +82,46 @@ export const weightedSum = defineFunction<typeof args, WeightedSumParams>({
     if (weights.length !== a.Rasters.length) {
       throw invalidArgument(`${P}Weights`, `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`);
     }
-    const { info, align } = firstOfGrid(a.Rasters, inputs, 'F32', Number.NaN, false);
-    return { info, halo: 0, align, params: { inputs: a.Rasters, weights }, ...(warnings.length ? { warnings } : {}) };
+    const { info: one, align } = firstOfGrid(a.Rasters, inputs, 'F32', Number.NaN, false);
+    // Multidimensional rasters: one weighted sum per paired slice (seed rule 6), else of first bands.
+    const md = pairMultidimensional(
+      a.Rasters.map((r) => inputs[r]!),
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) },
+    );
+    const info: RasterInfo = md ? { ...one, bandCount: md.bandCount, multidimensional: md.multidimensional, bandNames: md.bandNames } : one;
+    if (md) warnings.splice(0, warnings.length, ...md.warnings);
+    const bands = md ? md.bands : a.Rasters.map(() => [0]);
+    return { info, halo: 0, align, params: { inputs: a.Rasters, weights, bands }, ...(warnings.length ? { warnings } : {}) };
   },
 
   kernel(p, inputs, out) {
     const m = out.mask;
     const n = m.length;
+    for (const k of p.inputs) {
+      const sm = inputs[k]!.mask;
+      for (let i = 0; i < n; i++) if (sm[i] === 0) m[i] = 0;
+    }
     const acc = new Float64Array(n);
-    for (let k = 0; k < p.inputs.length; k++) {
-      const src = inputs[p.inputs[k]!]!;
-      const v = src.bands[0]!;
-      const w = p.weights[k]!;
-      const sm = src.mask;
+    for (let b = 0; b < out.bands.length; b++) {
+      acc.fill(0);
+      for (let k = 0; k < p.inputs.length; k++) {
+        const v = inputs[p.inputs[k]!]!.bands[p.bands[k]![b]!]!;
+        const w = p.weights[k]!;
+        for (let i = 0; i < n; i++) acc[i]! += v[i]! * w;
+      }
+      const dst = out.bands[b]!;
       for (let i = 0; i < n; i++) {
-        if (sm[i] === 0) m[i] = 0;
-        acc[i]! += v[i]! * w;
+        const s = Math.fround(acc[i]!);
+        if (m[i] === 0 || s - s !== 0) {
+          m[i] = 0;
+          dst[i] = Number.NaN;
+        } else dst[i] = s;
       }
     }
-    const dst = out.bands[0]!;
-    for (let i = 0; i < n; i++) {
-      const s = Math.fround(acc[i]!);
-      if (m[i] === 0 || s - s !== 0) {
-        m[i] = 0;
-        dst[i] = Number.NaN;
-      } else dst[i] = s;
+    // A band's bad result made the pixel NoData: clear it in the bands written before.
+    for (let b = 0; b < out.bands.length - 1; b++) {
+      const dst = out.bands[b]!;
+      for (let i = 0; i < n; i++) if (m[i] === 0) dst[i] = Number.NaN;
     }
   },
 });
