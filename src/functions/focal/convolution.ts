@@ -213,15 +213,7 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
             conv3(v, rowBuf, xLo, top + ox + xLo - 1, inW, n, p.weights);
           } else {
             // Tap by tap along the row: each pixel still sums its taps in row-major order.
-            const { off, w } = taps;
-            const base = top + ox + xLo - win.left;
-            if (w.length === 0) rowBuf.fill(0, xLo, xHi);
-            for (let k = 0; k < w.length; k++) {
-              const wk = w[k]!;
-              const s0 = base + off[k]!;
-              if (k === 0) for (let x = 0; x < n; x++) rowBuf[xLo + x] = wk * v[s0 + x]!;
-              else for (let x = 0; x < n; x++) rowBuf[xLo + x] = rowBuf[xLo + x]! + wk * v[s0 + x]!;
-            }
+            convTaps(v, rowBuf, xLo, top + ox + xLo - win.left, n, taps.off, taps.w);
           }
           if (bad) {
             for (let x = xLo; x < xHi; x++) {
@@ -261,6 +253,17 @@ function tapsOf(weights: Float64Array, win: FocalWindow, inW: number): { off: In
     }
   }
   return { off: Int32Array.from(off), w: Float64Array.from(w) };
+}
+
+/** General correlation of one row, tap by tap (`i0`: input index of the first pixel's window top-left). */
+function convTaps(v: Values, dst: Float64Array, d0: number, i0: number, n: number, off: Int32Array, w: Float64Array): void {
+  if (w.length === 0) dst.fill(0, d0, d0 + n);
+  for (let k = 0; k < w.length; k++) {
+    const wk = w[k]!;
+    const s0 = i0 + off[k]!;
+    if (k === 0) for (let x = 0; x < n; x++) dst[d0 + x] = wk * v[s0 + x]!;
+    else for (let x = 0; x < n; x++) dst[d0 + x] = dst[d0 + x]! + wk * v[s0 + x]!;
+  }
 }
 
 /**

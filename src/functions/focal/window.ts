@@ -17,6 +17,8 @@
  * raster, not on the tile, every pixel's sum is computed in the same order in any tiling: tiled
  * renders equal whole renders bit for bit, and no running sum drifts along a row (each partial sum
  * has at most `Rows` or `Columns` terms).
+ * Windows of at most 3 rows (columns) are summed directly in a fixed order instead, and 3x3 sums
+ * are fused into one pass with a sliding register window (same order, same results).
  */
 import type { PixelBlock } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
