@@ -20,9 +20,10 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf } from '../../core/multidim.js';
-import type { Histogram, RasterInfo } from '../../core/pixel-block.js';
+import type { Histogram } from '../../core/pixel-block.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { hsvToRgb } from '../color/ramps.js';
+import { rgbInfo } from '../color/rgb.js';
 
 const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'A trend raster (TrendAnalysis output).' },
@@ -92,17 +93,7 @@ export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
       }
       warnings.push('the raster has no TrendAnalysis metadata; bands are read as slope, intercept, cos_1, sin_1');
     }
-    const info: RasterInfo = {
-      width: src.width,
-      height: src.height,
-      bandCount: 3,
-      pixelType: 'U8',
-      extent: src.extent,
-      cellSize: src.cellSize,
-      ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
-      bandNames: ['Red', 'Green', 'Blue'],
-      statistics: [0, 1, 2].map(() => ({ min: 0, max: 255 })),
-    };
+    const info = rgbInfo(src);
     return {
       info,
       halo: 0,

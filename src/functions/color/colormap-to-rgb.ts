@@ -27,10 +27,11 @@
  * single-band raster with a colormap the same way (spec: applied automatically for JPG/PNG).
  */
 import { unsupportedInput } from '../../core/errors.js';
-import type { BandStatistics, Colormap, RasterInfo } from '../../core/pixel-block.js';
+import type { BandStatistics, Colormap } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { colormapIndex, denseColormapIndex } from './ramps.js';
+import { rgbInfo } from './rgb.js';
 
 /** A colormap ready for per-pixel lookup (structured-cloneable: kernel parameters). */
 export interface ColormapLut {
@@ -164,17 +165,7 @@ export const colormapToRgb = defineFunction<typeof args, ColormapToRgbParams>({
         'ColormapToRGB needs a raster with a colormap: a palette GeoTIFF, or the output of a Colormap function (e.g. {"rasterFunction": "Colormap", "rasterFunctionArguments": {"ColormapName": "Random"}})',
       );
     }
-    const info: RasterInfo = {
-      width: src.width,
-      height: src.height,
-      bandCount: 3,
-      pixelType: 'U8',
-      extent: src.extent,
-      cellSize: src.cellSize,
-      ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
-      bandNames: ['Red', 'Green', 'Blue'],
-      statistics: channelStatistics(src.colormap, a.UnmappedAsRandomColor),
-    };
+    const info = rgbInfo(src, channelStatistics(src.colormap, a.UnmappedAsRandomColor));
     return { info, halo: 0, params: { input: a.Raster, lut: colormapLut(src.colormap), random: a.UnmappedAsRandomColor } };
   },
 

@@ -51,11 +51,12 @@
  * through a dense index table (a binary search when they span more than 2^20).
  */
 import { EngineError, invalidArgument } from '../../core/errors.js';
-import { allocateBlock, type RasterInfo } from '../../core/pixel-block.js';
+import { allocateBlock } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
 import { colormapIndex, denseColormapIndex, hueSaturation, parseColorRamp, parseColormap, predefinedRamp, rampColors } from '../color/ramps.js';
 import { hillshade, type HillshadeParams } from './hillshade.js';
+import { rgbInfo } from '../color/rgb.js';
 
 /** The vendor client's elevation range when the DEM advertises no statistics [spec ShadedRelief step 2, VJS]. */
 export const FALLBACK_ELEVATION_RANGE = { min: 0, max: 8000 } as const;
@@ -173,17 +174,7 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
       }
     }
 
-    const info: RasterInfo = {
-      width: dem.width,
-      height: dem.height,
-      bandCount: 3,
-      pixelType: 'U8',
-      extent: dem.extent,
-      cellSize: dem.cellSize,
-      ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),
-      bandNames: ['Red', 'Green', 'Blue'],
-      statistics: [{ min: 0, max: 255 }, { min: 0, max: 255 }, { min: 0, max: 255 }],
-    };
+    const info = rgbInfo(dem);
     return {
       info,
       halo: shadePlan.halo,
