@@ -6,10 +6,11 @@ import { EngineError, withPath } from '../core/errors.js';
 import { windowInfo } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
 import { describe as describeArgs } from '../graph/args.js';
-import { render } from '../graph/render.js';
+import { render, renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, openRaster } from '../io/index.js';
+import { describeRaster, encodeByExtension, formatOfPath, openRaster } from '../io/index.js';
+import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
 import { runDemo } from './demo.js';
@@ -70,6 +71,31 @@ export function parseWindow(s: string): Rect {
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
+/**
+ * A progress bar on stderr for renders that take more than a second, on a terminal only:
+ * `[#####....]  42% 1234/2916 tiles`, redrawn when the percentage changes.
+ */
+function progressBar(io: CliIo, total: number, started: number): { tick(): void; done(): void } {
+  let count = 0;
+  let drawn = -1;
+  return {
+    tick() {
+      count++;
+      if (!io.isTTY || Date.now() - started < 1000) return;
+      const percent = Math.floor((100 * count) / Math.max(1, total));
+      if (percent === drawn) return;
+      drawn = percent;
+      const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
+      // Straight to the terminal: io.err ends every message with a newline.
+      process.stderr.write(`\r[${bar}] ${String(percent).padStart(3)}% ${count}/${total} tiles`);
+    },
+    done() {
+      if (drawn >= 0) process.stderr.write('\n');
+      drawn = -1;
+    },
+  };
+}
+
 export function run(program: Command, io: CliIo): Command {
   program
     .name('rasterflow')
@@ -86,25 +112,53 @@ export function run(program: Command, io: CliIo): Command {
     .addOption(new Option('--tile <n>', 'tile size in pixels').default('256').argParser((v) => v))
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
-    .action(async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string; workers: string }) => {
-      const tile = Number(o.tile);
-      if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
-      const rule = readRule(o.rule);
-      const resolution = resolveRule(rule, { registry });
-      for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
-      const inputs = parseInputs(o.input);
-      const { root } = await planRule(resolution, bindSources(inputs, openRaster));
-      const window = o.window === undefined ? undefined : parseWindow(o.window);
-      const started = Date.now();
-      const pool = createPool({ size: Number(o.workers) });
-      const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
-      const block = await render(root, { rect: window, tileSize: tile, pool, recipe }).finally(() => pool.destroy());
-      const info = window === undefined ? root.info : windowInfo(root.info, window);
-      const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
-      mkdirSync(dirname(o.output), { recursive: true });
-      writeFileSync(o.output, bytes);
-      io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
-    });
+    .option(
+      '--co <NAME=VALUE>',
+      'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3, ZLEVEL, TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
+        'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES',
+      collect,
+      [],
+    )
+    .action(
+      async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string; workers: string; co: string[] }) => {
+        const tile = Number(o.tile);
+        if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
+        const format = formatOfPath(o.output);
+        if (o.co.length > 0 && format !== 'tiff') throw new EngineError('INVALID_ARGUMENT', '--co creation options apply to GeoTIFF outputs only', { path: 'co' });
+        const creation = parseCreationOptions(o.co);
+        const rule = readRule(o.rule);
+        const resolution = resolveRule(rule, { registry });
+        for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
+        const inputs = parseInputs(o.input);
+        const { root } = await planRule(resolution, bindSources(inputs, openRaster));
+        const window = o.window === undefined ? undefined : parseWindow(o.window);
+        const started = Date.now();
+        const pool = createPool({ size: Number(o.workers) });
+        const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
+        const info = window === undefined ? root.info : windowInfo(root.info, window);
+        // Inline, a few tiles in flight let block reads and inflates (thread pool) overlap the kernels.
+        const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 4 } : {}) };
+        mkdirSync(dirname(o.output), { recursive: true });
+        if (format === 'tiff') {
+          // Streamed: tiles are encoded and written as they are rendered (bounded memory).
+          const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
+          const { statistics: _dropped, ...windowed } = info;
+          const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
+          const progress = progressBar(io, total, started);
+          await writeTiffStream(o.output, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
+            progress.tick(),
+          ).finally(() => {
+            progress.done();
+            return pool.destroy();
+          });
+        } else {
+          const block = await render(root, renderOptions).finally(() => pool.destroy());
+          const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
+          writeFileSync(o.output, bytes);
+        }
+        io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
+      },
+    );
 
   program
     .command('validate')
@@ -179,7 +233,7 @@ export function run(program: Command, io: CliIo): Command {
           io.err(`\r[${bar}] ${String(percent).padStart(3)}% ${p.chips} chips`);
         },
       }).finally(() => pool.destroy());
-      if (drawn >= 0) io.err('\n');
+      if (drawn >= 0) process.stderr.write('\n');
       const s = summary.skipped;
       io.out(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +

@@ -61,7 +61,7 @@ export interface GeoTiffOptions {
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** TIFF SampleFormat per pixel type: 1 unsigned, 2 signed, 3 float, 6 complex float. */
-const SAMPLE_FORMAT: Readonly<Record<PixelType, number>> = {
+export const SAMPLE_FORMAT: Readonly<Record<PixelType, number>> = {
   U1: 1, U2: 1, U4: 1, U8: 1, S8: 2, U16: 1, S16: 2, U32: 1, S32: 2, F32: 3, F64: 3, C64: 6, C128: 6,
 };
 
@@ -221,7 +221,7 @@ export function colorMapTag(colormap: Colormap, bits: number): TagValue {
 }
 
 /** GeoKeyDirectory (34735) plus its double (34736) and ASCII (34737) parameter tags. */
-function geoKeyTags(info: RasterInfo): [number, TagValue][] {
+export function geoKeyTags(info: RasterInfo): [number, TagValue][] {
   const keys = geoKeysFromSpatialReference(info.spatialReference);
   const dir: number[] = [1, 1, 0, keys.length];
   const doubles: number[] = [];

@@ -1,31 +1,59 @@
 /**
- * GeoTIFF / COG sources: `openGeoTiff(location)` opens a local file or an http(s) URL through
- * geotiff.js (`fromFile`, or `fromUrl`, which reads a COG with HTTP range requests) and returns a
- * `SourceNode` whose `read(rect)` decodes only the tiles or strips crossing the rectangle.
+ * GeoTIFF / COG sources: `openGeoTiff(location)` opens a local file or an http(s) URL (a COG
+ * read with HTTP range requests) and returns a `SourceNode` whose `read(rect)` decodes only the
+ * tiles or strips crossing the rectangle. The TIFF structure is parsed by our own IFD reader
+ * (tiff-reader.ts: classic and BigTIFF, either byte order) and blocks are decoded by
+ * decoders.ts (raw views, node:zlib DEFLATE, LZW, PackBits, predictors 2 and 3, NBITS; JPEG,
+ * LERC, ZSTD, WebP through geotiff.js's decoders). Decoded blocks go through a small LRU shared by
+ * every source of the process (tile-cache.ts), so halos and neighbouring tiles decode a block once.
  *
- * `info` comes from the first image (full resolution; overviews are not used): pixel type from
- * SampleFormat/BitsPerSample, NoData from GDAL_NODATA, the north-up grid from ModelPixelScale +
- * ModelTiepoint or ModelTransformation (rotated or GCP-georeferenced rasters are rejected),
- * the spatial reference from the GeoKeys (see srs.ts), band names and statistics from
- * GDAL_METADATA, the colormap of a palette image (PhotometricInterpretation 3) from its ColorMap
- * (`colormapFromTiff`). Pixels outside the raster, equal to NoData or NaN get mask 0, and so do the
- * pixels GDAL's internal mask marks invalid: a 1-bit (or 8-bit) transparency-mask image of the
- * first image's size, as `GDAL_TIFF_INTERNAL_MASK=YES` writes it and `encodeGeoTiff` does for
- * integer rasters without NoData (see `findMaskImage`).
+ * `info` comes from the first image (full resolution): pixel type from SampleFormat/BitsPerSample,
+ * NoData from GDAL_NODATA, the north-up grid from ModelPixelScale + ModelTiepoint or
+ * ModelTransformation (rotated or GCP-georeferenced rasters are rejected), the spatial reference
+ * from the GeoKeys (see srs.ts), band names and statistics from GDAL_METADATA, the colormap of a
+ * palette image (PhotometricInterpretation 3) from its ColorMap (`colormapFromTiff`). Pixels
+ * outside the raster, equal to NoData or NaN get mask 0, and so do the pixels GDAL's internal
+ * mask marks invalid: a 1-bit (or 8-bit) transparency-mask image of the first image's size, as
+ * `GDAL_TIFF_INTERNAL_MASK=YES` writes it and `encodeGeoTiff` does for integer rasters without
+ * NoData (see `findMask`). Sparse blocks (offset or byte count 0) read as NoData (0 without one),
+ * and as masked in a mask image, as GDAL reads them.
+ *
+ * Overviews (reduced-resolution IFDs, NewSubfileType bit 1, with their masks, NewSubfileType 5)
+ * are listed in `overviews`; `overview(level)` is a SourceNode over one of them (its own size and
+ * a cell size scaled by the size ratio), and `readDownsampled(rect, w, h)` answers a downsampled
+ * request from the overview GDAL would choose (the smallest one still at least as fine as the
+ * request), nearest-neighbour from there.
+ *
  * Errors: a bad path, a file or URL that is not a TIFF -> IO_ERROR at `input`; a TIFF the engine
  * cannot represent -> UNSUPPORTED_INPUT at `input`.
  */
 import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { fromFile, fromUrl, getDecoder, type GeoTIFF, type GeoTIFFImage } from 'geotiff';
 import { EngineError } from '../core/errors.js';
 import type { Colormap, Extent, PixelBlock, RasterInfo } from '../core/pixel-block.js';
-import { allocatePlane, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
 import type { SourceNode } from '../graph/types.js';
+import { createBlockDecoder, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf } from './gdal-metadata.js';
-import { readComplexWindow, type ComplexLayout } from './geotiff-complex.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
+import { tileCache } from './tile-cache.js';
+import {
+  describeTiffImage,
+  geoKeysOf,
+  numberOf,
+  numbersOf,
+  openFileSource,
+  openHttpSource,
+  readRanges,
+  readTiffStructure,
+  TAG,
+  textOf,
+  TiffFormatError,
+  type ByteSource,
+  type Ifd,
+  type TiffImageLayout,
+} from './tiff-reader.js';
 
 export interface OpenOptions {
   readonly signal?: AbortSignal;
@@ -33,13 +61,29 @@ export interface OpenOptions {
   readonly id?: string;
 }
 
+/** An overview level: its size in pixels. */
+export interface OverviewInfo {
+  readonly width: number;
+  readonly height: number;
+}
+
 /** A GeoTIFF source; `close()` releases the file handle of a local file. */
 export interface GeoTiffSource extends SourceNode {
   readonly location: string;
   close(): Promise<void>;
+  /** Reduced-resolution images, largest first (empty when the file has none). */
+  readonly overviews?: readonly OverviewInfo[];
+  /** A source over overview `level` (1 = the largest overview; 0 = this image). */
+  overview?(level: number): SourceNode;
+  /**
+   * `rect` of the full-resolution grid resampled (nearest neighbour) to `width` x `height`,
+   * read from the best overview; the block's rect is (0, 0, width, height).
+   */
+  readDownsampled?(rect: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock>;
 }
 
 const INPUT = 'input';
+const HEAD_BYTES_FILE = 16384;
 
 /** Open a GeoTIFF or COG (local path, `file:` URL, or http(s) URL). */
 export async function openGeoTiff(location: string, options: OpenOptions = {}): Promise<GeoTiffSource> {
@@ -50,19 +94,30 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
   else await checkTiffMagic(path);
   if (signal?.aborted) throw aborted(signal.reason);
 
-  let tiff: GeoTIFF;
+  let src: ByteSource;
+  let head: Uint8Array;
   try {
-    tiff = isUrl ? await fromUrl(location, {}, signal) : await fromFile(path, signal);
+    if (isUrl) ({ source: src, head } = await openHttpSource(location, signal));
+    else {
+      src = await openFileSource(path);
+      head = await src.read(0, HEAD_BYTES_FILE, signal);
+    }
   } catch (e) {
     throw openFailure(location, isUrl, e);
   }
   try {
-    const image = await tiff.getImage(0);
-    const { info, layout } = await describeImage(image, location);
-    const mask = await findMaskImage(tiff, image, location);
-    return makeSource(options.id ?? location, location, tiff, image, info, layout, mask);
+    const structure = await readTiffStructure(src, head, MAX_SCANNED_IFDS + 1, signal).catch((e: unknown) => {
+      throw openFailure(location, isUrl, e);
+    });
+    const main = structure.ifds[0]!;
+    const { info, layout } = describeImage(main, structure.littleEndian, location);
+    const decoder = await decoderFor(layout, location, 'the image');
+    const image: ImageReader = { index: 0, layout, decode: decoder };
+    const mask = await findMask(structure.ifds, main, structure.littleEndian, location, 0);
+    const overviews = await findOverviews(structure.ifds, layout, structure.littleEndian, location);
+    return makeSource(options.id ?? location, location, src, image, info, mask, overviews);
   } catch (e) {
-    await Promise.resolve(tiff.close()).catch(() => undefined);
+    await src.close().catch(() => undefined);
     throw e instanceof EngineError ? e : openFailure(location, isUrl, e);
   }
 }
@@ -124,24 +179,18 @@ function openFailure(location: string, isUrl: boolean, e: unknown): EngineError 
 
 // ---- Describing
 
-interface Layout {
-  readonly pixelType: PixelType;
-  /** Set for complex images, which geotiff.js cannot decode (see geotiff-complex.ts). */
-  readonly complex?: ComplexLayout;
-}
-
 /** SampleFormat + BitsPerSample -> pixel type; undefined when the engine has no such type. */
 export function pixelTypeOf(sampleFormat: number, bits: number): PixelType | undefined {
   switch (sampleFormat) {
     case 1:
       if (bits === 1 || bits === 2 || bits === 4) return (['U1', 'U2', 'U4'] as const)[bits >> 1];
       // ASSUMPTION (spec silent): other widths (NBITS 3, 12, 24, ...) widen to the next byte
-      // type, as GDAL reports them; geotiff.js unpacks them so.
+      // type, as GDAL reports them; decoders.ts unpacks them so.
       return bits >= 1 && bits <= 8 ? 'U8' : bits <= 16 ? 'U16' : bits <= 32 ? 'U32' : undefined;
     case 2:
       return ({ 8: 'S8', 16: 'S16', 32: 'S32' } as const)[bits as 8];
     case 3:
-      // ASSUMPTION (spec silent): half floats (16 bits) widen to F32; geotiff.js decodes them so.
+      // ASSUMPTION (spec silent): half floats (16 bits) widen to F32 (decoders.ts).
       return ({ 16: 'F32', 32: 'F32', 64: 'F64' } as const)[bits as 32];
     case 5: // complex integer: CInt16 fits C64 exactly, CInt32 fits C128 exactly
       return ({ 32: 'C64', 64: 'C128' } as const)[bits as 32];
@@ -152,45 +201,40 @@ export function pixelTypeOf(sampleFormat: number, bits: number): PixelType | und
   }
 }
 
-const numbers = (v: unknown): number[] | undefined =>
-  v === undefined || v === null ? undefined : typeof v === 'number' ? [v] : Array.from(v as ArrayLike<number>);
-
-async function describeImage(image: GeoTIFFImage, location: string): Promise<{ info: RasterInfo; layout: Layout }> {
-  const fd = image.getFileDirectory();
-  const width = image.getWidth();
-  const height = image.getHeight();
-  const bandCount = image.getSamplesPerPixel();
-  const bits = numbers(fd.getValue('BitsPerSample')) ?? [1];
-  const formats = numbers(fd.getValue('SampleFormat')) ?? [1];
-  if (bits.some((b) => b !== bits[0]) || formats.some((f) => f !== formats[0])) {
-    throw unsupported(location, 'bands with different sample formats or bit depths are not supported');
+async function decoderFor(layout: TiffImageLayout, location: string, what: string): Promise<BlockDecoder> {
+  try {
+    return await createBlockDecoder(layout);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw unsupported(location, what === 'the image' ? why : `${what}: ${why}`);
   }
-  const format = formats[0]!;
-  const bps = bits[0]!;
+}
+
+function describeImage(ifd: Ifd, littleEndian: boolean, location: string): { info: RasterInfo; layout: TiffImageLayout } {
+  let layout: TiffImageLayout;
+  try {
+    layout = describeTiffImage(ifd, littleEndian);
+  } catch (e) {
+    if (e instanceof TiffFormatError && /different/.test(e.message)) {
+      throw unsupported(location, 'bands with different sample formats or bit depths are not supported');
+    }
+    throw unsupported(location, e instanceof Error ? e.message : String(e));
+  }
+  const { width, height, samplesPerPixel: bandCount, sampleFormat: format, bitsPerSample: bps } = layout;
   const pixelType = pixelTypeOf(format, bps);
   if (!pixelType) throw unsupported(location, `SampleFormat ${format} with BitsPerSample ${bps} is not supported`);
-  const planar = image.planarConfiguration;
-  if (bps % 8 !== 0 && planar === 1 && bandCount > 1) {
-    // geotiff.js mis-addresses packed samples that are not whole bytes in pixel-interleaved images.
-    throw unsupported(location, `${bps}-bit pixel-interleaved images with several bands are not supported`);
-  }
-  const compression = Number(fd.getValue('Compression') ?? 1);
-  try {
-    await getDecoder(compression, { tileWidth: 1, tileHeight: 1, planarConfiguration: planar, bitsPerSample: bits, predictor: 1 });
-  } catch {
-    throw unsupported(location, `TIFF compression ${compression} is not supported`);
-  }
-  const complex: ComplexLayout | undefined =
-    format === 5 || format === 6 ? { sampleFormat: format, bitsPerSample: bps, samplesPerPixel: bandCount, planar } : undefined;
+  const complex = format === 5 || format === 6;
 
-  const keys = image.getGeoKeys();
-  const grid = gridOf(image, keys?.['GTRasterTypeGeoKey'] === 2, location);
-  const noData = fd.hasTag('GDAL_NODATA') ? parseNoData(String(fd.getValue('GDAL_NODATA') ?? '')) : undefined;
-  const md = fd.hasTag('GDAL_METADATA') ? parseGdalMetadata(String((await fd.loadValue('GDAL_METADATA')) ?? '')) : undefined;
+  const keys = geoKeysOf(ifd);
+  const grid = gridOf(ifd, width, height, keys?.['GTRasterTypeGeoKey'] === 2, location);
+  const ndText = textOf(ifd, TAG.GdalNoData);
+  const noData = ndText === undefined ? undefined : parseNoData(ndText);
+  const mdText = textOf(ifd, TAG.GdalMetadata);
+  const md = mdText === undefined ? undefined : parseGdalMetadata(mdText);
   const spatialReference = spatialReferenceFromGeoKeys(keys);
   const bandNames = md && bandNamesOf(md, bandCount);
   const statistics = md && statisticsOf(md, bandCount);
-  const colormap = await paletteOf(fd, bandCount, complex !== undefined);
+  const colormap = paletteOf(ifd, bandCount, complex);
   const sensorName = md?.dataset.get('SENSOR_NAME') ?? md?.dataset.get('SensorName');
   const info: RasterInfo = {
     width,
@@ -206,18 +250,16 @@ async function describeImage(image: GeoTIFFImage, location: string): Promise<{ i
     ...(sensorName ? { sensorName } : {}),
     radiometry: 'source',
   };
-  return { info, layout: { pixelType, ...(complex ? { complex } : {}) } };
+  return { info, layout };
 }
-
-type Directory = ReturnType<GeoTIFFImage['getFileDirectory']>;
 
 /**
  * The colour table of a palette image (PhotometricInterpretation 3, one sample, a ColorMap tag)
  * as `RasterInfo.colormap`; undefined for other images.
  */
-async function paletteOf(fd: Directory, bandCount: number, complex: boolean): Promise<Colormap | undefined> {
-  if (bandCount !== 1 || complex || Number(fd.getValue('PhotometricInterpretation')) !== 3 || !fd.hasTag('ColorMap')) return undefined;
-  const table = numbers(await fd.loadValue('ColorMap'));
+function paletteOf(ifd: Ifd, bandCount: number, complex: boolean): Colormap | undefined {
+  if (bandCount !== 1 || complex || numberOf(ifd, TAG.Photometric) !== 3) return undefined;
+  const table = numbersOf(ifd, TAG.ColorMap);
   return table && table.length >= 3 ? colormapFromTiff(table) : undefined;
 }
 
@@ -253,39 +295,85 @@ export function colormapFromTiff(table: ArrayLike<number>): Colormap {
 /** How many IFDs after the first are searched for an internal mask (a guard against IFD loops). */
 const MAX_SCANNED_IFDS = 256;
 
+interface ImageReader {
+  /** IFD index, part of the tile-cache key. */
+  readonly index: number;
+  readonly layout: TiffImageLayout;
+  readonly decode: BlockDecoder;
+}
+
+const subfileOf = (ifd: Ifd): number => numberOf(ifd, TAG.NewSubfileType, 0);
+
 /**
- * GDAL's internal mask of image 0, if the file has one: the first later IFD whose
- * NewSubfileType has the mask bit (4) without the reduced-image bit (1; NewSubfileType 5 is the
- * mask of an overview), with PhotometricInterpretation 4 (transparency mask), image 0's width
- * and height, one unsigned sample of 1 or 8 bits (GDAL's conditions in its GTiff driver).
- * Overviews (NewSubfileType 1), their masks and other pages are skipped, and image 0 stays the
- * image that is read. GDAL writes the mask right after image 0 or, when the mask was created
- * after the overviews, after them: every IFD is looked at, up to MAX_SCANNED_IFDS.
- * A mask geotiff.js would misread (FillOrder 2, unknown compression) is UNSUPPORTED_INPUT
- * rather than dropped, so a mask is never silently lost.
+ * GDAL's internal mask of an image (of the main image when `reduced` is 0, of an overview when it
+ * is 1): the first IFD whose NewSubfileType has the mask bit (4) and the given reduced-image bit
+ * (1; NewSubfileType 5 is the mask of an overview), with PhotometricInterpretation 4
+ * (transparency mask), the image's width and height, one unsigned sample of 1 or 8 bits (GDAL's
+ * conditions in its GTiff driver). Other IFDs are skipped. GDAL writes the mask right after its
+ * image or, when the mask was created after the overviews, after them: every IFD is looked at.
+ * A mask we would misread (FillOrder 2, unknown compression) is UNSUPPORTED_INPUT rather than
+ * dropped, so a mask is never silently lost.
  */
-async function findMaskImage(tiff: GeoTIFF, main: GeoTIFFImage, location: string): Promise<GeoTIFFImage | undefined> {
-  let previous = main;
-  for (let i = 1; i <= MAX_SCANNED_IFDS && previous.fileDirectory.nextIFDByteOffset !== 0; i++) {
-    const image = await tiff.getImage(i);
-    previous = image;
-    const fd = image.getFileDirectory();
-    const subfile = Number(fd.getValue('NewSubfileType') ?? 0);
-    if ((subfile & 4) === 0 || (subfile & 1) !== 0 || Number(fd.getValue('PhotometricInterpretation')) !== 4) continue;
-    if (image.getWidth() !== main.getWidth() || image.getHeight() !== main.getHeight() || image.getSamplesPerPixel() !== 1) continue;
-    const bits = numbers(fd.getValue('BitsPerSample')) ?? [1];
-    const format = numbers(fd.getValue('SampleFormat')) ?? [1];
-    if ((bits[0] !== 1 && bits[0] !== 8) || format[0] !== 1) continue;
-    if (fd.hasTag('FillOrder') && Number((await fd.loadValue('FillOrder')) ?? 1) !== 1) throw unsupported(location, 'an internal mask with FillOrder 2 is not supported');
-    const compression = Number(fd.getValue('Compression') ?? 1);
+async function findMask(ifds: readonly Ifd[], image: Ifd, le: boolean, location: string, reduced: 0 | 1): Promise<ImageReader | undefined> {
+  const w = numberOf(image, TAG.ImageWidth, 0);
+  const h = numberOf(image, TAG.ImageLength, 0);
+  for (let i = 1; i < ifds.length; i++) {
+    const ifd = ifds[i]!;
+    const subfile = subfileOf(ifd);
+    if ((subfile & 4) === 0 || (subfile & 1) !== reduced || numberOf(ifd, TAG.Photometric) !== 4) continue;
+    if (numberOf(ifd, TAG.ImageWidth) !== w || numberOf(ifd, TAG.ImageLength) !== h || numberOf(ifd, TAG.SamplesPerPixel, 1) !== 1) continue;
+    const bits = numberOf(ifd, TAG.BitsPerSample, 1);
+    if ((bits !== 1 && bits !== 8) || numberOf(ifd, TAG.SampleFormat, 1) !== 1) continue;
+    if (numberOf(ifd, TAG.FillOrder, 1) !== 1) throw unsupported(location, 'an internal mask with FillOrder 2 is not supported');
+    let layout: TiffImageLayout;
     try {
-      await getDecoder(compression, { tileWidth: 1, tileHeight: 1, planarConfiguration: 1, bitsPerSample: bits, predictor: 1 });
-    } catch {
-      throw unsupported(location, `an internal mask with TIFF compression ${compression} is not supported`);
+      layout = describeTiffImage(ifd, le);
+    } catch (e) {
+      throw unsupported(location, `an internal mask: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return image;
+    if (layout.compression !== 1 && layout.compression !== 5 && layout.compression !== 8 && layout.compression !== 32946 && layout.compression !== 32773 && layout.compression !== 50000) {
+      throw unsupported(location, `an internal mask with TIFF compression ${layout.compression} is not supported`);
+    }
+    return { index: i, layout, decode: await decoderFor(layout, location, 'an internal mask') };
   }
   return undefined;
+}
+
+interface OverviewReader {
+  readonly image: ImageReader;
+  readonly mask: ImageReader | undefined;
+}
+
+/** Reduced-resolution images of the main image's samples, largest first, with their masks. */
+async function findOverviews(ifds: readonly Ifd[], main: TiffImageLayout, le: boolean, location: string): Promise<OverviewReader[]> {
+  const out: OverviewReader[] = [];
+  for (let i = 1; i < ifds.length; i++) {
+    const ifd = ifds[i]!;
+    const subfile = subfileOf(ifd);
+    if ((subfile & 1) === 0 || (subfile & 4) !== 0) continue;
+    let layout: TiffImageLayout;
+    try {
+      layout = describeTiffImage(ifd, le);
+    } catch {
+      continue;
+    }
+    if (layout.samplesPerPixel !== main.samplesPerPixel || layout.sampleFormat !== main.sampleFormat || layout.bitsPerSample !== main.bitsPerSample) continue;
+    if (layout.width >= main.width && layout.height >= main.height) continue;
+    let decode: BlockDecoder;
+    try {
+      decode = await createBlockDecoder(layout);
+    } catch {
+      continue; // an overview we cannot decode is not used; the full image still is
+    }
+    let mask: ImageReader | undefined;
+    try {
+      mask = await findMask(ifds, ifd, le, location, 1);
+    } catch {
+      mask = undefined;
+    }
+    out.push({ image: { index: i, layout, decode }, mask });
+  }
+  return out.sort((a, b) => b.image.layout.width - a.image.layout.width);
 }
 
 /**
@@ -294,19 +382,16 @@ async function findMaskImage(tiff: GeoTIFF, main: GeoTIFFImage, location: string
  * so its extent is (0, -height) to (width, 0). PixelIsPoint rasters are shifted by half a cell,
  * as GDAL does by default (GTIFF_POINT_GEO_IGNORE=NO).
  */
-function gridOf(image: GeoTIFFImage, pixelIsPoint: boolean, location: string): { extent: Extent; cellSize: { x: number; y: number } } {
-  const fd = image.getFileDirectory();
-  const w = image.getWidth();
-  const h = image.getHeight();
-  const scale = numbers(fd.getValue('ModelPixelScale'));
-  const tie = numbers(fd.getValue('ModelTiepoint'));
-  const transform = numbers(fd.getValue('ModelTransformation'));
+function gridOf(ifd: Ifd, w: number, h: number, pixelIsPoint: boolean, location: string): { extent: Extent; cellSize: { x: number; y: number } } {
+  const scale = numbersOf(ifd, TAG.ModelPixelScale);
+  const tie = numbersOf(ifd, TAG.ModelTiepoint);
+  const transform = numbersOf(ifd, TAG.ModelTransformation);
   let x0 = 0;
   let y0 = 0;
   let sx = 1;
   let sy = 1;
   if (transform && transform.length >= 16) {
-    const [a, b, , d, e, f, , hh] = transform as [number, number, number, number, number, number, number, number];
+    const [a, b, , d, e, f, , hh] = Array.from(transform) as [number, number, number, number, number, number, number, number];
     if (b !== 0 || e !== 0) throw unsupported(location, 'rotated or sheared grids (ModelTransformation) are not supported');
     if (!(a > 0 && f < 0)) throw unsupported(location, 'only north-up grids are supported');
     [x0, y0, sx, sy] = [d, hh, a, -f];
@@ -328,101 +413,273 @@ function gridOf(image: GeoTIFFImage, pixelIsPoint: boolean, location: string): {
 
 // ---- Reading
 
+/** The value sparse blocks read as: NoData when the storage type holds it, else 0. */
+function sparseFill(layout: TiffImageLayout, pixelType: PixelType, noData: number | undefined): number {
+  if (noData === undefined || PIXEL_TYPE_INFO[pixelType].complex) return 0;
+  if (PIXEL_TYPE_INFO[pixelType].integer && !representable(noData, pixelType)) return 0;
+  return castValue(noData, pixelType);
+}
+
+/**
+ * Decode (through the shared cache) the blocks of `image` that cross `win` (inside the image)
+ * and hand each to `use` with its block column/row and chunk (plane of a separate-planes image).
+ * Blocks missing from the cache are fetched with coalesced range reads.
+ */
+async function forEachBlock(
+  src: ByteSource,
+  image: ImageReader,
+  win: Rect,
+  chunks: readonly number[],
+  fill: number,
+  signal: AbortSignal | undefined,
+  use: (data: SampleArray, bx: number, by: number, chunk: number) => void,
+): Promise<void> {
+  const l = image.layout;
+  const tx0 = Math.floor(win.x / l.blockWidth);
+  const tx1 = Math.min(l.across, Math.ceil((win.x + win.width) / l.blockWidth));
+  const ty0 = Math.floor(win.y / l.blockHeight);
+  const ty1 = Math.min(l.down, Math.ceil((win.y + win.height) / l.blockHeight));
+  const storage = storageOf(l.sampleFormat, l.bitsPerSample)!;
+  const perBlock = l.blockWidth * l.blockHeight * (l.planar === 1 ? l.samplesPerPixel : 1) * storage.parts;
+  const prefix = `${src.key}#${image.index}:`;
+  const wanted: { index: number; bx: number; by: number; chunk: number }[] = [];
+  for (const chunk of chunks) {
+    for (let by = ty0; by < ty1; by++) {
+      for (let bx = tx0; bx < tx1; bx++) wanted.push({ index: chunk * l.across * l.down + by * l.across + bx, bx, by, chunk });
+    }
+  }
+  // Start one coalesced read for the blocks the cache does not hold yet; each of them enters the
+  // cache at once (as a promise), so concurrent readers share the read and the decode.
+  const missing = wanted.filter((w) => !tileCache.has(prefix + w.index) && l.byteCounts[w.index]! > 0 && l.offsets[w.index]! > 0);
+  let fetched: Promise<Uint8Array[]> | undefined;
+  if (missing.length > 0) {
+    fetched = readRanges(src, missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })), signal);
+    fetched.catch(() => undefined);
+  }
+  const slot = new Map(missing.map((m, i) => [m.index, i]));
+  const sparse = (): Promise<SampleArray> => {
+    const a = new storage.array(perBlock);
+    if (fill !== 0) a.fill(fill);
+    return Promise.resolve(a);
+  };
+  const blocks = wanted.map((w) =>
+    tileCache.get(prefix + w.index, () => {
+      const i = slot.get(w.index);
+      if (i === undefined || !fetched) return sparse();
+      return fetched.then((raws) => image.decode(raws[i]!, w.index));
+    }),
+  );
+  const decoded = await Promise.all(blocks);
+  decoded.forEach((d, i) => use(d, wanted[i]!.bx, wanted[i]!.by, wanted[i]!.chunk));
+}
+
+/** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
+function copyBlock(data: SampleArray, l: TiffImageLayout, k: number, bx: number, by: number, chunk: number, win: Rect, r: Rect, planes: readonly Plane[]): void {
+  const bw = l.blockWidth;
+  const x0 = Math.max(win.x, bx * bw);
+  const x1 = Math.min(win.x + win.width, (bx + 1) * bw);
+  const y0 = Math.max(win.y, by * l.blockHeight);
+  const y1 = Math.min(win.y + win.height, (by + 1) * l.blockHeight);
+  if (x1 <= x0 || y1 <= y0) return;
+  const n = x1 - x0;
+  const spp = l.planar === 1 ? l.samplesPerPixel : 1;
+  for (let s = 0; s < spp; s++) {
+    const plane = planes[l.planar === 1 ? s : chunk]!;
+    for (let y = y0; y < y1; y++) {
+      const src = ((y - by * l.blockHeight) * bw + (x0 - bx * bw)) * spp * k;
+      const dst = ((y - r.y) * r.width + (x0 - r.x)) * k;
+      if (spp === 1) {
+        (plane as Float64Array).set((data as Float64Array).subarray(src, src + n * k), dst);
+      } else if (k === 1) {
+        for (let i = 0, si = src + s, di = dst; i < n; i++, si += spp, di++) plane[di] = data[si]!;
+      } else {
+        for (let i = 0, si = src + 2 * s, di = dst; i < n; i++, si += 2 * spp, di += 2) {
+          plane[di] = data[si]!;
+          plane[di + 1] = data[si + 1]!;
+        }
+      }
+    }
+  }
+}
+
 function makeSource(
   id: string,
   location: string,
-  tiff: GeoTIFF,
-  image: GeoTIFFImage,
+  src: ByteSource,
+  image: ImageReader,
   info: RasterInfo,
-  layout: Layout,
-  maskImage: GeoTIFFImage | undefined,
+  maskImage: ImageReader | undefined,
+  overviews: readonly OverviewReader[],
 ): GeoTiffSource {
-  const { width, height, bandCount, pixelType } = info;
-  const k = PIXEL_TYPE_INFO[pixelType].complex ? 2 : 1;
-  const float = !PIXEL_TYPE_INFO[pixelType].integer;
-  const noData = info.noData;
   let closed = false;
-
-  async function readWindow(win: Rect, signal: AbortSignal | undefined): Promise<Plane[]> {
-    if (layout.complex) return readComplexWindow(image, layout.complex, win, signal);
-    const window = [win.x, win.y, win.x + win.width, win.y + win.height];
-    return (await image.readRasters({ window, interleave: false, ...(signal ? { signal } : {}) })) as Plane[];
-  }
-
-  /** The internal mask over the window, 0 = masked (1-bit masks decode to 0/1, 8-bit to 0/255). */
-  async function readMaskWindow(win: Rect, signal: AbortSignal | undefined): Promise<ArrayLike<number> | undefined> {
-    if (!maskImage) return undefined;
-    const window = [win.x, win.y, win.x + win.width, win.y + win.height];
-    const planes = (await maskImage.readRasters({ window, samples: [0], interleave: false, ...(signal ? { signal } : {}) })) as Plane[];
-    return planes[0];
-  }
+  const level = (ov: OverviewReader | undefined, levelInfo: RasterInfo, levelId: string): SourceNode => {
+    const img = ov ? ov.image : image;
+    const msk = ov ? ov.mask : maskImage;
+    return {
+      kind: 'source',
+      id: levelId,
+      info: levelInfo,
+      read: (r, signal) => {
+        if (closed) return Promise.reject(ioError(`${location} is closed`));
+        return readBlock(src, img, msk, levelInfo, r, signal, location);
+      },
+    };
+  };
+  const base = level(undefined, info, id);
+  const levels = overviews.map((ov, i) => {
+    const { width, height } = ov.image.layout;
+    const levelInfo: RasterInfo = {
+      ...info,
+      width,
+      height,
+      cellSize: { x: (info.extent.xmax - info.extent.xmin) / width, y: (info.extent.ymax - info.extent.ymin) / height },
+    };
+    return level(ov, levelInfo, `${id}#overview${i + 1}`);
+  });
 
   return {
     kind: 'source',
     id,
     info,
     location,
+    overviews: overviews.map((o) => ({ width: o.image.layout.width, height: o.image.layout.height })),
     async close() {
       if (closed) return;
       closed = true;
-      await tiff.close();
+      await src.close();
     },
-    async read(r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
-      if (closed) throw ioError(`${location} is closed`);
-      if (signal?.aborted) throw aborted(signal.reason);
-      const n = r.width * r.height;
-      const mask = new Uint8Array(n);
-      const win = intersect(r, { x: 0, y: 0, width, height });
-      if (!win) {
-        const bands: Plane[] = [];
-        for (let b = 0; b < bandCount; b++) bands.push(allocatePlane(pixelType, n));
-        return { rect: r, pixelType, bands, mask };
+    read: base.read,
+    overview(n: number): SourceNode {
+      if (n === 0) return base;
+      const s = levels[n - 1];
+      if (!Number.isInteger(n) || !s) throw new EngineError('INVALID_ARGUMENT', `${location} has ${levels.length} overview(s); no level ${n}`, { path: 'overview' });
+      return s;
+    },
+    async readDownsampled(r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> {
+      if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+        throw new EngineError('INVALID_ARGUMENT', `bad output size ${width}x${height}`, { path: 'size' });
       }
-      let planes: Plane[];
-      let valid: ArrayLike<number> | undefined;
-      try {
-        [planes, valid] = await Promise.all([readWindow(win, signal), readMaskWindow(win, signal)]);
-      } catch (e) {
-        throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+      const factor = Math.min(r.width / width, r.height / height);
+      // GDAL's choice: the overview with the largest reduction not above the requested one
+      // (1.2 tolerance, GDAL_OVERVIEW_OVERSAMPLING_THRESHOLD's spirit); else the full image.
+      let chosen = base;
+      for (const s of levels) if (info.width / s.info.width <= factor * 1.2) chosen = s;
+      const fx = chosen.info.width / info.width;
+      const fy = chosen.info.height / info.height;
+      const sx0 = Math.floor(r.x * fx);
+      const sy0 = Math.floor(r.y * fy);
+      const sx1 = Math.ceil((r.x + r.width) * fx);
+      const sy1 = Math.ceil((r.y + r.height) * fy);
+      const srcRect = { x: sx0, y: sy0, width: Math.max(1, sx1 - sx0), height: Math.max(1, sy1 - sy0) };
+      const blk = await chosen.read(srcRect, signal);
+      const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
+      const bands = blk.bands.map(() => allocatePlane(info.pixelType, width * height));
+      const mask = new Uint8Array(width * height);
+      const cols = new Int32Array(width);
+      for (let x = 0; x < width; x++) {
+        const c = Math.floor((r.x + ((x + 0.5) * r.width) / width) * fx) - sx0;
+        cols[x] = Math.min(srcRect.width - 1, Math.max(0, c));
       }
-      if (signal?.aborted) throw aborted(signal.reason);
-      const whole = win.width === r.width && win.height === r.height;
-      const bands = whole ? planes : planes.map((p) => placeWindow(p, win, r, pixelType, k));
-      // Mask: 1 inside the window where the internal mask (if any) is not 0, then 0 where any band
-      // is NoData (or NaN in float bands).
-      // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
-      // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
-      for (let y = 0; y < win.height; y++) {
-        const d = (win.y - r.y + y) * r.width + (win.x - r.x);
-        if (!valid) mask.fill(1, d, d + win.width);
-        else for (let x = 0, s = y * win.width; x < win.width; x++) mask[d + x] = valid[s + x] === 0 ? 0 : 1;
-      }
-      // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
-      const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
-      const testNd = nd !== undefined && !Number.isNaN(nd);
-      if (testNd || float) {
-        for (const plane of bands) {
-          for (let y = 0; y < win.height; y++) {
-            const row = (win.y - r.y + y) * r.width + (win.x - r.x);
-            for (let i = row; i < row + win.width; i++) {
-              const v = plane[k * i]!;
-              if (v === nd || v !== v || (k === 2 && plane[2 * i + 1] !== plane[2 * i + 1])) mask[i] = 0;
-            }
+      for (let y = 0; y < height; y++) {
+        const row = Math.min(srcRect.height - 1, Math.max(0, Math.floor((r.y + ((y + 0.5) * r.height) / height) * fy) - sy0));
+        for (let x = 0; x < width; x++) {
+          const si = row * srcRect.width + cols[x]!;
+          const di = y * width + x;
+          mask[di] = blk.mask[si]!;
+          for (let b = 0; b < bands.length; b++) {
+            bands[b]![k * di] = blk.bands[b]![k * si]!;
+            if (k === 2) bands[b]![2 * di + 1] = blk.bands[b]![2 * si + 1]!;
           }
         }
       }
-      return { rect: r, pixelType, bands, mask };
+      return { rect: { x: 0, y: 0, width, height }, pixelType: info.pixelType, bands, mask };
     },
   };
 }
 
-/** Copy a window-sized plane into a zeroed plane of the (larger) requested rectangle. */
-function placeWindow(src: Plane, win: Rect, r: Rect, pixelType: PixelType, k: number): Plane {
-  const dst = allocatePlane(pixelType, r.width * r.height);
-  for (let y = 0; y < win.height; y++) {
-    const s = k * y * win.width;
-    const d = k * ((win.y - r.y + y) * r.width + (win.x - r.x));
-    (dst as Plane).set(src.subarray(s, s + k * win.width) as never, d);
+/** Read `r` of one image (the main one or an overview) into a block; mask as the header says. */
+async function readBlock(
+  src: ByteSource,
+  image: ImageReader,
+  maskImage: ImageReader | undefined,
+  info: RasterInfo,
+  r: Rect,
+  signal: AbortSignal | undefined,
+  location: string,
+): Promise<PixelBlock> {
+  if (signal?.aborted) throw aborted(signal.reason);
+  const { width, height, bandCount, pixelType, noData } = info;
+  const k = PIXEL_TYPE_INFO[pixelType].complex ? 2 : 1;
+  const float = !PIXEL_TYPE_INFO[pixelType].integer;
+  const n = r.width * r.height;
+  const mask = new Uint8Array(n);
+  const bands: Plane[] = [];
+  for (let b = 0; b < bandCount; b++) bands.push(allocatePlane(pixelType, n));
+  const win = intersect(r, { x: 0, y: 0, width, height });
+  if (!win) return { rect: r, pixelType, bands, mask };
+  const l = image.layout;
+  const chunks = l.planar === 2 ? Array.from({ length: bandCount }, (_, i) => i) : [0];
+  try {
+    const jobs: Promise<void>[] = [
+      forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (data, bx, by, chunk) =>
+        copyBlock(data, l, k, bx, by, chunk, win, r, bands),
+      ),
+    ];
+    if (maskImage) {
+      const ml = maskImage.layout;
+      jobs.push(
+        forEachBlock(src, maskImage, win, [0], 0, signal, (data, bx, by) => {
+          const x0 = Math.max(win.x, bx * ml.blockWidth);
+          const x1 = Math.min(win.x + win.width, (bx + 1) * ml.blockWidth);
+          const y0 = Math.max(win.y, by * ml.blockHeight);
+          const y1 = Math.min(win.y + win.height, (by + 1) * ml.blockHeight);
+          for (let y = y0; y < y1; y++) {
+            const s = (y - by * ml.blockHeight) * ml.blockWidth - bx * ml.blockWidth;
+            const d = (y - r.y) * r.width - r.x;
+            for (let x = x0; x < x1; x++) mask[d + x] = data[s + x] === 0 ? 0 : 1;
+          }
+        }),
+      );
+    } else {
+      for (let y = 0; y < win.height; y++) {
+        const d = (win.y - r.y + y) * r.width + (win.x - r.x);
+        mask.fill(1, d, d + win.width);
+      }
+    }
+    await Promise.all(jobs);
+  } catch (e) {
+    if (e instanceof EngineError) throw e;
+    throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
-  return dst;
+  if (signal?.aborted) throw aborted(signal.reason);
+  // Mask 0 where any band is NoData (or NaN in float bands).
+  // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
+  // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
+  // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
+  const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
+  const testNd = nd !== undefined && !Number.isNaN(nd);
+  if (testNd || float) {
+    for (const plane of bands) {
+      for (let y = 0; y < win.height; y++) {
+        const row = (win.y - r.y + y) * r.width + (win.x - r.x);
+        if (k === 1 && !testNd) {
+          for (let i = row; i < row + win.width; i++) {
+            const v = plane[i]!;
+            if (v !== v) mask[i] = 0;
+          }
+        } else if (k === 1) {
+          for (let i = row; i < row + win.width; i++) {
+            const v = plane[i]!;
+            if (v === nd || v !== v) mask[i] = 0;
+          }
+        } else {
+          for (let i = row; i < row + win.width; i++) {
+            const v = plane[2 * i]!;
+            if (v === nd || v !== v || plane[2 * i + 1] !== plane[2 * i + 1]) mask[i] = 0;
+          }
+        }
+      }
+    }
+  }
+  return { rect: r, pixelType, bands, mask };
 }

@@ -1,0 +1,122 @@
+/**
+ * Issue 9: whole requests against GDAL, on files made by bench/make-big-dem.sh (run here when
+ * they are missing; needs GDAL, else the suite prints why and returns no rows).
+ *
+ * 1. Whole process, alternating in one run: `rasterflow render` (the compiled CLI, tsc into
+ *    bench/data/dist) of a Hillshade of the 4096 x 4096 DEFLATE-tiled F32 DEM to a DEFLATE-tiled
+ *    GeoTIFF (`--co TILED=YES --co COMPRESS=DEFLATE`) versus `gdaldem hillshade -co TILED=YES
+ *    -co COMPRESS=DEFLATE` on the same input; medians of RUNS each; ratio = gdaldem time / ours
+ *    (>= 1: we are at least as fast).
+ * 2. Decoding throughput of the whole 4096 x 4096 raster (raw, DEFLATE, DEFLATE + predictor 3):
+ *    openGeoTiff(...).read() with a cold tile cache, beside GDAL's ReadAsArray timed by
+ *    /usr/bin/python3 in the same run; ratio = ours / GDAL.
+ * 3. Bounded memory: `rasterflow render` of the 16384 x 16384 DEM (Hillshade, DEFLATE tiles),
+ *    peak RSS from /usr/bin/time -f %M, reported in the row name (target under 400 MB).
+ * The machine is shared (2 cores): numbers are indicative.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { openGeoTiff } from '../src/io/geotiff-source.js';
+import { tileCache } from '../src/io/tile-cache.js';
+import type { BenchRow } from './rows.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const DATA = resolve(ROOT, 'bench/data');
+const DIST = resolve(DATA, 'dist');
+const RUNS = 5;
+const PYTHON = '/usr/bin/python3';
+const PX4096 = 4096 * 4096;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const p99 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))]!;
+
+function row(name: string, ms: number[], pixels: number, reference?: number[]): BenchRow {
+  const mpxPerSec = pixels / 1e6 / (median(ms) / 1000);
+  const ref = reference && pixels / 1e6 / (median(reference) / 1000);
+  return { name, medianMs: median(ms), mpxPerSec, meanMs: mean(ms), p99Ms: p99(ms), samples: ms.length, ...(ref ? { reference: ref, ratio: mpxPerSec / ref } : {}) };
+}
+
+function timed(cmd: string, args: string[]): { ms: number; rssMb: number } {
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', cwd: DATA, env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+  const kb = Number(r.stderr.trim().split('\n').at(-1));
+  return { ms, rssMb: kb / 1024 };
+}
+
+export async function ioBench(): Promise<BenchRow[]> {
+  const gdal = spawnSync('gdalinfo', ['--version'], { encoding: 'utf8' }).status === 0 && existsSync(PYTHON);
+  if (!gdal) {
+    console.warn('io bench: GDAL (gdaldem, /usr/bin/python3 osgeo) not found; SKIPPED');
+    return [];
+  }
+  mkdirSync(DATA, { recursive: true });
+  execFileSync(resolve(ROOT, 'bench/make-big-dem.sh'), [DATA], { stdio: 'ignore' });
+  // The CLI as users run it: compiled JavaScript (tsc; type errors elsewhere do not stop the emit).
+  spawnSync(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', resolve(ROOT, 'tsconfig.json'), '--outDir', DIST], { stdio: 'ignore' });
+  const cli = resolve(DIST, 'cli/main.js');
+  if (!existsSync(cli)) throw new Error('io bench: the CLI did not compile');
+  const rows: BenchRow[] = [];
+
+  // 1. Whole process, alternating.
+  const dem = resolve(DATA, 'dem4096-deflate.tif');
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  const rss: number[] = [];
+  const rule = '{"rasterFunction":"Hillshade"}';
+  for (let i = 0; i < RUNS; i++) {
+    const a = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', dem, '--output', resolve(DATA, 'hs-ours.tif'), '--co', 'TILED=YES', '--co', 'COMPRESS=DEFLATE']);
+    ours.push(a.ms);
+    rss.push(a.rssMb);
+    theirs.push(timed('gdaldem', ['hillshade', '-q', '-co', 'TILED=YES', '-co', 'COMPRESS=DEFLATE', dem, resolve(DATA, 'hs-gdal.tif')]).ms);
+  }
+  rows.push(row(`whole process: rasterflow render Hillshade 4096x4096 DEFLATE -> DEFLATE tiles (peak RSS ${Math.max(...rss).toFixed(0)} MB)`, ours, PX4096, theirs));
+  rows.push(row('whole process: gdaldem hillshade -co TILED=YES -co COMPRESS=DEFLATE, same input', theirs, PX4096));
+  console.log(`io bench: whole-process medians: rasterflow ${median(ours).toFixed(0)} ms, gdaldem ${median(theirs).toFixed(0)} ms (gdaldem/ours ${(median(theirs) / median(ours)).toFixed(2)})`);
+
+  // 2. Decoding throughput beside GDAL's.
+  const files = [
+    ['raw', 'dem4096-raw.tif'],
+    ['DEFLATE', 'dem4096-deflate.tif'],
+    ['DEFLATE + predictor 3', 'dem4096-deflate-pred3.tif'],
+  ] as const;
+  const py = `
+import sys, time, json
+from osgeo import gdal
+out = {}
+for f in sys.argv[1:]:
+    ts = []
+    for i in range(${RUNS}):
+        ds = gdal.Open(f)
+        t = time.perf_counter(); ds.GetRasterBand(1).ReadAsArray(); ts.append((time.perf_counter() - t) * 1000)
+        ds = None
+    out[f] = ts
+print(json.dumps(out))`;
+  for (const [label, f] of files) {
+    const path = resolve(DATA, f);
+    const ms: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      tileCache.clear();
+      const s = await openGeoTiff(path);
+      const t0 = performance.now();
+      await s.read({ x: 0, y: 0, width: 4096, height: 4096 });
+      ms.push(performance.now() - t0);
+      await s.close();
+    }
+    const g = JSON.parse(execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } })) as Record<string, number[]>;
+    rows.push(row(`decode 4096x4096 F32 ${label}: openGeoTiff read vs GDAL ReadAsArray`, ms, PX4096, g[path]!));
+  }
+  tileCache.clear();
+
+  // 3. Bounded memory on the 16384 x 16384 DEM.
+  const big = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', resolve(DATA, 'dem16384-deflate.tif'), '--output', resolve(DATA, 'hs16384.tif'), '--co', 'COMPRESS=DEFLATE']);
+  rows.push(row(`whole process: rasterflow render Hillshade 16384x16384 (peak RSS ${big.rssMb.toFixed(0)} MB, target < 400)`, [big.ms], 16384 * 16384));
+  console.log(`io bench: 16384x16384 render peak RSS ${big.rssMb.toFixed(0)} MB in ${(big.ms / 1000).toFixed(1)} s`);
+  return rows;
+}

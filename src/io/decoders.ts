@@ -1,0 +1,393 @@
+/**
+ * TIFF block (tile or strip) decoding in tight loops over typed arrays:
+ * - Compression: none (a typed-array view of the bytes read when byte order and alignment allow),
+ *   DEFLATE / Adobe DEFLATE (node:zlib inflate, run on libuv's thread pool so several blocks
+ *   inflate at once), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
+ *   ZSTD and WebP through geotiff.js's decoders (`getDecoder(...).decodeBlock`).
+ * - Byte order: samples of a big-endian file are swapped to the host's (little-endian) order.
+ * - Predictors: 2 (horizontal differencing, per sample width, stride = samples per pixel) after
+ *   the swap, and 3 (floating point, TIFF Technical Note 3: bytes regrouped most significant
+ *   first, then differenced), whose output is in host order, as libtiff's `fpAcc` gives it.
+ * - Sample widths that are not whole bytes (NBITS 1..31, rows padded to a byte) are unpacked
+ *   MSB-first into the next byte type; 16-bit floats (half) widen to float32.
+ *
+ * A decoded block is one typed array of the storage type (`storageOf`) holding blockWidth x
+ * blockHeight pixels of the block's samples (all samples per pixel for contiguous planes, one for
+ * separate planes; complex samples as (re, im) pairs), padded blocks included.
+ */
+import { inflate } from 'node:zlib';
+import { getDecoder } from 'geotiff';
+import type { TiffImageLayout } from './tiff-reader.js';
+
+export type SampleArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+
+type ArrayCtor = new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => SampleArray;
+
+export interface Storage {
+  readonly array: ArrayCtor & (new (length: number) => SampleArray);
+  /** Numbers per sample: 2 for complex. */
+  readonly parts: number;
+  /** Bytes per number in the decoded block. */
+  readonly size: number;
+}
+
+/** The typed array holding decoded samples of (SampleFormat, BitsPerSample); undefined if none. */
+export function storageOf(format: number, bits: number): Storage | undefined {
+  const s = (array: unknown, parts: number, size: number): Storage => ({ array: array as Storage['array'], parts, size });
+  switch (format) {
+    case 1:
+      return bits <= 8 ? s(Uint8Array, 1, 1) : bits <= 16 ? s(Uint16Array, 1, 2) : bits <= 32 ? s(Uint32Array, 1, 4) : undefined;
+    case 2:
+      return bits === 8 ? s(Int8Array, 1, 1) : bits === 16 ? s(Int16Array, 1, 2) : bits === 32 ? s(Int32Array, 1, 4) : undefined;
+    case 3:
+      return bits === 16 || bits === 32 ? s(Float32Array, 1, 4) : bits === 64 ? s(Float64Array, 1, 8) : undefined;
+    case 5:
+      return bits === 32 ? s(Int16Array, 2, 2) : bits === 64 ? s(Int32Array, 2, 4) : undefined;
+    case 6:
+      return bits === 64 ? s(Float32Array, 2, 4) : bits === 128 ? s(Float64Array, 2, 8) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+const NATIVE_COMPRESSIONS = new Set([1, 5, 8, 32946, 32773]);
+const LIBRARY_COMPRESSIONS = new Set([7, 34887, 50000, 50001]);
+
+/** Whether a compression can be decoded (natively or through geotiff.js). */
+export const compressionSupported = (c: number): boolean => NATIVE_COMPRESSIONS.has(c) || LIBRARY_COMPRESSIONS.has(c);
+
+export type BlockDecoder = (raw: Uint8Array, blockIndex: number) => Promise<SampleArray>;
+
+/** Inflate on the thread pool, in one pass (a chunk of the expected size: one round trip). */
+function inflateAsync(data: Uint8Array, expected: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) =>
+    inflate(data, { chunkSize: Math.max(65536, expected + 64) }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength)))),
+  );
+}
+
+/**
+ * A decoder for the blocks of one image. Throws (at creation) for a layout it cannot decode;
+ * the caller reports that as UNSUPPORTED_INPUT.
+ */
+export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecoder> {
+  const storage = storageOf(l.sampleFormat, l.bitsPerSample);
+  if (!storage) throw new Error(`SampleFormat ${l.sampleFormat} with BitsPerSample ${l.bitsPerSample} is not supported`);
+  if (!compressionSupported(l.compression)) throw new Error(`TIFF compression ${l.compression} is not supported`);
+  if (l.fillOrder !== 1) throw new Error('FillOrder 2 is not supported');
+  const bits = l.bitsPerSample;
+  const chunkSpp = l.planar === 1 ? l.samplesPerPixel : 1;
+  const bw = l.blockWidth;
+  const bh = l.blockHeight;
+  // Samples that fill their storage words (8, 16, 32, 64, 128 bits; 16-bit halves into 16-bit
+  // words) are byte-swapped and predicted in place; other widths are bit-packed, MSB first. 24-bit
+  // samples too, after libtiff's swab of byte triples in big-endian files: most significant byte
+  // first in little-endian files, last in big-endian ones (how GDAL 3.6 writes and reads them).
+  const half = l.sampleFormat === 3 && bits === 16;
+  const wholeBytes = bits === storage.size * 8 * storage.parts || half;
+  const byteSamples = !wholeBytes && bits % 8 === 0;
+  const rowBytes = Math.ceil((bw * chunkSpp * bits) / 8);
+  const blockBytes = rowBytes * bh;
+  const numbers = bw * bh * chunkSpp * storage.parts;
+  const swap = !l.littleEndian && wholeBytes && bits > 8;
+  // The word the byte swap and predictor 2 work on: a complex sample's parts, else the sample.
+  const word = storage.parts === 2 ? bits / 16 : bits / 8;
+  if (l.predictor === 2 && !(wholeBytes && [1, 2, 4, 8].includes(bits / 8))) throw new Error(`Predictor 2 with ${bits}-bit samples is not supported`);
+  if (l.predictor === 3 && !(l.sampleFormat === 3 || l.sampleFormat === 6)) throw new Error('Predictor 3 needs floating-point samples');
+  if (l.predictor !== 1 && l.predictor !== 2 && l.predictor !== 3) throw new Error(`Predictor ${l.predictor} is not supported`);
+
+  let library: { decodeBlock(b: ArrayBuffer): ArrayBufferLike | Promise<ArrayBufferLike> } | undefined;
+  if (LIBRARY_COMPRESSIONS.has(l.compression)) {
+    library = (await getDecoder(l.compression, {
+      tileWidth: bw,
+      tileHeight: bh,
+      planarConfiguration: l.planar,
+      bitsPerSample: new Array<number>(l.samplesPerPixel).fill(bits),
+      predictor: 1,
+      samplesPerPixel: l.samplesPerPixel,
+      ...(l.jpegTables ? { JPEGTables: l.jpegTables } : {}),
+      ...(l.lercParameters ? { LercParameters: Array.from(l.lercParameters) } : {}),
+    } as never)) as unknown as typeof library;
+  }
+
+  return async (raw) => {
+    let bytes: Uint8Array;
+    switch (l.compression) {
+      case 1:
+        bytes = raw;
+        break;
+      case 8:
+      case 32946:
+        bytes = await inflateAsync(raw, blockBytes);
+        break;
+      case 5:
+        bytes = lzwDecode(raw, blockBytes);
+        break;
+      case 32773:
+        bytes = packBitsDecode(raw, blockBytes);
+        break;
+      default: {
+        const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : (raw.slice().buffer as ArrayBuffer);
+        const out = await library!.decodeBlock(ab);
+        if (l.compression === 34887) {
+          // LERC gives host-order samples of the right type, no predictor.
+          const arr = new storage.array(numbers);
+          const src = new storage.array(out, 0, Math.min(numbers, out.byteLength / storage.size));
+          (arr as Float64Array).set(src as Float64Array);
+          return arr;
+        }
+        bytes = new Uint8Array(out);
+      }
+    }
+    if (byteSamples) {
+      const out = new storage.array(numbers) as Uint32Array;
+      const nb = bits / 8;
+      for (let i = 0, p = 0; i < numbers && p + nb <= bytes.length; i++, p += nb) {
+        let v = 0;
+        if (l.littleEndian) for (let j = 0; j < nb; j++) v = v * 256 + bytes[p + j]!;
+        else for (let j = nb - 1; j >= 0; j--) v = v * 256 + bytes[p + j]!;
+        out[i] = v;
+      }
+      return out;
+    }
+    if (!wholeBytes) {
+      const out = new storage.array(numbers) as Uint8Array | Uint16Array | Uint32Array;
+      unpackBits(bytes, out, bw * chunkSpp, bh, bits, rowBytes);
+      return out;
+    }
+    // A private, aligned, full-size copy when the bytes are shared, misaligned or short.
+    // (Raw bytes are viewed in place only when they are the whole buffer read: a view into a
+    // merged read would keep all of it alive in the tile cache.)
+    const own = l.compression !== 1 || (raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength);
+    if (!own || bytes.byteOffset % storage.size !== 0 || bytes.length < blockBytes) {
+      const copy = new Uint8Array(blockBytes);
+      copy.set(bytes.length > blockBytes ? bytes.subarray(0, blockBytes) : bytes);
+      bytes = copy;
+    }
+    if (l.predictor === 3) floatPredictor(bytes, bw * chunkSpp, bh, bits / 8, chunkSpp);
+    else {
+      if (swap) byteSwap(bytes, word, blockBytes);
+      if (l.predictor === 2) horizontalPredictor(bytes, bw, bh, chunkSpp * storage.parts, word);
+    }
+    if (half) return halfToFloat(new Uint16Array(bytes.buffer, bytes.byteOffset, numbers));
+    return new storage.array(bytes.buffer, bytes.byteOffset, numbers);
+  };
+}
+
+// ---- Byte order and predictors
+
+export function byteSwap(b: Uint8Array, size: number, length: number): void {
+  if (size === 2) {
+    for (let i = 0; i + 1 < length; i += 2) {
+      const t = b[i]!;
+      b[i] = b[i + 1]!;
+      b[i + 1] = t;
+    }
+  } else if (size === 4) {
+    for (let i = 0; i + 3 < length; i += 4) {
+      const a = b[i]!;
+      const c = b[i + 1]!;
+      b[i] = b[i + 3]!;
+      b[i + 1] = b[i + 2]!;
+      b[i + 2] = c;
+      b[i + 3] = a;
+    }
+  } else if (size === 8) {
+    for (let i = 0; i + 7 < length; i += 8) {
+      for (let j = 0; j < 4; j++) {
+        const t = b[i + j]!;
+        b[i + j] = b[i + 7 - j]!;
+        b[i + 7 - j] = t;
+      }
+    }
+  }
+}
+
+/** Undo predictor 2 in place: per row, each word plus the word `stride` words before it (wrapping). */
+export function horizontalPredictor(b: Uint8Array, width: number, height: number, stride: number, word: number): void {
+  const n = width * stride;
+  if (word === 1) {
+    for (let r = 0; r < height; r++) {
+      const base = r * n;
+      for (let i = base + stride; i < base + n; i++) b[i] = b[i]! + b[i - stride]!;
+    }
+  } else if (word === 2) {
+    const a = new Uint16Array(b.buffer, b.byteOffset, n * height);
+    for (let r = 0; r < height; r++) {
+      const base = r * n;
+      for (let i = base + stride; i < base + n; i++) a[i] = a[i]! + a[i - stride]!;
+    }
+  } else if (word === 4) {
+    const a = new Uint32Array(b.buffer, b.byteOffset, n * height);
+    for (let r = 0; r < height; r++) {
+      const base = r * n;
+      for (let i = base + stride; i < base + n; i++) a[i] = a[i]! + a[i - stride]!;
+    }
+  } else {
+    const a = new BigUint64Array(b.buffer, b.byteOffset, n * height);
+    for (let r = 0; r < height; r++) {
+      const base = r * n;
+      for (let i = base + stride; i < base + n; i++) a[i] = BigInt.asUintN(64, a[i]! + a[i - stride]!);
+    }
+  }
+}
+
+/**
+ * Undo predictor 3 in place: per row of `count` samples of `bps` bytes, add each byte to the one
+ * `stride` bytes before it, then put byte k of sample i (stored at k x count + i, most
+ * significant first) back as a host-order (little-endian) sample.
+ */
+export function floatPredictor(b: Uint8Array, count: number, height: number, bps: number, stride: number): void {
+  const rowBytes = count * bps;
+  const tmp = new Uint8Array(rowBytes);
+  // Whole 32-bit words per sample when the row is aligned (F32: one store per sample).
+  const words = bps === 4 && b.byteOffset % 4 === 0 ? new Uint32Array(b.buffer, b.byteOffset, (rowBytes * height) >> 2) : undefined;
+  for (let r = 0; r < height; r++) {
+    const base = r * rowBytes;
+    // Undo the byte differencing into tmp (a running sum per interleaved sample).
+    if (stride === 1) {
+      let acc = 0;
+      for (let i = 0; i < rowBytes; i++) {
+        acc = (acc + b[base + i]!) & 255;
+        tmp[i] = acc;
+      }
+    } else {
+      for (let i = 0; i < rowBytes; i++) tmp[i] = i < stride ? b[base + i]! : tmp[i - stride]! + b[base + i]!;
+    }
+    if (words) {
+      const c2 = 2 * count;
+      const c3 = 3 * count;
+      const w0 = base >> 2;
+      for (let i = 0; i < count; i++) words[w0 + i] = ((tmp[i]! << 24) | (tmp[count + i]! << 16) | (tmp[c2 + i]! << 8) | tmp[c3 + i]!) >>> 0;
+    } else {
+      for (let i = 0; i < count; i++) {
+        const o = base + i * bps;
+        for (let k = 0; k < bps; k++) b[o + bps - 1 - k] = tmp[k * count + i]!;
+      }
+    }
+  }
+}
+
+/** Unpack `bits`-bit unsigned samples, MSB first, each row starting on a byte. */
+export function unpackBits(src: Uint8Array, dst: Uint8Array | Uint16Array | Uint32Array, perRow: number, rows: number, bits: number, rowBytes: number): void {
+  if (bits === 1 || bits === 2 || bits === 4) {
+    const perByte = 8 / bits;
+    const max = (1 << bits) - 1;
+    for (let r = 0; r < rows; r++) {
+      const s = r * rowBytes;
+      const d = r * perRow;
+      for (let c = 0; c < perRow; c++) {
+        const byte = src[s + Math.floor(c / perByte)] ?? 0;
+        dst[d + c] = (byte >>> (8 - bits * (1 + (c % perByte)))) & max;
+      }
+    }
+    return;
+  }
+  for (let r = 0; r < rows; r++) {
+    let bit = r * rowBytes * 8;
+    const d = r * perRow;
+    for (let c = 0; c < perRow; c++) {
+      let v = 0;
+      for (let k = 0; k < bits; k++, bit++) v = v * 2 + (((src[bit >>> 3] ?? 0) >>> (7 - (bit & 7))) & 1);
+      dst[d + c] = v;
+    }
+  }
+}
+
+const HALF = (() => {
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const s = h & 0x8000 ? -1 : 1;
+    const e = (h >>> 10) & 0x1f;
+    const m = h & 0x3ff;
+    t[h] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m === 0 ? s * Infinity : NaN) : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return t;
+})();
+
+function halfToFloat(h: Uint16Array): Float32Array {
+  const out = new Float32Array(h.length);
+  for (let i = 0; i < h.length; i++) out[i] = HALF[h[i]!]!;
+  return out;
+}
+
+// ---- LZW and PackBits
+
+/** TIFF LZW (MSB-first codes of 9..12 bits, 256 clear, 257 end, early change) into `expected` bytes. */
+export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
+  const out = new Uint8Array(expected);
+  const prefix = new Uint16Array(4096);
+  const first = new Uint8Array(4096);
+  const suffix = new Uint8Array(4096);
+  const len = new Uint16Array(4096);
+  for (let i = 0; i < 256; i++) {
+    first[i] = i;
+    suffix[i] = i;
+    len[i] = 1;
+  }
+  const n = input.length;
+  const nbits = n * 8;
+  let next = 258;
+  let width = 9;
+  let old = -1;
+  let op = 0;
+  let bitPos = 0;
+  while (bitPos + width <= nbits && op < expected) {
+    const byte = bitPos >>> 3;
+    const v = (input[byte]! << 16) | ((byte + 1 < n ? input[byte + 1]! : 0) << 8) | (byte + 2 < n ? input[byte + 2]! : 0);
+    const code = (v >>> (24 - (bitPos & 7) - width)) & ((1 << width) - 1);
+    bitPos += width;
+    if (code === 257) break;
+    if (code === 256) {
+      next = 258;
+      width = 9;
+      old = -1;
+      continue;
+    }
+    if (old === -1) {
+      if (code > 255) break; // corrupt: the first code after a clear must be a literal
+      out[op++] = code;
+      old = code;
+      continue;
+    }
+    if (code > next) break; // corrupt
+    if (next < 4096) {
+      prefix[next] = old;
+      suffix[next] = code < next ? first[code]! : first[old]!;
+      first[next] = first[old]!;
+      len[next] = len[old]! + 1;
+      next++;
+      if (next + 1 >= 1 << width && width < 12) width++;
+    }
+    // Write the string of `code` backwards from its last byte.
+    const l = len[code]!;
+    let c = code;
+    for (let p = op + l - 1; p >= op; p--) {
+      if (p < expected) out[p] = suffix[c]!;
+      c = prefix[c]!;
+    }
+    op += l;
+    old = code;
+  }
+  return out;
+}
+
+/** PackBits (Apple RLE) into `expected` bytes. */
+export function packBitsDecode(input: Uint8Array, expected: number): Uint8Array {
+  const out = new Uint8Array(expected);
+  let i = 0;
+  let o = 0;
+  while (i < input.length && o < expected) {
+    const h = input[i++]!;
+    if (h < 128) {
+      const count = Math.min(h + 1, expected - o, input.length - i);
+      out.set(input.subarray(i, i + count), o);
+      i += h + 1;
+      o += count;
+    } else if (h > 128) {
+      const count = Math.min(257 - h, expected - o);
+      out.fill(input[i++] ?? 0, o, o + count);
+      o += count;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,433 @@
+/**
+ * A lean TIFF structure reader: byte sources (a local file through one file handle, an http(s)
+ * URL through HTTP range requests) and our own IFD parser for classic TIFF and BigTIFF, either
+ * byte order (TIFF 6.0 section 2; BigTIFF: 16-byte header, 20-byte entries, 8-byte counts and
+ * offsets, types 16-18). Every tag of every IFD is read eagerly (COG headers sit in the first
+ * kilobytes, fetched in one request); pixels are decoded elsewhere (decoders.ts).
+ *
+ * `describeTiffImage` turns an IFD into what the block decoder needs (size, blocks, samples,
+ * compression, predictor, offsets). Byte sources coalesce nearby block reads into one read
+ * (`readRanges`), so a window of a COG costs one request per run of adjacent tiles.
+ */
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { globals } from 'geotiff';
+
+/** Random access to the bytes of a file or URL. */
+export interface ByteSource {
+  readonly location: string;
+  /** Identity for caches: path + size + mtime, or URL + length (+ ETag). */
+  readonly key: string;
+  /** Read up to `length` bytes at `offset` (fewer at the end of the file). */
+  read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Largest gap between two block ranges read in one request, and the largest merged read. */
+const GAP_FILE = 64 * 1024;
+const GAP_HTTP = 512 * 1024;
+const MAX_MERGED = 16 * 1024 * 1024;
+
+export interface ByteRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * Read several ranges, merging those less than a gap apart into one read; results in the
+ * order of `ranges`. Zero-length ranges give empty arrays.
+ */
+export async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal): Promise<Uint8Array[]> {
+  const gap = /^https?:/i.test(src.location) ? GAP_HTTP : GAP_FILE;
+  const order = ranges.map((_, i) => i).filter((i) => ranges[i]!.length > 0).sort((a, b) => ranges[a]!.offset - ranges[b]!.offset);
+  const out: Uint8Array[] = ranges.map(() => new Uint8Array(0));
+  const groups: number[][] = [];
+  let end = -Infinity;
+  let start = 0;
+  for (const i of order) {
+    const r = ranges[i]!;
+    const g = groups.at(-1);
+    if (g && r.offset - end <= gap && Math.max(end, r.offset + r.length) - start <= MAX_MERGED) {
+      g.push(i);
+      end = Math.max(end, r.offset + r.length);
+    } else {
+      groups.push([i]);
+      start = r.offset;
+      end = r.offset + r.length;
+    }
+  }
+  await Promise.all(
+    groups.map(async (g) => {
+      const first = ranges[g[0]!]!.offset;
+      const last = Math.max(...g.map((i) => ranges[i]!.offset + ranges[i]!.length));
+      const bytes = await src.read(first, last - first, signal);
+      for (const i of g) {
+        const r = ranges[i]!;
+        out[i] = bytes.subarray(r.offset - first, Math.min(bytes.length, r.offset - first + r.length));
+      }
+    }),
+  );
+  return out;
+}
+
+/** A local file. The handle stays open until `close()`. */
+export async function openFileSource(path: string): Promise<ByteSource> {
+  const fh: FileHandle = await open(path, 'r');
+  const st = await stat(path);
+  let closed = false;
+  return {
+    location: path,
+    key: `file:${path}:${st.size}:${st.mtimeMs}:${st.ino}`,
+    async read(offset, length, signal) {
+      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : abortError();
+      const buf = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === length ? buf : buf.subarray(0, got);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await fh.close();
+    },
+  };
+}
+
+function abortError(): Error {
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  return e;
+}
+
+export class HttpError extends Error {}
+
+/**
+ * An http(s) URL read with `Range: bytes=a-b` requests. A server that ignores ranges (200 with
+ * the whole body) is read once and served from memory afterwards.
+ */
+export async function openHttpSource(url: string, signal?: AbortSignal, headBytes = 65536): Promise<{ source: ByteSource; head: Uint8Array }> {
+  let whole: Uint8Array | undefined;
+  let size: number | undefined;
+  let etag = '';
+  const get = async (offset: number, length: number, s?: AbortSignal): Promise<Uint8Array> => {
+    if (whole) return whole.subarray(offset, offset + length);
+    const end = size === undefined ? offset + length - 1 : Math.min(offset + length, size) - 1;
+    if (end < offset) return new Uint8Array(0);
+    const res = await fetch(url, { headers: { range: `bytes=${offset}-${end}` }, ...(s ? { signal: s } : {}) });
+    if (res.status === 200) {
+      whole = new Uint8Array(await res.arrayBuffer());
+      size = whole.length;
+      return whole.subarray(offset, offset + length);
+    }
+    if (res.status !== 206) throw new HttpError(`HTTP ${res.status} ${res.statusText}`.trim());
+    const total = /\/(\d+)\s*$/.exec(res.headers.get('content-range') ?? '');
+    if (total) size = Number(total[1]);
+    etag ||= res.headers.get('etag') ?? '';
+    return new Uint8Array(await res.arrayBuffer());
+  };
+  const head = await get(0, headBytes, signal);
+  const source: ByteSource = {
+    location: url,
+    key: `url:${url}:${size ?? ''}:${etag}`,
+    read: (offset, length, s) => get(offset, length, s),
+    close: async () => {
+      whole = undefined;
+    },
+  };
+  return { source, head };
+}
+
+// ---- IFDs
+
+/** A tag's value: numbers (any numeric type), text (ASCII) or raw bytes (BYTE, UNDEFINED). */
+export type TagData = Float64Array | string | Uint8Array;
+
+export interface Ifd {
+  /** Byte offset of the IFD. */
+  readonly offset: number;
+  readonly tags: ReadonlyMap<number, TagData>;
+}
+
+export interface TiffStructure {
+  readonly littleEndian: boolean;
+  readonly bigTiff: boolean;
+  readonly ifds: readonly Ifd[];
+}
+
+const TYPE_SIZE: Readonly<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
+
+export class TiffFormatError extends Error {}
+
+/**
+ * Parse the header and up to `maxIfds` IFDs (a guard against loops). `head` holds the first bytes
+ * of the file (any length); anything past it is read from `src`.
+ */
+export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIfds = 257, signal?: AbortSignal): Promise<TiffStructure> {
+  const bytesAt = async (offset: number, length: number): Promise<DataView> => {
+    const b = offset + length <= head.length ? head.subarray(offset, offset + length) : await src.read(offset, length, signal);
+    if (b.length < length) throw new TiffFormatError(`truncated file: ${length} bytes wanted at ${offset}, ${b.length} present`);
+    return new DataView(b.buffer, b.byteOffset, b.byteLength);
+  };
+  const h = await bytesAt(0, 8);
+  const b0 = h.getUint8(0);
+  const b1 = h.getUint8(1);
+  if (!((b0 === 0x49 && b1 === 0x49) || (b0 === 0x4d && b1 === 0x4d))) throw new TiffFormatError('not a TIFF file');
+  const le = b0 === 0x49;
+  const version = h.getUint16(2, le);
+  if (version !== 42 && version !== 43) throw new TiffFormatError(`not a TIFF file (version ${version})`);
+  const big = version === 43;
+  let next: number;
+  if (big) {
+    const h16 = await bytesAt(0, 16);
+    if (h16.getUint16(4, le) !== 8) throw new TiffFormatError('unsupported BigTIFF offset size');
+    next = Number(h16.getBigUint64(8, le));
+  } else next = h.getUint32(4, le);
+
+  const ifds: Ifd[] = [];
+  const seen = new Set<number>();
+  while (next !== 0 && ifds.length < maxIfds && !seen.has(next)) {
+    seen.add(next);
+    const countView = await bytesAt(next, big ? 8 : 2);
+    const count = big ? Number(countView.getBigUint64(0, le)) : countView.getUint16(0, le);
+    const entrySize = big ? 20 : 12;
+    const body = await bytesAt(next + (big ? 8 : 2), count * entrySize + (big ? 8 : 4));
+    const tags = new Map<number, TagData>();
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const p = i * entrySize;
+      const tag = body.getUint16(p, le);
+      const type = body.getUint16(p + 2, le);
+      const n = big ? Number(body.getBigUint64(p + 4, le)) : body.getUint32(p + 4, le);
+      const size = TYPE_SIZE[type];
+      if (size === undefined) continue; // unknown type: skip the tag, as libtiff does
+      const total = size * n;
+      const inline = total <= (big ? 8 : 4);
+      if (inline) tags.set(tag, decodeValues(body, p + (big ? 12 : 8), type, n, le));
+      else {
+        const at = big ? Number(body.getBigUint64(p + 12, le)) : body.getUint32(p + 8, le);
+        pending.push(bytesAt(at, total).then((v) => void tags.set(tag, decodeValues(v, 0, type, n, le))));
+      }
+    }
+    await Promise.all(pending);
+    ifds.push({ offset: next, tags });
+    next = big ? Number(body.getBigUint64(count * entrySize, le)) : body.getUint32(count * entrySize, le);
+  }
+  if (ifds.length === 0) throw new TiffFormatError('the TIFF has no image');
+  return { littleEndian: le, bigTiff: big, ifds };
+}
+
+function decodeValues(v: DataView, at: number, type: number, n: number, le: boolean): TagData {
+  if (type === 2) {
+    let s = '';
+    for (let i = 0; i < n; i++) s += String.fromCharCode(v.getUint8(at + i));
+    return decodeUtf8Lenient(s);
+  }
+  if (type === 1 || type === 7 || type === 6) {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = v.getUint8(at + i);
+    if (type !== 6) return out;
+    return Float64Array.from(new Int8Array(out.buffer));
+  }
+  const out = new Float64Array(n);
+  switch (type) {
+    case 3:
+      for (let i = 0; i < n; i++) out[i] = v.getUint16(at + 2 * i, le);
+      break;
+    case 8:
+      for (let i = 0; i < n; i++) out[i] = v.getInt16(at + 2 * i, le);
+      break;
+    case 4:
+    case 13:
+      for (let i = 0; i < n; i++) out[i] = v.getUint32(at + 4 * i, le);
+      break;
+    case 9:
+      for (let i = 0; i < n; i++) out[i] = v.getInt32(at + 4 * i, le);
+      break;
+    case 5:
+      for (let i = 0; i < n; i++) out[i] = v.getUint32(at + 8 * i, le) / v.getUint32(at + 8 * i + 4, le);
+      break;
+    case 10:
+      for (let i = 0; i < n; i++) out[i] = v.getInt32(at + 8 * i, le) / v.getInt32(at + 8 * i + 4, le);
+      break;
+    case 11:
+      for (let i = 0; i < n; i++) out[i] = v.getFloat32(at + 4 * i, le);
+      break;
+    case 12:
+      for (let i = 0; i < n; i++) out[i] = v.getFloat64(at + 8 * i, le);
+      break;
+    case 16:
+    case 18:
+      for (let i = 0; i < n; i++) out[i] = Number(v.getBigUint64(at + 8 * i, le));
+      break;
+    case 17:
+      for (let i = 0; i < n; i++) out[i] = Number(v.getBigInt64(at + 8 * i, le));
+      break;
+  }
+  return out;
+}
+
+/** ASCII tags are bytes; GDAL writes UTF-8 in them (band names). Fall back to Latin-1. */
+function decodeUtf8Lenient(latin1: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[\x80-\xff]/.test(latin1)) return latin1;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(latin1, (c) => c.charCodeAt(0)));
+  } catch {
+    return latin1;
+  }
+}
+
+// ---- Tag access
+
+export const TAG = {
+  NewSubfileType: 254,
+  ImageWidth: 256,
+  ImageLength: 257,
+  BitsPerSample: 258,
+  Compression: 259,
+  Photometric: 262,
+  FillOrder: 266,
+  StripOffsets: 273,
+  SamplesPerPixel: 277,
+  RowsPerStrip: 278,
+  StripByteCounts: 279,
+  PlanarConfiguration: 284,
+  Predictor: 317,
+  ColorMap: 320,
+  TileWidth: 322,
+  TileLength: 323,
+  TileOffsets: 324,
+  TileByteCounts: 325,
+  ExtraSamples: 338,
+  SampleFormat: 339,
+  JPEGTables: 347,
+  ModelPixelScale: 33550,
+  ModelTiepoint: 33922,
+  ModelTransformation: 34264,
+  GeoKeyDirectory: 34735,
+  GeoDoubleParams: 34736,
+  GeoAsciiParams: 34737,
+  GdalMetadata: 42112,
+  GdalNoData: 42113,
+  LercParameters: 50674,
+} as const;
+
+export function numbersOf(ifd: Ifd, tag: number): ArrayLike<number> | undefined {
+  const v = ifd.tags.get(tag);
+  return v === undefined || typeof v === 'string' ? undefined : v;
+}
+
+export function numberOf(ifd: Ifd, tag: number, fallback: number): number;
+export function numberOf(ifd: Ifd, tag: number): number | undefined;
+export function numberOf(ifd: Ifd, tag: number, fallback?: number): number | undefined {
+  const v = numbersOf(ifd, tag);
+  return v && v.length > 0 ? v[0]! : fallback;
+}
+
+export function textOf(ifd: Ifd, tag: number): string | undefined {
+  const v = ifd.tags.get(tag);
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? v : String.fromCharCode(...(v instanceof Uint8Array ? v : []));
+}
+
+/** The GeoKeys of an IFD keyed by name, as geotiff.js's `getGeoKeys()` gives them (srs.ts reads these). */
+export function geoKeysOf(ifd: Ifd): Record<string, unknown> | null {
+  const dir = numbersOf(ifd, TAG.GeoKeyDirectory);
+  if (!dir || dir.length < 4) return null;
+  const names = globals.geoKeyNames as Record<number, string>;
+  const out: Record<string, unknown> = {};
+  for (let i = 4; i + 3 < dir.length && i <= dir[3]! * 4; i += 4) {
+    const key = names[dir[i]!] ?? `GeoKey${dir[i]}`;
+    const location = dir[i + 1]!;
+    const count = dir[i + 2]!;
+    const offset = dir[i + 3]!;
+    if (!location) {
+      out[key] = offset;
+      continue;
+    }
+    const v = ifd.tags.get(location);
+    if (v === undefined) continue;
+    if (typeof v === 'string') out[key] = v.substring(offset, offset + count - 1);
+    else {
+      const part = (v as Float64Array).subarray(offset, offset + count);
+      out[key] = count === 1 ? part[0] : part;
+    }
+  }
+  return out;
+}
+
+/** What the block decoder needs to know about one image (an IFD). */
+export interface TiffImageLayout {
+  readonly width: number;
+  readonly height: number;
+  readonly tiled: boolean;
+  /** Block size: the tile, or the image width x RowsPerStrip. */
+  readonly blockWidth: number;
+  readonly blockHeight: number;
+  readonly across: number;
+  readonly down: number;
+  readonly samplesPerPixel: number;
+  readonly bitsPerSample: number;
+  /** 1 unsigned, 2 signed, 3 float, 5 complex int, 6 complex float. */
+  readonly sampleFormat: number;
+  /** 1 contiguous (pixel-interleaved), 2 separate planes. */
+  readonly planar: 1 | 2;
+  readonly compression: number;
+  readonly predictor: number;
+  readonly photometric: number;
+  readonly fillOrder: number;
+  readonly offsets: ArrayLike<number>;
+  readonly byteCounts: ArrayLike<number>;
+  readonly littleEndian: boolean;
+  readonly jpegTables?: Uint8Array;
+  readonly lercParameters?: ArrayLike<number>;
+}
+
+export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLayout {
+  const width = numberOf(ifd, TAG.ImageWidth, 0);
+  const height = numberOf(ifd, TAG.ImageLength, 0);
+  if (!(width > 0 && height > 0)) throw new TiffFormatError('the image has no width or height');
+  const tiled = ifd.tags.has(TAG.TileOffsets);
+  const spp = numberOf(ifd, TAG.SamplesPerPixel, 1);
+  const bitsList = numbersOf(ifd, TAG.BitsPerSample) ?? [1];
+  const formats = numbersOf(ifd, TAG.SampleFormat) ?? [1];
+  for (let i = 1; i < bitsList.length; i++) if (bitsList[i] !== bitsList[0]) throw new TiffFormatError('bands with different bit depths are not supported');
+  for (let i = 1; i < formats.length; i++) if (formats[i] !== formats[0]) throw new TiffFormatError('bands with different sample formats are not supported');
+  const blockWidth = tiled ? numberOf(ifd, TAG.TileWidth, 0) : width;
+  const blockHeight = tiled ? numberOf(ifd, TAG.TileLength, 0) : Math.min(height, numberOf(ifd, TAG.RowsPerStrip, height) || height);
+  if (!(blockWidth > 0 && blockHeight > 0)) throw new TiffFormatError('bad tile or strip size');
+  const offsets = numbersOf(ifd, tiled ? TAG.TileOffsets : TAG.StripOffsets);
+  const byteCounts = numbersOf(ifd, tiled ? TAG.TileByteCounts : TAG.StripByteCounts);
+  if (!offsets || !byteCounts) throw new TiffFormatError('the image has no strip or tile offsets');
+  const across = Math.ceil(width / blockWidth);
+  const down = Math.ceil(height / blockHeight);
+  const planar = numberOf(ifd, TAG.PlanarConfiguration, 1) === 2 && spp > 1 ? 2 : 1;
+  if (offsets.length < across * down * (planar === 2 ? spp : 1)) throw new TiffFormatError('fewer block offsets than blocks');
+  const jpegTables = ifd.tags.get(TAG.JPEGTables);
+  const lerc = numbersOf(ifd, TAG.LercParameters);
+  return {
+    width,
+    height,
+    tiled,
+    blockWidth,
+    blockHeight,
+    across,
+    down,
+    samplesPerPixel: spp,
+    bitsPerSample: bitsList[0]!,
+    sampleFormat: formats[0]!,
+    planar,
+    compression: numberOf(ifd, TAG.Compression, 1),
+    predictor: numberOf(ifd, TAG.Predictor, 1),
+    photometric: numberOf(ifd, TAG.Photometric, 1),
+    fillOrder: numberOf(ifd, TAG.FillOrder, 1),
+    offsets,
+    byteCounts,
+    littleEndian,
+    ...(jpegTables instanceof Uint8Array ? { jpegTables } : {}),
+    ...(lerc ? { lercParameters: lerc } : {}),
+  };
+}
