@@ -75,20 +75,24 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
  * A progress bar on stderr for renders that take more than a second, on a terminal only:
  * `[#####....]  42% 1234/2916 tiles`, redrawn when the percentage changes.
  */
-function progressBar(io: CliIo, total: number, started: number): { tick(): void; done(): void } {
+function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
   let count = 0;
   let drawn = -1;
+  const show = (done: number, of: number, label: string): void => {
+    if (!io.isTTY || Date.now() - started < 1000) return;
+    const percent = Math.floor((100 * done) / Math.max(1, of));
+    if (percent === drawn) return;
+    drawn = percent;
+    const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
+    // Straight to the terminal: io.err ends every message with a newline.
+    process.stderr.write(`\r[${bar}] ${String(percent).padStart(3)}% ${label}`);
+  };
   return {
     tick() {
       count++;
-      if (!io.isTTY || Date.now() - started < 1000) return;
-      const percent = Math.floor((100 * count) / Math.max(1, total));
-      if (percent === drawn) return;
-      drawn = percent;
-      const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
-      // Straight to the terminal: io.err ends every message with a newline.
-      process.stderr.write(`\r[${bar}] ${String(percent).padStart(3)}% ${count}/${total} tiles`);
+      show(count, total, `${count}/${total} tiles`);
     },
+    show,
     done() {
       if (drawn >= 0) process.stderr.write('\n');
       drawn = -1;
@@ -220,20 +224,13 @@ export function run(program: Command, io: CliIo): Command {
       const raw = readChipParams(params);
       const pool = createPool({ size: Number(o.workers) });
       const started = Date.now();
-      let drawn = -1;
+      const progress = progressBar(io, 0, started);
       const summary = await exportTrainingData(raw, {
         pool,
         dryRun: o.dryRun === true,
-        onProgress: (p) => {
-          if (!io.isTTY || Date.now() - started < 1000) return;
-          const percent = Math.floor((100 * p.done) / Math.max(1, p.total));
-          if (percent === drawn) return;
-          drawn = percent;
-          const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
-          io.err(`\r[${bar}] ${String(percent).padStart(3)}% ${p.chips} chips`);
-        },
+        onProgress: (p) => progress.show(p.done, p.total, `${p.chips} chips`),
       }).finally(() => pool.destroy());
-      if (drawn >= 0) process.stderr.write('\n');
+      progress.done();
       const s = summary.skipped;
       io.out(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
