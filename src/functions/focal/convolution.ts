@@ -23,10 +23,12 @@
  *    few extra rows the mirror needs (`inputRect`). Where the mirrored pixel is NoData, or the
  *    raster is too small to have an interior, the edge pixel is computed from its own window with
  *    missing neighbours taking its own value [ours].
- * Code paths: 3x3 kernels unrolled with hoisted weights and a sliding 3-column register window;
- * rank-one (separable) kernels larger than 3x3 as two 1-D passes (results within ~1e-15 relative
- * of the direct sum); other kernels as a direct sum over their non-zero taps, tap by tap along each row. Pixels whose window
- * holds NoData are recomputed one by one.
+ * Code paths: rank-one (separable) kernels larger than 3x3 as two 1-D passes over a ring of
+ * horizontal results (within ~1e-15 relative of the direct sum); other 3x3 and 5x5 kernels
+ * unrolled with hoisted weights and a sliding register window of columns (zero weights included,
+ * which differs from skipping them only for non-finite values); any other kernel as a per-pixel
+ * sum over its non-zero taps. All sum their taps in row-major order. Pixels whose window holds
+ * NoData are recomputed one by one.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -193,7 +195,7 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
     for (let b = 0; b < out.bands.length; b++) {
       const v = bandValues(src, b);
       const dirty = hasInvalid ? new WindowReducer(maskValues(mask, true), g, win, ReduceMode.Sum) : undefined;
-      const sep = p.separable && n > 0 && yHi > yLo ? separablePass(v, p.separable, win, inW, oy + yLo - win.top, yHi - yLo, ox + xLo, n) : undefined;
+      const sep = p.separable && n > 0 ? new SeparableRows(v, p.separable, inW, ox + xLo - win.left, n) : undefined;
       for (let y = 0; y < outH; y++) {
         const bad = dirty?.next();
         const R = Y0 + y;
@@ -202,17 +204,12 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
         if (interior) {
           const top = (oy + y - win.top) * inW; // input index of the window's first row, column 0
           if (sep) {
-            const { tmp, col } = sep;
-            const t0 = (y - yLo) * n;
-            for (let x = 0; x < n; x++) {
-              let acc = col[0]! * tmp[t0 + x]!;
-              for (let r = 1; r < col.length; r++) acc += col[r]! * tmp[t0 + r * n + x]!;
-              rowBuf[xLo + x] = acc;
-            }
+            sep.row(oy + y - win.top, rowBuf, xLo);
           } else if (win.cols === 3 && win.rows === 3) {
             conv3(v, rowBuf, xLo, top + ox + xLo - 1, inW, n, p.weights);
+          } else if (win.cols === 5 && win.rows === 5) {
+            conv5(v, rowBuf, xLo, top + ox + xLo - 2, inW, n, p.weights);
           } else {
-            // Tap by tap along the row: each pixel still sums its taps in row-major order.
             convTaps(v, rowBuf, xLo, top + ox + xLo - win.left, n, taps.off, taps.w);
           }
           if (bad) {
@@ -255,14 +252,23 @@ function tapsOf(weights: Float64Array, win: FocalWindow, inW: number): { off: In
   return { off: Int32Array.from(off), w: Float64Array.from(w) };
 }
 
-/** General correlation of one row, tap by tap (`i0`: input index of the first pixel's window top-left). */
+/**
+ * General correlation of one row (`i0`: input index of the first pixel's window top-left): each
+ * pixel sums its non-zero taps in row-major order, in a local.
+ */
 function convTaps(v: Values, dst: Float64Array, d0: number, i0: number, n: number, off: Int32Array, w: Float64Array): void {
-  if (w.length === 0) dst.fill(0, d0, d0 + n);
-  for (let k = 0; k < w.length; k++) {
-    const wk = w[k]!;
-    const s0 = i0 + off[k]!;
-    if (k === 0) for (let x = 0; x < n; x++) dst[d0 + x] = wk * v[s0 + x]!;
-    else for (let x = 0; x < n; x++) dst[d0 + x] = dst[d0 + x]! + wk * v[s0 + x]!;
+  const taps = w.length;
+  if (taps === 0) {
+    dst.fill(0, d0, d0 + n);
+    return;
+  }
+  const w0 = w[0]!;
+  const off0 = off[0]!;
+  for (let x = 0; x < n; x++) {
+    const i = i0 + x;
+    let acc = w0 * v[i + off0]!;
+    for (let k = 1; k < taps; k++) acc += w[k]! * v[i + off[k]!]!;
+    dst[d0 + x] = acc;
   }
 }
 
@@ -294,33 +300,95 @@ function conv3(v: Values, dst: Float64Array, d0: number, i0: number, inW: number
 }
 
 /**
- * Horizontal pass of a separable kernel over the `count + rows - 1` input rows from `firstRow`
- * (input row index) for `n` output columns from input column `cx0`: tmp[i * n + x].
+ * 5x5 correlation of one row: weights in locals and a sliding register window of the last five
+ * columns of the five rows (`a`..`e`, one new load per row and pixel); the same row-major sum as
+ * `convTaps`, zero weights included as in `conv3` (which differs only for non-finite values).
  */
-function separablePass(
-  v: Values,
-  sep: { readonly col: Float64Array; readonly row: Float64Array },
-  win: FocalWindow,
-  inW: number,
-  firstRow: number,
-  count: number,
-  cx0: number,
-  n: number,
-): { tmp: Float64Array; col: Float64Array } {
-  const rows = count + win.rows - 1;
-  const tmp = new Float64Array(rows * n);
-  const h = sep.row;
-  const kw = h.length;
-  for (let i = 0; i < rows; i++) {
-    const s = (firstRow + i) * inW + cx0 - win.left;
-    const d = i * n;
+function conv5(v: Values, dst: Float64Array, o: number, i0: number, inW: number, n: number, k: Float64Array): void {
+  const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!;
+  const k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!, k9 = k[9]!;
+  const k10 = k[10]!, k11 = k[11]!, k12 = k[12]!, k13 = k[13]!, k14 = k[14]!;
+  const k15 = k[15]!, k16 = k[16]!, k17 = k[17]!, k18 = k[18]!, k19 = k[19]!;
+  const k20 = k[20]!, k21 = k[21]!, k22 = k[22]!, k23 = k[23]!, k24 = k[24]!;
+  const a = i0;
+  const b = i0 + inW;
+  const c = i0 + 2 * inW;
+  const d = i0 + 3 * inW;
+  const e = i0 + 4 * inW;
+  let a0 = v[a]!, a1 = v[a + 1]!, a2 = v[a + 2]!, a3 = v[a + 3]!;
+  let b0 = v[b]!, b1 = v[b + 1]!, b2 = v[b + 2]!, b3 = v[b + 3]!;
+  let c0 = v[c]!, c1 = v[c + 1]!, c2 = v[c + 2]!, c3 = v[c + 3]!;
+  let d0 = v[d]!, d1 = v[d + 1]!, d2 = v[d + 2]!, d3 = v[d + 3]!;
+  let e0 = v[e]!, e1 = v[e + 1]!, e2 = v[e + 2]!, e3 = v[e + 3]!;
+  for (let x = 0; x < n; x++) {
+    const a4 = v[a + x + 4]!;
+    const b4 = v[b + x + 4]!;
+    const c4 = v[c + x + 4]!;
+    const d4 = v[d + x + 4]!;
+    const e4 = v[e + x + 4]!;
+    dst[o + x] =
+      k0 * a0 + k1 * a1 + k2 * a2 + k3 * a3 + k4 * a4
+      + k5 * b0 + k6 * b1 + k7 * b2 + k8 * b3 + k9 * b4
+      + k10 * c0 + k11 * c1 + k12 * c2 + k13 * c3 + k14 * c4
+      + k15 * d0 + k16 * d1 + k17 * d2 + k18 * d3 + k19 * d4
+      + k20 * e0 + k21 * e1 + k22 * e2 + k23 * e3 + k24 * e4;
+    a0 = a1; a1 = a2; a2 = a3; a3 = a4;
+    b0 = b1; b1 = b2; b2 = b3; b3 = b4;
+    c0 = c1; c1 = c2; c2 = c3; c3 = c4;
+    d0 = d1; d1 = d2; d2 = d3; d3 = d4;
+    e0 = e1; e1 = e2; e2 = e3; e3 = e4;
+  }
+}
+
+/**
+ * A separable kernel as two 1-D passes: horizontal results of the last `rows` input rows in a
+ * ring (each row computed once), combined down the column for each output row; the same order as
+ * before (row taps left to right, then column taps top to bottom).
+ */
+class SeparableRows {
+  private readonly ring: Float64Array;
+  private readonly slot: Int32Array;
+  /** Last input row whose horizontal results are in the ring. */
+  private last = -1;
+
+  constructor(
+    private readonly v: Values,
+    private readonly sep: { readonly col: Float64Array; readonly row: Float64Array },
+    private readonly inW: number,
+    /** Input column of the first window column of the first output column; output count. */
+    private readonly x0: number,
+    private readonly n: number,
+  ) {
+    this.ring = new Float64Array(sep.col.length * n);
+    this.slot = new Int32Array(sep.col.length);
+  }
+
+  /** Results for the output row whose window starts at input row `first`, to dst[d0 ...]. */
+  row(first: number, dst: Float64Array, d0: number): void {
+    const { v, ring, slot, n, inW } = this;
+    const h = this.sep.row;
+    const col = this.sep.col;
+    const kh = col.length;
+    const kw = h.length;
+    for (let i = Math.max(first, this.last + 1); i < first + kh; i++) {
+      const s = i * inW + this.x0;
+      const d = (i % kh) * n;
+      for (let x = 0; x < n; x++) {
+        let acc = h[0]! * v[s + x]!;
+        for (let c = 1; c < kw; c++) acc += h[c]! * v[s + x + c]!;
+        ring[d + x] = acc;
+      }
+    }
+    this.last = first + kh - 1;
+    for (let r = 0; r < kh; r++) slot[r] = ((first + r) % kh) * n;
+    const c0 = col[0]!;
+    const s0 = slot[0]!;
     for (let x = 0; x < n; x++) {
-      let acc = h[0]! * v[s + x]!;
-      for (let c = 1; c < kw; c++) acc += h[c]! * v[s + x + c]!;
-      tmp[d + x] = acc;
+      let acc = c0 * ring[s0 + x]!;
+      for (let r = 1; r < kh; r++) acc += col[r]! * ring[slot[r]! + x]!;
+      dst[d0 + x] = acc;
     }
   }
-  return { tmp, col: sep.col };
 }
 
 interface SlowContext {

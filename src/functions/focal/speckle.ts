@@ -25,7 +25,9 @@
  * DampFactor outside Enhanced Lee and Frost, NLooks for Frost) are accepted and reported as
  * warnings when they differ from their defaults.
  * Window mean and variance come from `WindowReducer` sums (cost independent of the window size),
- * with the two-pass fallback of `varianceOf` where the sums cancel.
+ * with the two-pass fallback of `directVariance` where the sums cancel (`CANCELLATION`); each filter then runs as one
+ * loop over the row. Frost sums its window by distance class (one exp per square-free squared
+ * distance, the others as powers of it: exp(-B t d) = exp(-B d)^t, within a few ulps).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -33,6 +35,8 @@ import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
   bandValues,
+  CANCELLATION,
+  directVariance,
   exactSquares,
   type FocalWindow,
   focalWindow,
@@ -45,8 +49,8 @@ import {
   storeFor,
   storeRow,
   type Values,
-  varianceOf,
   windowHalo,
+  WindowMoments,
   WindowReducer,
 } from './window.js';
 
@@ -197,126 +201,221 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
     const full = !maskedInside(mask, g, p.width, p.height);
     const inside = insideCounts(g, win, p.width, p.height);
     const rowBuf = new Float64Array(outW);
+    const means = new Float64Array(outW);
+    const variances = new Float64Array(outW);
     for (let y = 0; y < outH; y++) outMask.set(mask.subarray((oy + y) * inW + ox, (oy + y) * inW + ox + outW), y * outW);
     const cu2 = 1 / p.looks;
     const cu = Math.sqrt(cu2);
     const cmax = Math.sqrt(1 + 2 / p.looks);
+    const exact = p.exact;
     const frost = p.filter === SpeckleFilter.Frost ? frostTaps(win, inW) : undefined;
     for (let b = 0; b < out.bands.length; b++) {
       const values = bandValues(src, b, 0);
-      const sums = new WindowReducer(values, g, win, ReduceMode.Sum);
-      const squares = new WindowReducer(values, g, win, ReduceMode.SumOfSquares);
+      const moments = new WindowMoments(values, g, win);
       const counts = full ? undefined : new WindowReducer(maskValues(mask), g, win, ReduceMode.Sum);
       for (let y = 0; y < outH; y++) {
-        const s = sums.next();
-        const q = squares.next();
+        moments.next();
+        const { sums: s, squares: q } = moments;
         const nn = counts?.next();
         const o = y * outW;
         const cy = oy + y;
+        const c0 = cy * inW + ox;
+        const ry = inside.rows[y]!;
+        // Window mean and population variance of the valid pixels (two-pass where the sums cancel).
         for (let x = 0; x < outW; x++) {
           if (outMask[o + x] === 0) continue;
-          const cx = ox + x;
-          const n = nn ? nn[x]! : inside.rows[y]! * inside.cols[x]!;
-          const im = s[x]! / n;
-          const v = varianceOf(n, s[x]!, q[x]!, p.exact, values, mask, inW, win, cx, cy);
-          const ic = values[cy * inW + cx]!;
-          rowBuf[x] = filterPixel(p, ic, im, v, cu, cu2, cmax, frost, values, mask, inW, cy * inW + cx);
+          const n = nn ? nn[x]! : ry * inside.cols[x]!;
+          const sx = s[x]!;
+          const nq = n * q[x]!;
+          const d = nq - sx * sx;
+          means[x] = sx / n;
+          variances[x] = exact || d > CANCELLATION * nq ? (d > 0 ? d / (n * n) : 0) : directVariance(values, mask, inW, win, ox + x, cy);
         }
+        filterRow(p, rowBuf, means, variances, values, c0, outMask, o, outW, cu, cu2, cmax, frost, mask);
         storeRow(out.bands[b]!, o, rowBuf, outW, outMask, p.store);
       }
     }
   },
 });
 
+/**
+ * Frost's window, by distinct distance from the centre (classes in ascending distance): the taps
+ * of class k are off[start[k]] .. off[start[k + 1] - 1] (input-index offsets from the centre).
+ * A class whose distance is `power` times that of class `base` gets its weight as
+ * weight[base]^power (exp(-B t d) = exp(-B d)^t), so only the classes of square-free squared
+ * distance call exp.
+ */
 interface FrostTaps {
-  /** Input-index offsets of the window pixels from the centre. */
   readonly off: Int32Array;
-  /** Index of each pixel's distance in `dist`. */
-  readonly which: Uint16Array;
-  /** The distinct centre distances. */
+  readonly start: Int32Array;
   readonly dist: Float64Array;
-  /** exp(-B d) per distinct distance (scratch). */
+  readonly base: Int32Array;
+  readonly power: Int32Array;
+  /** Weight per class (scratch). */
   readonly weight: Float64Array;
 }
 
 function frostTaps(win: FocalWindow, inW: number): FrostTaps {
-  const d2s: number[] = [];
-  const off: number[] = [];
-  const which: number[] = [];
+  const byD2 = new Map<number, number[]>();
   for (let r = -win.top; r <= win.bottom; r++) {
     for (let c = -win.left; c <= win.right; c++) {
       const d2 = r * r + c * c;
-      let k = d2s.indexOf(d2);
-      if (k < 0) k = d2s.push(d2) - 1;
-      off.push(r * inW + c);
-      which.push(k);
+      const list = byD2.get(d2) ?? [];
+      list.push(r * inW + c);
+      byD2.set(d2, list);
     }
   }
+  const d2s = [...byD2.keys()].sort((u, v) => u - v);
+  const off: number[] = [];
+  const start: number[] = [];
+  const base: number[] = [];
+  const power: number[] = [];
+  for (const [k, d2] of d2s.entries()) {
+    start.push(off.length);
+    off.push(...byD2.get(d2)!);
+    // Largest t with d2 = s t^2 and s a class too: weight = weight[class of s]^t.
+    let t = 1;
+    for (let u = 2; u * u <= d2; u++) if (d2 % (u * u) === 0 && byD2.has(d2 / (u * u))) t = u;
+    base.push(t === 1 ? k : d2s.indexOf(d2 / (t * t)));
+    power.push(d2 === 0 ? 0 : t);
+  }
+  start.push(off.length);
   return {
     off: Int32Array.from(off),
-    which: Uint16Array.from(which),
+    start: Int32Array.from(start),
     dist: Float64Array.from(d2s, Math.sqrt),
+    base: Int32Array.from(base),
+    power: Int32Array.from(power),
     weight: new Float64Array(d2s.length),
   };
 }
 
-function filterPixel(
+/** One row of filter results from the window means and variances (pixels with outMask 0 skipped). */
+function filterRow(
   p: SpeckleParams,
-  ic: number,
-  im: number,
-  v: number,
+  dst: Float64Array,
+  means: Float64Array,
+  variances: Float64Array,
+  values: Values,
+  c0: number,
+  outMask: Uint8Array,
+  o: number,
+  n: number,
   cu: number,
   cu2: number,
   cmax: number,
   frost: FrostTaps | undefined,
-  values: Values,
   mask: Uint8Array,
-  inW: number,
-  ci: number,
-): number {
+): void {
   switch (p.filter) {
     case SpeckleFilter.Lee: {
       const m = p.mulMean;
+      const av = p.noiseVar;
       if (p.model === NoiseModel.Additive) {
-        const den = v + p.noiseVar;
-        return den > 0 ? im + (v / den) * (ic - im) : ic;
+        for (let x = 0; x < n; x++) {
+          if (outMask[o + x] === 0) continue;
+          const ic = values[c0 + x]!;
+          const im = means[x]!;
+          const v = variances[x]!;
+          const den = v + av;
+          dst[x] = den > 0 ? im + (v / den) * (ic - im) : ic;
+        }
+        return;
       }
-      const den = im * im * cu2 + m * m * v + (p.model === NoiseModel.AdditiveAndMultiplicative ? p.noiseVar : 0);
-      if (!(den > 0)) return ic;
-      const k = (m * v) / den;
-      return p.model === NoiseModel.AdditiveAndMultiplicative ? im + k * (ic - m * im - p.addMean) : im + k * (ic - m * im);
+      // Multiplicative: the additive terms are 0 (adding or subtracting 0 is exact).
+      const both = p.model === NoiseModel.AdditiveAndMultiplicative;
+      const av2 = both ? av : 0;
+      const a = both ? p.addMean : 0;
+      for (let x = 0; x < n; x++) {
+        if (outMask[o + x] === 0) continue;
+        const ic = values[c0 + x]!;
+        const im = means[x]!;
+        const v = variances[x]!;
+        const den = im * im * cu2 + m * m * v + av2;
+        dst[x] = den > 0 ? im + ((m * v) / den) * (ic - m * im - a) : ic;
+      }
+      return;
     }
     case SpeckleFilter.EnhancedLee: {
-      if (im === 0) return ic;
-      const ci2 = Math.sqrt(v) / im;
-      if (ci2 <= cu) return im;
-      if (ci2 >= cmax) return ic;
-      const w = Math.exp((-p.damp * (ci2 - cu)) / (cmax - ci2));
-      return im * w + ic * (1 - w);
+      const damp = p.damp;
+      for (let x = 0; x < n; x++) {
+        if (outMask[o + x] === 0) continue;
+        const ic = values[c0 + x]!;
+        const im = means[x]!;
+        if (im === 0) {
+          dst[x] = ic;
+          continue;
+        }
+        const ci = Math.sqrt(variances[x]!) / im;
+        if (ci <= cu) dst[x] = im;
+        else if (ci >= cmax) dst[x] = ic;
+        else {
+          const w = Math.exp((-damp * (ci - cu)) / (cmax - ci));
+          dst[x] = im * w + ic * (1 - w);
+        }
+      }
+      return;
     }
     case SpeckleFilter.Kuan: {
-      if (im === 0) return ic;
-      const c2 = v / (im * im);
-      let w = c2 > 0 ? (1 - cu2 / c2) / (1 + cu2) : 0;
-      w = w < 0 ? 0 : w > 1 ? 1 : w;
-      return ic * w + im * (1 - w);
+      for (let x = 0; x < n; x++) {
+        if (outMask[o + x] === 0) continue;
+        const ic = values[c0 + x]!;
+        const im = means[x]!;
+        if (im === 0) {
+          dst[x] = ic;
+          continue;
+        }
+        const c2 = variances[x]! / (im * im);
+        let w = c2 > 0 ? (1 - cu2 / c2) / (1 + cu2) : 0;
+        w = w < 0 ? 0 : w > 1 ? 1 : w;
+        dst[x] = ic * w + im * (1 - w);
+      }
+      return;
     }
     default: {
-      if (im === 0) return ic;
-      const f = frost!;
-      const beta = (p.damp * v) / (im * im);
-      const { off, which, dist, weight } = f;
-      for (let k = 0; k < dist.length; k++) weight[k] = Math.exp(-beta * dist[k]!);
-      let num = 0;
-      let den = 0;
-      for (let t = 0; t < off.length; t++) {
-        const j = ci + off[t]!;
-        if (mask[j] === 0) continue;
-        const kw = weight[which[t]!]!;
-        num += kw * values[j]!;
-        den += kw;
+      const { off, start, dist, base, power, weight } = frost!;
+      const classes = dist.length;
+      const damp = p.damp;
+      for (let x = 0; x < n; x++) {
+        if (outMask[o + x] === 0) continue;
+        const ci = c0 + x;
+        const ic = values[ci]!;
+        const im = means[x]!;
+        if (im === 0) {
+          dst[x] = ic;
+          continue;
+        }
+        const beta = (damp * variances[x]!) / (im * im);
+        for (let k = 0; k < classes; k++) {
+          const t = power[k]!;
+          let w = 1;
+          if (t === 1) w = Math.exp(-beta * dist[k]!);
+          else if (t > 1) {
+            const e = weight[base[k]!]!;
+            w = e;
+            for (let i = 1; i < t; i++) w *= e;
+          }
+          weight[k] = w;
+        }
+        // Per class: the sum and count of its valid pixels, then weighted.
+        let num = 0;
+        let den = 0;
+        for (let k = 0; k < classes; k++) {
+          let sum = 0;
+          let count = 0;
+          for (let j = start[k]!, end = start[k + 1]!; j < end; j++) {
+            const i = ci + off[j]!;
+            if (mask[i] !== 0) {
+              sum += values[i]!;
+              count++;
+            }
+          }
+          const w = weight[k]!;
+          num += w * sum;
+          den += w * count;
+        }
+        dst[x] = num / den;
       }
-      return num / den;
     }
   }
 }

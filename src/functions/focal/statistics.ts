@@ -16,11 +16,12 @@
  *    neighbours, or stay NoData when the window has none (the vendor's "fill holes" use).
  *  - Output: the input's bands; F32 for Mean and StandardDeviation, the input type otherwise
  *    (Median of an even count of integers rounds half away from zero) [ours].
- * Code paths: Mean and StandardDeviation from window sums and Min/Max from window minimums, all
- * through `WindowReducer` (van Herk / Gil-Werman blocks: cost independent of the window size);
- * StandardDeviation recomputes by two passes where `n*Q - S^2` cancels more than 9 digits
- * (`varianceOf`); Median, Majority and Minority gather and sort each window (limited to
- * MAX_RANK_AREA pixels).
+ * Code paths: Mean from window sums, StandardDeviation from `WindowMoments` (sums and sums of
+ * squares), Min/Max from window minimums (Max as -min(-v)), all through `WindowReducer` (van Herk
+ * / Gil-Werman blocks: cost independent of the window size; 3x3 fused in one pass), then one loop
+ * per statistic along the row. StandardDeviation recomputes by two passes where `n*Q - S^2`
+ * cancels more than 9 digits (`CANCELLATION`, `directVariance`); Median, Majority and Minority
+ * gather and sort each window (limited to MAX_RANK_AREA pixels).
  */
 import { EngineError, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -28,6 +29,8 @@ import { isComplex, type PixelType } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
   bandValues,
+  CANCELLATION,
+  directVariance,
   exactSquares,
   type FocalWindow,
   focalWindow,
@@ -35,13 +38,14 @@ import {
   insideCounts,
   maskedInside,
   maskValues,
+  minimumValues,
   ReduceMode,
   type Store,
   storeFor,
   storeRow,
   type Values,
-  varianceOf,
   windowHalo,
+  WindowMoments,
   WindowReducer,
 } from './window.js';
 
@@ -171,72 +175,86 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
     const g = geometryOf(src, out);
     const { inW, outW, outH, ox, oy } = g;
     const win = p.win;
+    const type = p.type;
+    const fillOnly = p.fillOnly;
     const mask = src.mask;
     const outMask = out.mask;
-    const area = win.cols * win.rows;
     // Without NoData inside the raster, counts are the window's rows x columns inside the raster.
     const full = !maskedInside(mask, g, p.width, p.height);
     const inside = insideCounts(g, win, p.width, p.height);
     const rowBuf = new Float64Array(outW);
-    const scratch = p.type >= StatisticsType.Median ? new Float64Array(area) : undefined;
+    const fullCounts = new Float64Array(outW);
+    const scratch = type >= StatisticsType.Median ? new Float64Array(win.cols * win.rows) : undefined;
+    const exact = p.exact;
     for (let b = 0; b < out.bands.length; b++) {
       const raw = bandValues(src, b);
       // Output mask: the centre's (FillNoDataOnly: 1, NoData only where the window has no valid pixel).
       for (let y = 0; y < outH; y++) {
         const s = (oy + y) * inW + ox;
-        if (p.fillOnly) outMask.fill(1, y * outW, (y + 1) * outW);
+        if (fillOnly) outMask.fill(1, y * outW, (y + 1) * outW);
         else outMask.set(mask.subarray(s, s + outW), y * outW);
       }
+      if (fillOnly && full) {
+        // FillNoDataOnly without NoData: every pixel keeps its value.
+        for (let y = 0; y < outH; y++) {
+          const c0 = (oy + y) * inW + ox;
+          rowBuf.set(raw.subarray(c0, c0 + outW));
+          storeRow(out.bands[b]!, y * outW, rowBuf, outW, outMask, p.store);
+        }
+        continue;
+      }
       const counts = full ? undefined : new WindowReducer(maskValues(mask), g, win, ReduceMode.Sum);
+      const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
+      const values: Values = moments ? bandValues(src, b, 0) : raw;
       let main: WindowReducer | undefined;
-      let squares: WindowReducer | undefined;
-      let values: Values = raw;
-      const negate = p.type === StatisticsType.Max;
-      if (p.type === StatisticsType.Mean || p.type === StatisticsType.StandardDeviation) {
-        values = bandValues(src, b, 0);
-        main = new WindowReducer(values, g, win, ReduceMode.Sum);
-        if (p.type === StatisticsType.StandardDeviation) squares = new WindowReducer(values, g, win, ReduceMode.SumOfSquares);
-      } else if (p.type === StatisticsType.Min || negate) {
-        const v = negate ? Float64Array.from(raw, (x) => -x) : Float64Array.from(raw);
-        for (let i = 0; i < mask.length; i++) if (mask[i] === 0) v[i] = Number.POSITIVE_INFINITY;
-        main = new WindowReducer(v, g, win, ReduceMode.Min);
+      let both: WindowMoments | undefined;
+      if (type === StatisticsType.StandardDeviation) both = new WindowMoments(values, g, win);
+      else if (type === StatisticsType.Mean) main = new WindowReducer(values, g, win, ReduceMode.Sum);
+      else if (type === StatisticsType.Min || type === StatisticsType.Max) {
+        main = new WindowReducer(minimumValues(src, b, type === StatisticsType.Max), g, win, ReduceMode.Min);
       }
       for (let y = 0; y < outH; y++) {
         const o = y * outW;
-        const n = counts?.next();
-        const m = main?.next();
-        const q = squares?.next();
         const cy = oy + y;
-        for (let x = 0; x < outW; x++) {
-          const cx = ox + x;
-          const ci = cy * inW + cx;
-          if (mask[ci] !== 0 ? p.fillOnly : !p.fillOnly) {
-            // Valid centre kept as is (FillNoDataOnly), or NoData centre left NoData.
-            rowBuf[x] = raw[ci]!;
-            continue;
+        const c0 = cy * inW + ox;
+        let n: Float64Array;
+        if (counts) n = counts.next();
+        else {
+          n = fullCounts;
+          const ry = inside.rows[y]!;
+          for (let x = 0; x < outW; x++) n[x] = ry * inside.cols[x]!;
+        }
+        const m = main?.next();
+        // Results (NaN where the window has no valid pixel; Std and ranks skip the pixels whose
+        // centre decides: a valid centre kept by FillNoDataOnly, a NoData centre without it).
+        if (type === StatisticsType.Mean) {
+          for (let x = 0; x < outW; x++) rowBuf[x] = m![x]! / n[x]!;
+        } else if (type === StatisticsType.StandardDeviation) {
+          both!.next();
+          const { sums, squares } = both!;
+          for (let x = 0; x < outW; x++) {
+            const count = n[x]!;
+            if (count === 0 || (mask[c0 + x] !== 0) === fillOnly) {
+              rowBuf[x] = Number.NaN;
+              continue;
+            }
+            // (n*Q - S^2) / n^2, two-pass where the sums cancel (window.ts CANCELLATION).
+            const s = sums[x]!;
+            const nq = count * squares[x]!;
+            const d = nq - s * s;
+            const v = exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy);
+            rowBuf[x] = Math.sqrt(v);
           }
-          const count = n ? n[x]! : inside.rows[y]! * inside.cols[x]!;
-          if (count === 0) {
-            rowBuf[x] = Number.NaN;
-            continue;
-          }
-          switch (p.type) {
-            case StatisticsType.Mean:
-              rowBuf[x] = m![x]! / count;
-              break;
-            case StatisticsType.StandardDeviation:
-              rowBuf[x] = Math.sqrt(varianceOf(count, m![x]!, q![x]!, p.exact, values, mask, inW, win, cx, cy));
-              break;
-            case StatisticsType.Min:
-              rowBuf[x] = m![x]!;
-              break;
-            case StatisticsType.Max:
-              rowBuf[x] = -m![x]!;
-              break;
-            default:
-              rowBuf[x] = rankStatistic(p.type, raw, mask, inW, win, cx, cy, scratch!);
+        } else if (m) {
+          const sign = type === StatisticsType.Max ? -1 : 1;
+          for (let x = 0; x < outW; x++) rowBuf[x] = n[x] === 0 ? Number.NaN : sign * m[x]!;
+        } else {
+          for (let x = 0; x < outW; x++) {
+            rowBuf[x] = n[x] === 0 || (mask[c0 + x] !== 0) === fillOnly ? Number.NaN : rankStatistic(type, raw, mask, inW, win, ox + x, cy, scratch!);
           }
         }
+        // FillNoDataOnly keeps valid centres (NoData centres without it are masked by storeRow).
+        if (fillOnly) for (let x = 0; x < outW; x++) if (mask[c0 + x] !== 0) rowBuf[x] = raw[c0 + x]!;
         storeRow(out.bands[b]!, o, rowBuf, outW, outMask, p.store);
       }
     }

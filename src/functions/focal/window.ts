@@ -18,7 +18,10 @@
  * renders equal whole renders bit for bit, and no running sum drifts along a row (each partial sum
  * has at most `Rows` or `Columns` terms).
  * Windows of at most 3 rows (columns) are summed directly in a fixed order instead, and 3x3 sums
- * are fused into one pass with a sliding register window (same order, same results).
+ * and minimums are fused into one pass with a sliding register window of column results (same
+ * order, same results); `WindowMoments` gives sums and sums of squares together (one pass for
+ * 3x3). Values are read from the block's own plane where it is float and its masked pixels
+ * already hold the fill value (no copy).
  */
 import type { PixelBlock } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
@@ -73,8 +76,6 @@ export function geometryOf(input: PixelBlock, out: PixelBlock): BlockGeometry {
   };
 }
 
-export const allValid = (mask: Uint8Array): boolean => mask.indexOf(0) < 0;
-
 /**
  * Whether a pixel of the input block that lies inside the raster (`width` x `height`) is masked.
  * Pixels outside the raster are always masked, but they only fall in the windows of edge pixels,
@@ -85,10 +86,8 @@ export function maskedInside(mask: Uint8Array, g: BlockGeometry, width: number, 
   const x1 = Math.min(g.inW, width - g.inX);
   const y0 = Math.max(0, -g.inY);
   const y1 = Math.min(g.inH, height - g.inY);
-  for (let y = y0; y < y1; y++) {
-    const o = y * g.inW;
-    for (let x = x0; x < x1; x++) if (mask[o + x] === 0) return true;
-  }
+  if (x0 >= x1) return false;
+  for (let y = y0; y < y1; y++) if (mask.subarray(y * g.inW + x0, y * g.inW + x1).indexOf(0) >= 0) return true;
   return false;
 }
 
@@ -117,9 +116,35 @@ export function bandValues(block: PixelBlock, band: number, fill?: number): Valu
   const plane = block.bands[band]!;
   const float = plane instanceof Float32Array || plane instanceof Float64Array;
   const mask = block.mask;
-  if (fill === undefined || allValid(mask)) return float ? plane : Float64Array.from(plane);
-  const v = plane instanceof Float32Array ? new Float32Array(plane) : Float64Array.from(plane);
+  if (fill === undefined || (float && holds(plane, mask, fill))) return float ? plane : new Float64Array(plane);
+  const v = plane instanceof Float32Array ? new Float32Array(plane) : new Float64Array(plane);
   for (let i = 0; i < mask.length; i++) if (mask[i] === 0) v[i] = fill;
+  return v;
+}
+
+/** Whether every masked pixel of `plane` already holds `fill` (the same sign for zeros). */
+function holds(plane: Values, mask: Uint8Array, fill: number): boolean {
+  const inv = 1 / fill;
+  for (let i = mask.indexOf(0); i >= 0; i = mask.indexOf(0, i + 1)) {
+    const v = plane[i]!;
+    if (v !== fill || 1 / v !== inv) return false;
+  }
+  return true;
+}
+
+/**
+ * Band `band` for window minimums (`negate`: maximums, as minimums of the negated values): valid
+ * pixels' values (negated), +Inf where masked (the plane itself when it is float, not negated and
+ * has no masked pixel). Negation is exact, so maximums are -min(-v).
+ */
+export function minimumValues(block: PixelBlock, band: number, negate: boolean): Values {
+  const plane = block.bands[band]!;
+  const mask = block.mask;
+  const float = plane instanceof Float32Array || plane instanceof Float64Array;
+  if (float && !negate && mask.indexOf(0) < 0) return plane;
+  const v = plane instanceof Float32Array ? new Float32Array(plane.length) : new Float64Array(plane.length);
+  const sign = negate ? -1 : 1;
+  for (let i = 0; i < v.length; i++) v[i] = mask[i] !== 0 ? sign * plane[i]! : Number.POSITIVE_INFINITY;
   return v;
 }
 
@@ -217,15 +242,17 @@ export class WindowReducer {
 
   /** The window results of the next output row (a view reused by the next call). */
   next(): Float64Array {
-    if (this.w.rows === 3 && this.w.cols === 3 && this.mode !== ReduceMode.Min) return this.fused3();
+    // (3x3 sums of squares come from WindowMoments; here they take the direct path, same order.)
+    if (this.w.rows === 3 && this.w.cols === 3 && this.mode !== ReduceMode.SumOfSquares) return this.fused3();
     const col = this.vertical();
     this.y++;
     return this.horizontal(col);
   }
 
   /**
-   * 3x3 sums in one pass with a sliding register window of three column sums; the same order as
-   * the direct paths below ((r0 + r1) + r2 down, then left to right), so results are identical.
+   * 3x3 windows in one pass with a sliding register window of three column results, in the same
+   * order as the direct paths below ((r0 op r1) op r2 down, then left to right; minimums compare
+   * the same operands the same way, NaN included), so results are identical.
    */
   private fused3(): Float64Array {
     const { inW, ox, oy, outW } = this.g;
@@ -244,21 +271,22 @@ export class WindowReducer {
         c0 = c1;
         c1 = c2;
       }
-      return out;
-    }
-    const sq = (i: number): number => {
-      const a = src[r0 + i]!;
-      const b = src[r1 + i]!;
-      const c = src[r2 + i]!;
-      return a * a + b * b + c * c;
-    };
-    let c0 = sq(0);
-    let c1 = sq(1);
-    for (let x = 0; x < outW; x++) {
-      const c2 = sq(x + 2);
-      out[x] = c0 + c1 + c2;
-      c0 = c1;
-      c1 = c2;
+    } else {
+      // Column minimum as vertical(): m = r0; m = r1 < m ? r1 : m; m = r2 < m ? r2 : m.
+      let c0 = 0, c1 = 0;
+      for (let x = -2; x < outW; x++) {
+        let m = src[r0 + x + 2]!;
+        const b = src[r1 + x + 2]!;
+        m = b < m ? b : m;
+        const c = src[r2 + x + 2]!;
+        const c2 = c < m ? c : m;
+        if (x >= 0) {
+          const u = c0 < c1 ? c0 : c1;
+          out[x] = u < c2 ? u : c2;
+        }
+        c0 = c1;
+        c1 = c2;
+      }
     }
     return out;
   }
@@ -406,6 +434,66 @@ export class WindowReducer {
   }
 }
 
+/**
+ * Window sums and sums of squares, one output row per `next()` (views reused by the next call):
+ * two `WindowReducer`s, or for 3x3 windows one fused pass with the same order (same results).
+ */
+export class WindowMoments {
+  sums: Float64Array;
+  squares: Float64Array;
+  private readonly reducers?: readonly [WindowReducer, WindowReducer];
+  private y = 0;
+
+  constructor(
+    private readonly src: Values,
+    private readonly g: BlockGeometry,
+    w: FocalWindow,
+  ) {
+    if (w.rows === 3 && w.cols === 3) {
+      this.sums = new Float64Array(g.outW);
+      this.squares = new Float64Array(g.outW);
+    } else {
+      this.reducers = [new WindowReducer(src, g, w, ReduceMode.Sum), new WindowReducer(src, g, w, ReduceMode.SumOfSquares)];
+      this.sums = this.squares = new Float64Array(0);
+    }
+  }
+
+  next(): void {
+    if (this.reducers) {
+      this.sums = this.reducers[0].next();
+      this.squares = this.reducers[1].next();
+      return;
+    }
+    const { inW, ox, oy, outW } = this.g;
+    const src = this.src;
+    const sums = this.sums;
+    const squares = this.squares;
+    const r0 = (this.y + oy - 1) * inW + ox - 1;
+    const r1 = r0 + inW;
+    const r2 = r1 + inW;
+    this.y++;
+    let a = src[r0]!, b = src[r1]!, c = src[r2]!;
+    let s0 = a + b + c;
+    let q0 = a * a + b * b + c * c;
+    a = src[r0 + 1]!, b = src[r1 + 1]!, c = src[r2 + 1]!;
+    let s1 = a + b + c;
+    let q1 = a * a + b * b + c * c;
+    for (let x = 0; x < outW; x++) {
+      a = src[r0 + x + 2]!;
+      b = src[r1 + x + 2]!;
+      c = src[r2 + x + 2]!;
+      const s2 = a + b + c;
+      const q2 = a * a + b * b + c * c;
+      sums[x] = s0 + s1 + s2;
+      squares[x] = q0 + q1 + q2;
+      s0 = s1;
+      s1 = s2;
+      q0 = q1;
+      q1 = q2;
+    }
+  }
+}
+
 /** Whether sums of squares of this type over `area` pixels are exact in float64 (small integers). */
 export function exactSquares(t: PixelType, area: number): boolean {
   const info = PIXEL_TYPE_INFO[t];
@@ -445,32 +533,12 @@ export function directVariance(values: Values, mask: Uint8Array, inW: number, w:
 }
 
 /**
- * Relative size of `n*Q - S^2` against `n*Q` under which the running-sum variance is recomputed
- * directly: at 1e-9, float64 sums keep about 6 significant digits of the variance.
+ * Relative size of `n*Q - S^2` against `n*Q` under which the variance from window sums
+ * (`(n*Q - S^2) / n^2`, n count, S sum, Q sum of squares) is recomputed by `directVariance`: at
+ * 1e-9, float64 sums keep about 6 significant digits of the variance. Integer sums that are exact
+ * (`exactSquares`) need no fallback.
  */
 export const CANCELLATION = 1e-9;
-
-/**
- * Population variance from window count n, sum s and sum of squares q; the direct two-pass
- * variance where cancellation would cost precision (unless `exact`: integer sums are exact).
- */
-export function varianceOf(
-  n: number,
-  s: number,
-  q: number,
-  exact: boolean,
-  values: Values,
-  mask: Uint8Array,
-  inW: number,
-  w: FocalWindow,
-  cx: number,
-  cy: number,
-): number {
-  const nq = n * q;
-  const d = nq - s * s;
-  if (exact || d > CANCELLATION * nq) return d > 0 ? d / (n * n) : 0;
-  return directVariance(values, mask, inW, w, cx, cy);
-}
 
 /** How results are written to an output plane of type `t`. */
 export interface Store {
