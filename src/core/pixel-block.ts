@@ -112,6 +112,24 @@ export function allocateBlock(rect: Rect, pixelType: PixelType, bandCount: numbe
   return { rect, pixelType, bands, mask: new Uint8Array(n).fill(1) };
 }
 
+/**
+ * Whether mask[start, start + len) is all 1 (every pixel valid), read four bytes at a time where
+ * aligned: lets kernels skip per-pixel mask tests.
+ */
+export function maskAllValid(mask: Uint8Array, start = 0, len = mask.length - start): boolean {
+  const end = start + len;
+  let i = start;
+  while (i < end && ((mask.byteOffset + i) & 3) !== 0) if (mask[i++] !== 1) return false;
+  const words = (end - i) >> 2;
+  if (words > 0) {
+    const w = new Uint32Array(mask.buffer, mask.byteOffset + i, words);
+    for (let k = 0; k < words; k++) if (w[k] !== 0x01010101) return false;
+    i += words << 2;
+  }
+  for (; i < end; i++) if (mask[i] !== 1) return false;
+  return true;
+}
+
 /** Grid helpers: the info's extent and cell size describe an affine, north-up grid. */
 export function pixelToMap(info: Pick<RasterInfo, 'extent' | 'cellSize'>, px: number, py: number): [number, number] {
   return [info.extent.xmin + px * info.cellSize.x, info.extent.ymax - py * info.cellSize.y];

@@ -19,25 +19,39 @@ export function memorySource(id: string, info: RasterInfo, bands: readonly Plane
     const nd = info.noData;
     for (const b of bands) for (let i = 0; i < n; i++) if (b[i] === nd || (nd !== nd && b[i] !== b[i])) valid[i] = 0;
   }
+  let allValid = true;
+  for (let i = 0; i < n && allValid; i++) if (valid[i] !== 1) allValid = false;
   return {
     kind: 'source',
     id,
     info,
     read(r: Rect): Promise<PixelBlock> {
-      const out = allocateBlock(r, info.pixelType, info.bandCount);
-      out.mask.fill(0);
       const x0 = Math.max(0, r.x);
       const x1 = Math.min(info.width, r.x + r.width);
-      for (let y = Math.max(0, r.y); y < Math.min(info.height, r.y + r.height); y++) {
+      const y0 = Math.max(0, r.y);
+      const y1 = Math.min(info.height, r.y + r.height);
+      const inside = x0 === r.x && x1 === r.x + r.width && y0 === r.y && y1 === r.y + r.height;
+      const bandsOut: Plane[] = [];
+      for (let b = 0; b < bands.length; b++) {
+        const src = bands[b]!;
+        // Whole rows inside the raster: one contiguous copy per band.
+        if (inside && r.width === info.width) bandsOut.push(src.slice(k * r.y * info.width, k * (r.y + r.height) * info.width));
+        else bandsOut.push(allocatePlane(info.pixelType, r.width * r.height));
+      }
+      // The mask: all valid inside a raster without masked pixels, else copied row by row (0 outside).
+      const mask = inside && allValid ? new Uint8Array(r.width * r.height).fill(1) : new Uint8Array(r.width * r.height);
+      const rowsCopied = inside && r.width === info.width;
+      for (let y = y0; y < y1; y++) {
         if (x1 <= x0) break;
         const s = y * info.width + x0;
         const d = (y - r.y) * r.width + (x0 - r.x);
-        out.mask.set(valid.subarray(s, s + x1 - x0), d);
+        if (!(inside && allValid)) mask.set(valid.subarray(s, s + x1 - x0), d);
+        if (rowsCopied) continue;
         for (let b = 0; b < bands.length; b++) {
-          (out.bands[b] as Plane).set(bands[b]!.subarray(k * s, k * (s + x1 - x0)) as never, k * d);
+          (bandsOut[b] as Plane).set(bands[b]!.subarray(k * s, k * (s + x1 - x0)) as never, k * d);
         }
       }
-      return Promise.resolve(out);
+      return Promise.resolve({ rect: r, pixelType: info.pixelType, bands: bandsOut, mask });
     },
   };
 }

@@ -21,7 +21,7 @@
  *   values for 8- and 16-bit data, whose every value is counted). Complex inputs: real parts.
  * - Determinism: the input is evaluated over a FIXED tiling of the statistics rectangle
  *   (`STATS_TILE` squares, row-major), values are summed in that order in float64, 8/16-bit data
- *   through exact integer counts; floats take two passes (min/max/sum, then histogram and squared
+ *   through exact integer counts (order-free: read in strips of whole rows of ~STATS_TILE^2 pixels); floats take two passes (min/max/sum, then histogram and squared
  *   deviations from the mean). Results do not depend on the caller's tile size or worker count.
  * - Binding: each node with `requestStatistics` is copied with `plan.params =
  *   fn.bindStatistics(params, stats)` and `plan.requestStatistics` removed; it and every ancestor get
@@ -31,8 +31,8 @@
  * - The pre-pass runs inline (not in the pool): it evaluates inner nodes, which pools cannot address.
  */
 import { EngineError } from '../core/errors.js';
-import type { BandStatistics, Histogram, PixelBlock } from '../core/pixel-block.js';
-import { PIXEL_TYPE_INFO, type PixelType } from '../core/pixel-type.js';
+import { maskAllValid, type BandStatistics, type Histogram, type PixelBlock } from '../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { grow, intersect, rect, tiles, type Rect } from '../core/rect.js';
 import { evaluateTile } from './evaluate.js';
 import type { FunctionNode, RasterNode, RequestBandStatistics } from './types.js';
@@ -255,18 +255,17 @@ export async function computeStatistics(node: RasterNode, r: Rect, options: Stat
   };
 
   if (kind !== 'other') {
-    // Exact integer counts of every value, one pass.
+    // Exact integer counts of every value, one pass. Counts do not depend on the order of pixels,
+    // so the input is read in strips of whole rows of about STATS_TILE^2 pixels (contiguous reads).
+    const strips = tiles(area, area.width, Math.max(1, Math.floor((STATS_TILE * STATS_TILE) / area.width)));
     const size = kind === 'i16' ? 65536 : 256;
     const offset = kind === 'u8' ? 0 : info.pixelType === 'U16' ? 0 : size / 2;
     const counts = Array.from({ length: bands }, () => new Float64Array(size));
-    for (const t of parts) {
+    for (const t of strips) {
       const block = await read(t);
       const m = block.mask;
-      for (let b = 0; b < bands; b++) {
-        const src = block.bands[b]!;
-        const c = counts[b]!;
-        for (let i = 0; i < m.length; i++) if (m[i] !== 0) c[src[i * stride]! + offset]++;
-      }
+      const valid = maskAllValid(m);
+      for (let b = 0; b < bands; b++) countValues(block.bands[b]!, m, valid, stride, offset, counts[b]!);
     }
     return counts.map((c) => fromCounts(c, offset, kind === 'i16' ? bins : 0));
   }
@@ -345,6 +344,50 @@ export async function computeStatistics(node: RasterNode, r: Rect, options: Stat
     const statistics: BandStatistics = { min: lo, max: hi, mean: mean[b]!, stdDev: Math.sqrt(dev[b]! / n), count: n, median, mode };
     return { statistics, histogram };
   });
+}
+
+/**
+ * c[v + offset]++ for every valid pixel value v (8/16-bit data: exact counts, so the order of
+ * pixels does not matter). One loop per array type and case keeps each loop monomorphic.
+ */
+function countValues(src: Plane, m: Uint8Array, valid: boolean, stride: number, offset: number, c: Float64Array): void {
+  if (stride === 1 && offset === 0 && valid) {
+    if (src instanceof Uint8Array) return countU8(src, c);
+    if (src instanceof Uint16Array) return countU16(src, c);
+  }
+  if (stride === 1 && src instanceof Int16Array) return countS16(src, m, valid, offset, c);
+  for (let i = 0; i < m.length; i++) if (m[i] !== 0) c[src[i * stride]! + offset]++;
+}
+
+/** Four interleaved integer histograms (no float adds, no store-to-load chains on runs of equal values). */
+const u8Counts = new Int32Array(4 * 256);
+function countU8(src: Uint8Array, c: Float64Array): void {
+  const h = u8Counts;
+  h.fill(0);
+  const n = src.length;
+  const n4 = n - (n & 3);
+  let i = 0;
+  for (; i < n4; i += 4) {
+    h[src[i]!]++;
+    h[256 + src[i + 1]!]++;
+    h[512 + src[i + 2]!]++;
+    h[768 + src[i + 3]!]++;
+  }
+  for (; i < n; i++) h[src[i]!]++;
+  for (let v = 0; v < 256; v++) c[v] = c[v]! + (h[v]! + h[256 + v]! + h[512 + v]! + h[768 + v]!);
+}
+
+const u16Counts = new Int32Array(65536);
+function countU16(src: Uint16Array, c: Float64Array): void {
+  const h = u16Counts;
+  h.fill(0);
+  for (let i = 0; i < src.length; i++) h[src[i]!]++;
+  for (let v = 0; v < 65536; v++) if (h[v] !== 0) c[v] = c[v]! + h[v]!;
+}
+
+function countS16(src: Int16Array, m: Uint8Array, valid: boolean, offset: number, c: Float64Array): void {
+  if (valid) for (let i = 0; i < src.length; i++) c[src[i]! + offset]++;
+  else for (let i = 0; i < src.length; i++) if (m[i] !== 0) c[src[i]! + offset]++;
 }
 
 /** Statistics from exact value counts (8/16-bit); `rebin` > 0: histogram of that many bins over [min, max]. */

@@ -2,8 +2,11 @@
  * Expressions without eval, part 3: running a compiled `Program` over a pixel block.
  *
  * The block is processed in chunks of 4,096 pixels (each register a 32 KB Float64Array that stays
- * in cache). For every chunk each instruction runs one plain loop over the chunk: the dispatch is
- * per instruction and chunk, never per pixel, and no closure runs per pixel.
+ * in cache; registers are pooled across calls). For every chunk each instruction runs one plain
+ * loop over the chunk: the dispatch is per instruction and chunk, never per pixel, and no closure
+ * runs per pixel. Loads and float stores are native typed-array conversions (`set`); a binary op
+ * with one constant operand reads it as a scalar; the mask fix-ups run only where a chunk's mask
+ * is not all valid. Every path computes the same per-pixel expression as the generic loop.
  *
  * Output: float bands take the values (NoData where not finite once stored); integer bands take
  * them rounded half up (Math.round), and values outside the type's range are NoData, not clamped.
@@ -17,7 +20,7 @@
  * past the F32 range), so the mask stays shared by all bands; with `strictMask` (BandArithmetic)
  * it is also NoData wherever any input the program reads is NoData.
  */
-import type { PixelBlock } from '../../core/pixel-block.js';
+import { maskAllValid, type PixelBlock } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
 import type { Instruction, Program } from './compile.js';
 import { Op } from './ops.js';
@@ -30,40 +33,189 @@ export interface SlotSource {
   readonly mask: Uint8Array;
 }
 
+/** 2^128 - 2^103: the smallest float64 that rounds to Infinity when stored as float32. */
+const F32_INF = 3.4028235677973366e38;
 const INT32_MIN = -2147483648;
 const UINT32_MAX = 4294967295;
+
+/** How one instruction runs: a LOAD, the generic op, a binary op with a constant operand, or a fused one. */
+const enum Mode {
+  LOAD,
+  GENERIC,
+  /** `reg op constant` */
+  RC,
+  /** `constant op reg` */
+  CR,
+  /** `(x - y) / (x + y)`: a DIV or DIV_ZERO whose operands were a SUB and an ADD of the same two values, used only there. */
+  ND,
+}
+
+interface Step {
+  readonly mode: Mode;
+  readonly ins: Instruction;
+  /** RC/CR: the register operand. */
+  readonly reg: number;
+  /** RC/CR: the constant operand's value. */
+  readonly c: number;
+  /** ND: the registers of x and y. */
+  readonly x: number;
+  readonly y: number;
+}
+
+/** Binary ops with a fast path for one constant operand (same expression per pixel as the generic loop). */
+const CONST_OPS: ReadonlySet<number> = new Set([
+  Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.DIV_ZERO, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE,
+]);
+
+/** Execution steps of a program, derived once per Program object (programs are immutable data). */
+const stepsCache = new WeakMap<Program, readonly Step[]>();
+
+function stepsOf(p: Program): readonly Step[] {
+  let steps = stepsCache.get(p);
+  if (steps === undefined) {
+    steps = fuse(p, plainSteps(p)) ?? plainSteps(p);
+    stepsCache.set(p, steps);
+  }
+  return steps;
+}
+
+function plainSteps(p: Program): Step[] {
+  const constant = new Map<number, number>(p.constants.map(([r, v]) => [r, v]));
+  return p.code.map((ins): Step => {
+    if (ins.op === Op.LOAD) return { mode: Mode.LOAD, ins, reg: -1, c: 0, x: -1, y: -1 };
+    if (CONST_OPS.has(ins.op) && ins.args.length === 2) {
+      const [a, b] = ins.args as [number, number];
+      const ca = constant.get(a);
+      const cb = constant.get(b);
+      // NaN constants keep the generic loop (its NaN checks look at both operands).
+      if (cb !== undefined && ca === undefined && cb === cb) return { mode: Mode.RC, ins, reg: a, c: cb, x: -1, y: -1 };
+      if (ca !== undefined && cb === undefined && ca === ca) return { mode: Mode.CR, ins, reg: b, c: ca, x: -1, y: -1 };
+    }
+    return { mode: Mode.GENERIC, ins, reg: -1, c: 0, x: -1, y: -1 };
+  });
+}
+
+/**
+ * Fuse normalised differences (`(x - y) / (x + y)`, NDVI and its kin) into one step, when the SUB
+ * and the ADD feed only that division. Values are tracked by the instruction that wrote them (a
+ * constant register by -1 - register); the fused program is accepted only if a simulation shows
+ * every step reading exactly the values the original program read, and the outputs unchanged.
+ * Returns undefined when nothing was fused (or the check failed).
+ */
+function fuse(p: Program, base: Step[]): Step[] | undefined {
+  const code = p.code;
+  const writer = new Int32Array(p.registers).fill(-1);
+  const valueOf = (w: Int32Array, r: number): number => (w[r]! >= 0 ? w[r]! : -1 - r);
+  const reads: number[][] = [];
+  const consumers = new Int32Array(code.length);
+  for (let i = 0; i < code.length; i++) {
+    const ins = code[i]!;
+    const vals = ins.op === Op.LOAD ? [] : ins.args.map((r) => valueOf(writer, r));
+    for (const v of vals) if (v >= 0) consumers[v]++;
+    reads.push(vals);
+    writer[ins.dst] = i;
+  }
+  const finals = p.outputs.map((r) => valueOf(writer, r));
+  for (const v of finals) if (v >= 0) consumers[v]++;
+
+  const steps = base.slice();
+  const expect = reads.slice();
+  const dropped = new Uint8Array(code.length);
+  let fused = false;
+  for (let i = 0; i < code.length; i++) {
+    const ins = code[i]!;
+    if ((ins.op !== Op.DIV && ins.op !== Op.DIV_ZERO) || base[i]!.mode !== Mode.GENERIC) continue;
+    const [vs, va] = reads[i] as [number, number];
+    if (vs < 0 || va < 0 || code[vs]!.op !== Op.SUB || code[va]!.op !== Op.ADD) continue;
+    if (consumers[vs] !== 1 || consumers[va] !== 1 || dropped[vs] || dropped[va]) continue;
+    const [sx, sy] = reads[vs] as [number, number];
+    const [ax, ay] = reads[va] as [number, number];
+    if (!((ax === sx && ay === sy) || (ax === sy && ay === sx))) continue;
+    const sub = code[vs]!;
+    dropped[vs] = 1;
+    dropped[va] = 1;
+    steps[i] = { mode: Mode.ND, ins, reg: -1, c: 0, x: sub.args[0]!, y: sub.args[1]! };
+    expect[i] = [sx, sy];
+    fused = true;
+  }
+  if (!fused) return undefined;
+  // Check: replay the kept steps and compare the values each one reads.
+  const w = new Int32Array(p.registers).fill(-1);
+  const kept: Step[] = [];
+  for (let i = 0; i < code.length; i++) {
+    if (dropped[i]) continue;
+    const s = steps[i]!;
+    const regs = s.mode === Mode.ND ? [s.x, s.y] : s.ins.op === Op.LOAD ? [] : s.ins.args;
+    const want = expect[i]!;
+    if (regs.length !== want.length || regs.some((r, k) => valueOf(w, r) !== want[k])) return undefined;
+    w[s.ins.dst] = i;
+    kept.push(s);
+  }
+  if (p.outputs.some((r, k) => valueOf(w, r) !== finals[k])) return undefined;
+  return kept;
+}
+
+/** Registers reused across calls (runProgram is synchronous and never re-entered). */
+const registerPool: Float64Array[] = [];
 
 /** Run `p` over `out`'s pixels; output band k gets `p.outputs[k]`. */
 export function runProgram(p: Program, sources: readonly (SlotSource | undefined)[], out: PixelBlock, strictMask = false): void {
   const m = out.mask;
   const n = m.length;
-  const size = Math.min(CHUNK, Math.max(n, 1));
-  const regs: Float64Array[] = [];
-  for (let r = 0; r < p.registers; r++) regs.push(new Float64Array(size));
-  for (const [r, v] of p.constants) regs[r]!.fill(v);
-  const code = p.code;
+  while (registerPool.length < p.registers) registerPool.push(new Float64Array(CHUNK));
+  const regs = registerPool;
+  const size = Math.min(CHUNK, n);
+  for (const [r, v] of p.constants) regs[r]!.fill(v, 0, size);
+  const steps = stepsOf(p);
   const info = PIXEL_TYPE_INFO[out.pixelType];
   const float = !info.integer;
   const fill = float ? Number.NaN : 0;
   const lo = info.min;
   const hi = info.max;
+  const bands = out.bands;
+  const outputs = p.outputs;
   for (let start = 0; start < n; start += CHUNK) {
     const len = Math.min(CHUNK, n - start);
-    for (let c = 0; c < code.length; c++) {
-      const ins = code[c]!;
-      if (ins.op === Op.LOAD) load(sources[ins.params[0]!]!, regs[ins.dst]!, start, len);
-      else execInstruction(ins, regs, len);
+    for (let c = 0; c < steps.length; c++) {
+      const s = steps[c]!;
+      const ins = s.ins;
+      switch (s.mode) {
+        case Mode.LOAD: {
+          const src = sources[ins.params[0]!]!;
+          const d = regs[ins.dst]!;
+          // Typed-array conversion (native) into the register; masked pixels become NaN unless the
+          // strict mask makes them NoData anyway.
+          d.set(src.plane.subarray(start, start + len));
+          if (!strictMask && !maskAllValid(src.mask, start, len)) maskNaN(d, src.mask, start, len);
+          break;
+        }
+        case Mode.RC:
+          constRight(ins.op, regs[ins.dst]!, regs[s.reg]!, s.c, len);
+          break;
+        case Mode.CR:
+          constLeft(ins.op, regs[ins.dst]!, s.c, regs[s.reg]!, len);
+          break;
+        case Mode.ND:
+          normalizedDifference(regs[ins.dst]!, regs[s.x]!, regs[s.y]!, ins.op === Op.DIV ? Number.NaN : 0, len);
+          break;
+        default:
+          execInstruction(ins, regs, len);
+      }
     }
     if (strictMask) {
       for (const slot of p.slots) {
         const sm = sources[slot]!.mask;
-        for (let j = start; j < start + len; j++) if (sm[j] === 0) m[j] = 0;
+        if (!maskAllValid(sm, start, len)) for (let j = start; j < start + len; j++) if (sm[j] === 0) m[j] = 0;
       }
     }
-    for (let k = 0; k < p.outputs.length; k++) {
-      const r = regs[p.outputs[k]!]!;
-      const dst = out.bands[k]!;
-      if (float) {
+    for (let k = 0; k < outputs.length; k++) {
+      const r = regs[outputs[k]!]!;
+      const dst = bands[k]!;
+      // Float bands: NoData where the value is not finite once stored (F32: |v| >= F32_INF).
+      // One band: masked pixels are written NaN here, so the fill pass below finds nothing to do.
+      if (dst instanceof Float32Array) storeFloat(dst, r, m, start, len, F32_INF, outputs.length === 1);
+      else if (dst instanceof Float64Array) storeFloat(dst, r, m, start, len, Infinity, outputs.length === 1);
+      else if (float) {
         for (let i = 0; i < len; i++) {
           const j = start + i;
           dst[j] = r[i]!;
@@ -82,20 +234,89 @@ export function runProgram(p: Program, sources: readonly (SlotSource | undefined
         }
       }
     }
+    if (float && outputs.length === 1 && bands.length === 1 && (bands[0] instanceof Float32Array || bands[0] instanceof Float64Array)) continue;
     // NoData pixels (any band invalid, or a strict input mask) hold NaN (float) or 0 in every band.
-    for (let k = 0; k < out.bands.length; k++) {
-      const dst = out.bands[k]!;
-      for (let j = start; j < start + len; j++) if (m[j] === 0) dst[j] = fill;
+    if (!maskAllValid(m, start, len)) {
+      for (let k = 0; k < bands.length; k++) {
+        const dst = bands[k]!;
+        for (let j = start; j < start + len; j++) if (m[j] === 0) dst[j] = fill;
+      }
     }
   }
 }
 
-function load(s: SlotSource, d: Float64Array, start: number, len: number): void {
-  const src = s.plane;
-  const sm = s.mask;
+function maskNaN(d: Float64Array, sm: Uint8Array, start: number, len: number): void {
+  for (let i = 0; i < len; i++) if (sm[start + i] === 0) d[i] = Number.NaN;
+}
+
+/**
+ * Store a float band: `dst[j] = r[i]`, NoData where the stored value is not finite, i.e. where
+ * |r[i]| >= `inf` (the smallest float64 that rounds to Infinity in the band's type) or r[i] is NaN.
+ * With `fill`, pixels already masked are written NaN too.
+ */
+function storeFloat(dst: Float32Array | Float64Array, r: Float64Array, m: Uint8Array, start: number, len: number, inf: number, fill: boolean): void {
+  const lo = -inf;
+  if (fill) {
+    for (let i = 0; i < len; i++) {
+      const j = start + i;
+      const v = r[i]!;
+      if (v > lo && v < inf && m[j] !== 0) dst[j] = v;
+      else {
+        m[j] = 0;
+        dst[j] = Number.NaN;
+      }
+    }
+  } else {
+    for (let i = 0; i < len; i++) {
+      const j = start + i;
+      const v = r[i]!;
+      dst[j] = v;
+      if (!(v > lo && v < inf)) m[j] = 0;
+    }
+  }
+}
+
+/** `d = (x - y) / (x + y)`, `zero` where x + y is 0 (the DIV or DIV_ZERO policy). */
+function normalizedDifference(d: Float64Array, x: Float64Array, y: Float64Array, zero: number, len: number): void {
   for (let i = 0; i < len; i++) {
-    const j = start + i;
-    d[i] = sm[j] === 0 ? Number.NaN : src[j]!;
+    const a = x[i]!;
+    const b = y[i]!;
+    const s = a + b;
+    d[i] = s === 0 ? zero : (a - b) / s;
+  }
+}
+
+/** `d = a op c` for a constant c (not NaN): the generic loop's expression with b[i] = c. */
+function constRight(op: number, d: Float64Array, a: Float64Array, c: number, len: number): void {
+  switch (op) {
+    case Op.ADD: for (let i = 0; i < len; i++) d[i] = a[i]! + c; return;
+    case Op.SUB: for (let i = 0; i < len; i++) d[i] = a[i]! - c; return;
+    case Op.MUL: for (let i = 0; i < len; i++) d[i] = a[i]! * c; return;
+    case Op.DIV: if (c === 0) d.fill(Number.NaN, 0, len); else for (let i = 0; i < len; i++) d[i] = a[i]! / c; return;
+    case Op.DIV_ZERO: if (c === 0) d.fill(0, 0, len); else for (let i = 0; i < len; i++) d[i] = a[i]! / c; return;
+    case Op.EQ: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x === c ? 1 : 0; } return;
+    case Op.NE: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x !== c ? 1 : 0; } return;
+    case Op.LT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x < c ? 1 : 0; } return;
+    case Op.LE: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x <= c ? 1 : 0; } return;
+    case Op.GT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x > c ? 1 : 0; } return;
+    default: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x >= c ? 1 : 0; } return; // GE
+  }
+}
+
+/** `d = c op b` for a constant c (not NaN). */
+function constLeft(op: number, d: Float64Array, c: number, b: Float64Array, len: number): void {
+  switch (op) {
+    case Op.ADD: for (let i = 0; i < len; i++) d[i] = c + b[i]!; return;
+    case Op.SUB: for (let i = 0; i < len; i++) d[i] = c - b[i]!; return;
+    case Op.MUL: for (let i = 0; i < len; i++) d[i] = c * b[i]!; return;
+    case Op.DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : c / y; } return;
+    case Op.DIV_ZERO: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? 0 : c / y; } return;
+    case Op.EQ: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c === y ? 1 : 0; } return;
+    case Op.NE: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c !== y ? 1 : 0; } return;
+    case Op.LT: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c < y ? 1 : 0; } return;
+    case Op.LE: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c <= y ? 1 : 0; } return;
+    case Op.GT: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c > y ? 1 : 0; } return;
+    default: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c >= y ? 1 : 0; } return; // GE
   }
 }
 
@@ -190,8 +411,79 @@ export function execInstruction(ins: Instruction, regs: readonly Float64Array[],
       return;
     }
     default:
-      statistic(ins, regs, len);
+      if (!fastStatistic(ins, regs, len)) statistic(ins, regs, len);
   }
+}
+
+/**
+ * Sum, Mean, Max and Min (with or without IgnoreNoData) operand by operand over the chunk, in the
+ * same order and with the same arithmetic as `statistic` (the sum starts at 0 and adds operands
+ * in order; Max/Min keep the first of equal values; any NaN operand gives NaN unless ignored).
+ * Returns false for the other statistics.
+ */
+function fastStatistic(ins: Instruction, regs: readonly Float64Array[], len: number): boolean {
+  const op = ins.op;
+  if (op !== Op.SUM && op !== Op.MEAN && op !== Op.MAX && op !== Op.MIN) return false;
+  // The result is accumulated in a scratch array (the destination may be one of the operands).
+  const d = scratch(0, len);
+  statisticInto(op, d, ins.args, ins.params[0] === 1, regs, len);
+  regs[ins.dst]!.set(d.subarray(0, len));
+  return true;
+}
+
+function statisticInto(op: number, d: Float64Array, args: readonly number[], ignore: boolean, regs: readonly Float64Array[], len: number): void {
+  const k = args.length;
+  if (op === Op.SUM || op === Op.MEAN) {
+    if (!ignore) {
+      const a0 = regs[args[0]!]!;
+      for (let i = 0; i < len; i++) d[i] = 0 + a0[i]!;
+      for (let j = 1; j < k; j++) {
+        const a = regs[args[j]!]!;
+        for (let i = 0; i < len; i++) d[i] = d[i]! + a[i]!;
+      }
+      if (op === Op.MEAN) for (let i = 0; i < len; i++) d[i] = d[i]! / k;
+      return;
+    }
+    const cnt = scratch(1, len);
+    d.fill(0, 0, len);
+    cnt.fill(0, 0, len);
+    for (let j = 0; j < k; j++) {
+      const a = regs[args[j]!]!;
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        if (x === x) {
+          d[i] = d[i]! + x;
+          cnt[i] = cnt[i]! + 1;
+        }
+      }
+    }
+    for (let i = 0; i < len; i++) {
+      const c = cnt[i]!;
+      d[i] = c === 0 ? Number.NaN : op === Op.MEAN ? d[i]! / c : d[i]!;
+    }
+    return;
+  }
+  const max = op === Op.MAX;
+  const a0 = regs[args[0]!]!;
+  for (let i = 0; i < len; i++) d[i] = a0[i]!;
+  for (let j = 1; j < k; j++) {
+    const a = regs[args[j]!]!;
+    if (!ignore) {
+      // A NaN operand makes (and keeps) the result NaN.
+      if (max) for (let i = 0; i < len; i++) { const x = a[i]!; if (x > d[i]! || x !== x) d[i] = x; }
+      else for (let i = 0; i < len; i++) { const x = a[i]!; if (x < d[i]! || x !== x) d[i] = x; }
+    } else if (max) {
+      for (let i = 0; i < len; i++) { const x = a[i]!; const r = d[i]!; if (x === x && (r !== r || x > r)) d[i] = x; }
+    } else {
+      for (let i = 0; i < len; i++) { const x = a[i]!; const r = d[i]!; if (x === x && (r !== r || x < r)) d[i] = x; }
+    }
+  }
+}
+
+const scratchArrays = [new Float64Array(CHUNK), new Float64Array(CHUNK)];
+function scratch(k: 0 | 1, len: number): Float64Array {
+  if (scratchArrays[k]!.length < len) scratchArrays[k] = new Float64Array(len);
+  return scratchArrays[k]!;
 }
 
 function bitwise(op: number, d: Float64Array, a: Float64Array, b: Float64Array, len: number): void {
