@@ -6,7 +6,8 @@
  *    bench/data/dist) of a Hillshade of the 4096 x 4096 DEFLATE-tiled F32 DEM to a DEFLATE-tiled
  *    GeoTIFF (`--co TILED=YES --co COMPRESS=DEFLATE`) versus `gdaldem hillshade -co TILED=YES
  *    -co COMPRESS=DEFLATE` on the same input; medians of RUNS each; ratio = gdaldem time / ours
- *    (>= 1: we are at least as fast).
+ *    (>= 1: we are at least as fast). The CPU time of both (user + system, all threads) is printed
+ *    too: on a busy machine our thread-pool parallelism cannot show in the wall time.
  * 2. Decoding throughput of the whole 4096 x 4096 raster (raw, DEFLATE, DEFLATE + predictor 3):
  *    openGeoTiff(...).read() with a cold tile cache, beside GDAL's ReadAsArray timed by
  *    /usr/bin/python3 in the same run; ratio = ours / GDAL.
@@ -41,13 +42,14 @@ function row(name: string, ms: number[], pixels: number, reference?: number[]): 
   return { name, medianMs: median(ms), mpxPerSec, meanMs: mean(ms), p99Ms: p99(ms), samples: ms.length, ...(ref ? { reference: ref, ratio: mpxPerSec / ref } : {}) };
 }
 
-function timed(cmd: string, args: string[]): { ms: number; rssMb: number } {
+/** Wall time, CPU time (user + system, every thread) and peak RSS of one process. */
+function timed(cmd: string, args: string[]): { ms: number; cpuMs: number; rssMb: number } {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', cwd: DATA, env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', cmd, ...args], { encoding: 'utf8', cwd: DATA, env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
-  const kb = Number(r.stderr.trim().split('\n').at(-1));
-  return { ms, rssMb: kb / 1024 };
+  const [user, sys, kb] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
+  return { ms, cpuMs: (user + sys) * 1000, rssMb: kb / 1024 };
 }
 
 export async function ioBench(): Promise<BenchRow[]> {
@@ -69,16 +71,23 @@ export async function ioBench(): Promise<BenchRow[]> {
   const ours: number[] = [];
   const theirs: number[] = [];
   const rss: number[] = [];
+  const oursCpu: number[] = [];
+  const theirsCpu: number[] = [];
   const rule = '{"rasterFunction":"Hillshade"}';
   for (let i = 0; i < RUNS; i++) {
     const a = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', dem, '--output', resolve(DATA, 'hs-ours.tif'), '--co', 'TILED=YES', '--co', 'COMPRESS=DEFLATE']);
     ours.push(a.ms);
+    oursCpu.push(a.cpuMs);
     rss.push(a.rssMb);
-    theirs.push(timed('gdaldem', ['hillshade', '-q', '-co', 'TILED=YES', '-co', 'COMPRESS=DEFLATE', dem, resolve(DATA, 'hs-gdal.tif')]).ms);
+    const g = timed('gdaldem', ['hillshade', '-q', '-co', 'TILED=YES', '-co', 'COMPRESS=DEFLATE', dem, resolve(DATA, 'hs-gdal.tif')]);
+    theirs.push(g.ms);
+    theirsCpu.push(g.cpuMs);
   }
   rows.push(row(`whole process: rasterflow render Hillshade 4096x4096 DEFLATE -> DEFLATE tiles (peak RSS ${Math.max(...rss).toFixed(0)} MB)`, ours, PX4096, theirs));
   rows.push(row('whole process: gdaldem hillshade -co TILED=YES -co COMPRESS=DEFLATE, same input', theirs, PX4096));
   console.log(`io bench: whole-process medians: rasterflow ${median(ours).toFixed(0)} ms, gdaldem ${median(theirs).toFixed(0)} ms (gdaldem/ours ${(median(theirs) / median(ours)).toFixed(2)})`);
+  // CPU time (all threads): on a busy machine the wall-time ratio hides how much work each does.
+  console.log(`io bench: whole-process CPU medians: rasterflow ${median(oursCpu).toFixed(0)} ms, gdaldem ${median(theirsCpu).toFixed(0)} ms`);
 
   // 2. Decoding throughput beside GDAL's.
   const files = [

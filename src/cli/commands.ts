@@ -113,7 +113,7 @@ export function run(program: Command, io: CliIo): Command {
     .option('--input <[NAME=]path>', 'input raster; first is $$ and $1, next $2, ...; NAME=path binds a variable', collect, [])
     .requiredOption('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg)')
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
-    .addOption(new Option('--tile <n>', 'tile size in pixels').default('256').argParser((v) => v))
+    .addOption(new Option('--tile <n>', "tile size in pixels (default: the GeoTIFF output's block size when its blocks are square, else 256)").argParser((v) => v))
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
     .option(
@@ -124,12 +124,16 @@ export function run(program: Command, io: CliIo): Command {
       [],
     )
     .action(
-      async (o: { rule: string; input: string[]; output: string; window?: string; tile: string; quality: string; workers: string; co: string[] }) => {
-        const tile = Number(o.tile);
-        if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
+      async (o: { rule: string; input: string[]; output: string; window?: string; tile?: string; quality: string; workers: string; co: string[] }) => {
         const format = formatOfPath(o.output);
         if (o.co.length > 0 && format !== 'tiff') throw new EngineError('INVALID_ARGUMENT', '--co creation options apply to GeoTIFF outputs only', { path: 'co' });
         const creation = parseCreationOptions(o.co);
+        // Render tiles the size of the output's TIFF blocks: each tile is then encoded as it comes
+        // (tiff-stream-writer.ts), without gathering rows of blocks. The output does not depend on it.
+        const blockW = creation.blockWidth ?? 256;
+        const blockH = creation.blockHeight ?? blockW;
+        const tile = o.tile === undefined ? (format === 'tiff' && creation.tiled !== false && blockW === blockH ? blockW : 256) : Number(o.tile);
+        if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
         const rule = readRule(o.rule);
         const resolution = resolveRule(rule, { registry });
         for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);

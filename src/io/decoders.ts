@@ -1,8 +1,8 @@
 /**
  * TIFF block (tile or strip) decoding in tight loops over typed arrays:
  * - Compression: none (a typed-array view of the bytes read when byte order and alignment allow),
- *   DEFLATE / Adobe DEFLATE (node:zlib inflate, run on libuv's thread pool so several blocks
- *   inflate at once), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
+ *   DEFLATE / Adobe DEFLATE (node:zlib inflate, several blocks at once on libuv's thread pool and,
+ *   when more wait, on this thread too: `inflateBlock`), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
  *   ZSTD and WebP through geotiff.js's decoders (`getDecoder(...).decodeBlock`).
  * - Byte order: samples of a big-endian file are swapped to the host's (little-endian) order.
  * - Predictors: 2 (horizontal differencing, per sample width, stride = samples per pixel) after
@@ -15,7 +15,7 @@
  * blockHeight pixels of the block's samples (all samples per pixel for contiguous planes, one for
  * separate planes; complex samples as (re, im) pairs), padded blocks included.
  */
-import { inflate } from 'node:zlib';
+import { inflate, inflateSync } from 'node:zlib';
 import { getDecoder } from 'geotiff';
 import type { TiffImageLayout } from './tiff-reader.js';
 
@@ -58,11 +58,64 @@ export const compressionSupported = (c: number): boolean => NATIVE_COMPRESSIONS.
 
 export type BlockDecoder = (raw: Uint8Array, blockIndex: number) => Promise<SampleArray>;
 
-/** Inflate on the thread pool, in one pass (a chunk of the expected size: one round trip). */
-function inflateAsync(data: Uint8Array, expected: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) =>
-    inflate(data, { chunkSize: Math.max(65536, expected + 64) }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength)))),
-  );
+/**
+ * Inflating blocks: a few at a time on libuv's thread pool (node:zlib's async inflate, in one pass
+ * into a chunk of the expected size), the rest, when that many are already running, on this
+ * thread (inflateSync), one per turn of the event loop so finished pool jobs are replaced at
+ * once. The main thread thus helps when blocks queue up (it would only wait otherwise), and one
+ * pool thread stays free for file reads and the writer's deflates.
+ */
+const POOL_INFLATES = Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1);
+interface InflateJob {
+  readonly data: Uint8Array;
+  readonly chunkSize: number;
+  readonly resolve: (b: Uint8Array) => void;
+  readonly reject: (e: unknown) => void;
+}
+const inflateQueue: InflateJob[] = [];
+let poolInflates = 0;
+let pumpScheduled = false;
+
+const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+function startOnPool(job: InflateJob): void {
+  poolInflates++;
+  inflate(job.data, { chunkSize: job.chunkSize }, (err, out) => {
+    poolInflates--;
+    if (err) job.reject(err);
+    else job.resolve(asBytes(out));
+    if (inflateQueue.length > 0) schedulePump();
+  });
+}
+
+function schedulePump(): void {
+  if (pumpScheduled) return;
+  pumpScheduled = true;
+  setImmediate(pump);
+}
+
+function pump(): void {
+  pumpScheduled = false;
+  while (poolInflates < POOL_INFLATES && inflateQueue.length > 0) startOnPool(inflateQueue.shift()!);
+  const job = inflateQueue.shift();
+  if (!job) return;
+  try {
+    job.resolve(asBytes(inflateSync(job.data, { chunkSize: job.chunkSize })));
+  } catch (e) {
+    job.reject(e);
+  }
+  if (inflateQueue.length > 0) schedulePump();
+}
+
+function inflateBlock(data: Uint8Array, expected: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const job: InflateJob = { data, chunkSize: Math.max(65536, expected + 64), resolve, reject };
+    if (poolInflates < POOL_INFLATES) startOnPool(job);
+    else {
+      inflateQueue.push(job);
+      schedulePump();
+    }
+  });
 }
 
 /**
@@ -117,7 +170,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         break;
       case 8:
       case 32946:
-        bytes = await inflateAsync(raw, blockBytes);
+        bytes = await inflateBlock(raw, blockBytes);
         break;
       case 5:
         bytes = lzwDecode(raw, blockBytes);
@@ -237,6 +290,10 @@ export function horizontalPredictor(b: Uint8Array, width: number, height: number
  * significant first) back as a host-order (little-endian) sample.
  */
 export function floatPredictor(b: Uint8Array, count: number, height: number, bps: number, stride: number): void {
+  if (bps === 4 && stride === 1 && count % 4 === 0 && b.byteOffset % 4 === 0) {
+    floatPredictor32(new Uint32Array(b.buffer, b.byteOffset, count * height), count, height);
+    return;
+  }
   const rowBytes = count * bps;
   const tmp = new Uint8Array(rowBytes);
   // Whole 32-bit words per sample when the row is aligned (F32: one store per sample).
@@ -263,6 +320,48 @@ export function floatPredictor(b: Uint8Array, count: number, height: number, bps
         const o = base + i * bps;
         for (let k = 0; k < bps; k++) b[o + bps - 1 - k] = tmp[k * count + i]!;
       }
+    }
+  }
+}
+
+/**
+ * Predictor 3 for one-sample float32 rows of a multiple of 4 samples, four bytes at a time (SWAR,
+ * on a little-endian host): the running byte sum within a word is two lane-wise shifted adds
+ * (no carry between bytes), plus the previous word's last byte in every lane; then 4 x 4 byte
+ * transposes put byte k of 4 samples (plane k) back into 4 samples.
+ */
+function floatPredictor32(words: Uint32Array, count: number, height: number): void {
+  const tmp = new Uint32Array(count);
+  const q = count >> 2;
+  const LOW = 0x7f7f7f7f;
+  const HIGH = 0x80808080;
+  for (let r = 0; r < height; r++) {
+    const w0 = r * count;
+    let acc = 0;
+    for (let i = 0; i < count; i++) {
+      let x = words[w0 + i]!;
+      let y = x << 8;
+      x = ((x & LOW) + (y & LOW)) ^ ((x ^ y) & HIGH);
+      y = x << 16;
+      x = ((x & LOW) + (y & LOW)) ^ ((x ^ y) & HIGH);
+      y = acc * 0x01010101;
+      x = ((x & LOW) + (y & LOW)) ^ ((x ^ y) & HIGH);
+      tmp[i] = x;
+      acc = x >>> 24;
+    }
+    for (let j = 0, o = w0; j < q; j++, o += 4) {
+      const p0 = tmp[j]!;
+      const p1 = tmp[q + j]!;
+      const p2 = tmp[2 * q + j]!;
+      const p3 = tmp[3 * q + j]!;
+      const a = (p3 & 0x00ff00ff) | ((p2 & 0x00ff00ff) << 8);
+      const b = ((p3 >>> 8) & 0x00ff00ff) | (p2 & 0xff00ff00);
+      const c = (p1 & 0x00ff00ff) | ((p0 & 0x00ff00ff) << 8);
+      const d = ((p1 >>> 8) & 0x00ff00ff) | (p0 & 0xff00ff00);
+      words[o] = (a & 0xffff) | (c << 16);
+      words[o + 1] = (b & 0xffff) | (d << 16);
+      words[o + 2] = (a >>> 16) | (c & 0xffff0000);
+      words[o + 3] = (b >>> 16) | (d & 0xffff0000);
     }
   }
 }

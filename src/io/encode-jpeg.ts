@@ -8,10 +8,15 @@
  * PNG"], with ColormapToRGB's lookup (`colorize`; any real pixel type): values without an entry,
  * entries with alpha 0 and masked pixels are black; partial alpha is ignored.
  */
-import jpeg from 'jpeg-js';
+import { createRequire } from 'node:module';
+import type jpegJs from 'jpeg-js';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { colorize, colormapLut } from '../functions/color/colormap-to-rgb.js';
+
+/** jpeg-js, loaded on first use (a CommonJS package: not parsed at start-up by commands that never write JPEG). */
+let jpegjs: typeof jpegJs | undefined;
+const loadJpeg = (): typeof jpegJs => (jpegjs ??= createRequire(import.meta.url)('jpeg-js') as typeof jpegJs);
 
 export interface JpegOptions {
   /** 1-100, default 75 (the vendor's default compressionQuality). */
@@ -46,7 +51,7 @@ export function encodeJpeg(block: PixelBlock, info: RasterInfo, options: JpegOpt
     rgba[o + 1] = g[i]!;
     rgba[o + 2] = b[i]!;
   }
-  return jpeg.encode({ data: rgba, width, height }, quality).data;
+  return loadJpeg().encode({ data: rgba, width, height }, quality).data;
 }
 
 /** A single band with a colormap as a 3-band U8 block; unmapped and alpha-0 pixels masked. */

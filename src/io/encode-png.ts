@@ -19,11 +19,16 @@
  * bands use 8-bit samples too.
  * Other types are refused with UNSUPPORTED_INPUT: convert first (outputPixelType U8, or a Stretch).
  */
+import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
-import { PNG } from 'pngjs';
+import type { PNG as PngClass } from 'pngjs';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { colorize, colormapLut } from '../functions/color/colormap-to-rgb.js';
+
+/** pngjs, loaded on first use (a CommonJS package: not parsed at start-up by commands that never write PNG). */
+let pngjs: { PNG: typeof PngClass } | undefined;
+const loadPngjs = (): { PNG: typeof PngClass } => (pngjs ??= createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass });
 
 export interface PngOptions {
   /** zlib level 0-9; default 6 (pngjs's own default of 9 is slow for little gain). */
@@ -74,6 +79,7 @@ export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptio
 }
 
 function writeWithPngjs(data: Uint8Array | Uint16Array, width: number, height: number, colorType: 0 | 2 | 4 | 6, depth: 8 | 16, level: number): Uint8Array {
+  const { PNG } = loadPngjs();
   const png = new PNG();
   png.width = width;
   png.height = height;

@@ -16,7 +16,9 @@
  * mask marks invalid: a 1-bit (or 8-bit) transparency-mask image of the first image's size, as
  * `GDAL_TIFF_INTERNAL_MASK=YES` writes it and `encodeGeoTiff` does for integer rasters without
  * NoData (see `findMask`). Sparse blocks (offset or byte count 0) read as NoData (0 without one),
- * and as masked in a mask image, as GDAL reads them.
+ * and as masked in a mask image, as GDAL reads them. Each cached block is checked once for NaN and
+ * NoData samples (`blockMayBeInvalid`); only the parts of a read coming from blocks that may hold
+ * some are scanned pixel by pixel for the mask.
  *
  * Overviews (reduced-resolution IFDs, NewSubfileType bit 1, with their masks, NewSubfileType 5)
  * are listed in `overviews`; `overview(level)` is a SourceNode over one of them (its own size and
@@ -37,7 +39,7 @@ import type { SourceNode } from '../graph/types.js';
 import { createBlockDecoder, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
-import { tileCache } from './tile-cache.js';
+import { tileCache, type DecodedBlock } from './tile-cache.js';
 import {
   describeTiffImage,
   geoKeysOf,
@@ -45,7 +47,7 @@ import {
   numbersOf,
   openFileSource,
   openHttpSource,
-  readRanges,
+  readRangesEach,
   readTiffStructure,
   TAG,
   textOf,
@@ -423,7 +425,8 @@ function sparseFill(layout: TiffImageLayout, pixelType: PixelType, noData: numbe
 /**
  * Decode (through the shared cache) the blocks of `image` that cross `win` (inside the image)
  * and hand each to `use` with its block column/row and chunk (plane of a separate-planes image).
- * Blocks missing from the cache are fetched with coalesced range reads.
+ * Blocks missing from the cache are fetched with coalesced range reads (uncompressed blocks of a
+ * local file one read each, straight into the buffer the decoded block views: no copy).
  */
 async function forEachBlock(
   src: ByteSource,
@@ -432,7 +435,7 @@ async function forEachBlock(
   chunks: readonly number[],
   fill: number,
   signal: AbortSignal | undefined,
-  use: (data: SampleArray, bx: number, by: number, chunk: number) => void,
+  use: (block: DecodedBlock, bx: number, by: number, chunk: number) => void,
 ): Promise<void> {
   const l = image.layout;
   const tx0 = Math.floor(win.x / l.blockWidth);
@@ -451,26 +454,55 @@ async function forEachBlock(
   // Start one coalesced read for the blocks the cache does not hold yet; each of them enters the
   // cache at once (as a promise), so concurrent readers share the read and the decode.
   const missing = wanted.filter((w) => !tileCache.has(prefix + w.index) && l.byteCounts[w.index]! > 0 && l.offsets[w.index]! > 0);
-  let fetched: Promise<Uint8Array[]> | undefined;
+  let fetched: Promise<Uint8Array>[] | undefined;
   if (missing.length > 0) {
-    fetched = readRanges(src, missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })), signal);
-    fetched.catch(() => undefined);
+    const merge = l.compression !== 1 || /^https?:/i.test(src.location);
+    fetched = readRangesEach(src, missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })), signal, merge);
+    for (const f of fetched) f.catch(() => undefined);
   }
   const slot = new Map(missing.map((m, i) => [m.index, i]));
-  const sparse = (): Promise<SampleArray> => {
+  const sparse = (): Promise<DecodedBlock> => {
     const a = new storage.array(perBlock);
     if (fill !== 0) a.fill(fill);
-    return Promise.resolve(a);
+    return Promise.resolve({ data: a, byteLength: a.byteLength });
   };
-  const blocks = wanted.map((w) =>
-    tileCache.get(prefix + w.index, () => {
-      const i = slot.get(w.index);
-      if (i === undefined || !fetched) return sparse();
-      return fetched.then((raws) => image.decode(raws[i]!, w.index));
-    }),
+  // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
+  // running); an unreadable block rejects the whole read.
+  await Promise.all(
+    wanted.map((w) =>
+      tileCache
+        .get(prefix + w.index, () => {
+          const i = slot.get(w.index);
+          if (i === undefined || !fetched) return sparse();
+          return fetched[i]!.then((raw) => image.decode(raw, w.index)).then((data) => ({ data, byteLength: data.byteLength }));
+        })
+        .then((blk) => use(blk, w.bx, w.by, w.chunk)),
+    ),
   );
-  const decoded = await Promise.all(blocks);
-  decoded.forEach((d, i) => use(d, wanted[i]!.bx, wanted[i]!.by, wanted[i]!.chunk));
+}
+
+/**
+ * Whether a decoded block may hold a NaN sample (`float`) or one equal to `nd` (`testNd`);
+ * false positives (an infinite sum) only cost a per-pixel scan later.
+ */
+function blockMayBeInvalid(data: SampleArray, float: boolean, testNd: boolean, nd: number): boolean {
+  if (testNd && data.indexOf(nd) >= 0) return true;
+  if (!float) return false;
+  // A sum is NaN when any term is NaN (or +inf meets -inf): four running sums, no branch.
+  const n = data.length & ~3;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0; i < n; i += 4) {
+    s0 += data[i]!;
+    s1 += data[i + 1]!;
+    s2 += data[i + 2]!;
+    s3 += data[i + 3]!;
+  }
+  for (let i = n; i < data.length; i++) s0 += data[i]!;
+  const s = s0 + s1 + s2 + s3;
+  return s !== s;
 }
 
 /** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
@@ -619,16 +651,33 @@ async function readBlock(
   if (!win) return { rect: r, pixelType, bands, mask };
   const l = image.layout;
   const chunks = l.planar === 2 ? Array.from({ length: bandCount }, (_, i) => i) : [0];
+  // Mask 0 where any band is NoData (or NaN in float bands).
+  // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
+  // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
+  // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
+  const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
+  const testNd = nd !== undefined && !Number.isNaN(nd);
+  // Regions (x0, y0, x1, y1, plane or -1 for all) of blocks that may hold NaN/NoData samples:
+  // only these are scanned pixel by pixel (each block is checked once, when first read).
+  const scan: number[] = [];
   try {
     const jobs: Promise<void>[] = [
-      forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (data, bx, by, chunk) =>
-        copyBlock(data, l, k, bx, by, chunk, win, r, bands),
-      ),
+      forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (blk, bx, by, chunk) => {
+        copyBlock(blk.data, l, k, bx, by, chunk, win, r, bands);
+        if (!(testNd || float)) return;
+        blk.invalid ??= blockMayBeInvalid(blk.data, float, testNd, nd ?? 0);
+        if (!blk.invalid) return;
+        const x0 = Math.max(win.x, bx * l.blockWidth);
+        const x1 = Math.min(win.x + win.width, (bx + 1) * l.blockWidth);
+        const y0 = Math.max(win.y, by * l.blockHeight);
+        const y1 = Math.min(win.y + win.height, (by + 1) * l.blockHeight);
+        if (x1 > x0 && y1 > y0) scan.push(x0, y0, x1, y1, l.planar === 2 ? chunk : -1);
+      }),
     ];
     if (maskImage) {
       const ml = maskImage.layout;
       jobs.push(
-        forEachBlock(src, maskImage, win, [0], 0, signal, (data, bx, by) => {
+        forEachBlock(src, maskImage, win, [0], 0, signal, ({ data }, bx, by) => {
           const x0 = Math.max(win.x, bx * ml.blockWidth);
           const x1 = Math.min(win.x + win.width, (bx + 1) * ml.blockWidth);
           const y0 = Math.max(win.y, by * ml.blockHeight);
@@ -640,6 +689,8 @@ async function readBlock(
           }
         }),
       );
+    } else if (win.width === r.width && win.height === r.height) {
+      mask.fill(1);
     } else {
       for (let y = 0; y < win.height; y++) {
         const d = (win.y - r.y + y) * r.width + (win.x - r.x);
@@ -652,28 +703,25 @@ async function readBlock(
     throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   if (signal?.aborted) throw aborted(signal.reason);
-  // Mask 0 where any band is NoData (or NaN in float bands).
-  // ASSUMPTION (spec silent): NaN pixels of float rasters are masked even when NoData is not
-  // NaN (the engine's rule "NaN -> NoData"); complex pixels are tested on their real part.
-  // A float32 band holds the NoData value rounded to float32, as GDAL compares it.
-  const nd = noData !== undefined && (pixelType === 'F32' || pixelType === 'C64') ? Math.fround(noData) : noData;
-  const testNd = nd !== undefined && !Number.isNaN(nd);
-  if (testNd || float) {
-    for (const plane of bands) {
-      for (let y = 0; y < win.height; y++) {
-        const row = (win.y - r.y + y) * r.width + (win.x - r.x);
+  for (let j = 0; j < scan.length; j += 5) {
+    const [x0, y0, x1, y1, which] = [scan[j]!, scan[j + 1]!, scan[j + 2]!, scan[j + 3]!, scan[j + 4]!];
+    for (let b = 0; b < bands.length; b++) {
+      if (which >= 0 && which !== b) continue;
+      const plane = bands[b]!;
+      for (let y = y0; y < y1; y++) {
+        const row = (y - r.y) * r.width - r.x;
         if (k === 1 && !testNd) {
-          for (let i = row; i < row + win.width; i++) {
+          for (let i = row + x0; i < row + x1; i++) {
             const v = plane[i]!;
             if (v !== v) mask[i] = 0;
           }
         } else if (k === 1) {
-          for (let i = row; i < row + win.width; i++) {
+          for (let i = row + x0; i < row + x1; i++) {
             const v = plane[i]!;
             if (v === nd || v !== v) mask[i] = 0;
           }
         } else {
-          for (let i = row; i < row + win.width; i++) {
+          for (let i = row + x0; i < row + x1; i++) {
             const v = plane[2 * i]!;
             if (v === nd || v !== v || plane[2 * i + 1] !== plane[2 * i + 1]) mask[i] = 0;
           }

@@ -219,7 +219,7 @@ describe('decoders and the tile cache', () => {
   });
 
   it('the LRU shares one load among concurrent readers and evicts by bytes', async () => {
-    const cache = new TileCache(10);
+    const cache = new TileCache<Uint8Array>(10);
     let loads = 0;
     const load = async () => {
       loads++;

@@ -25,7 +25,8 @@ export interface ByteSource {
 /** Largest gap between two block ranges read in one request, and the largest merged read. */
 const GAP_FILE = 64 * 1024;
 const GAP_HTTP = 512 * 1024;
-const MAX_MERGED = 16 * 1024 * 1024;
+const MAX_MERGED_FILE = 2 * 1024 * 1024;
+const MAX_MERGED_HTTP = 16 * 1024 * 1024;
 
 export interface ByteRange {
   readonly offset: number;
@@ -33,20 +34,29 @@ export interface ByteRange {
 }
 
 /**
- * Read several ranges, merging those less than a gap apart into one read; results in the
- * order of `ranges`. Zero-length ranges give empty arrays.
+ * Read several ranges, merging those less than a gap apart into one read (unless `merge` is
+ * false: one read per range, each into its own buffer); results in the order of `ranges`.
+ * Zero-length ranges give empty arrays.
  */
-export async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal): Promise<Uint8Array[]> {
-  const gap = /^https?:/i.test(src.location) ? GAP_HTTP : GAP_FILE;
+export async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array[]> {
+  return Promise.all(readRangesEach(src, ranges, signal, merge));
+}
+
+/** `readRanges`, one promise per range, each settled as soon as its own read is done. */
+export function readRangesEach(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array>[] {
+  const http = /^https?:/i.test(src.location);
+  const gap = !merge ? -1 : http ? GAP_HTTP : GAP_FILE;
+  // Local reads stay small, so the decoding of the first blocks overlaps the reading of the next.
+  const maxMerged = http ? MAX_MERGED_HTTP : MAX_MERGED_FILE;
   const order = ranges.map((_, i) => i).filter((i) => ranges[i]!.length > 0).sort((a, b) => ranges[a]!.offset - ranges[b]!.offset);
-  const out: Uint8Array[] = ranges.map(() => new Uint8Array(0));
+  const out: Promise<Uint8Array>[] = ranges.map(() => Promise.resolve(new Uint8Array(0)));
   const groups: number[][] = [];
   let end = -Infinity;
   let start = 0;
   for (const i of order) {
     const r = ranges[i]!;
     const g = groups.at(-1);
-    if (g && r.offset - end <= gap && Math.max(end, r.offset + r.length) - start <= MAX_MERGED) {
+    if (g && merge && r.offset - end <= gap && Math.max(end, r.offset + r.length) - start <= maxMerged) {
       g.push(i);
       end = Math.max(end, r.offset + r.length);
     } else {
@@ -55,17 +65,16 @@ export async function readRanges(src: ByteSource, ranges: readonly ByteRange[], 
       end = r.offset + r.length;
     }
   }
-  await Promise.all(
-    groups.map(async (g) => {
-      const first = ranges[g[0]!]!.offset;
-      const last = Math.max(...g.map((i) => ranges[i]!.offset + ranges[i]!.length));
-      const bytes = await src.read(first, last - first, signal);
-      for (const i of g) {
-        const r = ranges[i]!;
-        out[i] = bytes.subarray(r.offset - first, Math.min(bytes.length, r.offset - first + r.length));
-      }
-    }),
-  );
+  for (const g of groups) {
+    const first = ranges[g[0]!]!.offset;
+    const last = Math.max(...g.map((i) => ranges[i]!.offset + ranges[i]!.length));
+    const bytes = src.read(first, last - first, signal);
+    bytes.catch(() => undefined); // observed through the per-range promises
+    for (const i of g) {
+      const r = ranges[i]!;
+      out[i] = bytes.then((b) => (g.length === 1 && r.offset === first && b.length <= r.length ? b : b.subarray(r.offset - first, Math.min(b.length, r.offset - first + r.length))));
+    }
+  }
   return out;
 }
 
@@ -79,7 +88,8 @@ export async function openFileSource(path: string): Promise<ByteSource> {
     key: `file:${path}:${st.size}:${st.mtimeMs}:${st.ino}`,
     async read(offset, length, signal) {
       if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : abortError();
-      const buf = new Uint8Array(length);
+      // Not zero-filled (every byte is read over); its own buffer, exactly `length` long.
+      const buf = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
       let got = 0;
       while (got < length) {
         const { bytesRead } = await fh.read(buf, got, length - got, offset + got);

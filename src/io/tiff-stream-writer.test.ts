@@ -134,6 +134,8 @@ interface Case {
   masked: boolean;
   options: StreamTiffOptions;
   info?: Partial<RasterInfo>;
+  /** Block size the raster arrives in; default 23 x 17 (rows of TIFF blocks gathered from pieces). */
+  piece?: [number, number];
 }
 
 const CASES: Case[] = [];
@@ -156,6 +158,12 @@ CASES.push(
   { name: 'F32-stats', t: 'F32', bands: 2, masked: true, options: { statistics: true }, info: { bandNames: ['a', 'b'] } },
   { name: 'U8-palette', t: 'U8', bands: 1, masked: false, options: {}, info: { colormap: { values: Float64Array.from([0, 1, 2]), rgb: Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255]) } } },
   { name: 'U8-nomask-needed', t: 'U8', bands: 1, masked: false, options: {} },
+  // Pieces the size of the TIFF blocks: full blocks are encoded straight from the piece, the
+  // right and bottom edge pieces through gathered rows (both paths in one file).
+  { name: 'F32-direct-pred3', t: 'F32', bands: 2, masked: true, options: { blockWidth: 16 }, piece: [16, 16] },
+  { name: 'U16-direct-mask', t: 'U16', bands: 2, masked: true, options: { blockWidth: 16, predictor: 2 }, piece: [16, 16] },
+  { name: 'S16-direct-nodata-none', t: 'S16', bands: 1, masked: true, options: { blockWidth: 16, compress: 'none' }, info: { noData: -32768 }, piece: [16, 16] },
+  { name: 'C64-direct', t: 'C64', bands: 1, masked: true, options: { blockWidth: 32, blockHeight: 16 }, piece: [32, 16] },
 );
 
 describe('TiffStreamWriter', () => {
@@ -165,7 +173,7 @@ describe('TiffStreamWriter', () => {
       const r = raster(c.t, c.bands, c.masked);
       if (c.options.nbits) for (const p of r.planes) for (let i = 0; i < p.length; i++) p[i] = p[i]! % 2 ** c.options.nbits;
       const path = join(dir, `${c.name}.tif`);
-      await writeTiffStream(path, infoOf(c.t, c.bands, c.info), pieces(c.t, r, 23, 17), c.options);
+      await writeTiffStream(path, infoOf(c.t, c.bands, c.info), pieces(c.t, r, ...(c.piece ?? [23, 17])), c.options);
       const ti = PIXEL_TYPE_INFO[c.t];
       const fill = ti.integer ? (c.info?.noData ?? 0) : Number.NaN;
       written.set(c.name, { c, ...r, fill });

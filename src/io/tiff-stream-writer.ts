@@ -2,8 +2,11 @@
  * A streaming tiled (or stripped) GeoTIFF / COG writer: blocks arrive as the renderer yields them
  * (`renderTiles`), are gathered into rows of TIFF blocks, and every TIFF block is encoded and
  * written as soon as its row is complete, so memory stays at about one row of blocks per level
- * whatever the raster's size. DEFLATE runs on libuv's thread pool (node:zlib), several blocks at
- * once, while the renderer computes the next tiles.
+ * whatever the raster's size. A block that is exactly one full TIFF block (render tiles the size
+ * of the TIFF blocks, as `rasterflow render` makes them) is encoded at once, without gathering,
+ * when there are no overviews and no STATISTICS. DEFLATE runs on libuv's thread pool (node:zlib),
+ * at most two blocks at once (the reader's inflates and file reads keep the other threads), while
+ * the renderer computes the next tiles.
  *
  * What it writes (tags as `encodeGeoTiff` writes them; see encode-tiff.ts for the NoData policy,
  * the palette, complex types and the internal mask):
@@ -277,6 +280,12 @@ interface ImageIfd {
   placed?: PlacedIfd;
 }
 
+interface Job {
+  readonly ifd: ImageIfd;
+  readonly index: number;
+  readonly bytes: Promise<Uint8Array>;
+}
+
 interface BandRow {
   readonly planes: Plane[];
   readonly mask: Uint8Array;
@@ -293,6 +302,8 @@ interface Level {
   readonly image: ImageIfd;
   readonly mask: ImageIfd | undefined;
   readonly pending: Map<number, BandRow>;
+  /** Block row -> block columns written straight from a block the size of a TIFF block. */
+  readonly direct: Map<number, Set<number>>;
   readonly sink: Sink;
   /** COG: the level's temporary file. */
   readonly temp?: { path: string; fh: FileHandle; size: number };
@@ -300,6 +311,11 @@ interface Level {
 
 const MAX_CLASSIC = 0xffffffff;
 const MAX_IN_FLIGHT = 96 * 1024 * 1024;
+/**
+ * Deflates running on libuv's thread pool at once (the rest wait their turn): the pool's other
+ * threads stay free for the reader's inflates and file reads, so the renderer is not starved.
+ */
+const POOL_DEFLATES = Math.max(1, Math.min(2, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 2));
 
 export class TiffStreamWriter {
   private readonly t: PixelType;
@@ -328,6 +344,8 @@ export class TiffStreamWriter {
   private metadataEntry: Entry | undefined;
   private finished = false;
   private validMaskTile: Promise<Uint8Array> | undefined;
+  private deflating = 0;
+  private readonly deflateQueue: (() => void)[] = [];
 
   private constructor(
     readonly path: string,
@@ -421,7 +439,7 @@ export class TiffStreamWriter {
         this.addBlockTags(m, across * down);
         mask = { entries: m, offsets: new Array<number>(across * down).fill(0), counts: new Array<number>(across * down).fill(0) };
       }
-      this.levels.push({ index: i, width: w, height: h, across, down, image, mask, pending: new Map(), sink: undefined as unknown as Sink });
+      this.levels.push({ index: i, width: w, height: h, across, down, image, mask, pending: new Map(), direct: new Map(), sink: undefined as unknown as Sink });
     });
     if (this.stats) {
       // Room for the statistics filled in at the end: the XML with long placeholder numbers.
@@ -562,7 +580,7 @@ export class TiffStreamWriter {
       throw new EngineError('INTERNAL', `TiffStreamWriter: a ${block.bands.length}-band ${block.pixelType} block for a ${this.bandCount}-band ${this.t} raster`);
     }
     const r = { x: block.rect.x - this.offset.x, y: block.rect.y - this.offset.y, width: block.rect.width, height: block.rect.height };
-    this.addRows(this.levels[0]!, r, block.bands, block.mask, block.rect.width);
+    if (!this.writeDirect(r, block.bands, block.mask)) this.addRows(this.levels[0]!, r, block.bands, block.mask, block.rect.width);
     if (this.inFlight > MAX_IN_FLIGHT) await this.chain;
     if (this.failure) throw this.failure;
   }
@@ -581,7 +599,8 @@ export class TiffStreamWriter {
       const rows = Math.min(this.bh, level.height - top);
       let br = level.pending.get(row);
       if (!br) {
-        br = { planes: planes.map(() => allocatePlane(this.t, level.width * rows)), mask: new Uint8Array(level.width * rows), rows, filled: 0 };
+        const direct = level.direct.get(row)?.size ?? 0;
+        br = { planes: planes.map(() => allocatePlane(this.t, level.width * rows)), mask: new Uint8Array(level.width * rows), rows, filled: direct * this.bw * rows };
         level.pending.set(row, br);
       }
       const ya = Math.max(y0, top);
@@ -615,11 +634,14 @@ export class TiffStreamWriter {
       const half = downsample(planes, mask, w, rows, this.t, this.average);
       this.addRows(next, { x: 0, y: top / 2, width: half.width, height: half.height }, half.planes, half.mask, half.width);
     }
-    const jobs: { ifd: ImageIfd; index: number; bytes: Promise<Uint8Array> }[] = [];
+    const jobs: Job[] = [];
     const tileH = this.tiled ? this.bh : rows;
+    const direct = level.direct.get(row);
+    level.direct.delete(row);
     for (let b = 0; b < planes.length; b++) {
       const plane = planes[b]!;
       for (let bx = 0; bx < level.across; bx++) {
+        if (direct?.has(bx)) continue;
         const x0 = bx * this.bw;
         const cw = Math.min(this.bw, w - x0);
         const tile = allocatePlane(this.t, this.bw * tileH);
@@ -641,6 +663,7 @@ export class TiffStreamWriter {
     }
     if (level.mask) {
       for (let bx = 0; bx < level.across; bx++) {
+        if (direct?.has(bx)) continue;
         const x0 = bx * this.bw;
         const cw = Math.min(this.bw, w - x0);
         let all = cw === this.bw && rows === tileH && tileH === this.bh;
@@ -650,7 +673,55 @@ export class TiffStreamWriter {
         jobs.push({ ifd: level.mask, index: row * level.across + bx, bytes });
       }
     }
-    const size = jobs.length * this.bw * tileH * (this.bits / 8) * k;
+    this.queue(level, jobs, jobs.length * this.bw * tileH * (this.bits / 8) * k);
+  }
+
+  /**
+   * A block that is exactly one full TIFF block of the full-resolution image (render tiles the
+   * size of the TIFF blocks, aligned, as `rasterflow render` makes them): encoded from its own
+   * planes, without gathering a band row. Not with overviews or STATISTICS (they need rows), nor
+   * into a row already being gathered. False when the block does not qualify.
+   */
+  private writeDirect(r: { x: number; y: number; width: number; height: number }, planes: readonly Plane[], mask: Uint8Array): boolean {
+    const level = this.levels[0]!;
+    if (!this.tiled || this.levels.length !== 1 || this.stats || r.width !== this.bw || r.height !== this.bh) return false;
+    if (r.x < 0 || r.y < 0 || r.x % this.bw !== 0 || r.y % this.bh !== 0 || r.x + this.bw > level.width || r.y + this.bh > level.height) return false;
+    const row = r.y / this.bh;
+    const bx = r.x / this.bw;
+    if (level.pending.has(row)) return false;
+    let set = level.direct.get(row);
+    if (set?.has(bx)) return false;
+    const k = this.k;
+    const masked = mask.indexOf(0) >= 0;
+    if (masked) this.anyMasked = true;
+    const jobs: Job[] = [];
+    for (let b = 0; b < planes.length; b++) {
+      // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
+      const tile = planes[b]!.slice();
+      if (masked) {
+        for (let i = 0; i < mask.length; i++) {
+          if (mask[i] !== 0) continue;
+          tile[k * i] = this.fill;
+          if (k === 2) tile[k * i + 1] = 0;
+        }
+      }
+      jobs.push({ ifd: level.image, index: b * level.across * level.down + row * level.across + bx, bytes: this.encodeBlock(tile, this.bh) });
+    }
+    if (level.mask) {
+      const bytes = masked
+        ? this.compress(packMask(mask, 0, this.bw, this.bw, this.bh, this.bh, this.bw))
+        : (this.validMaskTile ??= this.compress(packMask(new Uint8Array(this.bw * this.bh).fill(1), 0, this.bw, this.bw, this.bh, this.bh, this.bw)));
+      jobs.push({ ifd: level.mask, index: row * level.across + bx, bytes });
+    }
+    if (!set) level.direct.set(row, (set = new Set()));
+    set.add(bx);
+    if (set.size === level.across) level.direct.delete(row);
+    this.queue(level, jobs, jobs.length * this.bw * this.bh * (this.bits / 8) * k);
+    return true;
+  }
+
+  /** Append encoded blocks to the level's output in order, once each is ready. */
+  private queue(level: Level, jobs: Job[], size: number): void {
     this.inFlight += size;
     for (const j of jobs) j.bytes.catch(() => undefined);
     this.chain = this.chain.then(async () => {
@@ -682,9 +753,19 @@ export class TiffStreamWriter {
   private compress(bytes: Uint8Array): Promise<Uint8Array> {
     if (this.level === undefined) return Promise.resolve(bytes);
     const level = this.level;
-    return new Promise((resolve, reject) =>
-      deflate(bytes, { level, chunkSize: Math.max(65536, bytes.length + 1024) }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength)))),
-    );
+    return new Promise((resolve, reject) => {
+      const start = (): void => {
+        this.deflating++;
+        deflate(bytes, { level, chunkSize: Math.max(65536, bytes.length + 1024) }, (err, out) => {
+          this.deflating--;
+          this.deflateQueue.shift()?.();
+          if (err) reject(err);
+          else resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+        });
+      };
+      if (this.deflating < POOL_DEFLATES) start();
+      else this.deflateQueue.push(start);
+    });
   }
 
   private accumulate(planes: readonly Plane[], mask: Uint8Array): void {

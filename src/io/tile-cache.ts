@@ -6,13 +6,25 @@
  */
 import type { SampleArray } from './decoders.js';
 
-interface Entry {
-  readonly value: Promise<SampleArray>;
+/** A decoded block as the cache holds it. */
+export interface DecodedBlock {
+  readonly data: SampleArray;
+  readonly byteLength: number;
+  /**
+   * Whether the block may hold NaN or NoData samples (padding included), found by the first
+   * reader that needs to know (geotiff-source.ts); undefined until then. A block without any
+   * needs no per-pixel mask scan.
+   */
+  invalid?: boolean;
+}
+
+interface Entry<T> {
+  readonly value: Promise<T>;
   bytes: number;
 }
 
-export class TileCache {
-  private readonly entries = new Map<string, Entry>();
+export class TileCache<T extends { readonly byteLength: number } = DecodedBlock> {
+  private readonly entries = new Map<string, Entry<T>>();
   private used = 0;
 
   constructor(public maxBytes: number) {}
@@ -30,7 +42,7 @@ export class TileCache {
   }
 
   /** The cached block, or `load()`'s, remembered once it resolves (failures are not kept). */
-  get(key: string, load: () => Promise<SampleArray>): Promise<SampleArray> {
+  get(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.entries.get(key);
     if (hit) {
       this.entries.delete(key);
@@ -39,7 +51,7 @@ export class TileCache {
     }
     const value = load();
     if (this.maxBytes <= 0) return value;
-    const entry: Entry = { value, bytes: 0 };
+    const entry: Entry<T> = { value, bytes: 0 };
     this.entries.set(key, entry);
     value.then(
       (a) => {
@@ -81,4 +93,4 @@ export class TileCache {
 
 const envMb = Number(process.env.RASTERFLOW_TILE_CACHE_MB);
 /** The process-wide cache of decoded blocks. */
-export const tileCache = new TileCache((Number.isFinite(envMb) && envMb >= 0 ? envMb : 64) * 1024 * 1024);
+export const tileCache = new TileCache<DecodedBlock>((Number.isFinite(envMb) && envMb >= 0 ? envMb : 64) * 1024 * 1024);
