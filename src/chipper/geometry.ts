@@ -9,6 +9,9 @@
  * rasterization rule for valid polygons).
  */
 
+import { rect } from '../core/rect.js';
+import { fillInside, pixelEdges } from '../functions/geometry/polygon.js';
+
 export type Ring = number[];
 export type Polygon = Ring[];
 export type MultiPolygon = Polygon[];
@@ -204,34 +207,13 @@ export function boxInside(mp: MultiPolygon, b: Box): boolean {
 }
 
 /**
- * Rasterize `mp` (in pixel coordinates of a `width` x `height` grid) by pixel centre: pixel (i, j)
- * is inside when (i + 0.5, j + 0.5) is inside (even-odd over all rings of each polygon), like
- * `gdal_rasterize` without ALL_TOUCHED. Calls `set(index)` for every inside pixel, once.
+ * Rasterize `mp` (in pixel coordinates of a `width` x `height` grid) by pixel centre, with the same
+ * scanline rule as Clip and Remap (`functions/geometry/polygon.ts`, checked against
+ * `gdal_rasterize` without ALL_TOUCHED): even-odd within a polygon, union of polygons. Calls
+ * `set(index)` once for every inside pixel.
  */
 export function rasterize(mp: MultiPolygon, width: number, height: number, set: (index: number) => void): void {
-  const xs: number[] = [];
-  for (const poly of mp) {
-    const b = boxOf([poly]);
-    const j0 = Math.max(0, Math.ceil(b.ymin - 0.5));
-    const j1 = Math.min(height - 1, Math.floor(b.ymax - 0.5));
-    for (let j = j0; j <= j1; j++) {
-      const y = j + 0.5;
-      xs.length = 0;
-      for (const ring of poly) {
-        const n = ring.length;
-        for (let i = 0, k = n - 2; i < n; k = i, i += 2) {
-          const yi = ring[i + 1]!;
-          const yk = ring[k + 1]!;
-          if (yi > y !== yk > y) xs.push(ring[i]! + ((ring[k]! - ring[i]!) * (y - yi)) / (yk - yi));
-        }
-      }
-      xs.sort((a, b2) => a - b2);
-      for (let k = 0; k + 1 < xs.length; k += 2) {
-        // Pixels whose centre x + 0.5 lies in [xs[k], xs[k+1]).
-        const i0 = Math.max(0, Math.ceil(xs[k]! - 0.5));
-        const i1 = Math.min(width - 1, Math.ceil(xs[k + 1]! - 0.5) - 1);
-        for (let i = i0; i <= i1; i++) set(j * width + i);
-      }
-    }
-  }
+  const inside = new Uint8Array(width * height);
+  fillInside(pixelEdges(mp.map((poly) => poly.map((ring) => Float64Array.from(ring)))), rect(0, 0, width, height), inside);
+  for (let i = 0; i < inside.length; i++) if (inside[i] === 1) set(i);
 }

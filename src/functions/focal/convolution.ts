@@ -40,6 +40,7 @@ import {
   bandValues,
   type FocalWindow,
   focalWindow,
+  copyCentreMask,
   geometryOf,
   maskedInside,
   maskValues,
@@ -178,7 +179,7 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
     const win = p.win;
     const mask = src.mask;
     const outMask = out.mask;
-    for (let y = 0; y < outH; y++) outMask.set(mask.subarray((oy + y) * inW + ox, (oy + y) * inW + ox + outW), y * outW);
+    copyCentreMask(g, mask, outMask);
     // Output rows/columns with a full window inside the raster: [yLo, yHi) x [xLo, xHi).
     const X0 = out.rect.x;
     const Y0 = out.rect.y;

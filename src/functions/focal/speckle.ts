@@ -40,6 +40,7 @@ import {
   exactSquares,
   type FocalWindow,
   focalWindow,
+  copyCentreMask,
   geometryOf,
   insideCounts,
   maskedInside,
@@ -203,7 +204,7 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
     const rowBuf = new Float64Array(outW);
     const means = new Float64Array(outW);
     const variances = new Float64Array(outW);
-    for (let y = 0; y < outH; y++) outMask.set(mask.subarray((oy + y) * inW + ox, (oy + y) * inW + ox + outW), y * outW);
+    copyCentreMask(g, mask, outMask);
     const cu2 = 1 / p.looks;
     const cu = Math.sqrt(cu2);
     const cmax = Math.sqrt(1 + 2 / p.looks);

@@ -63,6 +63,12 @@ export interface BlockGeometry {
   readonly oy: number;
 }
 
+/** Copy the input mask under the output rectangle into `outMask` (focal functions keep NoData where it was). */
+export function copyCentreMask(g: BlockGeometry, mask: Uint8Array, outMask: Uint8Array): void {
+  const { inW, outW, outH, ox, oy } = g;
+  for (let y = 0; y < outH; y++) outMask.set(mask.subarray((oy + y) * inW + ox, (oy + y) * inW + ox + outW), y * outW);
+}
+
 export function geometryOf(input: PixelBlock, out: PixelBlock): BlockGeometry {
   return {
     inW: input.rect.width,

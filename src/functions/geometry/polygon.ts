@@ -204,14 +204,17 @@ export function partsInRasterSR(g: Geometry, raster: RasterInfo, path: string): 
 }
 
 /**
- * Edges of a geometry's parts in the pixel space of `info`'s grid, encoded for `fillInside`: per
+ * Edges of a geometry's parts in the pixel space of `info`'s grid (or parts already in pixel
+ * coordinates when `info` is left out), encoded for `fillInside`: per
  * part, its edge count × 4, then its edges [x1, y1, x2, y2] with y1 < y2 (horizontal edges dropped:
  * the scanline rule never counts them), closing edges included.
  */
-export function pixelEdges(parts: Parts, info: Pick<RasterInfo, 'extent' | 'cellSize'>): Float64Array {
-  const { xmin, ymax } = info.extent;
-  const cx = info.cellSize.x;
-  const cy = info.cellSize.y;
+export function pixelEdges(parts: Parts, info?: Pick<RasterInfo, 'extent' | 'cellSize'>): Float64Array {
+  // Without `info` the parts are already in pixel space (x right, y down).
+  const xmin = info ? info.extent.xmin : 0;
+  const ymax = info ? info.extent.ymax : 0;
+  const cx = info ? info.cellSize.x : 1;
+  const cy = info ? info.cellSize.y : -1;
   const out: number[] = [];
   for (const rings of parts) {
     const at = out.length;
