@@ -11,10 +11,9 @@
  * without it a point is a tiny box of 1e-9 units (it still marks its chip, and gives a zero-size
  * label box). Lines are refused (the export labels areas).
  */
-import proj4 from 'proj4';
 import { EngineError } from '../core/errors.js';
 import type { SpatialReference } from '../core/pixel-block.js';
-import { proj4ForEpsg } from '../core/crs.js';
+import { proj4ForEpsg, proj4Lib } from '../core/crs.js';
 import { area, circle, mapPoints, type MultiPolygon, type Polygon, type Ring } from './geometry.js';
 
 export interface LabelFeature {
@@ -59,7 +58,7 @@ export function transformBetween(
   if (a === undefined) throw bad(path, `cannot resolve the labels' spatial reference ${JSON.stringify(from)}`);
   if (b === undefined) throw bad(path, "cannot resolve the raster's spatial reference to reproject the labels into it");
   if (a === b) return undefined;
-  const t = proj4(a, b);
+  const t = proj4Lib()(a, b);
   return (x, y) => {
     const [u, v] = t.forward([x, y]) as [number, number];
     return [u, v];

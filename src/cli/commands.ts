@@ -13,8 +13,6 @@ import { describeRaster, encodeByExtension, formatOfPath, openRaster } from '../
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
-import { runDemo } from './demo.js';
-import { exportTrainingData } from '../chipper/export.js';
 
 export interface CliIo {
   out(s: string): void;
@@ -118,7 +116,7 @@ export function run(program: Command, io: CliIo): Command {
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
     .option(
       '--co <NAME=VALUE>',
-      'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3, ZLEVEL, TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
+      'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
         'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES',
       collect,
       [],
@@ -229,6 +227,8 @@ export function run(program: Command, io: CliIo): Command {
       const pool = createPool({ size: Number(o.workers) });
       const started = Date.now();
       const progress = progressBar(io, 0, started);
+      // Loaded on use: the chipper and the demo stay off the start-up path of the other commands.
+      const { exportTrainingData } = await import('../chipper/export.js');
       const summary = await exportTrainingData(raw, {
         pool,
         dryRun: o.dryRun === true,
@@ -249,6 +249,7 @@ export function run(program: Command, io: CliIo): Command {
     .description('render a small gallery over the bundled sample data into out/')
     .option('--out <dir>', 'output folder', 'out')
     .action(async (o: { out: string }) => {
+      const { runDemo } = await import('./demo.js');
       await runDemo(o.out, io.out);
     });
 

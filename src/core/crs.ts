@@ -4,7 +4,17 @@
  * string parsing. In core because both the io layer (GeoKeys) and the graph layer (alignment
  * nodes that reproject) need them. Strings match what GDAL 3.6 `OSRExportToProj4` prints.
  */
-import proj4 from 'proj4';
+import { createRequire } from 'node:module';
+import type proj4Type from 'proj4';
+
+let proj4Module: typeof proj4Type | undefined;
+/**
+ * proj4, loaded on first use: most requests never reproject, and loading it costs about a tenth of
+ * a second of every CLI start (its CommonJS build, through `require`, so callers stay synchronous).
+ */
+export function proj4Lib(): typeof proj4Type {
+  return (proj4Module ??= createRequire(import.meta.url)('proj4') as typeof proj4Type);
+}
 
 export const GRS80_TOWGS84 = '+ellps=GRS80 +towgs84=0,0,0,0,0,0,0';
 
@@ -32,7 +42,7 @@ export function proj4ForEpsg(code: number): string | undefined {
     return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +nadgrids=@null +wktext +no_defs';
   }
   // ASSUMPTION (spec silent): definitions an embedder registered with proj4.defs() count as "known".
-  const def = proj4.defs(`EPSG:${code}`) as { projStr?: unknown } | undefined;
+  const def = proj4Lib().defs(`EPSG:${code}`) as { projStr?: unknown } | undefined;
   return typeof def?.projStr === 'string' ? def.projStr : undefined;
 }
 

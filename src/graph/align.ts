@@ -22,13 +22,12 @@
  * tile it is computed in: tiled rendering equals whole rendering bit for bit. Pixels next to a
  * node where the transform fails (outside the projection's domain) are transformed exactly.
  */
-import proj4 from 'proj4';
 import { EngineError, unsupportedInput } from '../core/errors.js';
 import { sameGrid, type RasterInfo, type SpatialReference } from '../core/pixel-block.js';
 import { isComplex, type PixelType } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
 import { interpolate, METHOD_MARGIN, sourceWindow, storeValue, type InterpolationMethod } from '../core/resample.js';
-import { parseProj4, proj4ForEpsg } from '../core/crs.js';
+import { parseProj4, proj4ForEpsg, proj4Lib } from '../core/crs.js';
 import type { FunctionNode, RasterFunction, RasterNode, ResamplingMethod } from './types.js';
 
 // ---- Spatial references
@@ -79,7 +78,7 @@ export function converter(from: string, to: string): Converter {
   const key = `${from}|${to}`;
   let c = converters.get(key);
   if (c === undefined) {
-    c = proj4(from, to) as unknown as Converter;
+    c = proj4Lib()(from, to) as unknown as Converter;
     converters.set(key, c);
   }
   return c;

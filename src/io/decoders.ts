@@ -1,8 +1,7 @@
 /**
  * TIFF block (tile or strip) decoding in tight loops over typed arrays:
  * - Compression: none (a typed-array view of the bytes read when byte order and alignment allow),
- *   DEFLATE / Adobe DEFLATE (node:zlib inflate, several blocks at once on libuv's thread pool and,
- *   when more wait, on this thread too: `inflateBlock`), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
+ *   DEFLATE / Adobe DEFLATE (node:zlib inflate on the codec threads: codec-pool.ts), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
  *   ZSTD and WebP through geotiff.js's decoders (`getDecoder(...).decodeBlock`).
  * - Byte order: samples of a big-endian file are swapped to the host's (little-endian) order.
  * - Predictors: 2 (horizontal differencing, per sample width, stride = samples per pixel) after
@@ -15,8 +14,7 @@
  * blockHeight pixels of the block's samples (all samples per pixel for contiguous planes, one for
  * separate planes; complex samples as (re, im) pairs), padded blocks included.
  */
-import { inflate, inflateSync } from 'node:zlib';
-import { getDecoder } from 'geotiff';
+import { inflateBlock } from './codec-pool.js';
 import type { TiffImageLayout } from './tiff-reader.js';
 
 export type SampleArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
@@ -59,66 +57,6 @@ export const compressionSupported = (c: number): boolean => NATIVE_COMPRESSIONS.
 export type BlockDecoder = (raw: Uint8Array, blockIndex: number) => Promise<SampleArray>;
 
 /**
- * Inflating blocks: a few at a time on libuv's thread pool (node:zlib's async inflate, in one pass
- * into a chunk of the expected size), the rest, when that many are already running, on this
- * thread (inflateSync), one per turn of the event loop so finished pool jobs are replaced at
- * once. The main thread thus helps when blocks queue up (it would only wait otherwise), and one
- * pool thread stays free for file reads and the writer's deflates.
- */
-const POOL_INFLATES = Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1);
-interface InflateJob {
-  readonly data: Uint8Array;
-  readonly chunkSize: number;
-  readonly resolve: (b: Uint8Array) => void;
-  readonly reject: (e: unknown) => void;
-}
-const inflateQueue: InflateJob[] = [];
-let poolInflates = 0;
-let pumpScheduled = false;
-
-const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-
-function startOnPool(job: InflateJob): void {
-  poolInflates++;
-  inflate(job.data, { chunkSize: job.chunkSize }, (err, out) => {
-    poolInflates--;
-    if (err) job.reject(err);
-    else job.resolve(asBytes(out));
-    if (inflateQueue.length > 0) schedulePump();
-  });
-}
-
-function schedulePump(): void {
-  if (pumpScheduled) return;
-  pumpScheduled = true;
-  setImmediate(pump);
-}
-
-function pump(): void {
-  pumpScheduled = false;
-  while (poolInflates < POOL_INFLATES && inflateQueue.length > 0) startOnPool(inflateQueue.shift()!);
-  const job = inflateQueue.shift();
-  if (!job) return;
-  try {
-    job.resolve(asBytes(inflateSync(job.data, { chunkSize: job.chunkSize })));
-  } catch (e) {
-    job.reject(e);
-  }
-  if (inflateQueue.length > 0) schedulePump();
-}
-
-function inflateBlock(data: Uint8Array, expected: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    const job: InflateJob = { data, chunkSize: Math.max(65536, expected + 64), resolve, reject };
-    if (poolInflates < POOL_INFLATES) startOnPool(job);
-    else {
-      inflateQueue.push(job);
-      schedulePump();
-    }
-  });
-}
-
-/**
  * A decoder for the blocks of one image. Throws (at creation) for a layout it cannot decode;
  * the caller reports that as UNSUPPORTED_INPUT.
  */
@@ -150,6 +88,8 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
 
   let library: { decodeBlock(b: ArrayBuffer): ArrayBufferLike | Promise<ArrayBufferLike> } | undefined;
   if (LIBRARY_COMPRESSIONS.has(l.compression)) {
+    // geotiff.js is loaded only for these compressions (it weighs on every CLI start otherwise).
+    const { getDecoder } = await import('geotiff');
     library = (await getDecoder(l.compression, {
       tileWidth: bw,
       tileHeight: bh,
@@ -170,7 +110,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         break;
       case 8:
       case 32946:
-        bytes = await inflateBlock(raw, blockBytes);
+        bytes = await inflateBlock(raw, blockBytes, true); // raw is this decode's alone
         break;
       case 5:
         bytes = lzwDecode(raw, blockBytes);

@@ -47,6 +47,16 @@ import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
 import { geoKeysFromSpatialReference } from './srs.js';
 import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-writer.js';
 
+/**
+ * rasterflow's default zlib level for GeoTIFF DEFLATE, with the predictor (2 for integers, 3 for
+ * floats). GDAL's defaults are ZLEVEL 6 and no predictor, but GDAL deflates with libdeflate, about
+ * twice as fast as node:zlib at level 6. Measured here on a 4096 x 4096 hillshade (U8): zlib level
+ * 6 without predictor 7.13 MB in 1.25-1.6 s of CPU; level 1 with predictor 2 6.16 MB in 0.27-0.31
+ * s; GDAL's default output 6.94 MB. On a float DEM, level 1 with predictor 3 is 17 % larger than
+ * level 6 but four times faster, and 2.3 times smaller than no predictor. ZLEVEL / `level` choose.
+ */
+export const DEFAULT_ZLEVEL = 1;
+
 export interface GeoTiffOptions {
   /** NoData value to declare and to write into masked pixels (see the policy above). */
   readonly noData?: number;
@@ -54,7 +64,7 @@ export interface GeoTiffOptions {
   readonly compress?: 'none' | 'deflate';
   /** Tile edge in pixels, a multiple of 16; default 256, or less for images smaller than that. */
   readonly tileSize?: number;
-  /** zlib level 1-9 for 'deflate'; default 6 (GDAL's ZLEVEL default). */
+  /** zlib level 1-9 for 'deflate'; default DEFAULT_ZLEVEL. */
   readonly level?: number;
 }
 
@@ -119,7 +129,7 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
     : { x: info.extent.xmin + block.rect.x * sx, y: info.extent.ymax - block.rect.y * sy };
   const nd = outputNoData(t, options.noData, info.noData);
   const compress = options.compress ?? 'deflate';
-  const level = options.level ?? 6;
+  const level = options.level ?? DEFAULT_ZLEVEL;
   if (!Number.isInteger(level) || level < 1 || level > 9) throw invalidArgument('level', `level must be an integer from 1 to 9, got ${level}`);
   const ts = tileSizeFor(width, height, options.tileSize);
   const bits = ti.bits;

@@ -37,7 +37,7 @@ import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelTyp
 import { intersect, type Rect } from '../core/rect.js';
 import type { SourceNode } from '../graph/types.js';
 import { createBlockDecoder, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
-import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf } from './gdal-metadata.js';
+import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMetadata } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { tileCache, type DecodedBlock } from './tile-cache.js';
 import {
@@ -82,6 +82,8 @@ export interface GeoTiffSource extends SourceNode {
    * read from the best overview; the block's rect is (0, 0, width, height).
    */
   readDownsampled?(rect: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock>;
+  /** The first image's GDAL_METADATA (band metadata such as NETCDF_DIM_*), when it has one. */
+  readonly gdalMetadata?: GdalMetadata;
 }
 
 const INPUT = 'input';
@@ -117,7 +119,9 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
     const image: ImageReader = { index: 0, layout, decode: decoder };
     const mask = await findMask(structure.ifds, main, structure.littleEndian, location, 0);
     const overviews = await findOverviews(structure.ifds, layout, structure.littleEndian, location);
-    return makeSource(options.id ?? location, location, src, image, info, mask, overviews);
+    const source = makeSource(options.id ?? location, location, src, image, info, mask, overviews);
+    const mdText = textOf(main, TAG.GdalMetadata);
+    return mdText === undefined ? source : { ...source, gdalMetadata: parseGdalMetadata(mdText) };
   } catch (e) {
     await src.close().catch(() => undefined);
     throw e instanceof EngineError ? e : openFailure(location, isUrl, e);

@@ -39,9 +39,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fromFile } from 'geotiff';
-import * as zarr from 'zarrita';
-import FileSystemStore from '@zarrita/storage/fs';
+import type * as Zarrita from 'zarrita';
+import type FileSystemStore from '@zarrita/storage/fs';
 import { EngineError } from '../core/errors.js';
 import {
   isTimeDimensionName,
@@ -269,17 +268,6 @@ export async function openMultidimManifest(location: string, options: OpenOption
 
 // ---- (b) GeoTIFF with dimension band metadata
 
-/** Band metadata of a local GeoTIFF's first image (GDAL_METADATA), or undefined. */
-async function gdalMetadataOf(path: string): Promise<GdalMetadata | undefined> {
-  const tiff = await fromFile(path);
-  try {
-    const fd = (await tiff.getImage(0)).getFileDirectory();
-    return fd.hasTag('GDAL_METADATA') ? parseGdalMetadata(String((await fd.loadValue('GDAL_METADATA')) ?? '')) : undefined;
-  } finally {
-    await Promise.resolve(tiff.close()).catch(() => undefined);
-  }
-}
-
 /** CF time units (`days since 1970-01-01 00:00:00`) as [ms per unit, epoch ms of the origin], or undefined. */
 export function cfTimeUnits(units: string | undefined): [number, number] | undefined {
   const m = /^\s*(\w+)\s+since\s+(.+?)\s*$/i.exec(units ?? '');
@@ -354,13 +342,7 @@ export function layoutFromBandMetadata(md: GdalMetadata, bandCount: number, loca
  * hides the other slices) for rasters with a NoData value or float pixels.
  */
 export async function withBandDimensions(source: GeoTiffSource, location: string): Promise<GeoTiffSource> {
-  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location) && !/^file:/i.test(location)) return source;
-  let md: GdalMetadata | undefined;
-  try {
-    md = await gdalMetadataOf(location.replace(/^file:\/\//i, ''));
-  } catch {
-    return source;
-  }
+  const md = source.gdalMetadata;
   const layout = md && layoutFromBandMetadata(md, source.info.bandCount, location);
   if (!layout) return source;
   const base = source.info;
@@ -400,7 +382,9 @@ const ZARR_TYPES: Record<string, PixelType> = {
   float64: 'F64',
 };
 
-type ZArray = zarr.Array<zarr.DataType, FileSystemStore>;
+type ZArray = Zarrita.Array<Zarrita.DataType, FileSystemStore>;
+/** zarrita, loaded by the first `openZarr` (it weighs on every CLI start otherwise). */
+let zarr: typeof Zarrita;
 
 /** Spatial reference from a WKT string: its EPSG code (last ID/AUTHORITY) and kind. */
 export function spatialReferenceFromWkt(wkt: string): SpatialReference | undefined {
@@ -432,7 +416,7 @@ function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | u
   return e ? spatialReferenceFromWkt(`ID["EPSG",${e[1]}]`) : undefined;
 }
 
-async function readCoordinate(root: zarr.Location<FileSystemStore>, name: string): Promise<{ values: number[]; attrs: Record<string, unknown> } | undefined> {
+async function readCoordinate(root: Zarrita.Location<FileSystemStore>, name: string): Promise<{ values: number[]; attrs: Record<string, unknown> } | undefined> {
   try {
     const arr = (await zarr.open(root.resolve(name), { kind: 'array' })) as ZArray;
     if (arr.shape.length !== 1) return undefined;
@@ -462,7 +446,9 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
   } catch (e) {
     throw ioError(`cannot open Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
-  const store = new FileSystemStore(dir);
+  zarr ??= await import('zarrita');
+  const { default: Store } = await import('@zarrita/storage/fs');
+  const store = new Store(dir);
   const root = zarr.root(store);
   const arrays: { name: string; arr: ZArray }[] = [];
   for (const name of entries) {
@@ -602,7 +588,7 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
           const zv = zvars[v]!;
           const { arr } = zv;
           const lead = arr.shape.slice(0, -2);
-          const sel: (number | zarr.Slice | null)[] = [...lead.map(() => null), ySel, xSel];
+          const sel: (number | Zarrita.Slice | null)[] = [...lead.map(() => null), ySel, xSel];
           if (signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted');
           const chunk = await zarr.get(arr, sel);
           const data = chunk.data as ArrayLike<number>;

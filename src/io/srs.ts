@@ -10,7 +10,6 @@
  * a user-defined UTM system (olinda_dem_utm25s.tif) survives a round trip. GeoTIFF 1.1 key ids
  * (OGC 19-008r4, section 7). Strings match what GDAL 3.6 `OSRExportToProj4` prints.
  */
-import proj4 from 'proj4';
 import type { SpatialReference } from '../core/pixel-block.js';
 import { DATUM_BY_GCS, GRS80_TOWGS84, parseProj4, proj4ForEpsg, utmOfEpsg } from '../core/crs.js';
 

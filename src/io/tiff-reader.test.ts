@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lzwDecode, packBitsDecode } from './decoders.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { TileCache } from './tile-cache.js';
+import { GEO_KEY_NAMES } from './tiff-reader.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = resolve(import.meta.dirname, '../../test/gdal-tiffs.py');
@@ -204,6 +205,11 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
 });
 
 describe('decoders and the tile cache', () => {
+  it("the GeoKey name table equals geotiff.js's (it is kept here so opening a file does not load geotiff.js)", async () => {
+    const { globals } = await import('geotiff');
+    expect(GEO_KEY_NAMES).toEqual(globals.geoKeyNames);
+  });
+
   it('LZW: a hand-made stream (clear, literals, a KwKwK code, end)', () => {
     // Codes (9 bits, MSB first): 256 clear, 65 'A', 258 ('AA', not yet defined: KwKwK), 257 end.
     const codes = [256, 65, 258, 257];

@@ -10,7 +10,6 @@
  * (`readRanges`), so a window of a COG costs one request per run of adjacent tiles.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { globals } from 'geotiff';
 
 /** Random access to the bytes of a file or URL. */
 export interface ByteSource {
@@ -343,11 +342,37 @@ export function textOf(ifd: Ifd, tag: number): string | undefined {
   return typeof v === 'string' ? v : String.fromCharCode(...(v instanceof Uint8Array ? v : []));
 }
 
+/**
+ * GeoKey names by ID (GeoTIFF 1.0 spec §6.2, the names geotiff.js's `globals.geoKeyNames` uses),
+ * kept here so opening a GeoTIFF does not load geotiff.js.
+ */
+export const GEO_KEY_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  (
+    [
+      [1024, 'GTModelType GTRasterType GTCitation'],
+      [
+        2048,
+        'GeographicType GeogCitation GeogGeodeticDatum GeogPrimeMeridian GeogLinearUnits GeogLinearUnitSize GeogAngularUnits ' +
+          'GeogAngularUnitSize GeogEllipsoid GeogSemiMajorAxis GeogSemiMinorAxis GeogInvFlattening GeogAzimuthUnits ' +
+          'GeogPrimeMeridianLong GeogTOWGS84',
+      ],
+      [
+        3072,
+        'ProjectedCSType PCSCitation Projection ProjCoordTrans ProjLinearUnits ProjLinearUnitSize ProjStdParallel1 ' +
+          'ProjStdParallel2 ProjNatOriginLong ProjNatOriginLat ProjFalseEasting ProjFalseNorthing ProjFalseOriginLong ' +
+          'ProjFalseOriginLat ProjFalseOriginEasting ProjFalseOriginNorthing ProjCenterLong ProjCenterLat ProjCenterEasting ' +
+          'ProjCenterNorthing ProjScaleAtNatOrigin ProjScaleAtCenter ProjAzimuthAngle ProjStraightVertPoleLong ProjRectifiedGridAngle',
+      ],
+      [4096, 'VerticalCSType VerticalCitation VerticalDatum VerticalUnits'],
+    ] as const
+  ).flatMap(([first, names]) => names.split(' ').map((n, i) => [first + i, `${n}GeoKey`])),
+);
+
 /** The GeoKeys of an IFD keyed by name, as geotiff.js's `getGeoKeys()` gives them (srs.ts reads these). */
 export function geoKeysOf(ifd: Ifd): Record<string, unknown> | null {
   const dir = numbersOf(ifd, TAG.GeoKeyDirectory);
   if (!dir || dir.length < 4) return null;
-  const names = globals.geoKeyNames as Record<number, string>;
+  const names = GEO_KEY_NAMES;
   const out: Record<string, unknown> = {};
   for (let i = 4; i + 3 < dir.length && i <= dir[3]! * 4; i += 4) {
     const key = names[dir[i]!] ?? `GeoKey${dir[i]}`;

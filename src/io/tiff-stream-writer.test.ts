@@ -317,7 +317,6 @@ describe('TiffStreamWriter', () => {
       blockHeight: 128,
       level: 1,
       bigTiff: 'IF_SAFER',
-      predictor: 1,
     });
     expect(parseCreationOptions(['PREDICTOR=FLOATING_POINT', 'COG=YES', 'OVERVIEW_COUNT=3', 'STATISTICS=YES', 'NBITS=12'])).toMatchObject({ predictor: 3, cog: true, overviews: 3, statistics: true, nbits: 12 });
     expect(() => parseCreationOptions(['COMPRESS=WEBP'])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'co.COMPRESS' }));

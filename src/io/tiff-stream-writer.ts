@@ -4,9 +4,8 @@
  * written as soon as its row is complete, so memory stays at about one row of blocks per level
  * whatever the raster's size. A block that is exactly one full TIFF block (render tiles the size
  * of the TIFF blocks, as `rasterflow render` makes them) is encoded at once, without gathering,
- * when there are no overviews and no STATISTICS. DEFLATE runs on libuv's thread pool (node:zlib),
- * at most two blocks at once (the reader's inflates and file reads keep the other threads), while
- * the renderer computes the next tiles.
+ * when there are no overviews and no STATISTICS. DEFLATE runs on the codec threads
+ * (codec-pool.ts) while the renderer computes the next tiles.
  *
  * What it writes (tags as `encodeGeoTiff` writes them; see encode-tiff.ts for the NoData policy,
  * the palette, complex types and the internal mask):
@@ -15,7 +14,8 @@
  *   classic file that outgrows 4 GiB anyway fails with LIMIT_EXCEEDED naming BIGTIFF=YES.
  * - Tiles (default 256 x 256) or strips (TILED=NO; RowsPerStrip from BLOCKYSIZE, else about
  *   8 KiB per strip as GDAL picks it), planar configuration 2 (one plane per band).
- * - COMPRESS=DEFLATE (ZLEVEL 1-9, default 6) or NONE; PREDICTOR 1, 2 (integers) or 3 (floats).
+ * - COMPRESS=DEFLATE (ZLEVEL 1-9, default 1) or NONE; PREDICTOR 1, 2 (integers) or 3 (floats),
+ *   default 2 or 3 with DEFLATE (see DEFAULT_ZLEVEL in encode-tiff.ts for why).
  *   NBITS=n packs unsigned samples in n bits (1-7 for U8, 9-15 for U16, 17-31 for U32; values
  *   above 2^n - 1 saturate); U1/U2/U4 are always packed in 1/2/4 bits.
  * - Georeferencing (ModelPixelScale, ModelTiepoint, GeoKeys), GDAL_NODATA, GDAL_METADATA (band
@@ -36,11 +36,11 @@
  * and is renamed at `close()`; `abort()` removes it.
  */
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { deflate } from 'node:zlib';
+import { deflateBlock } from './codec-pool.js';
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { BandStatistics, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
-import { colorMapTag, geoKeyTags, outputNoData, SAMPLE_FORMAT } from './encode-tiff.js';
+import { colorMapTag, DEFAULT_ZLEVEL, geoKeyTags, outputNoData, SAMPLE_FORMAT } from './encode-tiff.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
 import type { TagValue } from './tiff-writer.js';
 
@@ -48,7 +48,7 @@ export interface StreamTiffOptions {
   readonly compress?: 'none' | 'deflate';
   /** 1 none, 2 horizontal (integers), 3 floating point; default: 2 or 3 with DEFLATE, 1 without. */
   readonly predictor?: 1 | 2 | 3;
-  /** zlib level 1-9; default 6. */
+  /** zlib level 1-9; default DEFAULT_ZLEVEL (1). */
   readonly level?: number;
   /** Default true. */
   readonly tiled?: boolean;
@@ -74,7 +74,8 @@ const co = (name: string, msg: string): EngineError => invalidArgument(`co.${nam
  * COMPRESS (NONE, DEFLATE), PREDICTOR (1/NONE, 2/STANDARD, 3/FLOATING_POINT), ZLEVEL, TILED,
  * BLOCKXSIZE, BLOCKYSIZE, BLOCKSIZE, BIGTIFF, NBITS, COG / LAYOUT=COG, OVERVIEWS
  * (AUTO, NONE), OVERVIEW_COUNT, OVERVIEW_RESAMPLING / RESAMPLING (NEAREST, AVERAGE), STATISTICS.
- * With COMPRESS given and no PREDICTOR, the predictor is GDAL's default (none).
+ * Defaults differ from GDAL's on purpose (DEFAULT_ZLEVEL in encode-tiff.ts): PREDICTOR 2 for
+ * integers and 3 for floats, ZLEVEL 1; `PREDICTOR=1 ZLEVEL=6` give GDAL's settings.
  */
 export function parseCreationOptions(list: readonly string[]): StreamTiffOptions {
   const o: { -readonly [K in keyof StreamTiffOptions]: StreamTiffOptions[K] } = {};
@@ -89,7 +90,6 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
     if (!Number.isInteger(n) || n < min || n > max) throw co(name, `${name} must be an integer from ${min} to ${max}, got ${v}`);
     return n;
   };
-  let predictorGiven = false;
   for (const item of list) {
     const m = /^([A-Za-z_]+)=(.*)$/.exec(item.trim());
     if (!m) throw invalidArgument('co', `creation options are NAME=VALUE, got ${item}`);
@@ -105,7 +105,6 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
         const p = ({ '1': 1, NONE: 1, '2': 2, STANDARD: 2, HORIZONTAL: 2, '3': 3, FLOATING_POINT: 3 } as const)[u as '1'];
         if (p === undefined) throw co(name, `PREDICTOR must be 1, 2 or 3, got ${v}`);
         o.predictor = p;
-        predictorGiven = true;
         break;
       }
       case 'ZLEVEL':
@@ -156,7 +155,6 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
         throw co(name, `unknown creation option ${name} (known: COMPRESS, PREDICTOR, ZLEVEL, TILED, BLOCKXSIZE, BLOCKYSIZE, BLOCKSIZE, BIGTIFF, NBITS, COG, LAYOUT, OVERVIEWS, OVERVIEW_COUNT, OVERVIEW_RESAMPLING, STATISTICS)`);
     }
   }
-  if (o.compress !== undefined && !predictorGiven) o.predictor = 1;
   return o;
 }
 
@@ -311,11 +309,6 @@ interface Level {
 
 const MAX_CLASSIC = 0xffffffff;
 const MAX_IN_FLIGHT = 96 * 1024 * 1024;
-/**
- * Deflates running on libuv's thread pool at once (the rest wait their turn): the pool's other
- * threads stay free for the reader's inflates and file reads, so the renderer is not starved.
- */
-const POOL_DEFLATES = Math.max(1, Math.min(2, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 2));
 
 export class TiffStreamWriter {
   private readonly t: PixelType;
@@ -344,8 +337,6 @@ export class TiffStreamWriter {
   private metadataEntry: Entry | undefined;
   private finished = false;
   private validMaskTile: Promise<Uint8Array> | undefined;
-  private deflating = 0;
-  private readonly deflateQueue: (() => void)[] = [];
 
   private constructor(
     readonly path: string,
@@ -361,7 +352,7 @@ export class TiffStreamWriter {
     const { x: sx, y: sy } = info.cellSize;
     if (!(sx > 0 && sy > 0 && Number.isFinite(sx) && Number.isFinite(sy))) throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
     const compress = options.compress ?? 'deflate';
-    this.level = compress === 'deflate' ? (options.level ?? 6) : undefined;
+    this.level = compress === 'deflate' ? (options.level ?? DEFAULT_ZLEVEL) : undefined;
     if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9)) throw co('ZLEVEL', `ZLEVEL must be an integer from 1 to 9, got ${this.level}`);
     // Bits per sample: the type's, or NBITS for unsigned integer types.
     let bits = ti.bits;
@@ -750,22 +741,10 @@ export class TiffStreamWriter {
     return this.compress(bytes);
   }
 
+  /** DEFLATE on the codec threads (codec-pool.ts); `bytes` is given up (every caller made it). */
   private compress(bytes: Uint8Array): Promise<Uint8Array> {
     if (this.level === undefined) return Promise.resolve(bytes);
-    const level = this.level;
-    return new Promise((resolve, reject) => {
-      const start = (): void => {
-        this.deflating++;
-        deflate(bytes, { level, chunkSize: Math.max(65536, bytes.length + 1024) }, (err, out) => {
-          this.deflating--;
-          this.deflateQueue.shift()?.();
-          if (err) reject(err);
-          else resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
-        });
-      };
-      if (this.deflating < POOL_DEFLATES) start();
-      else this.deflateQueue.push(start);
-    });
+    return deflateBlock(bytes, this.level, true);
   }
 
   private accumulate(planes: readonly Plane[], mask: Uint8Array): void {

@@ -14,7 +14,8 @@
  * So a centre lying exactly on a left edge is outside and one exactly on a right edge inside,
  * the same tie rule as GDAL (llrasterize.cpp, GDALdllImageFilledPolygon).
  */
-import proj4 from 'proj4';
+import type proj4 from 'proj4';
+import { proj4Lib } from '../../core/crs.js';
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Extent, RasterInfo } from '../../core/pixel-block.js';
 import type { Rect } from '../../core/rect.js';
@@ -175,7 +176,7 @@ export function partsInRasterSR(g: Geometry, raster: RasterInfo, path: string): 
   if (b === undefined) throw unsupportedInput(`${path}.spatialReference`, "the raster's spatial reference has no definition proj4 can use, so the geometry cannot be projected onto it");
   let conv: proj4.Converter;
   try {
-    conv = proj4(a, b);
+    conv = proj4Lib()(a, b);
   } catch (e) {
     throw unsupportedInput(`${path}.spatialReference`, `proj4 cannot project from ${a} to ${b}: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -110,7 +110,8 @@
  * cell gets the same bits from any tile; the two paths agree to rounding (1e-9 relative, tested).
  * UseAdaptiveScale costs up to J filter passes per cell.
  */
-import proj4, { type Converter } from 'proj4';
+import type { Converter } from 'proj4';
+import { proj4Lib } from '../../core/crs.js';
 import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
@@ -558,7 +559,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
     }
     let conv: Converter;
     try {
-      conv = proj4(def);
+      conv = proj4Lib()(def);
     } catch (e) {
       throw unsupportedInput(argPath(which), `proj4 cannot read the raster's projection ${def}: ${e instanceof Error ? e.message : String(e)}`);
     }

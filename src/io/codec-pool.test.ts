@@ -1,0 +1,51 @@
+import { deflateSync, inflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { codecThreadCount, deflateBlock, inflateBlock } from './codec-pool.js';
+
+/** A 256 x 256 F32-sized block of compressible bytes (a ramp with noise). */
+function block(seed: number): Uint8Array {
+  const f = new Float32Array(256 * 256);
+  let s = seed;
+  for (let i = 0; i < f.length; i++) {
+    s = (s * 1103515245 + 12345) >>> 0;
+    f[i] = 100 + (i % 256) * 0.5 + (s % 7);
+  }
+  return new Uint8Array(f.buffer);
+}
+
+describe('codec threads', () => {
+  it('deflate and inflate off the main thread give what node:zlib gives inline, whatever the order of completion', async () => {
+    const inputs = Array.from({ length: 12 }, (_, i) => block(i + 1));
+    const compressed = await Promise.all(inputs.map((b) => deflateBlock(b.slice(), 1, true)));
+    compressed.forEach((c, i) => expect(Buffer.from(c).equals(deflateSync(inputs[i]!, { level: 1 }))).toBe(true));
+    const back = await Promise.all(compressed.map((c) => inflateBlock(c, inputs[0]!.length, false)));
+    back.forEach((b, i) => expect(Buffer.from(b).equals(Buffer.from(inputs[i]!))).toBe(true));
+    // Inputs not given up stay usable; small blocks are done inline.
+    const keep = inputs[3]!;
+    await inflateBlock(deflateSync(keep), keep.length, false);
+    expect(keep.byteLength).toBe(256 * 256 * 4);
+    const tiny = new Uint8Array(100).fill(7);
+    expect(Buffer.from(await inflateBlock(await deflateBlock(tiny, 6), 100)).equals(Buffer.from(tiny))).toBe(true);
+    expect(codecThreadCount()).toBeLessThanOrEqual(4);
+  });
+
+  it('a corrupt stream rejects with zlib\'s message, inline and off the main thread, and the threads keep working', async () => {
+    const good = deflateSync(block(9));
+    const bad = new Uint8Array(good); // a copy (Buffer#slice would be a view)
+    bad.fill(0xff, 10, 60);
+    const expected = (() => {
+      try {
+        inflateSync(bad);
+        return '';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })();
+    await expect(inflateBlock(bad, 256 * 256 * 4)).rejects.toThrow(expected);
+    await expect(inflateBlock(bad.subarray(0, 40), 100)).rejects.toThrow();
+    expect((await inflateBlock(good, 256 * 256 * 4)).length).toBe(256 * 256 * 4);
+    // A Buffer not given up is copied, never detached.
+    expect(good.byteLength).toBeGreaterThan(0);
+    expect(good.buffer.byteLength).toBeGreaterThan(0);
+  });
+});

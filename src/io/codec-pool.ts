@@ -1,0 +1,153 @@
+/**
+ * DEFLATE off the main thread: a few worker threads that run node:zlib's synchronous inflate and
+ * deflate on blocks handed to them (the input transferred, not copied, when the caller gives it
+ * up), so the main thread keeps computing kernels while blocks are decoded and encoded.
+ *
+ * Why not node:zlib's asynchronous API (libuv's thread pool)? Each asynchronous call builds a
+ * zlib stream object and its buffers on the main thread: measured here, about 0.3 ms of main
+ * thread per 256 x 256 block, as much as the work saved on large rasters. A posted message
+ * costs about a tenth of that.
+ *
+ * Threads: RASTERFLOW_CODEC_THREADS (0: everything inline), default one less than the available
+ * parallelism, at least 1, at most 4; started on first use, one per `size` calls at most, and
+ * unreferenced while idle so they never keep a process alive. Only the main thread of a process
+ * uses them: render workers and the codec threads themselves work inline. Blocks under 32 KiB
+ * (output for inflate, input for deflate) are done inline too: a message would cost more.
+ * Results do not depend on where a block was coded (zlib is deterministic for given options).
+ */
+import { availableParallelism } from 'node:os';
+import { isMainThread, Worker } from 'node:worker_threads';
+import { deflateSync, inflateSync } from 'node:zlib';
+
+/** The worker: plain CommonJS on node:zlib only, so it starts in milliseconds and needs no build. */
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const zlib = require('node:zlib');
+parentPort.on('message', (m) => {
+  try {
+    const input = new Uint8Array(m.buffer, m.offset, m.length);
+    const out = m.op === 1 ? zlib.inflateSync(input, { chunkSize: m.size }) : zlib.deflateSync(input, { level: m.size });
+    // Small Buffers may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
+    const own = out.length >= 65536 ? out : new Uint8Array(out);
+    parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
+  } catch (e) {
+    parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: e && e.code });
+  }
+});`;
+
+const INFLATE = 1;
+const DEFLATE = 2;
+const MIN_OFFLOAD = 32 * 1024;
+
+interface Job {
+  readonly resolve: (b: Uint8Array) => void;
+  readonly reject: (e: Error) => void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  readonly jobs: Map<number, Job>;
+}
+
+function configuredSize(): number {
+  if (!isMainThread) return 0;
+  const env = process.env.RASTERFLOW_CODEC_THREADS;
+  if (env !== undefined && env !== '') {
+    const n = Number(env);
+    return Number.isInteger(n) && n >= 0 ? Math.min(n, 16) : 0;
+  }
+  return Math.min(4, Math.max(1, availableParallelism() - 1));
+}
+
+let size: number | undefined;
+const threads: Thread[] = [];
+let nextId = 1;
+
+function spawn(): Thread | undefined {
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: {} });
+  } catch {
+    size = threads.length; // cannot start threads here: work inline from now on
+    return undefined;
+  }
+  const t: Thread = { worker, jobs: new Map() };
+  worker.unref();
+  worker.on('message', (m: { id: number; buffer?: ArrayBuffer; offset: number; length: number; error?: string; code?: string }) => {
+    const job = t.jobs.get(m.id);
+    if (!job) return;
+    t.jobs.delete(m.id);
+    if (t.jobs.size === 0) worker.unref();
+    if (m.error !== undefined) job.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
+    else job.resolve(new Uint8Array(m.buffer!, m.offset, m.length));
+  });
+  const fail = (e: unknown): void => {
+    const i = threads.indexOf(t);
+    if (i >= 0) threads.splice(i, 1);
+    for (const job of t.jobs.values()) job.reject(e instanceof Error ? e : new Error(`codec thread stopped: ${String(e)}`));
+    t.jobs.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`codec thread exited with code ${code}`)));
+  threads.push(t);
+  return t;
+}
+
+/** The least busy thread, starting one while fewer than `size` run; undefined to work inline. */
+function pick(): Thread | undefined {
+  size ??= configuredSize();
+  if (size === 0) return undefined;
+  let best = threads[0];
+  for (const t of threads) if (t.jobs.size < best!.jobs.size) best = t;
+  if ((!best || best.jobs.size > 0) && threads.length < size) return spawn() ?? best;
+  return best;
+}
+
+function post(op: number, data: Uint8Array, arg: number, transfer: boolean): Promise<Uint8Array> | undefined {
+  const t = pick();
+  if (!t) return undefined;
+  const id = nextId++;
+  // Transfer the caller's buffer when it gives it up and the view covers it; otherwise a copy.
+  // (A copy by `new Uint8Array`: a Buffer's `slice` is a view, whose transfer would detach the caller's bytes.)
+  const own = transfer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : new Uint8Array(data);
+  return new Promise((resolve, reject) => {
+    t.jobs.set(id, { resolve, reject });
+    if (t.jobs.size === 1) t.worker.ref();
+    t.worker.postMessage({ id, op, buffer: own.buffer, offset: own.byteOffset, length: own.byteLength, size: arg }, [own.buffer as ArrayBuffer]);
+  });
+}
+
+const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+/**
+ * Inflate a zlib stream expected to give `expected` bytes. With `transfer`, `data` may be
+ * detached (the caller no longer uses it).
+ */
+export function inflateBlock(data: Uint8Array, expected: number, transfer = false): Promise<Uint8Array> {
+  const chunkSize = Math.max(65536, expected + 64);
+  if (expected >= MIN_OFFLOAD) {
+    const p = post(INFLATE, data, chunkSize, transfer);
+    if (p) return p;
+  }
+  try {
+    return Promise.resolve(bytesOf(inflateSync(data, { chunkSize })));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Deflate (zlib stream) at `level`. With `transfer`, `data` may be detached. */
+export function deflateBlock(data: Uint8Array, level: number, transfer = false): Promise<Uint8Array> {
+  if (data.byteLength >= MIN_OFFLOAD) {
+    const p = post(DEFLATE, data, level, transfer);
+    if (p) return p;
+  }
+  try {
+    return Promise.resolve(bytesOf(deflateSync(data, { level })));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Threads running now (for tests). */
+export const codecThreadCount = (): number => threads.length;
