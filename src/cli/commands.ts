@@ -142,8 +142,9 @@ export function run(program: Command, io: CliIo): Command {
         const pool = createPool({ size: Number(o.workers) });
         const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
         const info = window === undefined ? root.info : windowInfo(root.info, window);
-        // Inline, a few tiles in flight let block reads and inflates (thread pool) overlap the kernels.
-        const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 4 } : {}) };
+        // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
+        // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
+        const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
         mkdirSync(dirname(o.output), { recursive: true });
         if (format === 'tiff') {
           // Streamed: tiles are encoded and written as they are rendered (bounded memory).

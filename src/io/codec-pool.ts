@@ -9,8 +9,9 @@
  * costs about a tenth of that.
  *
  * Threads: RASTERFLOW_CODEC_THREADS (0: everything inline), default one less than the available
- * parallelism, at least 1, at most 4; started on first use, one per `size` calls at most, and
- * unreferenced while idle so they never keep a process alive. Only the main thread of a process
+ * parallelism, at least 1, at most 4; started on first use (or `warmCodecThreads`), fed two jobs
+ * at a time from one queue, and unreferenced while idle so they never keep a process alive. The
+ * main thread takes queued jobs itself when it would otherwise wait (`help`). Only the main thread of a process
  * uses them: render workers and the codec threads themselves work inline. Blocks under 32 KiB
  * (output for inflate, input for deflate) are done inline too: a message would cost more.
  * Results do not depend on where a block was coded (zlib is deterministic for given options).
@@ -40,8 +41,11 @@ const DEFLATE = 2;
 const MIN_OFFLOAD = 32 * 1024;
 
 interface Job {
+  readonly op: number;
+  readonly data: Uint8Array;
+  readonly arg: number;
   readonly resolve: (b: Uint8Array) => void;
-  readonly reject: (e: Error) => void;
+  readonly reject: (e: unknown) => void;
 }
 
 interface Thread {
@@ -59,9 +63,15 @@ function configuredSize(): number {
   return Math.min(4, Math.max(1, availableParallelism() - 1));
 }
 
+/** Jobs posted to one thread at once: one running, one waiting in its port (no gap between). */
+const PER_THREAD = 2;
+
 let size: number | undefined;
 const threads: Thread[] = [];
+/** Jobs not yet posted, oldest (most urgent: tiles are consumed in order) first. */
+const queue: Job[] = [];
 let nextId = 1;
+let helpScheduled = false;
 
 function spawn(): Thread | undefined {
   let worker: Worker;
@@ -77,6 +87,7 @@ function spawn(): Thread | undefined {
     const job = t.jobs.get(m.id);
     if (!job) return;
     t.jobs.delete(m.id);
+    dispatch();
     if (t.jobs.size === 0) worker.unref();
     if (m.error !== undefined) job.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
     else job.resolve(new Uint8Array(m.buffer!, m.offset, m.length));
@@ -86,6 +97,7 @@ function spawn(): Thread | undefined {
     if (i >= 0) threads.splice(i, 1);
     for (const job of t.jobs.values()) job.reject(e instanceof Error ? e : new Error(`codec thread stopped: ${String(e)}`));
     t.jobs.clear();
+    dispatch();
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`codec thread exited with code ${code}`)));
@@ -93,31 +105,63 @@ function spawn(): Thread | undefined {
   return t;
 }
 
-/** The least busy thread, starting one while fewer than `size` run; undefined to work inline. */
-function pick(): Thread | undefined {
-  size ??= configuredSize();
-  if (size === 0) return undefined;
-  let best = threads[0];
-  for (const t of threads) if (t.jobs.size < best!.jobs.size) best = t;
-  if ((!best || best.jobs.size > 0) && threads.length < size) return spawn() ?? best;
-  return best;
+const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+function runInline(job: Job): void {
+  try {
+    const out = job.op === INFLATE ? inflateSync(job.data, { chunkSize: job.arg }) : deflateSync(job.data, { level: job.arg });
+    job.resolve(bytesOf(out));
+  } catch (e) {
+    job.reject(e);
+  }
 }
 
-function post(op: number, data: Uint8Array, arg: number, transfer: boolean): Promise<Uint8Array> | undefined {
-  const t = pick();
-  if (!t) return undefined;
-  const id = nextId++;
+/** Post queued jobs to threads with room; when jobs still wait, let this thread help once idle. */
+function dispatch(): void {
+  for (const t of threads) {
+    while (t.jobs.size < PER_THREAD && queue.length > 0) {
+      const job = queue.shift()!;
+      const id = nextId++;
+      t.jobs.set(id, job);
+      if (t.jobs.size === 1) t.worker.ref();
+      const d = job.data;
+      t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [d.buffer as ArrayBuffer]);
+    }
+  }
+  if (queue.length > 0 && !helpScheduled) {
+    helpScheduled = true;
+    setImmediate(help);
+  }
+}
+
+/**
+ * This thread takes the most urgent waiting job itself, one per turn of the event loop: a
+ * setImmediate callback runs only after the work already ready here (kernels of decoded tiles),
+ * so the main thread inflates only what it would otherwise sit waiting for. With a busy or slow
+ * second core the work shifts here by itself; results are the same either way.
+ */
+function help(): void {
+  helpScheduled = false;
+  const job = queue.shift();
+  if (job) runInline(job);
+  dispatch();
+}
+
+function submit(op: number, data: Uint8Array, arg: number, transfer: boolean): Promise<Uint8Array> {
+  size ??= configuredSize();
+  while (threads.length < size) if (!spawn()) break;
   // Transfer the caller's buffer when it gives it up and the view covers it; otherwise a copy.
   // (A copy by `new Uint8Array`: a Buffer's `slice` is a view, whose transfer would detach the caller's bytes.)
   const own = transfer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : new Uint8Array(data);
   return new Promise((resolve, reject) => {
-    t.jobs.set(id, { resolve, reject });
-    if (t.jobs.size === 1) t.worker.ref();
-    t.worker.postMessage({ id, op, buffer: own.buffer, offset: own.byteOffset, length: own.byteLength, size: arg }, [own.buffer as ArrayBuffer]);
+    const job: Job = { op, data: own, arg, resolve, reject };
+    if (threads.length === 0) runInline(job);
+    else {
+      queue.push(job);
+      dispatch();
+    }
   });
 }
-
-const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 
 /**
  * Inflate a zlib stream expected to give `expected` bytes. With `transfer`, `data` may be
@@ -125,10 +169,7 @@ const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset
  */
 export function inflateBlock(data: Uint8Array, expected: number, transfer = false): Promise<Uint8Array> {
   const chunkSize = Math.max(65536, expected + 64);
-  if (expected >= MIN_OFFLOAD) {
-    const p = post(INFLATE, data, chunkSize, transfer);
-    if (p) return p;
-  }
+  if (expected >= MIN_OFFLOAD) return submit(INFLATE, data, chunkSize, transfer);
   try {
     return Promise.resolve(bytesOf(inflateSync(data, { chunkSize })));
   } catch (e) {
@@ -138,15 +179,21 @@ export function inflateBlock(data: Uint8Array, expected: number, transfer = fals
 
 /** Deflate (zlib stream) at `level`. With `transfer`, `data` may be detached. */
 export function deflateBlock(data: Uint8Array, level: number, transfer = false): Promise<Uint8Array> {
-  if (data.byteLength >= MIN_OFFLOAD) {
-    const p = post(DEFLATE, data, level, transfer);
-    if (p) return p;
-  }
+  if (data.byteLength >= MIN_OFFLOAD) return submit(DEFLATE, data, level, transfer);
   try {
     return Promise.resolve(bytesOf(deflateSync(data, { level })));
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/**
+ * Start the codec threads now (no-op when they run, or when work is inline): called when a
+ * DEFLATE file is opened or created, so a thread's start-up overlaps planning, not the first tiles.
+ */
+export function warmCodecThreads(): void {
+  size ??= configuredSize();
+  while (threads.length < size) if (!spawn()) return;
 }
 
 /** Threads running now (for tests). */

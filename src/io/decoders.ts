@@ -14,7 +14,7 @@
  * blockHeight pixels of the block's samples (all samples per pixel for contiguous planes, one for
  * separate planes; complex samples as (re, im) pairs), padded blocks included.
  */
-import { inflateBlock } from './codec-pool.js';
+import { inflateBlock, warmCodecThreads } from './codec-pool.js';
 import type { TiffImageLayout } from './tiff-reader.js';
 
 export type SampleArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
@@ -66,6 +66,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   if (!compressionSupported(l.compression)) throw new Error(`TIFF compression ${l.compression} is not supported`);
   if (l.fillOrder !== 1) throw new Error('FillOrder 2 is not supported');
   const bits = l.bitsPerSample;
+  if (l.compression === 8 || l.compression === 32946) warmCodecThreads();
   const chunkSpp = l.planar === 1 ? l.samplesPerPixel : 1;
   const bw = l.blockWidth;
   const bh = l.blockHeight;

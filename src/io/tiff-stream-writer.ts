@@ -36,7 +36,7 @@
  * and is renamed at `close()`; `abort()` removes it.
  */
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { deflateBlock } from './codec-pool.js';
+import { deflateBlock, warmCodecThreads } from './codec-pool.js';
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { BandStatistics, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
@@ -354,6 +354,7 @@ export class TiffStreamWriter {
     const compress = options.compress ?? 'deflate';
     this.level = compress === 'deflate' ? (options.level ?? DEFAULT_ZLEVEL) : undefined;
     if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9)) throw co('ZLEVEL', `ZLEVEL must be an integer from 1 to 9, got ${this.level}`);
+    if (this.level !== undefined) warmCodecThreads();
     // Bits per sample: the type's, or NBITS for unsigned integer types.
     let bits = ti.bits;
     if (options.nbits !== undefined) {
@@ -1022,9 +1023,37 @@ export function packSamples(src: Uint8Array | Uint16Array | Uint32Array | Plane,
 
 /** Predictor 2: each sample minus its left neighbour, in the type's wrapping arithmetic. */
 function horizontalDifference(p: Plane, width: number, rows: number): void {
+  if (p instanceof Uint8Array && width % 4 === 0 && p.byteOffset % 4 === 0) {
+    bytesDifference(new Int32Array(p.buffer, p.byteOffset, (width * rows) >> 2), width >> 2, rows);
+    return;
+  }
+  // Forward, carrying the previous sample: one load per sample (the store wraps to the type).
   for (let r = 0; r < rows; r++) {
     const row = r * width;
-    for (let c = width - 1; c > 0; c--) p[row + c] = p[row + c]! - p[row + c - 1]!;
+    let prev = p[row]!;
+    for (let i = row + 1; i < row + width; i++) {
+      const v = p[i]!;
+      p[i] = v - prev;
+      prev = v;
+    }
+  }
+}
+
+/**
+ * Predictor 2 on bytes, four at a time (SWAR, little-endian host): each word minus the word of
+ * the bytes one to the left, `(x | H) - (y & ~H) ^ ((x ^ ~y) & H)` subtracting lane by lane
+ * without borrows (H = the lanes' top bits). `words` words per row.
+ */
+function bytesDifference(w: Int32Array, words: number, rows: number): void {
+  const H = 0x80808080 | 0;
+  for (let r = 0; r < rows; r++) {
+    let carry = 0; // the previous word's top byte, as the next word's lowest left neighbour
+    for (let i = r * words, end = i + words; i < end; i++) {
+      const x = w[i]!;
+      const y = (x << 8) | carry;
+      carry = x >>> 24;
+      w[i] = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
+    }
   }
 }
 
