@@ -2,8 +2,8 @@
  * Issue 9: whole requests against GDAL, on files made by bench/make-big-dem.sh (run here when
  * they are missing; needs GDAL, else the suite prints why and returns no rows).
  *
- * 1. Whole process, alternating in one run: `rasterflow render` (the compiled CLI, tsc into
- *    bench/data/dist) of a Hillshade of the 4096 x 4096 DEFLATE-tiled F32 DEM to a DEFLATE-tiled
+ * 1. Whole process, alternating in one run: `rasterflow render` (the built CLI bundle, as
+ *    `npm run build` makes it, into bench/data/dist) of a Hillshade of the 4096 x 4096 DEFLATE-tiled F32 DEM to a DEFLATE-tiled
  *    GeoTIFF (`--co TILED=YES --co COMPRESS=DEFLATE`) versus `gdaldem hillshade -co TILED=YES
  *    -co COMPRESS=DEFLATE` on the same input; medians of RUNS each; ratio = gdaldem time / ours
  *    (>= 1: we are at least as fast). The CPU time of both (user + system, all threads) is printed
@@ -13,7 +13,8 @@
  *    /usr/bin/python3 in the same run; ratio = ours / GDAL.
  * 3. Bounded memory: `rasterflow render` of the 16384 x 16384 DEM (Hillshade, DEFLATE tiles),
  *    peak RSS from /usr/bin/time -f %M, reported in the row name (target under 400 MB).
- * The machine is shared (2 cores): numbers are indicative.
+ * The machine is shared (2 cores): numbers are indicative. IO_BENCH_PARTS=whole,decode,big (a
+ * comma list; default all three) runs only some parts.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -60,13 +61,24 @@ export async function ioBench(): Promise<BenchRow[]> {
   }
   mkdirSync(DATA, { recursive: true });
   execFileSync(resolve(ROOT, 'bench/make-big-dem.sh'), [DATA], { stdio: 'ignore' });
-  // The CLI as users run it: compiled JavaScript (tsc; type errors elsewhere do not stop the emit).
+  // The CLI as users run it (package.json "build"): tsc (type errors elsewhere do not stop the
+  // emit; the tile workers load these modules), then the esbuild bundle the `rasterflow` bin runs.
   spawnSync(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', resolve(ROOT, 'tsconfig.json'), '--outDir', DIST], { stdio: 'ignore' });
-  const cli = resolve(DIST, 'cli/main.js');
+  const cli = resolve(DIST, 'cli/rasterflow.js');
+  const bundle = ['src/cli/main.ts', '--bundle', '--platform=node', '--format=esm', '--target=node20', '--packages=external', `--outfile=${cli}`, '--log-level=warning'];
+  spawnSync(resolve(ROOT, 'node_modules/.bin/esbuild'), bundle, { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(cli)) throw new Error('io bench: the CLI did not compile');
   const rows: BenchRow[] = [];
+  const parts = new Set((process.env.IO_BENCH_PARTS ?? 'whole,decode,big').split(','));
 
   // 1. Whole process, alternating.
+  if (parts.has('whole')) await wholeProcess(cli, rows);
+  if (parts.has('decode')) await decoding(rows);
+  if (parts.has('big')) bigRender(cli, rows);
+  return rows;
+}
+
+async function wholeProcess(cli: string, rows: BenchRow[]): Promise<void> {
   const dem = resolve(DATA, 'dem4096-deflate.tif');
   const ours: number[] = [];
   const theirs: number[] = [];
@@ -89,7 +101,10 @@ export async function ioBench(): Promise<BenchRow[]> {
   // CPU time (all threads): on a busy machine the wall-time ratio hides how much work each does.
   console.log(`io bench: whole-process CPU medians: rasterflow ${median(oursCpu).toFixed(0)} ms, gdaldem ${median(theirsCpu).toFixed(0)} ms`);
 
-  // 2. Decoding throughput beside GDAL's.
+}
+
+/** 2. Decoding throughput beside GDAL's. */
+async function decoding(rows: BenchRow[]): Promise<void> {
   const files = [
     ['raw', 'dem4096-raw.tif'],
     ['DEFLATE', 'dem4096-deflate.tif'],
@@ -122,10 +137,12 @@ print(json.dumps(out))`;
     rows.push(row(`decode 4096x4096 F32 ${label}: openGeoTiff read vs GDAL ReadAsArray`, ms, PX4096, g[path]!));
   }
   tileCache.clear();
+}
 
-  // 3. Bounded memory on the 16384 x 16384 DEM.
+/** 3. Bounded memory on the 16384 x 16384 DEM. */
+function bigRender(cli: string, rows: BenchRow[]): void {
+  const rule = '{"rasterFunction":"Hillshade"}';
   const big = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', resolve(DATA, 'dem16384-deflate.tif'), '--output', resolve(DATA, 'hs16384.tif'), '--co', 'COMPRESS=DEFLATE']);
   rows.push(row(`whole process: rasterflow render Hillshade 16384x16384 (peak RSS ${big.rssMb.toFixed(0)} MB, target < 400)`, [big.ms], 16384 * 16384));
   console.log(`io bench: 16384x16384 render peak RSS ${big.rssMb.toFixed(0)} MB in ${(big.ms / 1000).toFixed(1)} s`);
-  return rows;
 }

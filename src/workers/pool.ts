@@ -33,7 +33,8 @@ export function createPool(options: { readonly size: number }): WorkerPool {
 
   const here = import.meta.url;
   const isTs = here.endsWith('.ts');
-  const entry = new URL(isTs ? './tile-worker.ts' : './tile-worker.js', here);
+  // '../workers/': right from this module and from the CLI bundle (dist/cli/rasterflow.js) alike.
+  const entry = new URL(isTs ? '../workers/tile-worker.ts' : '../workers/tile-worker.js', here);
   const slots: Slot[] = [];
   let seq = 0;
   let destroyed = false;
