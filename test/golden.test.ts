@@ -6,12 +6,17 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../src/functions/index.js';
 import { render } from '../src/graph/render.js';
 import { buildGraph } from '../src/rule/build.js';
 import { bindSources } from '../src/rule/sources.js';
-import { openRaster } from '../src/io/index.js';
+import { closingOpener } from './helpers.js';
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 const ROOT = resolve(import.meta.dirname, '..');
 const GOLDEN = join(ROOT, 'golden');

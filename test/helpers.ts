@@ -1,6 +1,8 @@
 /** Test helpers: run one function over in-memory rasters, whole and tiled, without a rule. */
+import { spawnSync } from 'node:child_process';
 import { EngineError } from '../src/core/errors.js';
 import type { PixelBlock, RasterInfo } from '../src/core/pixel-block.js';
+import { openRaster, type OpenOptions, type RasterSource } from '../src/io/index.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../src/core/pixel-type.js';
 import { parseArgs } from '../src/graph/args.js';
 import { constantSource, memorySource } from '../src/graph/memory-source.js';
@@ -215,4 +217,48 @@ export function catchError(f: () => unknown): EngineError | undefined {
     throw e;
   }
   return undefined;
+}
+
+/**
+ * An opener (for `bindSources` or direct use) that remembers every raster it opened, and
+ * `closeAll()` to close them: tests register it with `onTestFinished(files.closeAll)` so no file
+ * handle is left to the garbage collector (Node warns, and will throw, on that).
+ */
+export function closingOpener(): { open: (location: string, options?: OpenOptions) => Promise<RasterSource>; closeAll: () => Promise<void> } {
+  const opened: RasterSource[] = [];
+  return {
+    open: async (location, options) => {
+      const src = await openRaster(location, options);
+      opened.push(src);
+      return src;
+    },
+    closeAll: async () => {
+      await Promise.all(opened.splice(0).map((s) => s.close().catch(() => undefined)));
+    },
+  };
+}
+
+/**
+ * Runs the `rasterflow` command from the sources (`node --import tsx src/cli/main.ts`), or the
+ * built bundle with `bin`, as a real process. A process that has not exited after `timeoutMs`
+ * is killed and reported (code null, `timedOut`): a hang fails its test instead of blocking the
+ * whole run (spawnSync blocks the event loop, so vitest's own timeout could not fire).
+ */
+export function runCli(
+  args: readonly string[],
+  options: { readonly bin?: string; readonly env?: NodeJS.ProcessEnv; readonly timeoutMs?: number } = {},
+): { code: number | null; stdout: string; stderr: string; timedOut: boolean } {
+  const root = new URL('..', import.meta.url).pathname;
+  const entry = options.bin === undefined ? ['--import', 'tsx', `${root}src/cli/main.ts`] : [options.bin];
+  const r = spawnSync(process.execPath, [...entry, ...args], {
+    encoding: 'utf8',
+    cwd: root,
+    env: options.env ?? process.env,
+    timeout: options.timeoutMs ?? 60_000,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1 << 26,
+  });
+  const timedOut = r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+  const stderr = timedOut ? `${r.stderr}\n[runCli] killed: still running after ${options.timeoutMs ?? 60_000} ms (rasterflow ${args.join(' ')})` : r.stderr;
+  return { code: r.status, stdout: r.stdout, stderr, timedOut };
 }

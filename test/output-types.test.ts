@@ -9,16 +9,21 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../src/core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../src/core/pixel-type.js';
 import { registry } from '../src/functions/index.js';
 import { render } from '../src/graph/render.js';
-import { encodeGeoTiff, openRaster } from '../src/io/index.js';
+import { encodeGeoTiff } from '../src/io/index.js';
 import { colorMapTag } from '../src/io/encode-tiff.js';
 import { buildGraph } from '../src/rule/build.js';
 import { bindSources } from '../src/rule/sources.js';
-import { firstDifference, utmInfoFor } from './helpers.js';
+import { closingOpener, firstDifference, runCli, utmInfoFor } from './helpers.js';
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 const ROOT = resolve(import.meta.dirname, '..');
 const QA = join(ROOT, 'golden/convert/qa-u16.tif');
@@ -36,10 +41,7 @@ if (!hasGdal || !hasOsgeo) {
 }
 const withGdal = hasGdal && hasOsgeo;
 
-function cli(...args: string[]): { code: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
-  return { code: r.status, stderr: r.stderr };
-}
+const cli = (...args: string[]): { code: number | null; stderr: string } => runCli(args);
 
 /** gdalinfo -json (bare NaN turned into a string so JSON.parse accepts it). */
 function gdalinfo(path: string): any {

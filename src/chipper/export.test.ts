@@ -8,15 +8,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { allocateBlock } from '../core/pixel-block.js';
 import { rect } from '../core/rect.js';
 import { encodeGeoTiff } from '../io/encode-tiff.js';
-import { openRaster } from '../io/source.js';
-import { gridInfo } from '../../test/helpers.js';
+import { closingOpener, gridInfo } from '../../test/helpers.js';
 import { createPool } from '../workers/pool.js';
 import { exportTrainingData } from './export.js';
 import { createJobManager } from './job.js';
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
 if (!hasGdal) console.warn('[chipper export.test] gdalinfo or python3-gdal not found: the GDAL/xml.etree cross-checks are SKIPPED (install gdal-bin and python3-gdal to run them)');

@@ -37,7 +37,7 @@ import { encodeGeoTiff } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
 import { encodeMrf } from '../io/encode-mrf.js';
 import { encodePng } from '../io/encode-png.js';
-import { openRaster } from '../io/source.js';
+import { openRaster, type OpenOptions, type RasterSource } from '../io/source.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
 import { boxInside, boxIsEmpty, boxOf, clipToBox, area as polygonArea, mapPoints, type Box, type MultiPolygon } from './geometry.js';
@@ -133,23 +133,26 @@ interface ChipEntry {
 
 // ---- Opening inputs.
 
-async function openInput(input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
+/** Opens a raster for one export; the export closes every raster it opened when it ends. */
+type RasterOpener = (location: string, options?: OpenOptions) => Promise<RasterSource>;
+
+async function openInput(open: RasterOpener, input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
   let opened: OpenedRaster;
   if (input.kind === 'location' && input.rule === undefined) {
-    const src = await openRaster(input.location);
+    const src = await open(input.location);
     opened = { root: src, info: src.info, recipe: { rule: { rasterFunction: 'Identity' }, sources: { $$: input.location } }, name };
-  } else opened = await openRule(input.rule, input.kind === 'location' ? { $$: input.location } : {}, name);
+  } else opened = await openRule(open, input.rule, input.kind === 'location' ? { $$: input.location } : {}, name);
   // context.cellSize: resample through the engine's Resample (bilinear for imagery, nearest for class rasters).
   if (cellSize === undefined) return opened;
   const cs = opened.info.cellSize;
   if (Math.abs(cs.x - cellSize.x) <= 1e-9 * cellSize.x && Math.abs(cs.y - cellSize.y) <= 1e-9 * cellSize.y) return opened;
   const inner = input.kind === 'location' && input.rule === undefined ? '$$' : input.rule;
   const rule = { rasterFunction: 'Resample', rasterFunctionArguments: { Raster: inner, ResamplingType: nearest ? 0 : 1, OutputCellsize: { x: cellSize.x, y: cellSize.y } } };
-  return openRule(rule, input.kind === 'location' ? { $$: input.location } : {}, name);
+  return openRule(open, rule, input.kind === 'location' ? { $$: input.location } : {}, name);
 }
 
-async function openRule(rule: unknown, sources: Record<string, string>, name: string): Promise<OpenedRaster> {
-  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, openRaster) }).catch((e: unknown) => {
+async function openRule(open: RasterOpener, rule: unknown, sources: Record<string, string>, name: string): Promise<OpenedRaster> {
+  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, open) }).catch((e: unknown) => {
     if (e instanceof EngineError) throw new EngineError(e.code, e.message, { path: `${name}${e.path ? `.${e.path}` : ''}`, issues: e.issues, cause: e });
     throw e;
   });
@@ -441,6 +444,22 @@ function labelBlock(values: Uint8Array | Uint16Array, w: number, h: number, pixe
 // ---- The export.
 
 export async function exportTrainingData(rawParams: unknown, options: ExportOptions = {}): Promise<ExportSummary> {
+  // Every raster this export opens is closed when it ends, on success and on every error path
+  // (their file handles were left to the garbage collector before).
+  const opened: RasterSource[] = [];
+  const open: RasterOpener = async (location, o) => {
+    const src = await openRaster(location, o);
+    opened.push(src);
+    return src;
+  };
+  try {
+    return await exportWith(rawParams, options, open);
+  } finally {
+    await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
+  }
+}
+
+async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
   const { signal } = options;
   const out = p.outputLocation;
@@ -450,7 +469,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
 
   // Rasters.
   const items: OpenedRaster[] = [];
-  for (const [i, input] of p.inputRasters.entries()) items.push(await openInput(input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster', p.context.cellSize));
+  for (const [i, input] of p.inputRasters.entries()) items.push(await openInput(open, input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster', p.context.cellSize));
   if (items.length > 1 && !p.processAllRasterItems) {
     throw new EngineError('INVALID_ARGUMENT', 'several input rasters need processAllRasterItems: true (mosaicking rasters is not supported)', { path: 'processAllRasterItems' });
   }
@@ -467,7 +486,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   if ((p.chipFormat === 'PNG' || p.chipFormat === 'JPEG') && (info.bandCount > 3 || info.pixelType !== 'U8')) {
     throw new EngineError('INVALID_ARGUMENT', `${p.chipFormat} chips hold at most 3 bands of 8-bit data; the input has ${info.bandCount} ${info.pixelType} band(s): use TIFF or MRF, or a rule (ExtractBand, Stretch) making 3 x U8`, { path: 'chipFormat' });
   }
-  const extra = p.additionalInputRaster ? await openInput(p.additionalInputRaster, 'additionalInputRaster', p.context.cellSize) : undefined;
+  const extra = p.additionalInputRaster ? await openInput(open, p.additionalInputRaster, 'additionalInputRaster', p.context.cellSize) : undefined;
   if (extra !== undefined && (extra.info.width !== info.width || extra.info.height !== info.height || Math.abs(extra.info.extent.xmin - info.extent.xmin) > 1e-6 * info.cellSize.x || Math.abs(extra.info.extent.ymax - info.extent.ymax) > 1e-6 * info.cellSize.y)) {
     throw new EngineError('UNSUPPORTED_INPUT', 'additionalInputRaster must lie on the input raster\'s grid (same extent and cell size); align it first (Resample/Clip rule)', { path: 'additionalInputRaster' });
   }
@@ -478,7 +497,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   let classRasterSource: OpenedRaster | undefined;
   if (p.inputClassData !== undefined) {
     if (isRasterLocation(p.inputClassData)) {
-      classRasterSource = await openInput({ kind: 'location', location: (p.inputClassData as { location: string }).location }, 'inputClassData', p.context.cellSize, true);
+      classRasterSource = await openInput(open, { kind: 'location', location: (p.inputClassData as { location: string }).location }, 'inputClassData', p.context.cellSize, true);
       const ci = classRasterSource.info;
       if (ci.bandCount !== 1 || ci.pixelType.startsWith('F') || ci.pixelType.startsWith('C')) {
         throw new EngineError('INVALID_ARGUMENT', `a class raster must have one integer band; it has ${ci.bandCount} ${ci.pixelType}`, { path: 'inputClassData' });

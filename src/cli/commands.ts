@@ -9,7 +9,7 @@ import { describe as describeArgs } from '../graph/args.js';
 import { render, renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, formatOfPath, openRaster } from '../io/index.js';
+import { describeRaster, encodeByExtension, formatOfPath, openRaster, type OpenOptions, type RasterSource } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -136,34 +136,45 @@ export function run(program: Command, io: CliIo): Command {
         const resolution = resolveRule(rule, { registry });
         for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
         const inputs = parseInputs(o.input);
-        const { root } = await planRule(resolution, bindSources(inputs, openRaster));
-        const window = o.window === undefined ? undefined : parseWindow(o.window);
-        const started = Date.now();
-        const pool = createPool({ size: Number(o.workers) });
-        const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
-        const info = window === undefined ? root.info : windowInfo(root.info, window);
-        // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
-        // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
-        const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
-        mkdirSync(dirname(o.output), { recursive: true });
-        if (format === 'tiff') {
-          // Streamed: tiles are encoded and written as they are rendered (bounded memory).
-          const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
-          const { statistics: _dropped, ...windowed } = info;
-          const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
-          const progress = progressBar(io, total, started);
-          await writeTiffStream(o.output, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
-            progress.tick(),
-          ).finally(() => {
-            progress.done();
-            return pool.destroy();
-          });
-        } else {
-          const block = await render(root, renderOptions).finally(() => pool.destroy());
-          const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
-          writeFileSync(o.output, bytes);
+        // The rasters this command opens are closed when it ends (it also runs in-process).
+        const opened: RasterSource[] = [];
+        const open = async (location: string, options: OpenOptions): Promise<RasterSource> => {
+          const src = await openRaster(location, options);
+          opened.push(src);
+          return src;
+        };
+        try {
+          const { root } = await planRule(resolution, bindSources(inputs, open));
+          const window = o.window === undefined ? undefined : parseWindow(o.window);
+          const started = Date.now();
+          const pool = createPool({ size: Number(o.workers) });
+          const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
+          const info = window === undefined ? root.info : windowInfo(root.info, window);
+          // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
+          // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
+          const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
+          mkdirSync(dirname(o.output), { recursive: true });
+          if (format === 'tiff') {
+            // Streamed: tiles are encoded and written as they are rendered (bounded memory).
+            const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
+            const { statistics: _dropped, ...windowed } = info;
+            const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
+            const progress = progressBar(io, total, started);
+            await writeTiffStream(o.output, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
+              progress.tick(),
+            ).finally(() => {
+              progress.done();
+              return pool.destroy();
+            });
+          } else {
+            const block = await render(root, renderOptions).finally(() => pool.destroy());
+            const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
+            writeFileSync(o.output, bytes);
+          }
+          io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
+        } finally {
+          await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
         }
-        io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
       },
     );
 

@@ -6,7 +6,9 @@ import { render } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { encodeByExtension, openRaster } from '../io/index.js';
+import { encodeByExtension, openRaster, type OpenOptions, type RasterSource } from '../io/index.js';
+import type { PixelBlock } from '../core/pixel-block.js';
+import type { RasterNode } from '../graph/types.js';
 
 const DATA = resolve(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
 const DEM = join(DATA, 'jacksboro_fault_dem_utm16n_75m.tif');
@@ -145,8 +147,21 @@ export async function runDemo(outDir: string, print: (s: string) => void): Promi
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
   for (const e of GALLERY) {
-    const { root } = await buildGraph(e.rule, { registry, resolveSource: bindSources({ $$: e.input }, openRaster) });
-    const block = await render(root, { tileSize: 256 });
+    // Close the rasters each entry opened (their file handles were left to the garbage collector).
+    const opened: RasterSource[] = [];
+    const open = async (location: string, o: OpenOptions): Promise<RasterSource> => {
+      const src = await openRaster(location, o);
+      opened.push(src);
+      return src;
+    };
+    let root: RasterNode;
+    let block: PixelBlock;
+    try {
+      ({ root } = await buildGraph(e.rule, { registry, resolveSource: bindSources({ $$: e.input }, open) }));
+      block = await render(root, { tileSize: 256 });
+    } finally {
+      await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
+    }
     for (const f of e.formats) {
       const path = join(outDir, `${e.name}.${f}`);
       writeFileSync(path, encodeByExtension(path, block, root.info, { quality: 90 }));

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { codecThreadCount, deflateBlock, inflateBlock } from './codec-pool.js';
@@ -47,5 +48,32 @@ describe('codec threads', () => {
     // A Buffer not given up is copied, never detached.
     expect(good.byteLength).toBeGreaterThan(0);
     expect(good.buffer.byteLength).toBeGreaterThan(0);
+  });
+});
+
+describe('idle threads never hold a process open', () => {
+  // A process whose codec threads were started (a DEFLATE file opened) but got no job, or whose
+  // worker pool was left undestroyed, must still exit once its work is done (a CLI render of a small
+  // DEFLATE file once never exited: Worker#on('message') re-referenced the port unref() had released).
+  const exitsAlone = (code: string): { status: number | null; timedOut: boolean } => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, RASTERFLOW_CODEC_THREADS: '2' },
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    });
+    return { status: r.status, timedOut: (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT' };
+  };
+
+  it('warmed codec threads with no job', () => {
+    expect(exitsAlone("const m = await import('./src/io/codec-pool.ts'); m.warmCodecThreads(); if (m.codecThreadCount() !== 2) process.exit(5);")).toEqual({ status: 0, timedOut: false });
+  });
+
+  it('codec threads after their jobs', () => {
+    expect(exitsAlone("const m = await import('./src/io/codec-pool.ts'); const d = await m.deflateBlock(new Uint8Array(1 << 20).fill(3), 6); await m.inflateBlock(d, 1 << 20);")).toEqual({ status: 0, timedOut: false });
+  });
+
+  it('a tile worker pool never given a tile and never destroyed', () => {
+    expect(exitsAlone("const m = await import('./src/workers/pool.ts'); m.createPool({ size: 1 });")).toEqual({ status: 0, timedOut: false });
   });
 });

@@ -82,7 +82,6 @@ function spawn(): Thread | undefined {
     return undefined;
   }
   const t: Thread = { worker, jobs: new Map() };
-  worker.unref();
   worker.on('message', (m: { id: number; buffer?: ArrayBuffer; offset: number; length: number; error?: string; code?: string }) => {
     const job = t.jobs.get(m.id);
     if (!job) return;
@@ -101,6 +100,9 @@ function spawn(): Thread | undefined {
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`codec thread exited with code ${code}`)));
+  // Unreferenced only now: adding a 'message' listener to a Worker references its port again, so
+  // an earlier unref() left an idle thread holding the process open (a CLI run that never exited).
+  worker.unref();
   threads.push(t);
   return t;
 }

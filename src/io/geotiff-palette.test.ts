@@ -9,15 +9,20 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../functions/index.js';
 import { render } from '../graph/render.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
 import { colormapFromTiff, openGeoTiff, rasterInfoOf } from './geotiff-source.js';
 import { encodePng } from './encode-png.js';
-import { openRaster } from './source.js';
+import { closingOpener } from '../../test/helpers.js';
 import { PNG } from 'pngjs';
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const PALETTE = join(ROOT, 'golden/color/palette-l7-nir.tif');

@@ -103,8 +103,13 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
   try {
     if (isUrl) ({ source: src, head } = await openHttpSource(location, signal));
     else {
-      src = await openFileSource(path);
-      head = await src.read(0, HEAD_BYTES_FILE, signal);
+      const file = await openFileSource(path);
+      src = file;
+      // A failed (or aborted) first read must not leave the file handle open.
+      head = await file.read(0, HEAD_BYTES_FILE, signal).catch(async (e: unknown) => {
+        await file.close().catch(() => undefined);
+        throw e;
+      });
     }
   } catch (e) {
     throw openFailure(location, isUrl, e);

@@ -80,7 +80,11 @@ export function readRangesEach(src: ByteSource, ranges: readonly ByteRange[], si
 /** A local file. The handle stays open until `close()`. */
 export async function openFileSource(path: string): Promise<ByteSource> {
   const fh: FileHandle = await open(path, 'r');
-  const st = await stat(path);
+  // On a failed stat the handle would otherwise be left to the garbage collector.
+  const st = await stat(path).catch(async (e: unknown) => {
+    await fh.close().catch(() => undefined);
+    throw e;
+  });
   let closed = false;
   return {
     location: path,

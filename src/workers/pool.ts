@@ -46,7 +46,6 @@ export function createPool(options: { readonly size: number }): WorkerPool {
       ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, execArgv: [], workerData: {} })
       : new Worker(entry, { execArgv: [], workerData: {} });
     const slot: Slot = { worker, pending: new Map(), failed: undefined };
-    worker.unref();
     worker.on('message', (m: TileReply) => {
       const p = slot.pending.get(m.id);
       if (p === undefined) return;
@@ -61,6 +60,8 @@ export function createPool(options: { readonly size: number }): WorkerPool {
     };
     worker.on('error', (e) => fail(new EngineError('INTERNAL', `tile worker failed: ${e.message}`, { cause: e })));
     worker.on('exit', (code) => fail(new EngineError(destroyed ? 'ABORTED' : 'INTERNAL', `tile worker exited with code ${code}`)));
+    // After the listeners: adding a 'message' listener references the worker's port again.
+    worker.unref();
     slots.push(slot);
   }
 
