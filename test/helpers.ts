@@ -219,6 +219,51 @@ export function catchError(f: () => unknown): EngineError | undefined {
   return undefined;
 }
 
+/** One variable of `mdRasterOf`: slices along one dimension (StdTime: the values are years, 1 January UTC). */
+export interface MdVariable {
+  readonly name: string;
+  readonly values: readonly number[];
+  readonly bandsPerSlice?: number;
+  /** Dimension name (default StdTime; any other name is a non-time dimension). */
+  readonly dimension?: string;
+}
+
+/**
+ * A multidimensional raster (core/multidim.ts layout): the variables' slices stacked in order,
+ * `bandsPerSlice` bands each; band b pixel (x, y) is `f(x, y, b)`. As the multidimensional sources,
+ * the mask is 1 where any slice is valid (not NaN, not `noData`; and `mask` where given), and a
+ * missing slice keeps its NaN or NoData value.
+ */
+export function mdRasterOf(o: GridOptions, variables: readonly MdVariable[], f: (x: number, y: number, b: number) => number, mask?: Uint8Array): RasterNode {
+  let band = 0;
+  const md = {
+    variables: variables.map((v) => {
+      const bps = v.bandsPerSlice ?? 1;
+      const name = v.dimension ?? 'StdTime';
+      const time = name === 'StdTime';
+      const slices = v.values.map((y) => {
+        const s = { values: [time ? Date.UTC(y, 0, 1) : y], band };
+        band += bps;
+        return s;
+      });
+      return { name: v.name, dimensions: [{ name, time }], bandsPerSlice: bps, slices };
+    }),
+  };
+  const any = new Uint8Array(o.width * o.height);
+  for (let y = 0; y < o.height; y++) {
+    for (let x = 0; x < o.width; x++) {
+      for (let b = 0; b < band && any[y * o.width + x] === 0; b++) {
+        const v = f(x, y, b);
+        if (v === v && v !== o.noData) any[y * o.width + x] = 1;
+      }
+    }
+  }
+  if (mask) for (let i = 0; i < any.length; i++) if (!mask[i]) any[i] = 0;
+  // memorySource masks every pixel equal to noData in any band: give it none, then put it back.
+  const node = rasterOf({ ...o, noData: undefined, bandCount: band, extra: { ...o.extra, multidimensional: md } }, f, any);
+  return { ...node, info: { ...node.info, noData: o.noData } } as RasterNode;
+}
+
 /**
  * An opener (for `bindSources` or direct use) that remembers every raster it opened, and
  * `closeAll()` to close them: tests register it with `onTestFinished(files.closeAll)` so no file

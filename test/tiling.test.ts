@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { builtinFunctions } from '../src/functions/index.js';
 import type { RasterNode } from '../src/graph/types.js';
-import { applyFunction, complexOf, constant, rasterOf, tiledVersusWhole } from './helpers.js';
+import { applyFunction, complexOf, constant, mdRasterOf, rasterOf, tiledVersusWhole } from './helpers.js';
 
 // A DEM-like surface with relief in every direction and NoData holes (single pixels and a block).
 const W = 61;
@@ -25,6 +25,9 @@ const u8 = rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U8' }, (x, 
 const byName = (name: string, args: Record<string, unknown>, inputs: readonly RasterNode[]): RasterNode =>
   applyFunction(builtinFunctions.find((f) => f.name === name)!, args, inputs);
 const colormapped = (entries: number[][]): RasterNode => byName('Colormap', { Colormap: entries }, [s16]);
+// Multidimensional pairs (MatchVariable / UnionDimension): 3 dates x 2 bands with NaN slices, 2 dates x 1 band, a u/v pair.
+const mdA = mdRasterOf({ width: W, height: H, cellSize: 30 }, [{ name: 'm', values: [2001, 2002, 2003], bandsPerSlice: 2 }], (x, y, b) => ((x + y + (b >> 1)) % 11 === 0 ? Number.NaN : 1 + ((x * 3 + y * 5 + b * 7) % 9)), holes);
+const mdB = mdRasterOf({ width: W, height: H, cellSize: 30 }, [{ name: 'm', values: [2002, 2003] }], (x, y, k) => ((2 * x + y + k) % 13 === 0 ? Number.NaN : 1 + ((x + y * 3 + k) % 9)));
 
 interface Case {
   readonly args: Record<string, unknown>;
@@ -153,6 +156,7 @@ const CASES: Record<string, readonly Case[]> = {
   VectorField: [
     { args: {}, inputs: [dem, s16] },
     { args: { InputDataType: 'Vector-MagDir', OutputDataType: 'Vector-UV', AngleReferenceSystem: 1 }, inputs: [dem, s16] },
+    { args: { Raster2: '$2' }, inputs: [mdB, mdB] },
   ],
   VectorFieldRenderer: ['Vector Average', 'Nearest neighbor', 'Bilinear', 'Cubic', 'Minimum', 'Maximum'].flatMap((CalculationMethod) =>
     ['Single Arrow', 'Wind Barb', 'Ocean Current (Knots)'].map((SymbologyName) => ({
@@ -218,10 +222,13 @@ const CASES: Record<string, readonly Case[]> = {
   ],
   WeightedOverlay: [
     { args: { Influences: [60, 40], Remaps: ['0 99 1, 100 199 5, 200 255 9', '-1000 -100 RESTRICTED, -100 0 3, 0 1000 7, NODATA 2'], EvalFrom: 1, EvalTo: 9 }, inputs: [u8, s16] },
+    { args: { Influences: [1, 1], Remaps: ['1 3 1, 4 6 5, 7 RESTRICTED, 8 9 9', '1 4 2, 5 9 8, NODATA 1'], EvalFrom: 1, EvalTo: 9 }, inputs: [mdB, mdB] },
   ],
   ArgStatistics: [
     ...[0, 1, 2].map((ArgStatisticsType) => ({ args: { ArgStatisticsType, UndefinedClass: 99 }, inputs: [bands, u8] })),
     { args: { ArgStatisticsType: 3, MinValue: 50, MaxValue: 150 }, inputs: [bands, u8] },
+    ...[0, 2].map((ArgStatisticsType) => ({ args: { ArgStatisticsType }, inputs: [mdA, mdB] })),
+    { args: { ArgStatisticsType: 3, MinValue: 2, MaxValue: 7 }, inputs: [mdA, mdB] },
   ],
   SpectralConversion: [{ args: { ConversionMatrix: [0.5, 0.3, 0.2, -1, 1, 0, 0.1, 0.1, 0.8] }, inputs: [bands] }],
   TasseledCap: [
@@ -239,7 +246,10 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { ClippingGeometry: { rings: [[[100, -100], [1500, -300], [700, -1200], [100, -100]], [[400, -400], [800, -450], [600, -700], [400, -400]]] } }, inputs: [dem] },
     { args: { ClippingGeometry: { rings: [[[100, -100], [1500, -300], [700, -1200], [100, -100]]] }, ClippingType: 2 }, inputs: [bands] },
   ],
-  CompositeBand: [{ args: {}, inputs: [bands, dem, s16] }],
+  CompositeBand: [
+    { args: {}, inputs: [bands, dem, s16] },
+    { args: {}, inputs: [mdA, mdB, u8] },
+  ],
   BandArithmetic: [
     ...[1, 2, 5, 9].map((Method) => ({ args: { Method, BandIndexes: Method === 9 ? '3 2 1' : '2 1' }, inputs: [bands] })),
     { args: { BandIndexes: '(B2 - B1) / (B2 + B1) * B3' }, inputs: [bands] },

@@ -20,7 +20,7 @@
  * common NoData value keep their type; others become F32/F64 with NaN).
  *
  * MatchVariable / UnionDimension (seed spec section 8 rule 6) for functions with several inputs:
- * `pairMultidimensional` (below).
+ * `pairMultidimensional` (below), and `pairSlices` for functions that read whole slices.
  */
 import { invalidArgument } from './errors.js';
 import type { RasterInfo } from './pixel-block.js';
@@ -56,8 +56,8 @@ export type ChangeModel = TrendModel | CcdcModel;
 /** TrendAnalysis output: per variable one slice of coefficient bands (see trend.ts in functions/change). */
 export interface TrendModel {
   readonly kind: 'trend';
-  /** 0 linear, 1 harmonic, 2 polynomial. */
-  readonly regression: 0 | 1 | 2;
+  /** 0 linear, 1 harmonic, 2 polynomial, 3 Mann-Kendall, 4 Seasonal-Kendall (no model to evaluate: Sen's slope and test bands). */
+  readonly regression: 0 | 1 | 2 | 3 | 4;
   readonly frequency: number;
   readonly order: number;
   /** Name of the dimension the trend runs along and whether it is a time dimension. */
@@ -389,6 +389,66 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
   });
   const multidimensional: Multidimensional = { variables };
   return { bandCount, bands, multidimensional, bandNames: layoutBandNames(multidimensional, bandCount), warnings };
+}
+
+/** `pairMultidimensional` at the level of whole slices (`pairSlices`). */
+export interface SlicePairing {
+  /** Output slices, in layout order (variables in turn, their slices in order). */
+  readonly sliceCount: number;
+  /** `bands[i][s]`: the bands of input i that output slice s reads (a plain input: all its bands, for every slice). */
+  readonly bands: readonly (readonly (readonly number[])[])[];
+  /** The output layout when output slice s has `bandsOf(s)` bands (equal within a variable), slices stacked in order. */
+  layout(bandsOf: (s: number) => number): Multidimensional;
+  /** Variables or slices left out because not every input has them. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * `pairMultidimensional` for functions whose output slice is made from WHOLE input slices of any
+ * band count (CompositeBand stacks them, ArgStatistics and VectorField reduce them): the same
+ * MatchVariable / UnionDimension rules, errors and warnings, but bands per slice need not agree
+ * and a plain input (or constant) gives all its bands to every output slice. Undefined when no
+ * input is multidimensional.
+ */
+export function pairSlices(inputs: readonly RasterInfo[], o: PairOptions): SlicePairing | undefined {
+  const own: number[][][] = [];
+  // Proxies: each slice of a multidimensional input becomes one band; a plain input one band.
+  const proxies = inputs.map((info): RasterInfo => {
+    const { multidimensional: _m, constant: _c, ...rest } = info;
+    const md = info.constant === undefined ? multidimOf(info) : undefined;
+    if (md === undefined) {
+      own.push([Array.from({ length: info.constant?.length ?? info.bandCount }, (_, b) => b)]);
+      return { ...rest, bandCount: 1 };
+    }
+    const slices: number[][] = [];
+    const variables = md.variables.map((v) => ({
+      ...v,
+      bandsPerSlice: 1,
+      slices: v.slices.map((s) => ({ values: s.values, band: slices.push(Array.from({ length: v.bandsPerSlice }, (_, j) => s.band + j)) - 1 })),
+    }));
+    own.push(slices);
+    return { ...rest, bandCount: slices.length, multidimensional: { variables } };
+  });
+  const p = pairMultidimensional(proxies, o);
+  if (p === undefined) return undefined;
+  return {
+    sliceCount: p.bandCount,
+    bands: p.bands.map((row, i) => row.map((k) => own[i]![k]!)),
+    layout(bandsOf) {
+      let band = 0;
+      const variables = p.multidimensional.variables.map((v) => ({
+        ...v,
+        bandsPerSlice: bandsOf(v.slices[0]!.band),
+        slices: v.slices.map((s) => {
+          const out = { values: s.values, band };
+          band += bandsOf(s.band);
+          return out;
+        }),
+      }));
+      return { variables };
+    },
+    warnings: p.warnings,
+  };
 }
 
 /**

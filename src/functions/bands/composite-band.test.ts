@@ -5,7 +5,7 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import type { PixelType } from '../../core/pixel-type.js';
 import { memorySource } from '../../graph/memory-source.js';
 import type { RasterNode } from '../../graph/types.js';
-import { applyFunction, catchError, gridInfo, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { applyFunction, catchError, gridInfo, mdRasterOf, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { compositeBand } from './composite-band.js';
 
 const grid = { width: 3, height: 1 } as const;
@@ -174,5 +174,105 @@ describe('CompositeBand', () => {
     const node = apply({}, [a, b]);
     expect(node.info.pixelType).toBe('S16');
     expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
+  });
+});
+
+// Multidimensional inputs: expected values derived by hand from "composite slice by slice" (slices
+// paired by MatchVariable / UnionDimension as Arithmetic pairs them; output slice = input 1's slice
+// bands, then input 2's), per-slice NoData as core/multidim.ts defines it.
+describe('CompositeBand of multidimensional rasters', () => {
+  const T = (y: number) => Date.UTC(y, 0, 1);
+  // A: sst 2001..2003, 2-band slices, band (k, j) = 100(k+1) + 10j + x. B: sst 2002..2004, 1 band, 1000(k+1) + x.
+  const A = (f = (x: number, b: number) => 100 * ((b >> 1) + 1) + 10 * (b & 1) + x, o: Partial<Parameters<typeof mdRasterOf>[0]> = {}) =>
+    mdRasterOf({ ...grid, ...o }, [{ name: 'sst', values: [2001, 2002, 2003], bandsPerSlice: 2 }], (x, _y, b) => f(x, b));
+  const B = (f = (x: number, b: number) => 1000 * (b + 1) + x, o: Partial<Parameters<typeof mdRasterOf>[0]> = {}) =>
+    mdRasterOf({ ...grid, ...o }, [{ name: 'sst', values: [2002, 2003, 2004] }], (x, _y, b) => f(x, b));
+
+  it('pairs the common time slices and stacks 2-band and 1-band slices into 3-band slices', async () => {
+    const res = await run({}, [A(), B()]);
+    // 2002: A slice 1 (200, 210) + B slice 0 (1000); 2003: A slice 2 (300, 310) + B slice 1 (2000).
+    expect(planes(res)).toEqual([[200, 201, 202], [210, 211, 212], [1000, 1001, 1002], [300, 301, 302], [310, 311, 312], [2000, 2001, 2002]]);
+    const v = res.info.multidimensional!.variables;
+    expect(v.map((w) => [w.name, w.bandsPerSlice, w.slices.map((s) => [s.values[0], s.band])])).toEqual([['sst', 3, [[T(2002), 0], [T(2003), 3]]]]);
+    expect(res.info.bandNames?.[0]).toBe('sst_StdTime=2002-01-01T00:00:00_Band_1');
+    expect(res.info.bandNames?.[5]).toBe('sst_StdTime=2003-01-01T00:00:00_Band_3');
+    expect(res.node.plan.warnings?.length).toBe(1); // 2001 and 2004 are left out
+  });
+
+  it('a missing slice value is NoData in that output slice only; every slice missing -> pixel NoData', async () => {
+    // A: pixel 0 lacks 2002 (NaN, as sources fill), pixel 2 lacks every date; B: pixel 1 lacks 2003.
+    const a = A((x, b) => ((x === 0 && b >> 1 === 1) || x === 2 ? Number.NaN : 100 * ((b >> 1) + 1) + 10 * (b & 1) + x));
+    const b = B((x, k) => (x === 1 && k === 1 ? Number.NaN : 1000 * (k + 1) + x));
+    const res = await run({}, [a, b]);
+    expect(res.info.pixelType).toBe('F32');
+    expect(Array.from(res.block.mask)).toEqual([1, 1, 0]);
+    const p = planes(res).map((band) => band.slice(0, 2));
+    expect(p).toEqual([[NaN, 201], [NaN, 211], [NaN, 1001], [300, NaN], [310, NaN], [2000, NaN]]);
+  });
+
+  it('integer slices keep their type with a shared NoData value, else become F32 with NaN', async () => {
+    const u8 = (nd: number, first: number) =>
+      mdRasterOf({ ...grid, pixelType: 'U8', noData: nd }, [{ name: 'c', values: [2001, 2002] }], (x, _y, k) => (x === 0 && k === 0 ? nd : first + 10 * k + x));
+    const same = await run({}, [u8(0, 1), u8(0, 50)]);
+    expect([same.info.pixelType, same.info.noData]).toEqual(['U8', 0]);
+    // Pixel 0 lacks 2001 in both inputs: the slice holds the NoData value 0, 2002 is kept.
+    expect(planes(same)).toEqual([[0, 2, 3], [0, 51, 52], [11, 12, 13], [60, 61, 62]]);
+    expect(Array.from(same.block.mask)).toEqual([1, 1, 1]);
+    const mixed = await run({}, [u8(0, 1), u8(255, 50)]);
+    expect([mixed.info.pixelType, mixed.info.noData]).toEqual(['F32', NaN]);
+    expect(planes(mixed)[0]).toEqual([NaN, 2, 3]);
+  });
+
+  it('two variables are paired by name whatever their order; MatchVariable false pairs by position', async () => {
+    const two = (names: [string, string], base: number) =>
+      mdRasterOf(grid, [{ name: names[0], values: [2001, 2002] }, { name: names[1], values: [2001, 2002] }], (x, _y, b) => base + 10 * b + x);
+    // A: temp bands 0,1 and sal 2,3; B: sal bands 0,1 and temp 2,3.
+    const res = await run({}, [two(['temp', 'sal'], 0), two(['sal', 'temp'], 100)]);
+    expect(res.info.multidimensional!.variables.map((v) => [v.name, v.bandsPerSlice, v.slices.length])).toEqual([['temp', 2, 2], ['sal', 2, 2]]);
+    // temp 2001: A band 0 + B band 2; temp 2002: A 1 + B 3; sal 2001: A 2 + B 0; sal 2002: A 3 + B 1.
+    expect(planes(res).map((b) => b[0])).toEqual([0, 120, 10, 130, 20, 100, 30, 110]);
+    // Different names: MatchVariable (default true) refuses; false pairs temp with u by position.
+    const u = mdRasterOf(grid, [{ name: 'u', values: [2001, 2002] }], (x, _y, b) => 500 + b);
+    const temp = mdRasterOf(grid, [{ name: 'temp', values: [2001, 2002] }], (x, _y, b) => b);
+    expect(at(() => apply({}, [temp, u]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.MatchVariable' });
+    const pos = await run({ MatchVariable: false }, [temp, u]);
+    expect(pos.info.multidimensional!.variables[0]!.name).toBe('temp');
+    expect(planes(pos).map((b) => b[0])).toEqual([0, 500, 1, 501]);
+  });
+
+  it('UnionDimension false: the union of a time series and a depth profile (every time x depth)', async () => {
+    const time = mdRasterOf(grid, [{ name: 'temp', values: [2001, 2002] }], (x, _y, b) => 10 * (b + 1) + x);
+    const depth = mdRasterOf(grid, [{ name: 'temp', values: [-5, -10], dimension: 'StdZ' }], (x, _y, b) => 100 * (b + 1) + x);
+    expect(at(() => apply({}, [time, depth]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.UnionDimension' });
+    const res = await run({ UnionDimension: false }, [time, depth]);
+    const v = res.info.multidimensional!.variables[0]!;
+    expect(v.dimensions.map((d) => d.name)).toEqual(['StdTime', 'StdZ']);
+    expect(v.slices.map((s) => s.values)).toEqual([[T(2001), -5], [T(2001), -10], [T(2002), -5], [T(2002), -10]]);
+    expect(planes(res).map((b) => b[0])).toEqual([10, 100, 10, 200, 20, 100, 20, 200]);
+  });
+
+  it('a plain raster gives its bands to every slice', async () => {
+    const plain = rasterOf({ ...grid, bandCount: 2 }, (x, _y, b) => -(b + 1));
+    const res = await run({}, [A(), plain]);
+    expect(res.info.multidimensional!.variables[0]!.bandsPerSlice).toBe(4);
+    expect(planes(res).map((b) => b[0])).toEqual([100, 110, -1, -2, 200, 210, -1, -2, 300, 310, -1, -2]);
+    // A plain raster's NoData pixel is in every slice: the pixel is NoData.
+    const holed = rasterOf(grid, () => 7, Uint8Array.from([1, 0, 1]));
+    expect(Array.from((await run({}, [A(), holed])).block.mask)).toEqual([1, 0, 1]);
+  });
+
+  it('slices with no dimension value in common are rejected at the second raster', () => {
+    const far = mdRasterOf(grid, [{ name: 'sst', values: [1990] }], () => 1);
+    expect(at(() => apply({}, [A(), far]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Rasters[1]' });
+    expect(at(() => apply({ MatchVariable: 'maybe' }, [A(), B()]))?.path).toBe('rasterFunctionArguments.MatchVariable');
+  });
+
+  it('tiled equals whole (NaN slices, holes, 2-band + 1-band slices)', async () => {
+    const W = 100;
+    const H = 80;
+    const holes = Uint8Array.from({ length: W * H }, (_, i) => (i % 13 === 0 ? 0 : 1));
+    const a = mdRasterOf({ width: W, height: H }, [{ name: 'v', values: [2001, 2002, 2003], bandsPerSlice: 2 }], (x, y, b) => ((x + y + (b >> 1)) % 7 === 0 ? NaN : x * y + b), holes);
+    const b = mdRasterOf({ width: W, height: H, pixelType: 'S16' }, [{ name: 'v', values: [2002, 2003] }], (x, y, k) => x - y + k);
+    expect(await tiledVersusWhole(apply({}, [a, b]), [37, 53])).toBeUndefined();
   });
 });

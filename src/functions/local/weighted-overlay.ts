@@ -19,10 +19,18 @@
  * Output: one band, S16 (S32 when the scale does not fit), statistics min EvalFrom − 1 (or
  * EvalFrom when nothing maps to RESTRICTED) and max EvalTo. Grid: the first raster's; other rasters
  * are resampled onto it with nearest neighbour (their values are classes).
- * MatchVariable / UnionDimension: multidimensional only; accepted, no effect.
+ * Multidimensional rasters: one overlay per slice, slices paired by MatchVariable / UnionDimension
+ * exactly as WeightedSum pairs them (core/multidim.ts `pairMultidimensional`: band b of the output
+ * reads the paired band of every raster, a plain raster is broadcast over every slice); the output
+ * is multidimensional. Per-slice NoData (core/multidim.ts) [ours]: a slice value that is missing
+ * (NaN, or the raster's NoData value) is an input NoData pixel for that slice (so a `NODATA old`
+ * entry applies to it); an output slice that is NoData holds the output NoData value (the type's
+ * minimum, below the restricted value), and the pixel is NoData only where every slice is.
  */
 import { invalidArgument } from '../../core/errors.js';
-import { roundHalfAway } from '../../core/pixel-type.js';
+import { multidimOf, pairMultidimensional } from '../../core/multidim.js';
+import type { RasterInfo } from '../../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, roundHalfAway } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { checkRasterList, firstOfGrid } from './weighted-sum.js';
 
@@ -36,8 +44,8 @@ const args = {
   },
   EvalFrom: { kind: 'int', doc: 'Lowest value of the evaluation scale (required).' },
   EvalTo: { kind: 'int', doc: 'Highest value of the evaluation scale (required).' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (no effect here).' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: union of dimension values (no effect here).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 /** What an entry maps to: a scale value, NoData or Restricted. */
@@ -60,6 +68,12 @@ interface WeightedOverlayParams {
   readonly weights: readonly number[];
   readonly tables: readonly RemapTable[];
   readonly restricted: number;
+  /** `bands[k][b]`: the band of input k that output band b reads (one output band unless multidimensional). */
+  readonly bands: readonly (readonly number[])[];
+  /** Per input k, the value marking a missing slice value (multidimensional inputs; NaN otherwise). */
+  readonly noData: readonly number[];
+  /** Multidimensional output: the value of a NoData slice (the mask is 0 only where every slice is NoData). */
+  readonly missing: number | undefined;
 }
 
 const P = 'rasterFunctionArguments.';
@@ -98,13 +112,30 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
     const tables = remaps.map((s, i) => parseRemap(s, a.EvalFrom!, a.EvalTo!, `${P}Remaps[${i}]`));
     const restricted = a.EvalFrom - 1;
     const anyRestricted = tables.some((t) => t.kind.includes(RESTRICTED) || t.noDataKind === RESTRICTED);
-    const pixelType = restricted >= -32768 && a.EvalTo <= 32767 ? 'S16' : 'S32';
-    const { info, align } = firstOfGrid(a.Rasters, inputs, pixelType, undefined, true);
+    // Multidimensional rasters: one overlay per paired slice (seed rule 6), else of first bands.
+    const md = pairMultidimensional(
+      a.Rasters.map((r) => inputs[r]!),
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) },
+    );
+    // A multidimensional output needs a NoData value for NoData slices: the type's minimum, below the restricted value.
+    const pixelType = restricted - (md ? 1 : 0) >= -32768 && a.EvalTo <= 32767 ? 'S16' : 'S32';
+    const missing = md ? PIXEL_TYPE_INFO[pixelType].min : undefined;
+    const { info: one, align } = firstOfGrid(a.Rasters, inputs, pixelType, missing, true);
+    const statistics = { min: anyRestricted ? restricted : a.EvalFrom, max: a.EvalTo };
+    const info: RasterInfo = md
+      ? { ...one, bandCount: md.bandCount, multidimensional: md.multidimensional, bandNames: md.bandNames, statistics: md.bandNames.map(() => statistics) }
+      : { ...one, statistics: [statistics] };
+    if (md) warnings.splice(0, warnings.length, ...md.warnings);
+    const bands = md ? md.bands : a.Rasters.map(() => [0]);
+    const noData = a.Rasters.map((r) => {
+      const i = inputs[r]!;
+      return multidimOf(i) && i.noData !== undefined ? i.noData : Number.NaN;
+    });
     return {
-      info: { ...info, statistics: [{ min: anyRestricted ? restricted : a.EvalFrom, max: a.EvalTo }] },
+      info,
       halo: 0,
       align,
-      params: { inputs: a.Rasters, weights: influences.map((w) => w / total), tables, restricted },
+      params: { inputs: a.Rasters, weights: influences.map((w) => w / total), tables, restricted, bands, noData, missing },
       ...(warnings.length ? { warnings } : {}),
     };
   },
@@ -115,44 +146,53 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
     const acc = new Float64Array(n);
     // state: 0 ok, 1 NoData, 2 restricted (restricted wins).
     const state = new Uint8Array(n);
-    for (let k = 0; k < p.inputs.length; k++) {
-      const src = inputs[p.inputs[k]!]!;
-      const v = src.bands[0]!;
-      const sm = src.mask;
-      const t = p.tables[k]!;
-      const w = p.weights[k]!;
-      const ne = t.lo.length;
-      for (let i = 0; i < n; i++) {
-        if (state[i] === RESTRICTED) continue;
-        let kind: number = NODATA;
-        let value = 0;
-        const x = v[i]!;
-        if (sm[i] === 0 || x !== x) {
-          kind = t.noDataKind;
-          value = t.noDataValue;
-        } else {
-          for (let e = 0; e < ne; e++) {
-            if (x >= t.lo[e]! && x <= t.hi[e]!) {
-              kind = t.kind[e]!;
-              value = t.value[e]!;
-              break;
+    // any[i]: some output band is not NoData at pixel i.
+    const any = new Uint8Array(n);
+    const multi = p.missing !== undefined;
+    for (let b = 0; b < out.bands.length; b++) {
+      acc.fill(0);
+      state.fill(0);
+      for (let k = 0; k < p.inputs.length; k++) {
+        const src = inputs[p.inputs[k]!]!;
+        const v = src.bands[p.bands[k]![b]!]!;
+        const sm = src.mask;
+        const nd = p.noData[k]!;
+        const t = p.tables[k]!;
+        const w = p.weights[k]!;
+        const ne = t.lo.length;
+        for (let i = 0; i < n; i++) {
+          if (state[i] === RESTRICTED) continue;
+          let kind: number = NODATA;
+          let value = 0;
+          const x = v[i]!;
+          if (sm[i] === 0 || x !== x || x === nd) {
+            kind = t.noDataKind;
+            value = t.noDataValue;
+          } else {
+            for (let e = 0; e < ne; e++) {
+              if (x >= t.lo[e]! && x <= t.hi[e]!) {
+                kind = t.kind[e]!;
+                value = t.value[e]!;
+                break;
+              }
             }
           }
+          if (kind === RESTRICTED) state[i] = RESTRICTED;
+          else if (kind === NODATA) state[i] = NODATA;
+          else acc[i]! += value * w;
         }
-        if (kind === RESTRICTED) state[i] = RESTRICTED;
-        else if (kind === NODATA) state[i] = NODATA;
-        else acc[i]! += value * w;
+      }
+      const dst = out.bands[b]!;
+      for (let i = 0; i < n; i++) {
+        const s = state[i]!;
+        if (s === NODATA) dst[i] = multi ? p.missing! : 0;
+        else {
+          any[i] = 1;
+          dst[i] = s === RESTRICTED ? p.restricted : roundHalfAway(acc[i]!);
+        }
       }
     }
-    const dst = out.bands[0]!;
-    for (let i = 0; i < n; i++) {
-      const s = state[i]!;
-      if (s === RESTRICTED) dst[i] = p.restricted;
-      else if (s === NODATA) {
-        m[i] = 0;
-        dst[i] = 0;
-      } else dst[i] = roundHalfAway(acc[i]!);
-    }
+    for (let i = 0; i < n; i++) if (any[i] === 0) m[i] = 0;
   },
 });
 

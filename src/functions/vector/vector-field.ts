@@ -18,8 +18,20 @@
  * named U, V or Magnitude, Direction (the data type key `Vector-UV` / `Vector-MagDir` is carried
  * as those band names), NoData NaN where either input is NoData. Grid: Raster1's; Raster2 on another
  * grid or spatial reference is resampled onto it (bilinear; nearest for integer data).
+ * Multidimensional inputs (seed section 8 rule 6): one vector per slice. Slices of Raster1 and
+ * Raster2 are paired by MatchVariable / UnionDimension (both default true, as the seed says)
+ * exactly as Arithmetic pairs them (core/multidim.ts `pairSlices`, the whole-slice form of
+ * `pairMultidimensional`: same rules, errors and warnings; a plain single-band raster is used for
+ * every slice). U and V stored as two variables (`u`, `v`) have different names, so they pair with
+ * MatchVariable false (pair by position); the error at MatchVariable says so. Every slice must have
+ * one band. The output is multidimensional with 2-band slices (variable name from Raster1), band
+ * names `<slice>_U`/`<slice>_V` or `<slice>_Magnitude`/`<slice>_Direction` (slice as
+ * `sliceBandName`) [ours]. Per-slice NoData (core/multidim.ts): a slice is NoData at a pixel where
+ * either input is masked, NaN or (multidimensional input) equal to its NoData value; it holds NaN
+ * in both bands and the pixel keeps its other slices (NoData only where every slice is).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import { multidimOf, pairSlices, sliceBandName } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
@@ -47,14 +59,18 @@ const args = {
     doc: 'Directions: 0 geographic (clockwise from north), 1 arithmetic (counter-clockwise from east).',
   },
   OutputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, default: 'Vector-MagDir', doc: 'What the two output bands hold.' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: false, doc: 'Multidimensional inputs: union of dimension values.' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6); false pairs them by position (u and v variables).' },
+  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
 /** 0 copy, 1 UV -> magnitude/direction, 2 magnitude/direction -> UV. */
 interface VectorFieldParams {
   readonly a: number;
   readonly b: number;
+  /** Per output slice (bands 2s, 2s + 1): the band of Raster1 and of Raster2 it reads. */
+  readonly pairs: readonly (readonly [number, number])[];
+  /** Values marking a missing slice value of Raster1 / Raster2 (multidimensional inputs; NaN otherwise). */
+  readonly noData: readonly [number, number];
   readonly mode: 0 | 1 | 2;
   readonly geographic: boolean;
 }
@@ -64,9 +80,16 @@ const DEG = 180 / Math.PI;
 
 function singleBand(info: RasterInfo, name: string): void {
   if (info.constant !== undefined) throw invalidArgument(`${P}${name}`, `${name} must be a raster, not a constant`);
-  if (info.bandCount !== 1) throw unsupportedInput(`${P}${name}`, `${name} must have one band, it has ${info.bandCount}`);
+  const md = multidimOf(info);
+  if (md) {
+    const v = md.variables.find((w) => w.bandsPerSlice !== 1);
+    if (v) throw unsupportedInput(`${P}${name}`, `${name}: the slices of variable ${v.name} have ${v.bandsPerSlice} bands; VectorField needs one band per slice`);
+  } else if (info.bandCount !== 1) throw unsupportedInput(`${P}${name}`, `${name} must have one band, it has ${info.bandCount}`);
   if (isComplex(info.pixelType)) throw unsupportedInput(`${P}${name}`, `${name} must not be complex (${info.pixelType})`);
 }
+
+/** The missing-slice value of a multidimensional input (NaN otherwise: NaN is missing anyway). */
+const missingOf = (info: RasterInfo): number => (multidimOf(info) && info.noData !== undefined ? info.noData : Number.NaN);
 
 export const vectorField = defineFunction<typeof args, VectorFieldParams>({
   name: 'VectorField',
@@ -85,7 +108,9 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     const to = a.OutputDataType as VectorDataType;
     const mode = from === to ? 0 : from === 'Vector-UV' ? 1 : 2;
     const names = VECTOR_BAND_NAMES[to];
-    const info: RasterInfo = {
+    // Multidimensional inputs: one vector per paired slice (seed rule 6).
+    const md = pairSlices([first, second], { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: ['Raster1', 'Raster2'] });
+    let info: RasterInfo = {
       ...first,
       bandCount: 2,
       pixelType: 'F32',
@@ -94,43 +119,68 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
       statistics: undefined,
       histograms: undefined,
       colormap: undefined,
+      multidimensional: undefined,
     };
+    const pairs: (readonly [number, number])[] = md ? Array.from({ length: md.sliceCount }, (_, s) => [md.bands[0]![s]![0]!, md.bands[1]![s]![0]!] as const) : [[0, 0]];
+    if (md) {
+      const multidimensional = md.layout(() => 2);
+      const bandNames = multidimensional.variables.flatMap((v) =>
+        v.slices.map((s) => sliceBandName({ ...v, bandsPerSlice: 1 }, s, 0)).flatMap((slice) => names.map((n) => `${slice}_${n}`)),
+      );
+      info = { ...info, bandCount: 2 * md.sliceCount, multidimensional, bandNames };
+    }
     const align = inputs.map((i, k) => (k === a.Raster2 && !onGrid(i, first) ? alignMethod(i) : undefined));
-    return { info, halo: 0, params: { a: a.Raster1, b: a.Raster2, mode, geographic: a.AngleReferenceSystem === 0 }, align };
+    return {
+      info,
+      halo: 0,
+      params: { a: a.Raster1, b: a.Raster2, pairs, noData: [missingOf(first), missingOf(second)], mode, geographic: a.AngleReferenceSystem === 0 },
+      align,
+      ...(md?.warnings.length ? { warnings: md.warnings } : {}),
+    };
   },
 
   kernel(p, inputs, out) {
     const x = inputs[p.a]!;
     const y = inputs[p.b]!;
-    const xs = x.bands[0]!;
-    const ys = y.bands[0]!;
-    const o1 = out.bands[0]!;
-    const o2 = out.bands[1]!;
+    const [ndx, ndy] = p.noData;
     const mask = out.mask;
     const n = mask.length;
-    for (let i = 0; i < n; i++) {
-      if (x.mask[i] === 0 || y.mask[i] === 0) {
-        mask[i] = 0;
-        o1[i] = Number.NaN;
-        o2[i] = Number.NaN;
-        continue;
+    // any[i]: some slice is valid at pixel i.
+    const any = new Uint8Array(n);
+    for (let k = 0; k < p.pairs.length; k++) {
+      const [ba, bb] = p.pairs[k]!;
+      const xs = x.bands[ba]!;
+      const ys = y.bands[bb]!;
+      const o1 = out.bands[2 * k]!;
+      const o2 = out.bands[2 * k + 1]!;
+      for (let i = 0; i < n; i++) {
+        const s = xs[i]!;
+        const t = ys[i]!;
+        if (x.mask[i] === 0 || y.mask[i] === 0 || s === ndx || t === ndy) {
+          o1[i] = Number.NaN;
+          o2[i] = Number.NaN;
+          continue;
+        }
+        if (p.mode === 0) {
+          o1[i] = s;
+          o2[i] = t;
+        } else if (p.mode === 1) {
+          o1[i] = Math.sqrt(s * s + t * t);
+          let theta = Math.atan2(t, s) * DEG;
+          if (theta < 0) theta += 360;
+          o2[i] = p.geographic ? (450 - theta) % 360 : theta % 360;
+        } else {
+          const theta = (p.geographic ? 90 - t : t) / DEG;
+          o1[i] = s * Math.cos(theta);
+          o2[i] = s * Math.sin(theta);
+        }
+        // NaN inputs give NaN here: the slice is NoData in both bands.
+        if (o1[i] !== o1[i] || o2[i] !== o2[i]) {
+          o1[i] = Number.NaN;
+          o2[i] = Number.NaN;
+        } else any[i] = 1;
       }
-      const s = xs[i]!;
-      const t = ys[i]!;
-      if (p.mode === 0) {
-        o1[i] = s;
-        o2[i] = t;
-      } else if (p.mode === 1) {
-        o1[i] = Math.sqrt(s * s + t * t);
-        let theta = Math.atan2(t, s) * DEG;
-        if (theta < 0) theta += 360;
-        o2[i] = p.geographic ? (450 - theta) % 360 : theta % 360;
-      } else {
-        const theta = (p.geographic ? 90 - t : t) / DEG;
-        o1[i] = s * Math.cos(theta);
-        o2[i] = s * Math.sin(theta);
-      }
-      if (o1[i] !== o1[i] || o2[i] !== o2[i]) mask[i] = 0;
     }
+    for (let i = 0; i < n; i++) if (any[i] === 0) mask[i] = 0;
   },
 });
