@@ -335,6 +335,9 @@ const CASES: Record<string, readonly Case[]> = {
         { args: {}, inputs: [series] },
         { args: { RegressionType: 1, Frequency: 2, R2: true, SlopePValue: true }, inputs: [series] },
         { args: { RegressionType: 2, Order: 3, IgnoreNoData: false }, inputs: [series] },
+        { args: { RegressionType: 3 }, inputs: [series] },
+        { args: { RegressionType: 3, IgnoreNoData: false }, inputs: [series] },
+        { args: { RegressionType: 4, SeasonalPeriod: 'MONTHS' }, inputs: [series] },
       ],
       Trend: [
         { args: { DimensionValues: '2005-01-01;2010-06-30' }, inputs: [linear] },
@@ -343,6 +346,7 @@ const CASES: Record<string, readonly Case[]> = {
       TrendToRGB: [
         { args: {}, inputs: [linear] },
         { args: { ModelType: 1 }, inputs: [harmonic] },
+        { args: {}, inputs: [byName('TrendAnalysis', { RegressionType: 4, SeasonalPeriod: 'MONTHS' }, [series])] },
       ],
       CCDC: [
         { args: { TmaskBandIDs: [0, 1] }, inputs: [series] },

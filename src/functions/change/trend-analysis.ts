@@ -1,6 +1,6 @@
 /**
- * TrendAnalysis ("Generate Trend") — per-pixel regression of a multidimensional raster along one
- * dimension (spec raster-functions.md §2 "TrendAnalysis"; seed section 8).
+ * TrendAnalysis ("Generate Trend") — per-pixel regression or trend test of a multidimensional
+ * raster along one dimension (spec raster-functions.md §2 "TrendAnalysis"; seed section 8).
  *
  * Input: a multidimensional raster (core/multidim.ts). For every variable that has the dimension
  * `DimensionName`, every combination of its other dimensions' values (a time series per depth,
@@ -8,6 +8,12 @@
  *   0 Linear      y = slope·t + intercept
  *   1 Harmonic    y = intercept + slope·t + Σ_{i=1..F} [a_i cos(2π i t / T) + b_i sin(2π i t / T)]
  *   2 Polynomial  y = c_k t^k + ... + c_1 t + c_0            (k = Order)
+ * or one nonparametric trend test (functions/change/kendall.ts has the formulas):
+ *   3 Mann-Kendall      S, Var(S) with the ties correction, z with continuity correction,
+ *                       two-sided normal p, Sen's slope = median pairwise slope
+ *   4 Seasonal-Kendall  the same per season, S and Var(S) summed over the seasons, z and p from
+ *                       the sums, Sen's slope = median of the within-season pairwise slopes
+ *                       (Hirsch, Slack & Smith 1982)
  * Variable t [ours, as the spec recommends]: for a time dimension, days since
  * 1970-01-01T00:00:00Z (fractional); for other dimensions, the dimension value itself. Cycle T:
  * CycleLength x 365.25 days (CycleUnit YEARS) or CycleLength days (DAYS); for a non-time dimension
@@ -18,6 +24,21 @@
  * true) = sqrt(Σ residual² / n) over the n slices used [ours: population form], R² (when `R2`)
  * = 1 − SSR/SST, and the two-sided p-value of the slope's t statistic with n − p degrees of
  * freedom (when `SlopePValue`; linear and harmonic only).
+ * Kendall tests: five bands per fit, in the spec's order — Sen's slope, p-value, Mann-Kendall
+ * score S, the variance of S, z-score. Band 4 is Var(S), not its standard deviation as the spec
+ * (marked "from memory, unsure") says: the vendor's Generate Trend pages (Pro 2.7/3.0, ArcGIS
+ * Online) list "Band 4 = S Variance"; √band 4 is the standard deviation used in z. Sen's slope is
+ * in value per unit of t, i.e. PER DAY for a time dimension [ours]: the same unit as the linear
+ * and harmonic slope bands of this function (so the Kendall slope can be compared with, or used
+ * to mask, a linear trend of the same data, as the vendor suggests) and as the t that Trend and
+ * TrendToRGB read; multiply by 365.25 for a per-year rate. No intercept is output (the vendor's
+ * five bands have none), so Trend rejects these rasters; TrendToRGB ModelType 0 colours Sen's
+ * slope. Seasons (`SeasonalPeriod`, Seasonal-Kendall only; time dimensions only) [ours, the
+ * vendor says only "the unit of the seasonal period"]: MONTHS = calendar month (12 seasons, for
+ * monthly or coarser data), DAYS (the vendor's default) = calendar day, month and day of month
+ * (1 March is the same season in leap years; 29 February is its own), UTC. RMSE is ignored and
+ * R2 / SlopePValue are rejected for the tests. A series needs at least 2 slices, and for
+ * Seasonal-Kendall at least one season with 2 slices (else INVALID_ARGUMENT at SeasonalPeriod).
  * Output layout: a multidimensional raster with the same variables, each with the remaining
  * dimensions (none for a plain time series: one slice), slices of (bands per input slice) x
  * (bands per fit) bands, band names `<variable>_<group>_Slope` etc., and the model (kind, t
@@ -26,12 +47,12 @@
  * NoData: a slice value is missing when the pixel is NoData, the value NaN or the NoData value
  * (per-slice NoData, core/multidim.ts). IgnoreNoData true (default): fit the valid slices only;
  * false: a fit with any missing slice is NoData. A fit with fewer valid slices than coefficients
- * (or a degenerate set) is NaN. The pixel is NoData when no fit is valid.
+ * (or a degenerate set) is NaN; a Kendall test with no pair of valid slices (in any season) is
+ * NaN in all five bands. The pixel is NoData when no fit is valid.
  * Solver (functions/change/regression.ts): when every slice is valid the fit is a product with
  * (XᵀX)⁻¹Xᵀ, factored once per plan; otherwise normal equations of the valid rows by Cholesky in
- * preallocated buffers.
- * Not supported: RegressionType 3 Mann-Kendall and 4 Seasonal-Kendall (later releases; the spec
- * is unsure of their outputs): rejected as values outside 0..2.
+ * preallocated buffers. Kendall tests: O(n²) pair loops per pixel in preallocated scratch, the
+ * median by in-place quickselect.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {
@@ -47,8 +68,18 @@ import {
   type Multidimensional,
   type TrendModel,
 } from '../../core/multidim.js';
-import type { RasterInfo } from '../../core/pixel-block.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import {
+  KENDALL_OUTPUTS,
+  KendallScratch,
+  kendallLayout,
+  kendallTest,
+  largestSeason,
+  seasonOf,
+  type KendallLayout,
+  type SeasonalPeriod,
+} from './kendall.js';
 import {
   coefficientCount,
   design,
@@ -68,24 +99,31 @@ const args = {
   DimensionName: { kind: 'string', doc: 'Dimension to fit along (default: StdTime, else the only dimension of the variables).' },
   RegressionType: {
     kind: 'enum',
-    values: [0, 1, 2],
-    names: { Linear: 0, Harmonic: 1, Polynomial: 2 },
+    values: [0, 1, 2, 3, 4],
+    names: { Linear: 0, Harmonic: 1, Polynomial: 2, MannKendall: 3, 'Mann-Kendall': 3, SeasonalKendall: 4, 'Seasonal-Kendall': 4 },
     default: 0,
-    doc: '0 Linear, 1 Harmonic (Frequency), 2 Polynomial (Order).',
+    doc: '0 Linear, 1 Harmonic (Frequency), 2 Polynomial (Order), 3 Mann-Kendall, 4 Seasonal-Kendall (SeasonalPeriod).',
   },
   Frequency: { kind: 'int', min: 1, default: 1, doc: 'Harmonic: number of harmonics (frequency) in the model.' },
   Order: { kind: 'int', min: 1, default: 2, doc: 'Polynomial: order of the polynomial.' },
   IgnoreNoData: { kind: 'boolean', default: true, doc: 'true: fit the valid slices only; false: NoData where any slice is NoData.' },
   CycleLength: { kind: 'number', min: 0, default: 1, doc: 'Harmonic: length of one cycle, in CycleUnit.' },
   CycleUnit: { kind: 'string', values: ['YEARS', 'DAYS'], default: 'YEARS', doc: 'Unit of CycleLength for a time dimension: YEARS (365.25 days) or DAYS.' },
-  RMSE: { kind: 'boolean', default: true, doc: 'Append the root mean square error band.' },
+  RMSE: { kind: 'boolean', default: true, doc: 'Append the root mean square error band (least-squares models; ignored by the Kendall tests).' },
   R2: { kind: 'boolean', default: false, doc: 'Append the R-squared band.' },
   SlopePValue: { kind: 'boolean', default: false, doc: 'Append the p-value of the slope (linear and harmonic).' },
+  SeasonalPeriod: {
+    kind: 'string',
+    values: ['DAYS', 'MONTHS'],
+    default: 'DAYS',
+    doc: 'Seasonal-Kendall: the season of an observation, its calendar day (DAYS) or its calendar month (MONTHS).',
+  },
   Raster: { kind: 'raster', default: '$$', doc: 'Multidimensional input raster.' },
 } as const satisfies ArgSchema;
 
-/** One fit: the input bands of its series and the design it uses. */
+/** One fit: the input bands of its series and the design (or Kendall layout) it uses. */
 interface Fit {
+  /** Index into `solvers` (least squares) or `layouts` (Kendall tests). */
   readonly design: number;
   /** Input band of each row of the design. */
   readonly bands: Int32Array;
@@ -103,8 +141,11 @@ interface Solver {
 
 interface TrendAnalysisParams {
   readonly input: number;
-  readonly model: ModelSpec;
+  /** Least-squares model (RegressionType 0..2), undefined for the Kendall tests. */
+  readonly model: ModelSpec | undefined;
   readonly solvers: readonly Solver[];
+  /** Kendall tests (RegressionType 3, 4): row layouts of the series, seasons grouped. */
+  readonly layouts: readonly KendallLayout[];
   readonly fits: readonly Fit[];
   readonly bandsPerFit: number;
   readonly ignoreNoData: boolean;
@@ -123,16 +164,19 @@ export function coefficientNames(m: ModelSpec): string[] {
   return Array.from({ length: m.order + 1 }, (_, i) => `Coef_t${m.order - i}`);
 }
 
+/** Band names of one Mann-Kendall / Seasonal-Kendall result, in output order. */
+export const KENDALL_NAMES = ['SensSlope', 'PValue', 'MannKendallScore', 'SVariance', 'ZScore'] as const;
+
 /** The regression variable of a dimension value. */
 export const regressionT = (v: number, time: boolean): number => (time ? daysSinceEpoch(v) : v);
 
 export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
   name: 'TrendAnalysis',
   aliases: ['GenerateTrend'],
-  summary: 'Per-pixel linear, harmonic or polynomial trend of a multidimensional raster along a dimension.',
+  summary: 'Per-pixel linear, harmonic or polynomial trend, or Mann-Kendall / Seasonal-Kendall test, of a multidimensional raster along a dimension.',
   variableName: 'Raster',
   family: 'change',
-  verification: 'reference: numpy.polyfit / numpy.linalg.lstsq per pixel (goldens); hand: small series',
+  verification: 'reference: numpy.polyfit / numpy.linalg.lstsq, scipy.stats.theilslopes + norm and NumPy S/Var(S) per pixel (goldens); hand: small series',
   args,
 
   plan(a, inputs) {
@@ -151,12 +195,23 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
     if (a.RegressionType !== 1 && a.CycleLength !== 1) warnings.push('CycleLength only applies to the harmonic model');
     if (!(a.CycleLength > 0)) throw invalidArgument(`${P}CycleLength`, 'CycleLength must be greater than 0');
     const cycle = dim.time ? (a.CycleUnit === 'DAYS' ? a.CycleLength : 365.25 * a.CycleLength) : a.CycleLength;
-    const model: ModelSpec = { kind: a.RegressionType as RegressionKind, frequency: a.Frequency, order: a.Order, cycle };
-    const p = coefficientCount(model);
-    if (a.SlopePValue && model.kind === 2) throw invalidArgument(`${P}SlopePValue`, 'SlopePValue applies to the linear and harmonic models only');
+    const kendall = a.RegressionType >= 3;
+    const seasonal = a.RegressionType === 4;
+    const period = a.SeasonalPeriod as SeasonalPeriod;
+    if (seasonal && !dim.time) {
+      throw invalidArgument(`${P}RegressionType`, `Seasonal-Kendall (4) needs a time dimension to find the seasons; ${dim.name} is not one (use Mann-Kendall, 3)`);
+    }
+    if (kendall && a.R2) throw invalidArgument(`${P}R2`, 'R2 applies to the linear, harmonic and polynomial models, not to the Mann-Kendall / Seasonal-Kendall tests');
+    if (kendall && a.SlopePValue) throw invalidArgument(`${P}SlopePValue`, 'SlopePValue applies to the linear and harmonic models; the Mann-Kendall / Seasonal-Kendall output has its own p-value band');
+    const model: ModelSpec | undefined = kendall ? undefined : { kind: a.RegressionType as RegressionKind, frequency: a.Frequency, order: a.Order, cycle };
+    const p = model ? coefficientCount(model) : 1;
+    if (a.SlopePValue && model?.kind === 2) throw invalidArgument(`${P}SlopePValue`, 'SlopePValue applies to the linear and harmonic models only');
     const extras = (a.RMSE ? 1 : 0) + (a.R2 ? 1 : 0) + (a.SlopePValue ? 1 : 0);
-    const bandsPerFit = p + extras;
-    const names = [...coefficientNames(model), ...(a.RMSE ? ['RMSE'] : []), ...(a.R2 ? ['R2'] : []), ...(a.SlopePValue ? ['SlopePValue'] : [])];
+    const bandsPerFit = model ? p + extras : KENDALL_OUTPUTS;
+    const names = model
+      ? [...coefficientNames(model), ...(a.RMSE ? ['RMSE'] : []), ...(a.R2 ? ['R2'] : []), ...(a.SlopePValue ? ['SlopePValue'] : [])]
+      : [...KENDALL_NAMES];
+    const layouts: KendallLayout[] = [];
 
     const solvers: Solver[] = [];
     const solverKeys = new Map<string, number>();
@@ -178,16 +233,35 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
       const slicesOut: MultidimSlice[] = [];
       for (const g of groups.values()) {
         const series = [...g.slices].sort((x, y) => x.values[k]! - y.values[k]!);
-        if (series.length < p) {
+        const t = series.map((s) => regressionT(s.values[k]!, dim.time));
+        const fitName = `variable ${v.name}${g.values.length ? ` (${others.map((d, i) => `${d.name}=${formatDimensionValue(g.values[i]!, d.time)}`).join(', ')})` : ''}`;
+        let di: number | undefined;
+        if (!model) {
+          if (series.length < 2) throw invalidArgument(`${P}Raster`, `${fitName} has ${series.length} slice along ${dimName}; the Kendall tests need at least 2`);
+          const season = seasonal ? series.map((s) => seasonOf(s.values[k]!, period)) : undefined;
+          const key = `${t.join(',')}|${season?.join(',') ?? ''}`;
+          di = solverKeys.get(key);
+          if (di === undefined) {
+            const layout = kendallLayout(t, season);
+            if (largestSeason(layout) < 2) {
+              throw invalidArgument(
+                `${P}SeasonalPeriod`,
+                `${fitName}: no season (${period === 'DAYS' ? 'calendar day' : 'calendar month'}) holds two slices, so the Seasonal-Kendall test has no pair to compare${period === 'DAYS' ? ' (try SeasonalPeriod MONTHS)' : ''}`,
+              );
+            }
+            di = layouts.length;
+            layouts.push(layout);
+            solverKeys.set(key, di);
+          }
+        } else if (series.length < p) {
           throw invalidArgument(
             `${P}${model.kind === 2 ? 'Order' : model.kind === 1 ? 'Frequency' : 'Raster'}`,
             `variable ${v.name} has ${series.length} slice(s) along ${dimName}, fewer than the ${p} coefficients of the model`,
           );
         }
-        const t = series.map((s) => regressionT(s.values[k]!, dim.time));
         const key = t.join(',');
-        let di = solverKeys.get(key);
-        if (di === undefined) {
+        if (model) di = solverKeys.get(key);
+        if (model && di === undefined) {
           const d = design(model, t);
           const pinv = pseudoInverse(d);
           let ginv11 = Number.NaN;
@@ -205,7 +279,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
         slicesOut.push({ values: g.values, band: out });
         for (let j = 0; j < v.bandsPerSlice; j++) {
           const bands = Int32Array.from(series, (s) => s.band + j);
-          fits.push({ design: di, bands, out });
+          fits.push({ design: di!, bands, out });
           for (const n of names) bandNames.push(`${v.name}${groupName ? `_${groupName}` : ''}${v.bandsPerSlice > 1 ? `_Band_${j + 1}` : ''}_${n}`);
           out += bandsPerFit;
         }
@@ -214,9 +288,9 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
     }
     const trend: TrendModel = {
       kind: 'trend',
-      regression: model.kind,
-      frequency: model.frequency,
-      order: model.order,
+      regression: a.RegressionType as TrendModel['regression'],
+      frequency: a.Frequency,
+      order: a.Order,
       dimension: { name: dim.name, time: dim.time, ...(dim.unit ? { unit: dim.unit } : {}) },
       cycle,
       coefficients: p,
@@ -242,6 +316,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
         input: a.Raster,
         model,
         solvers,
+        layouts,
         fits,
         bandsPerFit,
         ignoreNoData: a.IgnoreNoData,
@@ -256,6 +331,10 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
 
   kernel(p, inputs, out) {
     const src = inputs[p.input]!;
+    if (!p.model) {
+      kendallKernel(p, src, out);
+      return;
+    }
     const n = out.mask.length;
     const m = p.model;
     const pc = coefficientCount(m);
@@ -336,6 +415,55 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
     }
   },
 });
+
+/** RegressionType 3 / 4: the Kendall tests of every fit, per pixel, in preallocated buffers. */
+function kendallKernel(p: TrendAnalysisParams, src: PixelBlock, out: PixelBlock): void {
+  const n = out.mask.length;
+  let maxRows = 0;
+  for (const l of p.layouts) maxRows = Math.max(maxRows, l.order.length);
+  const s = new KendallScratch(maxRows);
+  const res = new Float64Array(KENDALL_OUTPUTS);
+  const nd = p.noData;
+  const obands = out.bands;
+  const ignore = p.ignoreNoData;
+  const fits = p.fits;
+  for (let i = 0; i < n; i++) {
+    let any = false;
+    const inside = src.mask[i] === 1;
+    for (let f = 0; f < fits.length; f++) {
+      const fit = fits[f]!;
+      const l = p.layouts[fit.design]!;
+      const order = l.order;
+      const ends = l.ends;
+      const seasons = ends.length;
+      let ok = inside;
+      if (ok) {
+        // Compact the valid observations, season after season (each in t order).
+        let q = 0;
+        let c = 0;
+        for (let k = 0; k < seasons; k++) {
+          const e = ends[k]!;
+          for (; q < e; q++) {
+            const r = order[q]!;
+            const v = src.bands[fit.bands[r]!]![i]!;
+            if (sliceValueMissing(v, nd)) {
+              if (!ignore) ok = false;
+              continue;
+            }
+            s.y[c] = v;
+            s.t[c] = l.t[r]!;
+            c++;
+          }
+          s.ends[k] = c;
+        }
+        ok = ok && kendallTest(s, seasons, res, 0);
+      }
+      for (let b = 0; b < KENDALL_OUTPUTS; b++) obands[fit.out + b]![i] = ok ? res[b]! : Number.NaN;
+      if (ok) any = true;
+    }
+    out.mask[i] = any ? 1 : 0;
+  }
+}
 
 /** The dimension to fit along: the argument, else StdTime / a time dimension, else the only dimension. */
 function chooseDimension(md: Multidimensional, name: string | undefined): string {

@@ -5,8 +5,9 @@
  * Input: a trend raster. With TrendAnalysis metadata (`multidimensional.model`), the first fit
  * (first variable, first slice, first band) is drawn; without it, band 0 is taken as the slope,
  * band 1 as the intercept and bands 2, 3 as the first cos/sin pair (TrendAnalysis' band order).
- * - ModelType 0 (linear; needs a linear or harmonic trend): red for a negative slope, green for a
- *   positive one, brightness v = min(1, |slope| / S) with S the 98th percentile of |slope| over
+ * - ModelType 0 (linear; needs a linear, harmonic, Mann-Kendall or Seasonal-Kendall trend; for
+ *   the Kendall tests the slope is Sen's slope, band 1 of the fit, in the same per-day unit as
+ *   the linear slope): red for a negative slope, green for a positive one, brightness v = min(1, |slope| / S) with S the 98th percentile of |slope| over
  *   the request: (255·v, 0, 0) or (0, 255·v, 0), rounded half up. S = 0 (a flat raster) gives
  *   black.
  * - ModelType 1 (harmonic; needs a harmonic trend): HSV with hue = phase atan2(sin_1, cos_1) in
@@ -70,7 +71,7 @@ export function absQuantile(h: Histogram | undefined, q: number): number {
 
 export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
   name: 'TrendToRGB',
-  summary: 'Colour a trend raster: slope (linear) or phase/amplitude/intercept (harmonic) as RGB.',
+  summary: 'Colour a trend raster: slope (linear, or Sen\'s slope of a Kendall test) or phase/amplitude/intercept (harmonic) as RGB.',
   variableName: 'Raster',
   family: 'change',
   verification: 'hand: colours of hand-made trend rasters (no independent tool exists)',
@@ -83,8 +84,11 @@ export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
     const warnings: string[] = [];
     let first = 0;
     if (model?.kind === 'trend') {
-      if (model.regression === 2) throw unsupportedInput(`${P}Raster`, 'TrendToRGB draws linear and harmonic trends; this one is polynomial');
-      if (harmonic && model.regression !== 1) throw invalidArgument(`${P}ModelType`, 'ModelType 1 (harmonic) needs a harmonic trend raster; this one is linear (use ModelType 0)');
+      if (model.regression === 2) throw unsupportedInput(`${P}Raster`, 'TrendToRGB draws linear, harmonic and Kendall (Sen\'s slope) trends; this one is polynomial');
+      if (harmonic && model.regression !== 1) {
+        const kind = model.regression === 0 ? 'linear' : model.regression === 3 ? 'a Mann-Kendall test' : 'a Seasonal-Kendall test';
+        throw invalidArgument(`${P}ModelType`, `ModelType 1 (harmonic) needs a harmonic trend raster; this one is ${kind} (use ModelType 0)`);
+      }
       first = multidimOf(src)!.variables[0]!.slices[0]!.band;
       if (src.bandCount > model.bandsPerFit) warnings.push('the trend raster holds several fits; the first is drawn');
     } else {

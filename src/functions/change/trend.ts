@@ -17,6 +17,10 @@
  * raster's remaining dimensions, one slice per (group, value), one band per fitted input band;
  * F32 [spec], NoData NaN (a fit that is NaN predicts NaN; the pixel is NoData when every
  * prediction is).
+ * Mann-Kendall / Seasonal-Kendall trend rasters (RegressionType 3, 4) are rejected
+ * (UNSUPPORTED_INPUT, rasterFunctionArguments.Raster) [ours]: their five bands (Sen's slope,
+ * p-value, S, Var(S), z, as the vendor lists them) hold no intercept, so a prediction would need
+ * an invented one; Sen's intercept is not part of the output.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {
@@ -95,6 +99,12 @@ export const trend = defineFunction<typeof args, TrendParams>({
     const md = multidimOf(src);
     const model = md?.model;
     if (!md || model?.kind !== 'trend') throw unsupportedInput(`${P}Raster`, 'Trend needs a trend raster (the output of TrendAnalysis)');
+    if (model.regression === 3 || model.regression === 4) {
+      throw unsupportedInput(
+        `${P}Raster`,
+        `the trend raster holds ${model.regression === 3 ? 'Mann-Kendall' : 'Seasonal-Kendall'} test results (Sen's slope, p-value, S, Var(S), z) and no intercept, so there is no model to predict with; generate it with RegressionType 0 (linear), 1 (harmonic) or 2 (polynomial)`,
+      );
+    }
     const time = model.dimension.time;
     const values = requestedValues(a, time);
     if (values.length === 0) throw invalidArgument(`${P}${a.DimensionDefinitionType === 0 ? 'DimensionValues' : 'DimensionEnd'}`, 'no dimension values to predict at');
