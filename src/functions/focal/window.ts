@@ -70,15 +70,16 @@ export function copyCentreMask(g: BlockGeometry, mask: Uint8Array, outMask: Uint
 }
 
 export function geometryOf(input: PixelBlock, out: PixelBlock): BlockGeometry {
+  // `| 0`: small-integer fields, so the kernels' offsets stay integer arithmetic (core/rect.ts).
   return {
-    inW: input.rect.width,
-    inH: input.rect.height,
-    inX: input.rect.x,
-    inY: input.rect.y,
-    outW: out.rect.width,
-    outH: out.rect.height,
-    ox: out.rect.x - input.rect.x,
-    oy: out.rect.y - input.rect.y,
+    inW: input.rect.width | 0,
+    inH: input.rect.height | 0,
+    inX: input.rect.x | 0,
+    inY: input.rect.y | 0,
+    outW: out.rect.width | 0,
+    outH: out.rect.height | 0,
+    ox: (out.rect.x - input.rect.x) | 0,
+    oy: (out.rect.y - input.rect.y) | 0,
   };
 }
 

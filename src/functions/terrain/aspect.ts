@@ -123,7 +123,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
   kernel(p, inputs, out) {
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
-    const w = out.rect.width;
+    const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
       aspectRow(rows, dst, out.mask, y * w, w);

@@ -232,7 +232,7 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   kernel(p, inputs, out) {
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
-    const w = out.rect.width;
+    const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     // One oblique source (traditional; a zenith light has no oblique term: `constant` only).
     const one = p.sources.length === 3 && p.constant === 0;
     for (let y = 0; y < out.rect.height; y++) {

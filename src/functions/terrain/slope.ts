@@ -121,7 +121,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   kernel(p, inputs, out) {
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
-    const w = out.rect.width;
+    const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
       slopeRow(rows, dst, out.mask, y * w, w, rows.kx, rows.ky, p.percent);
