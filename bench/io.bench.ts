@@ -10,7 +10,8 @@
  *    too: on a busy machine our thread-pool parallelism cannot show in the wall time.
  * 2. Decoding throughput of the whole 4096 x 4096 raster (raw, DEFLATE, DEFLATE + predictor 3):
  *    openGeoTiff(...).read() with a cold tile cache, beside GDAL's ReadAsArray timed by
- *    /usr/bin/python3 in the same run; ratio = ours / GDAL.
+ *    /usr/bin/python3 in the same run; medians of DECODE_RUNS after one untimed run each;
+ *    ratio = ours / GDAL.
  * 3. Bounded memory: `rasterflow render` of the 16384 x 16384 DEM (Hillshade, DEFLATE tiles),
  *    peak RSS from /usr/bin/time -f %M, reported in the row name (target under 400 MB).
  * The machine is shared (2 cores): numbers are indicative. IO_BENCH_PARTS=whole,decode,big (a
@@ -27,6 +28,8 @@ const ROOT = resolve(import.meta.dirname, '..');
 const DATA = resolve(ROOT, 'bench/data');
 const DIST = resolve(DATA, 'dist');
 const RUNS = 5;
+/** Decoding runs are short: more of them, after one untimed run on each side. */
+const DECODE_RUNS = 9;
 const PYTHON = '/usr/bin/python3';
 const PX4096 = 4096 * 4096;
 
@@ -116,21 +119,22 @@ from osgeo import gdal
 out = {}
 for f in sys.argv[1:]:
     ts = []
-    for i in range(${RUNS}):
+    for i in range(${DECODE_RUNS} + 1):
         ds = gdal.Open(f)
         t = time.perf_counter(); ds.GetRasterBand(1).ReadAsArray(); ts.append((time.perf_counter() - t) * 1000)
         ds = None
-    out[f] = ts
+    out[f] = ts[1:]
 print(json.dumps(out))`;
   for (const [label, f] of files) {
     const path = resolve(DATA, f);
     const ms: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
+    // One untimed run first on both sides (our JIT warms up; GDAL opens its drivers).
+    for (let i = 0; i <= DECODE_RUNS; i++) {
       tileCache.clear();
       const s = await openGeoTiff(path);
       const t0 = performance.now();
       await s.read({ x: 0, y: 0, width: 4096, height: 4096 });
-      ms.push(performance.now() - t0);
+      if (i > 0) ms.push(performance.now() - t0);
       await s.close();
     }
     const g = JSON.parse(execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } })) as Record<string, number[]>;

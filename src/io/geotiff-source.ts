@@ -460,9 +460,26 @@ async function forEachBlock(
       for (let bx = tx0; bx < tx1; bx++) wanted.push({ index: chunk * l.across * l.down + by * l.across + bx, bx, by, chunk });
     }
   }
+  // Uncompressed blocks of a local file that lie inside the window whole and are not cached are
+  // read into pooled scratch buffers and used at once, outside the cache: reading them is the
+  // whole decode, the copy into the planes follows while the buffer is still in the CPU cache,
+  // and no fresh memory is touched (a whole-raster read of 64 MB: about 25% faster). Blocks
+  // the window only crosses go through the cache, so the halos of neighbouring reads share them.
+  const blockBytes = perBlock * storage.size;
+  const inside = (w: { bx: number; by: number }): boolean =>
+    w.bx * l.blockWidth >= win.x &&
+    Math.min((w.bx + 1) * l.blockWidth, l.width) <= win.x + win.width &&
+    w.by * l.blockHeight >= win.y &&
+    Math.min((w.by + 1) * l.blockHeight, l.height) <= win.y + win.height;
+  const direct =
+    src.readInto !== undefined && l.compression === 1
+      ? wanted.filter((w) => inside(w) && l.byteCounts[w.index] === blockBytes && l.offsets[w.index]! > 0 && !tileCache.has(prefix + w.index))
+      : [];
+  const viaCache = direct.length === 0 ? wanted : wanted.filter((w) => !direct.includes(w));
+  const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
   // Start one coalesced read for the blocks the cache does not hold yet; each of them enters the
   // cache at once (as a promise), so concurrent readers share the read and the decode.
-  const missing = wanted.filter((w) => !tileCache.has(prefix + w.index) && l.byteCounts[w.index]! > 0 && l.offsets[w.index]! > 0);
+  const missing = viaCache.filter((w) => !tileCache.has(prefix + w.index) && l.byteCounts[w.index]! > 0 && l.offsets[w.index]! > 0);
   let fetched: Promise<Uint8Array>[] | undefined;
   if (missing.length > 0) {
     const merge = l.compression !== 1 || /^https?:/i.test(src.location);
@@ -477,8 +494,9 @@ async function forEachBlock(
   };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read.
-  await Promise.all(
-    wanted.map((w) =>
+  await Promise.all([
+    ...(directDone ? [directDone] : []),
+    ...viaCache.map((w) =>
       tileCache
         .get(prefix + w.index, () => {
           const i = slot.get(w.index);
@@ -487,7 +505,44 @@ async function forEachBlock(
         })
         .then((blk) => use(blk, w.bx, w.by, w.chunk)),
     ),
-  );
+  ]);
+}
+
+/** Scratch buffers by byte length, reused across reads (at most SCRATCH_KEPT of each size kept). */
+const scratchPool = new Map<number, Uint8Array[]>();
+const SCRATCH_KEPT = 16;
+/** Scratch reads in flight per read request. */
+const SCRATCH_IN_FLIGHT = 8;
+
+/** Read uncompressed whole blocks into scratch buffers, decode in place (byte order, predictor) and `use` each. */
+async function readScratch(
+  src: ByteSource,
+  image: ImageReader,
+  blocks: readonly { index: number; bx: number; by: number; chunk: number }[],
+  blockBytes: number,
+  offsets: ArrayLike<number>,
+  signal: AbortSignal | undefined,
+  use: (block: DecodedBlock, bx: number, by: number, chunk: number) => void,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    const free = scratchPool.get(blockBytes);
+    const buf = free?.pop() ?? new Uint8Array(blockBytes);
+    try {
+      while (next < blocks.length) {
+        const w = blocks[next++]!;
+        const got = await src.readInto!(offsets[w.index]!, buf, signal);
+        // A short read (the file ends inside the block) decodes zero-padded, as in the cached path.
+        const data = await image.decode(got === blockBytes ? buf : buf.subarray(0, got), w.index);
+        use({ data, byteLength: data.byteLength }, w.bx, w.by, w.chunk);
+      }
+    } finally {
+      const list = scratchPool.get(blockBytes) ?? [];
+      if (list.length < SCRATCH_KEPT) list.push(buf);
+      scratchPool.set(blockBytes, list);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SCRATCH_IN_FLIGHT, blocks.length) }, worker));
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ByteSource {
   readonly key: string;
   /** Read up to `length` bytes at `offset` (fewer at the end of the file). */
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Local files: read up to `target.length` bytes at `offset` into `target`; resolves to the bytes read. */
+  readInto?(offset: number, target: Uint8Array, signal?: AbortSignal): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,16 @@ export async function openFileSource(path: string): Promise<ByteSource> {
         got += bytesRead;
       }
       return got === length ? buf : buf.subarray(0, got);
+    },
+    async readInto(offset, target, signal) {
+      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : abortError();
+      let got = 0;
+      while (got < target.length) {
+        const { bytesRead } = await fh.read(target, got, target.length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got;
     },
     async close() {
       if (closed) return;
