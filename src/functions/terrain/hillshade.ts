@@ -139,17 +139,30 @@ function traditionalFast(
   src: Plane, dst: Plane, o: number, top: number, mid: number, bot: number, f0: number, f1: number,
   kx: number, ky: number, k0: number, k1: number, k2: number,
 ): void {
-  // Sliding Horn window (see HornRows and slope.ts).
-  let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
-  let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
-  let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
-  let dM = src[bot + f0]! - src[top + f0]!;
-  for (let x = f0; x < f1; x++) {
-    const t = src[top + x + 1]!;
-    const b = src[bot + x + 1]!;
-    const sE = hornSum(t, src[mid + x + 1]!, b);
-    const dE = b - t;
-    dst[o + x] = shadeOne(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky), k0, k1, k2);
+  // Sliding Horn window (see HornRows and slope.ts), written out: hornSum, hornGx, hornGy and
+  // shadeOne in the same order of operations (the same bits), with int32 offsets, so the hot
+  // loop has no call to guard and no overflow check.
+  let t = top | 0;
+  let m = mid | 0;
+  let b = bot | 0;
+  const d = (o + f0) | 0;
+  const n = (f1 - f0) | 0;
+  t = (t + f0 - 1) | 0;
+  m = (m + f0 - 1) | 0;
+  b = (b + f0 - 1) | 0;
+  let sW = src[t]! + 2 * src[m]! + src[b]!;
+  let dW = src[b]! - src[t]!;
+  let sM = src[t + 1]! + 2 * src[m + 1]! + src[b + 1]!;
+  let dM = src[b + 1]! - src[t + 1]!;
+  for (let i = 0; i < n; i++) {
+    const tE = src[t + i + 2]!;
+    const bE = src[b + i + 2]!;
+    const sE = tE + 2 * src[m + i + 2]! + bE;
+    const dE = bE - tE;
+    const u = (sE - sW) * kx;
+    const v = (dW + 2 * dM + dE) * ky;
+    const num = k0 + k1 * u + k2 * v;
+    dst[d + i] = (num > 0 ? num : 0) / Math.sqrt(1 + u * u + v * v);
     sW = sM;
     sM = sE;
     dW = dM;
