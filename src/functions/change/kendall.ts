@@ -20,6 +20,7 @@
  * Work per pixel is O(n²) in preallocated scratch buffers (`KendallScratch`); the median is an
  * in-place quickselect (median-of-three pivot, three-way partition), no sorting, no allocation.
  */
+import { gammaContinuedFraction } from './regression.js';
 
 /** Buffers for `kendallTest`, sized for at most `maxRows` observations. */
 export class KendallScratch {
@@ -177,26 +178,8 @@ export function erfc(x: number): number {
     return 1 - (sum * Math.exp(-x2) * x) / SQRT_PI;
   }
   if (x > 27) return 0;
-  // Q(a, x2) = e^{-x2} x2^a / Γ(a) · 1 / (x2 + 1 - a - 1·(1-a)/(x2 + 3 - a - ...)), Γ(1/2) = √π.
-  const a = 0.5;
-  const FPMIN = 1e-300;
-  let b = x2 + 1 - a;
-  let c = 1 / FPMIN;
-  let d = 1 / b;
-  let h = d;
-  for (let i = 1; i <= 300; i++) {
-    const an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (Math.abs(d) < FPMIN) d = FPMIN;
-    c = b + an / c;
-    if (Math.abs(c) < FPMIN) c = FPMIN;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < 1e-16) break;
-  }
-  return (Math.exp(-x2) * x * h) / SQRT_PI;
+  // Q(1/2, x2) = e^{-x2} x2^{1/2} / Γ(1/2) · (the continued fraction), Γ(1/2) = √π.
+  return (Math.exp(-x2) * x * gammaContinuedFraction(0.5, x2)) / SQRT_PI;
 }
 
 /** Seasonal period units of the Seasonal-Kendall test. */

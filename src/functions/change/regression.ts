@@ -290,23 +290,33 @@ function gammaP(a: number, x: number): number {
     }
     return sum * Math.exp(-x + a * Math.log(x) - gln);
   }
+  return 1 - Math.exp(-x + a * Math.log(x) - gln) * gammaContinuedFraction(a, x);
+}
+
+/**
+ * The continued fraction of the upper regularised incomplete gamma function, modified Lentz:
+ * Q(a, x) = e^{-x} x^a / Γ(a) · 1 / (x + 1 - a - 1·(1 - a) / (x + 3 - a - ...)); returns the
+ * fraction (without the e^{-x} x^a / Γ(a) factor). For x >= a + 1, where it converges fast.
+ */
+export function gammaContinuedFraction(a: number, x: number): number {
+  const FPMIN = 1e-300;
   let b = x + 1 - a;
-  let c = 1 / 1e-300;
+  let c = 1 / FPMIN;
   let d = 1 / b;
   let h = d;
   for (let i = 1; i <= 500; i++) {
     const an = -i * (i - a);
     b += 2;
     d = an * d + b;
-    if (Math.abs(d) < 1e-300) d = 1e-300;
+    if (Math.abs(d) < FPMIN) d = FPMIN;
     c = b + an / c;
-    if (Math.abs(c) < 1e-300) c = 1e-300;
+    if (Math.abs(c) < FPMIN) c = FPMIN;
     d = 1 / d;
     const del = d * c;
     h *= del;
     if (Math.abs(del - 1) < 1e-16) break;
   }
-  return 1 - Math.exp(-x + a * Math.log(x) - gln) * h;
+  return h;
 }
 
 /** The chi-square quantile: x with P(χ²_df ≤ x) = prob (bisection on the CDF). */
