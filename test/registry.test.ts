@@ -1,9 +1,8 @@
 /** The registry is consistent with itself, with the spec's names and with the README table. */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinFunctions, registry } from '../src/functions/index.js';
 import { WELL_KNOWN_FUNCTIONS } from '../src/rule/well-known.js';
+import { functionTable, readmeTable } from './readme-table.js';
 
 describe('registry', () => {
   it('has unique names and aliases, looked up in any case', () => {
@@ -36,9 +35,11 @@ describe('registry', () => {
   });
 
   it('is listed in the README function table, and the table lists nothing else', () => {
-    const readme = readFileSync(resolve(import.meta.dirname, '../README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('<!-- functions:start -->'), readme.indexOf('<!-- functions:end -->'));
-    const listed = [...table.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
+    const listed = [...readmeTable().matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
     expect(listed.sort()).toEqual(builtinFunctions.map((f) => f.name).sort());
+  });
+
+  it('the README function table is up to date in every cell (npx tsx test/readme-table.ts rewrites it)', () => {
+    expect(readmeTable()).toBe(functionTable());
   });
 });
