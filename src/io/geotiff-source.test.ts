@@ -255,9 +255,12 @@ describe('openGeoTiff / openRaster: errors', () => {
   it('the node id defaults to the location and can be set', async () => {
     await withSource(OLINDA, async (s) => expect(s.id).toBe(OLINDA));
     const s = await openGeoTiff(OLINDA, { id: 'dem' });
-    expect(s.id).toBe('dem');
-    expect(s.kind).toBe('source');
-    await s.close();
+    try {
+      expect(s.id).toBe('dem');
+      expect(s.kind).toBe('source');
+    } finally {
+      await s.close();
+    }
   });
 });
 

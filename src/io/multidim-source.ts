@@ -204,11 +204,19 @@ export async function openMultidimManifest(location: string, options: OpenOption
     throw e;
   }
   const first = parts[0]!.info;
-  const { pixelType, noData } = storage(
-    parts.map((p) => p.info.pixelType),
-    parts.map((p) => p.info.noData),
-    parts.length > 1,
-  );
+  let pixelType: PixelType;
+  let noData: number | undefined;
+  try {
+    ({ pixelType, noData } = storage(
+      parts.map((p) => p.info.pixelType),
+      parts.map((p) => p.info.noData),
+      parts.length > 1,
+    ));
+  } catch (e) {
+    // An unsupported pixel type (complex) must not leave the slices' file handles open either.
+    await Promise.all(parts.map((p) => p.close().catch(() => undefined)));
+    throw e;
+  }
   const multidimensional: Multidimensional = { variables };
   const info: RasterInfo = {
     width: first.width,

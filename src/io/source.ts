@@ -33,5 +33,12 @@ export async function openRaster(location: string, options: OpenOptions = {}): P
   if (await isZarrStore(location)) return openZarr(location, options);
   // ASSUMPTION (spec silent): anything else, including extensionless URLs (signed COG URLs), is
   // tried as a GeoTIFF; openGeoTiff says so clearly when it is not one.
-  return withBandDimensions(await openGeoTiff(location, options), location);
+  const source = await openGeoTiff(location, options);
+  try {
+    return await withBandDimensions(source, location);
+  } catch (e) {
+    // Malformed dimension metadata must not leave the file handle to the garbage collector.
+    await source.close().catch(() => undefined);
+    throw e;
+  }
 }

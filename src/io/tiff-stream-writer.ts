@@ -446,7 +446,14 @@ export class TiffStreamWriter {
   /** Open the output (`<path>.partial-<pid>` until close) and write the header. */
   static async create(path: string, info: RasterInfo, options: StreamTiffOptions = {}): Promise<TiffStreamWriter> {
     const w = new TiffStreamWriter(path, info, options);
-    await w.start();
+    try {
+      await w.start();
+    } catch (e) {
+      // A failed start (a level's temporary file, the header write) must not leave the partial
+      // output's file handle to the garbage collector, nor the partial file behind.
+      await w.abort();
+      throw e;
+    }
     return w;
   }
 

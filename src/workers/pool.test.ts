@@ -1,16 +1,20 @@
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../functions/index.js';
 import { render } from '../graph/render.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { openRaster } from '../io/source.js';
-import { firstDifference } from '../../test/helpers.js';
+import { closingOpener, firstDifference } from '../../test/helpers.js';
 import { createPool } from './pool.js';
 
 const DEM = join(resolve(import.meta.dirname, '../..'), 'golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const pool = createPool({ size: 2 });
 afterAll(() => pool.destroy());
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 describe('worker pool', () => {
   const rule = {

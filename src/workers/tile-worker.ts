@@ -14,7 +14,7 @@ import type { RasterNode } from '../graph/types.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { openRaster } from '../io/source.js';
+import { openRaster, type OpenOptions, type RasterSource } from '../io/source.js';
 
 export interface TileRequest {
   readonly id: number;
@@ -26,26 +26,78 @@ export type TileReply =
   | { readonly id: number; readonly ok: true; readonly block: PixelBlock }
   | { readonly id: number; readonly ok: false; readonly error: { code: ErrorCode; message: string; path?: string; issues: readonly Issue[] } };
 
-const graphs = new Map<string, Promise<RasterNode>>();
+/**
+ * One DAG built from a recipe's rule and sources, with the rasters it opened. An evicted build
+ * closes them once no tile is still being evaluated over it (they were left to the garbage
+ * collector before, one file handle per source on every eviction).
+ */
+interface Build {
+  readonly root: Promise<RasterNode>;
+  readonly opened: RasterSource[];
+  users: number;
+  evicted: boolean;
+}
 
-function graphFor(recipe: Recipe): Promise<RasterNode> {
+interface Graph {
+  readonly build: Build;
+  readonly root: Promise<RasterNode>;
+}
+
+const builds = new Map<string, Build>();
+const graphs = new Map<string, Graph>();
+
+function closeBuild(build: Build): void {
+  for (const src of build.opened.splice(0)) void src.close().catch(() => undefined);
+}
+
+function release(build: Build): void {
+  build.users--;
+  if (build.evicted && build.users === 0) closeBuild(build);
+}
+
+function graphFor(recipe: Recipe): Graph {
   const base = JSON.stringify({ rule: recipe.rule, sources: recipe.sources });
   const key = recipe.bound === undefined ? base : `${base}\n${recipe.boundKey ?? JSON.stringify(recipe.bound)}`;
   let g = graphs.get(key);
   if (g === undefined) {
-    const built = graphs.get(base) ?? buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) }).then((b) => b.root);
+    let build = builds.get(base);
+    if (build === undefined) {
+      const opened: RasterSource[] = [];
+      const open = async (location: string, options: OpenOptions): Promise<RasterSource> => {
+        const src = await openRaster(location, options);
+        opened.push(src);
+        return src;
+      };
+      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, open) }).then((b) => b.root);
+      build = { root, opened, users: 0, evicted: false };
+      // A failed build keeps no raster open (the failure itself stays cached).
+      const failed = build;
+      root.catch(() => closeBuild(failed));
+    }
     const bound = recipe.bound;
-    g = bound === undefined ? built : built.then((root) => applyBoundParams(root, bound));
-    if (graphs.size > 16) graphs.clear();
-    if (bound !== undefined) graphs.set(base, built);
+    g = { build, root: bound === undefined ? build.root : build.root.then((root) => applyBoundParams(root, bound)) };
+    if (graphs.size > 16) {
+      for (const b of builds.values()) {
+        if (b === build) continue;
+        b.evicted = true;
+        if (b.users === 0) closeBuild(b);
+      }
+      graphs.clear();
+      builds.clear();
+    }
+    builds.set(base, build);
     graphs.set(key, g);
   }
   return g;
 }
 
 parentPort?.on('message', async (m: TileRequest) => {
+  let build: Build | undefined;
   try {
-    const block = await evaluateTile(await graphFor(m.recipe), m.tile);
+    const graph = graphFor(m.recipe);
+    build = graph.build;
+    build.users++;
+    const block = await evaluateTile(await graph.root, m.tile);
     const reply: TileReply = { id: m.id, ok: true, block };
     const buffers = new Set<ArrayBuffer>([block.mask.buffer as ArrayBuffer, ...block.bands.map((b) => b.buffer as ArrayBuffer)]);
     parentPort!.postMessage(reply, [...buffers]);
@@ -53,5 +105,7 @@ parentPort?.on('message', async (m: TileRequest) => {
     const err = toEngineError(e);
     const reply: TileReply = { id: m.id, ok: false, error: { code: err.code, message: err.message, path: err.path, issues: err.issues } };
     parentPort!.postMessage(reply);
+  } finally {
+    if (build) release(build);
   }
 });

@@ -7,19 +7,23 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { BandStatistics } from '../../core/pixel-block.js';
 import { parseArgs } from '../../graph/args.js';
 import { memorySource } from '../../graph/memory-source.js';
 import { render } from '../../graph/render.js';
 import { createRegistry, type RasterNode } from '../../graph/types.js';
-import { openRaster } from '../../io/index.js';
 import { buildGraph } from '../../rule/build.js';
 import { bindSources } from '../../rule/sources.js';
-import { applyFunction, catchError, firstDifference, gridInfo, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { applyFunction, catchError, closingOpener, firstDifference, gridInfo, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { builtinFunctions } from '../index.js';
 import { hillshade } from './hillshade.js';
 import { FALLBACK_ELEVATION_RANGE, LUT_MAX_COLORS, shadedRelief, type ShadedReliefParams } from './shaded-relief.js';
+
+// Rasters opened here are closed after each test (no file handle left to the garbage collector).
+const files = closingOpener();
+const openRaster = files.open;
+afterEach(files.closeAll);
 
 const flat = (z: number, statistics?: BandStatistics): RasterNode => {
   const info = { ...gridInfo({ width: 5, height: 5, cellSize: 10 }), ...(statistics ? { statistics: [statistics] } : {}) };
