@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../functions/index.js';
@@ -75,5 +76,28 @@ describe('worker pool', () => {
     const inline = createPool({ size: 0 });
     expect(inline.size).toBe(0);
     expect(() => createPool({ size: -1 })).toThrow(/worker count/);
+  });
+});
+
+describe.skipIf(!existsSync('/proc/self/fd'))('worker graph cache', () => {
+  it('closes the rasters of the graphs it evicts (40 recipes through one worker leave at most the cache open)', async () => {
+    const fds = (): number => readdirSync('/proc/self/fd').length;
+    const one = createPool({ size: 1 });
+    try {
+      const before = fds();
+      for (let k = 0; k < 40; k++) {
+        // 40 different rules over the same DEM: each is a new graph in the worker, opening the DEM.
+        const rule = { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: k * 9 } };
+        const recipe = { rule, sources: { $$: DEM } };
+        const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) });
+        await render(root, { rect: { x: 0, y: 0, width: 64, height: 64 }, tileSize: 64, pool: one, recipe });
+        await files.closeAll();
+      }
+      // The worker keeps at most 17 graphs (16 + the newest) with one open DEM each; evicted ones
+      // are closed at once, not left to the garbage collector.
+      expect(fds() - before).toBeLessThanOrEqual(17);
+    } finally {
+      await one.destroy();
+    }
   });
 });
