@@ -213,6 +213,58 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
       else if (type === StatisticsType.Min || type === StatisticsType.Max) {
         main = new WindowReducer(minimumValues(src, b, type === StatisticsType.Max), g, win, ReduceMode.Min);
       }
+      // Mean without NoData into a float band: counts, quotient and store fused in one pass per
+      // row, with the same operands as the general path below (count = rows x columns inside,
+      // then m / count, then storeRow's rule), so the same bits.
+      if (type === StatisticsType.Mean && !counts && !fillOnly && !p.store.integer) {
+        const dst = out.bands[b]!;
+        const fill = p.store.fill;
+        const cols = inside.cols;
+        for (let y = 0; y < outH; y++) {
+          const o = (y * outW) | 0;
+          const ry = inside.rows[y]!;
+          const m = main!.next();
+          for (let x = 0; x < outW; x++) {
+            const v = m[x]! / (ry * cols[x]!);
+            if (outMask[o + x] === 0 || v !== v) {
+              outMask[o + x] = 0;
+              dst[o + x] = fill;
+            } else dst[o + x] = v;
+          }
+        }
+        continue;
+      }
+      // Standard deviation without NoData into a float band, fused likewise (the same operands and
+      // order as the general path: count, the cancellation test, sqrt, storeRow's rule).
+      if (type === StatisticsType.StandardDeviation && !counts && !fillOnly && !p.store.integer) {
+        const dst = out.bands[b]!;
+        const fill = p.store.fill;
+        const cols = inside.cols;
+        for (let y = 0; y < outH; y++) {
+          const o = (y * outW) | 0;
+          const cy = oy + y;
+          const c0 = (cy * inW + ox) | 0;
+          const ry = inside.rows[y]!;
+          both!.next();
+          const { sums, squares } = both!; // (other than 3 x 3, fresh arrays each row)
+          for (let x = 0; x < outW; x++) {
+            const count = ry * cols[x]!;
+            let r: number;
+            if (count === 0 || mask[c0 + x] === 0) r = Number.NaN;
+            else {
+              const s = sums[x]!;
+              const nq = count * squares[x]!;
+              const d = nq - s * s;
+              r = Math.sqrt(exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy));
+            }
+            if (outMask[o + x] === 0 || r !== r) {
+              outMask[o + x] = 0;
+              dst[o + x] = fill;
+            } else dst[o + x] = r;
+          }
+        }
+        continue;
+      }
       for (let y = 0; y < outH; y++) {
         const o = y * outW;
         const cy = oy + y;
