@@ -32,7 +32,7 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
-import { isComplex } from '../../core/pixel-type.js';
+import { isComplex, type Plane } from '../../core/pixel-type.js';
 import { rect, type Rect } from '../../core/rect.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { KERNEL_TYPE_NAMES, normalise, parseKernel, PREDEFINED_KERNELS, separate, USER_DEFINED } from './convolution-kernels.js';
@@ -202,10 +202,14 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
         const R = Y0 + y;
         const o = y * outW;
         const interior = y >= yLo && y < yHi && n > 0;
+        // No NoData in the block and a float band: the 3x3 interior goes straight to the band.
+        const fused = interior && !sep && !bad && !p.store.integer && win.cols === 3 && win.rows === 3;
         if (interior) {
           const top = (oy + y - win.top) * inW; // input index of the window's first row, column 0
           if (sep) {
             sep.row(oy + y - win.top, rowBuf, xLo);
+          } else if (fused) {
+            conv3Store(v, out.bands[b]!, outMask, p.store.fill, o + xLo, top + ox + xLo - 1, inW, n, p.weights);
           } else if (win.cols === 3 && win.rows === 3) {
             conv3(v, rowBuf, xLo, top + ox + xLo - 1, inW, n, p.weights);
           } else if (win.cols === 5 && win.rows === 5) {
@@ -231,7 +235,10 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
             Rm >= win.top && Rm <= p.height - 1 - win.bottom && Cm >= win.left && Cm <= p.width - 1 - win.right && mask[iy * inW + ix] !== 0;
           rowBuf[x] = ok ? slowAt(v, ctx, iy, ix) : slowAt(v, ctx, oy + y, ox + x);
         }
-        storeRow(out.bands[b]!, o, rowBuf, outW, outMask, p.store);
+        if (fused) {
+          storeRow(out.bands[b]!, o, rowBuf, xLo, outMask, p.store);
+          storeRow(out.bands[b]!, o + xHi, rowBuf.subarray(xHi), outW - xHi, outMask, p.store);
+        } else storeRow(out.bands[b]!, o, rowBuf, outW, outMask, p.store);
       }
     }
   },
@@ -291,6 +298,37 @@ function conv3(v: Values, dst: Float64Array, d0: number, i0: number, inW: number
     const d2 = v[m + x + 2]!;
     const g2 = v[b + x + 2]!;
     dst[d0 + x] = k0 * a0 + k1 * a1 + k2 * a2 + k3 * d0v + k4 * d1 + k5 * d2 + k6 * g0 + k7 * g1 + k8 * g2;
+    a0 = a1;
+    a1 = a2;
+    d0v = d1;
+    d1 = d2;
+    g0 = g1;
+    g1 = g2;
+  }
+}
+
+/**
+ * `conv3` stored straight into a float band at `d0` with storeRow's rule (a NaN result or a
+ * masked centre: mask 0 and `fill`); the same sum in the same order, so the same bits.
+ */
+function conv3Store(v: Values, dst: Plane, mask: Uint8Array, fill: number, d0: number, i0: number, inW: number, n: number, k: Float64Array): void {
+  const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!, k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!;
+  const t = i0 | 0;
+  const m = (t + inW) | 0;
+  const b = (m + inW) | 0;
+  const d = d0 | 0;
+  let a0 = v[t]!, a1 = v[t + 1]!;
+  let d0v = v[m]!, d1 = v[m + 1]!;
+  let g0 = v[b]!, g1 = v[b + 1]!;
+  for (let x = 0; x < n; x++) {
+    const a2 = v[t + x + 2]!;
+    const d2 = v[m + x + 2]!;
+    const g2 = v[b + x + 2]!;
+    const r = k0 * a0 + k1 * a1 + k2 * a2 + k3 * d0v + k4 * d1 + k5 * d2 + k6 * g0 + k7 * g1 + k8 * g2;
+    if (mask[d + x] === 0 || r !== r) {
+      mask[d + x] = 0;
+      dst[d + x] = fill;
+    } else dst[d + x] = r;
     a0 = a1;
     a1 = a2;
     d0v = d1;

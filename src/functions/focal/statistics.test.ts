@@ -185,11 +185,12 @@ describe('Statistics: Mean and StdDev without NoData (the fused paths)', () => {
     const v = Array.from({ length: W * H }, () => rnd() * 1000 - 300);
     const all = new Uint8Array(W * H).fill(1);
     const oneHole = Uint8Array.from(all, (_, i) => (i === 0 ? 0 : 1));
-    const g = { w: W, h: H, v: Float32Array.from(v), m: all };
+    const g = { w: W, h: H, v: Float64Array.from(v), m: all };
     for (const [type, cols, rows] of [[3, 3, 3], [4, 3, 3], [3, 5, 4], [4, 7, 5]] as const) {
       const args = { Type: type, Columns: cols, Rows: rows };
-      const full = await runFunction(statistics, args, [rasterOf({ width: W, height: H }, (x, y) => v[y * W + x]!, all)]);
-      const holed = await runFunction(statistics, args, [rasterOf({ width: W, height: H }, (x, y) => v[y * W + x]!, oneHole)]);
+      // F64: full mantissas in and out, so any difference between the two paths would show.
+      const full = await runFunction(statistics, args, [rasterOf({ width: W, height: H, pixelType: 'F64' }, (x, y) => v[y * W + x]!, all)]);
+      const holed = await runFunction(statistics, args, [rasterOf({ width: W, height: H, pixelType: 'F64' }, (x, y) => v[y * W + x]!, oneHole)]);
       for (let y = 0; y < H; y++) {
         for (let x = 0; x < W; x++) {
           const where = `Type ${type} ${cols}x${rows} (${x}, ${y})`;
