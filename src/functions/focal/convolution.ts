@@ -308,8 +308,9 @@ function conv3(v: Values, dst: Float64Array, d0: number, i0: number, inW: number
 }
 
 /**
- * `conv3` stored straight into a float band at `d0` with storeRow's rule (a NaN result or a
- * masked centre: mask 0 and `fill`); the same sum in the same order, so the same bits.
+ * `conv3` stored straight into a float band at `d0` with storeRow's rule (a NaN result: mask 0
+ * and `fill`; the caller's block has no NoData, so no centre is masked); the same sum in the same
+ * order, so the same bits.
  */
 function conv3Store(v: Values, dst: Plane, mask: Uint8Array, fill: number, d0: number, i0: number, inW: number, n: number, k: Float64Array): void {
   const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!, k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!;
@@ -325,7 +326,8 @@ function conv3Store(v: Values, dst: Plane, mask: Uint8Array, fill: number, d0: n
     const d2 = v[m + x + 2]!;
     const g2 = v[b + x + 2]!;
     const r = k0 * a0 + k1 * a1 + k2 * a2 + k3 * d0v + k4 * d1 + k5 * d2 + k6 * g0 + k7 * g1 + k8 * g2;
-    if (mask[d + x] === 0 || r !== r) {
+    // Every centre is valid here (no NoData in the block): only a NaN result is NoData.
+    if (r !== r) {
       mask[d + x] = 0;
       dst[d + x] = fill;
     } else dst[d + x] = r;
