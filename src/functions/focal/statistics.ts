@@ -220,6 +220,30 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
         const dst = out.bands[b]!;
         const fill = p.store.fill;
         const cols = inside.cols;
+        if (win.rows === 3 && win.cols === 3) {
+          // 3 x 3: the window sums of WindowReducer's fused3 (three-row column sums, then
+          // c0 + c1 + c2, the same order) computed here, with no row of sums in between.
+          for (let y = 0; y < outH; y++) {
+            const o = (y * outW) | 0;
+            const ry = inside.rows[y]!;
+            const r0 = ((oy + y - 1) * inW + ox - 1) | 0;
+            const r1 = (r0 + inW) | 0;
+            const r2 = (r1 + inW) | 0;
+            let c0 = values[r0]! + values[r1]! + values[r2]!;
+            let c1 = values[r0 + 1]! + values[r1 + 1]! + values[r2 + 1]!;
+            for (let x = 0; x < outW; x++) {
+              const c2 = values[r0 + x + 2]! + values[r1 + x + 2]! + values[r2 + x + 2]!;
+              const v = (c0 + c1 + c2) / (ry * cols[x]!);
+              if (outMask[o + x] === 0 || v !== v) {
+                outMask[o + x] = 0;
+                dst[o + x] = fill;
+              } else dst[o + x] = v;
+              c0 = c1;
+              c1 = c2;
+            }
+          }
+          continue;
+        }
         for (let y = 0; y < outH; y++) {
           const o = (y * outW) | 0;
           const ry = inside.rows[y]!;
