@@ -264,6 +264,53 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
         const dst = out.bands[b]!;
         const fill = p.store.fill;
         const cols = inside.cols;
+        if (win.rows === 3 && win.cols === 3) {
+          // 3 x 3: WindowMoments' sums and sums of squares (three-row column terms, then
+          // s0 + s1 + s2, q0 + q1 + q2, the same order) computed here, with no rows in between.
+          for (let y = 0; y < outH; y++) {
+            const o = (y * outW) | 0;
+            const cy = oy + y;
+            const c0 = (cy * inW + ox) | 0;
+            const ry = inside.rows[y]!;
+            const r0 = ((cy - 1) * inW + ox - 1) | 0;
+            const r1 = (r0 + inW) | 0;
+            const r2 = (r1 + inW) | 0;
+            let a = values[r0]!, bb = values[r1]!, c = values[r2]!;
+            let s0 = a + bb + c;
+            let q0 = a * a + bb * bb + c * c;
+            a = values[r0 + 1]!;
+            bb = values[r1 + 1]!;
+            c = values[r2 + 1]!;
+            let s1 = a + bb + c;
+            let q1 = a * a + bb * bb + c * c;
+            for (let x = 0; x < outW; x++) {
+              a = values[r0 + x + 2]!;
+              bb = values[r1 + x + 2]!;
+              c = values[r2 + x + 2]!;
+              const s2 = a + bb + c;
+              const q2 = a * a + bb * bb + c * c;
+              const sum = s0 + s1 + s2;
+              const square = q0 + q1 + q2;
+              s0 = s1;
+              s1 = s2;
+              q0 = q1;
+              q1 = q2;
+              const count = ry * cols[x]!;
+              let r: number;
+              if (count === 0 || mask[c0 + x] === 0) r = Number.NaN;
+              else {
+                const nq = count * square;
+                const d = nq - sum * sum;
+                r = Math.sqrt(exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy));
+              }
+              if (outMask[o + x] === 0 || r !== r) {
+                outMask[o + x] = 0;
+                dst[o + x] = fill;
+              } else dst[o + x] = r;
+            }
+          }
+          continue;
+        }
         for (let y = 0; y < outH; y++) {
           const o = (y * outW) | 0;
           const cy = oy + y;
