@@ -259,7 +259,9 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
         continue;
       }
       // Standard deviation without NoData into a float band, fused likewise (the same operands and
-      // order as the general path: count, the cancellation test, sqrt, storeRow's rule).
+      // order as the general path: count, the cancellation test, sqrt, storeRow's rule). The
+      // formula is written out in each loop on purpose: a shared helper, inlined by TurboFan
+      // with a guard per call, cost a fifth of the 3x3 kernel's speed (measured).
       if (type === StatisticsType.StandardDeviation && !counts && !fillOnly && !p.store.integer) {
         const dst = out.bands[b]!;
         const fill = p.store.fill;
