@@ -316,10 +316,17 @@ const A7 = -1.6324009175759946;
 const A8 = 0.5481680432046695;
 const A9 = -0.08647666075964544;
 
-/** atan(u) in degrees for u in [0, 1]. */
+/**
+ * atan(u) in degrees for u in [0, 1]: u * P(u^2) by Estrin's scheme (pairs, then powers u^4 and
+ * u^8), a dependency chain of 5 multiply-adds instead of Horner's 10.
+ */
 const atanUnit = (u: number): number => {
-  const u2 = u * u;
-  return u * (A0 + u2 * (A1 + u2 * (A2 + u2 * (A3 + u2 * (A4 + u2 * (A5 + u2 * (A6 + u2 * (A7 + u2 * (A8 + u2 * A9)))))))));
+  const x = u * u;
+  const x2 = x * x;
+  const x4 = x2 * x2;
+  const p03 = A0 + A1 * x + (A2 + A3 * x) * x2;
+  const p47 = A4 + A5 * x + (A6 + A7 * x) * x2;
+  return u * (p03 + p47 * x4 + (A8 + A9 * x) * (x4 * x4));
 };
 
 export function atanDegrees(r: number): number {
