@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { EngineError } from '../src/core/errors.js';
 import type { PixelBlock, RasterInfo } from '../src/core/pixel-block.js';
-import { openRaster, type OpenOptions, type RasterSource } from '../src/io/index.js';
+import { openerScope } from '../src/io/index.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../src/core/pixel-type.js';
 import { parseArgs } from '../src/graph/args.js';
 import { constantSource, memorySource } from '../src/graph/memory-source.js';
@@ -265,23 +265,10 @@ export function mdRasterOf(o: GridOptions, variables: readonly MdVariable[], f: 
 }
 
 /**
- * An opener (for `bindSources` or direct use) that remembers every raster it opened, and
- * `closeAll()` to close them: tests register it with `onTestFinished(files.closeAll)` so no file
- * handle is left to the garbage collector (Node warns, and will throw, on that).
+ * The library's `openerScope` (src/io/source.ts) under the tests' name: tests call
+ * `afterEach(files.closeAll)` so no file handle is left to the garbage collector.
  */
-export function closingOpener(): { open: (location: string, options?: OpenOptions) => Promise<RasterSource>; closeAll: () => Promise<void> } {
-  const opened: RasterSource[] = [];
-  return {
-    open: async (location, options) => {
-      const src = await openRaster(location, options);
-      opened.push(src);
-      return src;
-    },
-    closeAll: async () => {
-      await Promise.all(opened.splice(0).map((s) => s.close().catch(() => undefined)));
-    },
-  };
-}
+export const closingOpener = openerScope;
 
 /**
  * Runs the `rasterflow` command from the sources (`node --import tsx src/cli/main.ts`), or the

@@ -37,7 +37,7 @@ import { encodeGeoTiff } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
 import { encodeMrf } from '../io/encode-mrf.js';
 import { encodePng } from '../io/encode-png.js';
-import { openRaster, type OpenOptions, type RasterSource } from '../io/source.js';
+import { openerScope, type OpenerScope } from '../io/source.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
 import { boxInside, boxIsEmpty, boxOf, clipToBox, area as polygonArea, mapPoints, type Box, type MultiPolygon } from './geometry.js';
@@ -134,7 +134,7 @@ interface ChipEntry {
 // ---- Opening inputs.
 
 /** Opens a raster for one export; the export closes every raster it opened when it ends. */
-type RasterOpener = (location: string, options?: OpenOptions) => Promise<RasterSource>;
+type RasterOpener = OpenerScope['open'];
 
 async function openInput(open: RasterOpener, input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
   let opened: OpenedRaster;
@@ -446,16 +446,11 @@ function labelBlock(values: Uint8Array | Uint16Array, w: number, h: number, pixe
 export async function exportTrainingData(rawParams: unknown, options: ExportOptions = {}): Promise<ExportSummary> {
   // Every raster this export opens is closed when it ends, on success and on every error path
   // (their file handles were left to the garbage collector before).
-  const opened: RasterSource[] = [];
-  const open: RasterOpener = async (location, o) => {
-    const src = await openRaster(location, o);
-    opened.push(src);
-    return src;
-  };
+  const files = openerScope();
   try {
-    return await exportWith(rawParams, options, open);
+    return await exportWith(rawParams, options, files.open);
   } finally {
-    await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
+    await files.closeAll();
   }
 }
 

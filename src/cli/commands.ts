@@ -9,7 +9,7 @@ import { describe as describeArgs } from '../graph/args.js';
 import { render, renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, formatOfPath, openRaster, type OpenOptions, type RasterSource } from '../io/index.js';
+import { describeRaster, encodeByExtension, formatOfPath, openerScope } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -137,14 +137,9 @@ export function run(program: Command, io: CliIo): Command {
         for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
         const inputs = parseInputs(o.input);
         // The rasters this command opens are closed when it ends (it also runs in-process).
-        const opened: RasterSource[] = [];
-        const open = async (location: string, options: OpenOptions): Promise<RasterSource> => {
-          const src = await openRaster(location, options);
-          opened.push(src);
-          return src;
-        };
+        const files = openerScope();
         try {
-          const { root } = await planRule(resolution, bindSources(inputs, open));
+          const { root } = await planRule(resolution, bindSources(inputs, files.open));
           const window = o.window === undefined ? undefined : parseWindow(o.window);
           const started = Date.now();
           const pool = createPool({ size: Number(o.workers) });
@@ -173,7 +168,7 @@ export function run(program: Command, io: CliIo): Command {
           }
           io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
         } finally {
-          await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
+          await files.closeAll();
         }
       },
     );

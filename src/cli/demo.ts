@@ -6,7 +6,7 @@ import { render } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { encodeByExtension, openRaster, type OpenOptions, type RasterSource } from '../io/index.js';
+import { encodeByExtension, openerScope } from '../io/index.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { RasterNode } from '../graph/types.js';
 
@@ -148,19 +148,14 @@ export async function runDemo(outDir: string, print: (s: string) => void): Promi
   const written: string[] = [];
   for (const e of GALLERY) {
     // Close the rasters each entry opened (their file handles were left to the garbage collector).
-    const opened: RasterSource[] = [];
-    const open = async (location: string, o: OpenOptions): Promise<RasterSource> => {
-      const src = await openRaster(location, o);
-      opened.push(src);
-      return src;
-    };
+    const files = openerScope();
     let root: RasterNode;
     let block: PixelBlock;
     try {
-      ({ root } = await buildGraph(e.rule, { registry, resolveSource: bindSources({ $$: e.input }, open) }));
+      ({ root } = await buildGraph(e.rule, { registry, resolveSource: bindSources({ $$: e.input }, files.open) }));
       block = await render(root, { tileSize: 256 });
     } finally {
-      await Promise.all(opened.map((src) => src.close().catch(() => undefined)));
+      await files.closeAll();
     }
     for (const f of e.formats) {
       const path = join(outDir, `${e.name}.${f}`);

@@ -4,7 +4,7 @@
  * replace it without touching the engine.
  */
 export { openGeoTiff, rasterInfoOf, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
-export { openRaster, type RasterSource } from './source.js';
+export { openerScope, openRaster, type OpenerScope, type RasterSource } from './source.js';
 export { encodeGeoTiff, outputNoData, type GeoTiffOptions } from './encode-tiff.js';
 export { encodePng, type PngOptions } from './encode-png.js';
 export { encodeJpeg, type JpegOptions } from './encode-jpeg.js';

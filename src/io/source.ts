@@ -42,3 +42,29 @@ export async function openRaster(location: string, options: OpenOptions = {}): P
     throw e;
   }
 }
+
+/** An `openRaster` that remembers what it opened, and `closeAll()` to close it (`openerScope`). */
+export interface OpenerScope {
+  readonly open: (location: string, options?: OpenOptions) => Promise<RasterSource>;
+  /** Close every raster opened so far (errors ignored); later opens are remembered again. */
+  closeAll(): Promise<void>;
+}
+
+/**
+ * One scope of opened rasters: a render, an export, a worker's cached graph, a test. Whoever
+ * opens rasters through `open` (e.g. `bindSources(..., scope.open)`) calls `closeAll()` when done,
+ * on success and on error, so no file handle is left to the garbage collector.
+ */
+export function openerScope(): OpenerScope {
+  const opened: RasterSource[] = [];
+  return {
+    open: async (location, options) => {
+      const src = await openRaster(location, options);
+      opened.push(src);
+      return src;
+    },
+    closeAll: async () => {
+      await Promise.all(opened.splice(0).map((src) => src.close().catch(() => undefined)));
+    },
+  };
+}

@@ -14,7 +14,7 @@ import type { RasterNode } from '../graph/types.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { openRaster, type OpenOptions, type RasterSource } from '../io/source.js';
+import { openerScope, type OpenerScope } from '../io/source.js';
 
 export interface TileRequest {
   readonly id: number;
@@ -33,7 +33,7 @@ export type TileReply =
  */
 interface Build {
   readonly root: Promise<RasterNode>;
-  readonly opened: RasterSource[];
+  readonly files: OpenerScope;
   users: number;
   evicted: boolean;
 }
@@ -47,7 +47,7 @@ const builds = new Map<string, Build>();
 const graphs = new Map<string, Graph>();
 
 function closeBuild(build: Build): void {
-  for (const src of build.opened.splice(0)) void src.close().catch(() => undefined);
+  void build.files.closeAll();
 }
 
 function release(build: Build): void {
@@ -62,14 +62,9 @@ function graphFor(recipe: Recipe): Graph {
   if (g === undefined) {
     let build = builds.get(base);
     if (build === undefined) {
-      const opened: RasterSource[] = [];
-      const open = async (location: string, options: OpenOptions): Promise<RasterSource> => {
-        const src = await openRaster(location, options);
-        opened.push(src);
-        return src;
-      };
-      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, open) }).then((b) => b.root);
-      build = { root, opened, users: 0, evicted: false };
+      const files = openerScope();
+      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, files.open) }).then((b) => b.root);
+      build = { root, files, users: 0, evicted: false };
       // A failed build keeps no raster open (the failure itself stays cached).
       const failed = build;
       root.catch(() => closeBuild(failed));
