@@ -475,7 +475,8 @@ async function forEachBlock(
     src.readInto !== undefined && l.compression === 1
       ? wanted.filter((w) => inside(w) && l.byteCounts[w.index] === blockBytes && l.offsets[w.index]! > 0 && !tileCache.has(prefix + w.index))
       : [];
-  const viaCache = direct.length === 0 ? wanted : wanted.filter((w) => !direct.includes(w));
+  const directSet = new Set(direct);
+  const viaCache = direct.length === 0 ? wanted : wanted.filter((w) => !directSet.has(w));
   const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
   // Start one coalesced read for the blocks the cache does not hold yet; each of them enters the
   // cache at once (as a promise), so concurrent readers share the read and the decode.

@@ -30,7 +30,7 @@
  * multidimensional sources do); otherwise the type becomes F32 (F64 when a 32-bit integer is
  * involved) with NaN.
  */
-import { layoutBandNames, multidimOf, pairSlices } from '../../core/multidim.js';
+import { layoutBandNames, multidimOf, pairSlices, sliceValueMissing } from '../../core/multidim.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, promote, representable } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
@@ -208,7 +208,7 @@ function compositeSlices(p: CompositeBandParams, sl: NonNullable<CompositeBandPa
       const step = s.complex ? 2 : 1;
       for (let i = 0; i < n; i++) {
         const v = from[i * step]!;
-        if (sm[i] === 0 || v !== v || v === nd) ok[i] = 0;
+        if (sm[i] === 0 || sliceValueMissing(v, nd)) ok[i] = 0;
       }
     }
     for (let b = start; b < start + count; b++) {

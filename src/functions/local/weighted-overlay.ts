@@ -28,7 +28,7 @@
  * minimum, below the restricted value), and the pixel is NoData only where every slice is.
  */
 import { invalidArgument } from '../../core/errors.js';
-import { multidimOf, pairMultidimensional } from '../../core/multidim.js';
+import { multidimOf, pairMultidimensional, sliceValueMissing } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, roundHalfAway } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
@@ -165,7 +165,7 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
           let kind: number = NODATA;
           let value = 0;
           const x = v[i]!;
-          if (sm[i] === 0 || x !== x || x === nd) {
+          if (sm[i] === 0 || sliceValueMissing(x, nd)) {
             kind = t.noDataKind;
             value = t.noDataValue;
           } else {
