@@ -96,7 +96,7 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
   summary: 'Combine U/V or magnitude/direction rasters into a two-band vector raster, converting between the forms.',
   variableName: 'Raster1',
   family: 'vector',
-  verification: 'hand: conversions derived from the formulas on compass points and 3-4-5 vectors',
+  verification: 'reference: NumPy goldens (both conversions; multidimensional slice pairing); hand: conversions on compass points and 3-4-5 vectors',
   args,
 
   plan(a, inputs) {
