@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../../graph/args.js';
 import { applyFunction, catchError, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
-import { aspect, FLAT_ASPECT } from './aspect.js';
+import { aspect, aspectOf, FLAT_ASPECT } from './aspect.js';
 
 const DEG = 180 / Math.PI;
 const windowRaster = (w: readonly number[], cellSize: number) => rasterOf({ width: 3, height: 3, cellSize }, (x, y) => w[y * 3 + x]!);
@@ -74,6 +74,34 @@ describe('Aspect: hand-checked values', () => {
     const s = await runFunction(aspect, {}, [rasterOf({ width: 5, height: 5, pixelType: 'F64' }, (x, y) => 1e-3 * x + y)]);
     expect(s.value(2, 2)).toBeCloseTo(expected(1e-3, 1), 4);
     expect(s.value(2, 2)).toBeLessThan(360);
+  });
+});
+
+describe('Aspect: the arctangent (half-angle identity over the fitted polynomial)', () => {
+  it('is within 1.2e-7 degrees of 90 - atan2(v, -u) over 8 decades, always in [0, 360)', () => {
+    let worst = 0;
+    const rnd = prng(9);
+    for (let k = 0; k < 200000; k++) {
+      const u = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
+      const v = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
+      let want = 90 - (Math.atan2(v, -u) * 180) / Math.PI;
+      if (want < 0) want += 360;
+      const got = aspectOf(u, v);
+      expect(got >= 0 && Math.fround(got) < 360).toBe(true);
+      // Within 1e-6 of the F32 north boundary (359.99998474...; above it F32 would store 360, so
+      // the kernel stores 0) the 1e-7 error may move a value across: the next test covers it.
+      if (want > 359.9999837) continue;
+      worst = Math.max(worst, Math.abs(got - want));
+    }
+    expect(worst).toBeLessThan(1.2e-7);
+  });
+  it('is exact on the axes, -1 when flat, and 0 where F32 would round to 360', () => {
+    // (u, v) = (east minus west, south minus north): downslope faces north when v > 0.
+    expect([aspectOf(0, 1), aspectOf(-1, 0), aspectOf(0, -1), aspectOf(1, 0), aspectOf(0, 0)]).toEqual([0, 90, 180, 270, FLAT_ASPECT]);
+    expect([aspectOf(0, 1e-30), aspectOf(-0, 5), aspectOf(0, -1e30)]).toEqual([0, 0, 180]);
+    expect(aspectOf(1e-9, 1)).toBe(0); // 359.99999994...: 360 in F32
+    expect(aspectOf(-1, -1)).toBeCloseTo(135, 6);
+    expect(aspectOf(1, 1)).toBeCloseTo(315, 6);
   });
 });
 

@@ -14,8 +14,8 @@
  * ZFactor: clients send it (spec rules-sample 041), so it is accepted, but aspect does not depend
  * on the vertical scale and it has no effect [spec: "Z-factor: not used"].
  *
- * The arctangent is `atan2Degrees` (the family's fitted polynomial, 5.2e-8 degrees from Math.atan2,
- * far below the F32 output's 3e-5 degree resolution near 360). Exact 180/pi, not the vendor
+ * The arctangent is the family's fitted polynomial by the half-angle identity (`aspectRaw`; 1.1e-7
+ * degrees from Math.atan2, far below the F32 output's 3e-5 degree resolution near 360). Exact 180/pi, not the vendor
  * client's rounded 57.29578 (a 3e-6 degree difference at most). An angle that would round to 360
  * in F32 is stored as 0, keeping the output in [0, 360) [ours].
  *
@@ -28,7 +28,7 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
-  atan2Degrees,
+  atanUnitDegrees,
   cellGeometry,
   demInfo,
   geographicCellSizeArg,
@@ -60,13 +60,35 @@ export interface AspectParams {
   readonly gradient: GradientParams;
 }
 
+/**
+ * Aspect of gradient (u, v) in degrees clockwise from north, valid where `aspectPlain(u, a)`;
+ * elsewhere the aspect is `aspectEdge(u, v)`. With X = -u, Y = v (the angle is 90 - atan2(Y, X))
+ * and h = hypot(X, Y):
+ *     p = atan(Y / |X|) = 2 atan(Y / (h + |X|))   (the half-angle identity: the ratio is in
+ *                                                   [-1, 1], and h + |X| >= h never cancels)
+ *     X >= 0: 90 - p;   X < 0: 270 + p;   that is 180 + s (90 + p) with s = -1 or +1
+ * One square root and one division and no branch on the octant: those branches follow the
+ * terrain, which the processor cannot predict (they took half the time of the whole cell).
+ */
+const aspectRaw = (u: number, v: number): number => {
+  const h = Math.sqrt(u * u + v * v);
+  // 2 * +(u > 0) - 1: s without a branch (+1 when X = -u < 0). Flat: 0 / 0 = NaN.
+  return 180 + (2 * +(u > 0) - 1) * (90 + 2 * atanUnitDegrees(v / (h + Math.abs(u))));
+};
+/** 359.99998474... and above round to 360 in F32: that is north, stored as 0. */
+const NORTH_F32 = 359.99998474121094;
+/**
+ * Where `aspectRaw` stands: not flat (NaN), in [0, 360) in F32, and off the north-south axis,
+ * which is exact in `aspectEdge` (2 atan(1) is 90 - 1e-7 in the fitted polynomial).
+ */
+const aspectPlain = (u: number, a: number): boolean => a >= 0 && a < NORTH_F32 && u !== 0;
+/** The aspect where `aspectPlain` fails: flat -1, north 0 (also a few 1e-8 either side), south 180. */
+const aspectEdge = (u: number, v: number): number => (u !== 0 || v > 0 ? 0 : v < 0 ? 180 : FLAT_ASPECT);
+
 /** Aspect of gradient (u, v): degrees clockwise from north in [0, 360), or -1 when flat. */
-const aspectOf = (u: number, v: number): number => {
-  if (u === 0 && v === 0) return FLAT_ASPECT;
-  let a = 90 - atan2Degrees(v, -u);
-  if (a < 0) a += 360;
-  // 359.99998474... and above round to 360 in F32: that is north, 0.
-  return a >= 359.99998474121094 ? 0 : a;
+export const aspectOf = (u: number, v: number): number => {
+  const a = aspectRaw(u, v);
+  return aspectPlain(u, a) ? a : aspectEdge(u, v);
 };
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
@@ -84,7 +106,12 @@ function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: n
     const b = src[bot + x + 1]!;
     const sE = hornSum(t, src[mid + x + 1]!, b);
     const dE = b - t;
-    dst[o + x] = aspectOf(hornGx(sW, sE, kx), hornGy(dW, dM, dE, ky));
+    const u = hornGx(sW, sE, kx);
+    const v = hornGy(dW, dM, dE, ky);
+    const a = aspectRaw(u, v);
+    // Store, then mend the rare flat or north cell: a select here costs a quarter of the speed.
+    dst[o + x] = a;
+    if (!aspectPlain(u, a)) dst[o + x] = aspectEdge(u, v);
     sW = sM;
     sM = sE;
     dW = dM;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { applyFunction, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { aspect } from './aspect.js';
 import { curvature } from './curvature.js';
-import { atan2Degrees, geodesicCell } from './gradient.js';
+import { geodesicCell } from './gradient.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -271,22 +271,6 @@ describe('atanDegrees', () => {
     expect(atanDegrees(0)).toBe(0);
     expect(atanDegrees(1)).toBeCloseTo(45, 6);
     expect(atanDegrees(Number.POSITIVE_INFINITY)).toBe(90);
-  });
-});
-
-describe('atan2Degrees', () => {
-  it('is within 6e-8 degrees of Math.atan2 in every quadrant, with the axes and the origin exact', () => {
-    let worst = 0;
-    const rnd = prng(9);
-    for (let k = 0; k < 200000; k++) {
-      const y = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
-      const x = (rnd() - 0.5) * 10 ** (rnd() * 8 - 4);
-      worst = Math.max(worst, Math.abs(atan2Degrees(y, x) - (Math.atan2(y, x) * 180) / Math.PI));
-    }
-    expect(worst).toBeLessThan(6e-8);
-    expect([atan2Degrees(0, 1), atan2Degrees(1, 0), atan2Degrees(0, -1), atan2Degrees(-1, 0), atan2Degrees(0, 0)]).toEqual([0, 90, 180, -90, 0]);
-    expect(atan2Degrees(1, 1)).toBeCloseTo(45, 6);
-    expect(atan2Degrees(-1, -1)).toBeCloseTo(-135, 6);
   });
 });
 

@@ -317,10 +317,10 @@ const A8 = 0.5481680432046695;
 const A9 = -0.08647666075964544;
 
 /**
- * atan(u) in degrees for u in [0, 1]: u * P(u^2) by Estrin's scheme (pairs, then powers u^4 and
- * u^8), a dependency chain of 5 multiply-adds instead of Horner's 10.
+ * atan(u) in degrees for u in [-1, 1] (the polynomial is odd): u * P(u^2) by Estrin's scheme
+ * (pairs, then powers u^4 and u^8), a dependency chain of 5 multiply-adds instead of Horner's 10.
  */
-const atanUnit = (u: number): number => {
+export const atanUnitDegrees = (u: number): number => {
   const x = u * u;
   const x2 = x * x;
   const x4 = x2 * x2;
@@ -331,22 +331,8 @@ const atanUnit = (u: number): number => {
 
 export function atanDegrees(r: number): number {
   const inv = r > 1;
-  const p = atanUnit(inv ? 1 / r : r);
+  const p = atanUnitDegrees(inv ? 1 / r : r);
   return inv ? 90 - p : p;
-}
-
-/**
- * atan2(y, x) in degrees, -180..180, from the same polynomial (5.2e-8 degrees from Math.atan2):
- * the octant's ratio min/max through `atanUnit`, then the quadrant. atan2(0, 0) = 0.
- */
-export function atan2Degrees(y: number, x: number): number {
-  const ax = x < 0 ? -x : x;
-  const ay = y < 0 ? -y : y;
-  let p: number;
-  if (ax >= ay) p = ax === 0 ? 0 : atanUnit(ay / ax);
-  else p = 90 - atanUnit(ax / ay);
-  if (x < 0) p = 180 - p;
-  return y < 0 ? -p : p;
 }
 
 // Scratch validity flags of one window (synchronous use only; never escapes a call).
