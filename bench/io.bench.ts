@@ -11,10 +11,12 @@
  * 2. Decoding throughput of the whole 4096 x 4096 raster (raw, DEFLATE, DEFLATE + predictor 3):
  *    openGeoTiff(...).read() with a cold tile cache, beside GDAL's ReadAsArray timed by
  *    /usr/bin/python3 in the same run; medians of DECODE_RUNS after one untimed run each;
- *    ratio = ours / GDAL. Then the same raster read as 256 x 256 windows (4 reads in flight;
- *    GDAL one ReadAsArray per window): the engine's access pattern,
- *    without the one 64 MB output buffer whose first touch (4 KiB pages in V8; numpy asks for
- *    huge pages) dominates the whole-raster read of uncompressed data.
+ *    ratio = ours / GDAL. Each also into a reused output (readInto; GDAL ReadAsArray(buf_obj=)):
+ *    decoding without the allocation of the output. A fresh 64 MB output costs us the first touch
+ *    of 16384 pages of 4 KiB (about 30 ms here: V8 cannot ask for huge pages, numpy does), which
+ *    dominates the whole-raster read of uncompressed data. Then the same raster read as 256 x 256
+ *    windows (4 reads in flight; GDAL one ReadAsArray per window): the engine's access pattern,
+ *    fresh blocks and reused ones.
  * 3. Bounded memory: `rasterflow render` of the 16384 x 16384 DEM (Hillshade, DEFLATE tiles),
  *    peak RSS from /usr/bin/time -f %M, reported in the row name (target under 400 MB).
  * The machine is shared (2 cores): numbers are indicative. IO_BENCH_PARTS=whole,decode,big (a
@@ -23,7 +25,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { openGeoTiff } from '../src/io/geotiff-source.js';
+import { allocateBlock } from '../src/core/pixel-block.js';
+import { type GeoTiffSource, openGeoTiff } from '../src/io/geotiff-source.js';
 import { tileCache } from '../src/io/tile-cache.js';
 import type { Rect } from '../src/core/rect.js';
 import type { BenchRow } from './rows.js';
@@ -123,60 +126,80 @@ async function decoding(rows: BenchRow[]): Promise<void> {
     ['DEFLATE', 'dem4096-deflate.tif'],
     ['DEFLATE + predictor 3', 'dem4096-deflate-pred3.tif'],
   ] as const;
-  // GDAL: the whole band in one ReadAsArray, then the same raster as 256 x 256 windows, one
-  // ReadAsArray each (the access pattern of a tiled render).
+  // GDAL: the whole band in one ReadAsArray, the same into a reused numpy array (buf_obj=), then
+  // the same raster as 256 x 256 windows, one ReadAsArray each (the access pattern of a tiled
+  // render), fresh arrays and one reused array. Each pass opens the file afresh, as ours do.
   const py = `
 import sys, time, json
+import numpy as np
 from osgeo import gdal
 out = {}
+def timed(f, fill):
+    ds = gdal.Open(f)
+    t = time.perf_counter(); fill(ds.GetRasterBand(1)); ms = (time.perf_counter() - t) * 1000
+    ds = None
+    return ms
+def windows(b, buf):
+    for y in range(0, 4096, ${TILE}):
+        for x in range(0, 4096, ${TILE}):
+            b.ReadAsArray(x, y, ${TILE}, ${TILE}, buf_obj=buf)
 for f in sys.argv[1:]:
-    whole, tiled = [], []
+    r = {'whole': [], 'wholeInto': [], 'tiled': [], 'tiledInto': []}
+    whole = np.empty((4096, 4096), dtype=np.float32)
+    tile = np.empty((${TILE}, ${TILE}), dtype=np.float32)
     for i in range(${DECODE_RUNS} + 1):
-        ds = gdal.Open(f)
-        t = time.perf_counter(); ds.GetRasterBand(1).ReadAsArray(); whole.append((time.perf_counter() - t) * 1000)
-        ds = None
-        ds = gdal.Open(f)
-        b = ds.GetRasterBand(1)
-        t = time.perf_counter()
-        for y in range(0, 4096, ${TILE}):
-            for x in range(0, 4096, ${TILE}):
-                b.ReadAsArray(x, y, ${TILE}, ${TILE})
-        tiled.append((time.perf_counter() - t) * 1000)
-        ds = None
-    out[f] = {'whole': whole[1:], 'tiled': tiled[1:]}
+        ms = [timed(f, lambda b: b.ReadAsArray()), timed(f, lambda b: b.ReadAsArray(buf_obj=whole)),
+              timed(f, lambda b: windows(b, None)), timed(f, lambda b: windows(b, tile))]
+        if i > 0:
+            for k, v in zip(r, ms): r[k].append(v)
+    out[f] = r
 print(json.dumps(out))`;
   const windows: Rect[] = [];
   for (let y = 0; y < 4096; y += TILE) for (let x = 0; x < 4096; x += TILE) windows.push({ x, y, width: TILE, height: TILE });
   for (const [label, f] of files) {
     const path = resolve(DATA, f);
-    const ms: number[] = [];
-    const tiledMs: number[] = [];
-    // One untimed run first on both sides (our JIT warms up; GDAL opens its drivers).
-    for (let i = 0; i <= DECODE_RUNS; i++) {
+    const whole: Rect = { x: 0, y: 0, width: 4096, height: 4096 };
+    const block = allocateBlock(whole, 'F32', 1);
+    const tileBlocks = Array.from({ length: TILES_IN_FLIGHT }, () => allocateBlock(windows[0]!, 'F32', 1));
+    const ms: Record<'whole' | 'wholeInto' | 'tiled' | 'tiledInto', number[]> = { whole: [], wholeInto: [], tiled: [], tiledInto: [] };
+    /** One cold-cache pass of `body` over a freshly opened source, timed. */
+    const pass = async (body: (s: GeoTiffSource) => Promise<unknown>): Promise<number> => {
       tileCache.clear();
       const s = await openGeoTiff(path);
       const t0 = performance.now();
-      await s.read({ x: 0, y: 0, width: 4096, height: 4096 });
-      if (i > 0) ms.push(performance.now() - t0);
+      await body(s);
+      const t = performance.now() - t0;
       await s.close();
-    }
-    for (let i = 0; i <= DECODE_RUNS; i++) {
-      // The same raster as windows, TILES_IN_FLIGHT reads at a time.
-      tileCache.clear();
-      const t = await openGeoTiff(path);
-      const t1 = performance.now();
+      return t;
+    };
+    /** The windows, TILES_IN_FLIGHT reads at a time; `into`: each reader reuses its own block. */
+    const windowed = async (s: GeoTiffSource, into: boolean): Promise<void> => {
       let next = 0;
       await Promise.all(
-        Array.from({ length: TILES_IN_FLIGHT }, async () => {
-          while (next < windows.length) await t.read(windows[next++]!);
+        tileBlocks.map(async (b) => {
+          while (next < windows.length) {
+            const w = windows[next++]!;
+            await (into ? s.readInto!({ ...b, rect: w }) : s.read(w));
+          }
         }),
       );
-      if (i > 0) tiledMs.push(performance.now() - t1);
-      await t.close();
+    };
+    // One untimed run first on both sides (our JIT warms up; GDAL opens its drivers).
+    for (let i = 0; i <= DECODE_RUNS; i++) {
+      const t = [
+        await pass((s) => s.read(whole)),
+        await pass((s) => s.readInto!(block)),
+        await pass((s) => windowed(s, false)),
+        await pass((s) => windowed(s, true)),
+      ];
+      if (i > 0) [ms.whole, ms.wholeInto, ms.tiled, ms.tiledInto].forEach((list, k) => list.push(t[k]!));
     }
-    const g = JSON.parse(execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } })) as Record<string, { whole: number[]; tiled: number[] }>;
-    rows.push(row(`decode 4096x4096 F32 ${label}: openGeoTiff read vs GDAL ReadAsArray`, ms, PX4096, g[path]!.whole));
-    rows.push(row(`decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows (${TILES_IN_FLIGHT} in flight) vs GDAL ReadAsArray per window`, tiledMs, PX4096, g[path]!.tiled));
+    const g = JSON.parse(execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } })) as Record<string, typeof ms>;
+    const ref = g[path]!;
+    rows.push(row(`decode 4096x4096 F32 ${label}: openGeoTiff read vs GDAL ReadAsArray`, ms.whole, PX4096, ref.whole));
+    rows.push(row(`decode 4096x4096 F32 ${label} into a reused block: readInto vs GDAL ReadAsArray(buf_obj=)`, ms.wholeInto, PX4096, ref.wholeInto));
+    rows.push(row(`decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows (${TILES_IN_FLIGHT} in flight) vs GDAL ReadAsArray per window`, ms.tiled, PX4096, ref.tiled));
+    rows.push(row(`decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows into reused blocks vs GDAL ReadAsArray(buf_obj=) per window`, ms.tiledInto, PX4096, ref.tiledInto));
   }
   tileCache.clear();
 }

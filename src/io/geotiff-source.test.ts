@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PixelBlock } from '../core/pixel-block.js';
+import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
+import { encodeGeoTiff } from './encode-tiff.js';
 import { openGeoTiff, pixelTypeOf, rasterInfoOf, type GeoTiffSource } from './geotiff-source.js';
 import { openRaster } from './source.js';
 
@@ -191,6 +192,81 @@ describe('openGeoTiff: pixels equal GDAL', () => {
       const b = await s.read({ x: 50, y: 55, width: 10, height: 1 });
       expect(Array.from(b.bands[0]!)).toEqual([34, 40, 52, 52, 52, 33, 27, 22, 20, 15]);
     });
+  });
+});
+
+describe('readInto: into the caller\'s block, overwritten whole', () => {
+  /** A block of `rect` for `s` holding garbage (values 7, mask 1), as a reused block would. */
+  const dirty = (s: GeoTiffSource, rect: PixelBlock['rect']): PixelBlock => {
+    const b = allocateBlock(rect, s.info.pixelType, s.info.bandCount);
+    for (const p of b.bands) p.fill(7);
+    return b;
+  };
+  const windows = [
+    { x: 0, y: 0, width: 64, height: 48 }, // inside
+    { x: 100, y: 90, width: 300, height: 300 }, // past the bottom-right corner
+    { x: -3, y: -5, width: 20, height: 9 }, // past the top-left corner
+    { x: 1000, y: 1000, width: 4, height: 4 }, // outside
+  ];
+
+  it('equals read() on every golden file (Float32, Int16 with NoData, 6 x Byte), inside and past the edges', async () => {
+    for (const path of [UTM, GEO, OLINDA, L7]) {
+      await withSource(path, async (s) => {
+        for (const w of windows) {
+          const want = await s.read(w);
+          const into = dirty(s, w);
+          const got = await s.readInto!(into);
+          expect(got, `${path} ${JSON.stringify(w)}`).toBe(into);
+          expect(got).toEqual(want);
+        }
+      });
+    }
+  });
+
+  it('equals read() on an uncompressed tiled file (blocks read straight into scratch buffers), reused block after block', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-into-'));
+    try {
+      const rect = { x: 0, y: 0, width: 80, height: 70 };
+      const src = allocateBlock(rect, 'F32', 1);
+      const plane = src.bands[0]!;
+      for (let i = 0; i < plane.length; i++) plane[i] = i % 13 === 0 ? Number.NaN : Math.sin(i) * 100;
+      const info: RasterInfo = { width: 80, height: 70, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -70, xmax: 80, ymax: 0 }, cellSize: { x: 1, y: 1 } };
+      const path = join(dir, 'raw.tif');
+      writeFileSync(path, encodeGeoTiff(src, info, { compress: 'none', tileSize: 16 }));
+      await withSource(path, async (s) => {
+        const block = dirty(s, { x: 0, y: 0, width: 32, height: 32 });
+        for (const [x, y] of [[0, 0], [16, 32], [5, 3], [64, 48]] as const) {
+          const w = { x, y, width: 32, height: 32 };
+          const got = await s.readInto!({ ...block, rect: w });
+          expect(got).toEqual(await s.read(w));
+        }
+        const whole = await s.readInto!(dirty(s, rect));
+        expect(Array.from(whole.mask).filter((m) => m === 0).length).toBe(Array.from(plane).filter((v) => Number.isNaN(v)).length);
+        expect(whole).toEqual(await s.read(rect));
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a block that does not fit, naming the field', async () => {
+    await withSource(L7, async (s) => {
+      const r = { x: 0, y: 0, width: 4, height: 3 };
+      const good = allocateBlock(r, 'U8', 6);
+      const cases: [PixelBlock, string][] = [
+        [{ ...good, pixelType: 'U16' }, 'block.pixelType'],
+        [{ ...good, bands: good.bands.slice(1) }, 'block.bands'],
+        [{ ...good, bands: [...good.bands.slice(0, 5), new Uint8Array(11)] }, 'block.bands[5]'],
+        [{ ...good, bands: [new Uint16Array(12), ...good.bands.slice(1)] }, 'block.bands[0]'],
+        [{ ...good, mask: new Uint8Array(13) }, 'block.mask'],
+        [{ ...good, rect: { x: 0.5, y: 0, width: 4, height: 3 } }, 'block.rect'],
+        [{ ...good, rect: { x: 0, y: 0, width: 0, height: 3 } }, 'block.rect'],
+      ];
+      for (const [block, path] of cases) await expect(s.readInto!(block)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path });
+    });
+    const s = await openGeoTiff(OLINDA);
+    await s.close();
+    await expect(s.readInto!(allocateBlock({ x: 0, y: 0, width: 1, height: 1 }, 'F32', 1))).rejects.toMatchObject({ code: 'IO_ERROR' });
   });
 });
 
