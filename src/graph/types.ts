@@ -196,6 +196,14 @@ export interface SourceNode {
   readonly info: RasterInfo;
   /** Pixels of `rect`; pixels outside the raster come back with mask 0. */
   read(rect: Rect, signal?: AbortSignal): Promise<PixelBlock>;
+  /**
+   * Optional: `read(block.rect)` into the caller's block (planes and mask overwritten whole), as
+   * GDAL's RasterIO fills the caller's buffer, so a caller reading many windows of one size
+   * reuses one block (GeoTIFF sources have it; tiles recycle their source blocks through it).
+   * The block must have `info`'s pixel type and band count and planes and mask of its rect's
+   * size (else INVALID_ARGUMENT naming the field). Resolves to `block`.
+   */
+  readInto?(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock>;
 }
 
 export interface FunctionNode {

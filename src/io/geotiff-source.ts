@@ -84,13 +84,6 @@ export interface GeoTiffSource extends SourceNode {
   readDownsampled?(rect: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock>;
   /** The first image's GDAL_METADATA (band metadata such as NETCDF_DIM_*), when it has one. */
   readonly gdalMetadata?: GdalMetadata;
-  /**
-   * `read(block.rect)` into the caller's block (planes and mask overwritten whole), as GDAL's
-   * RasterIO fills the caller's buffer: a caller reading many windows of one size reuses one
-   * block instead of allocating fresh memory each time. The block must have this raster's pixel
-   * type and band count and planes and mask of its rect's size. Resolves to `block`.
-   */
-  readInto?(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock>;
 }
 
 const INPUT = 'input';

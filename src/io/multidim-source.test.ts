@@ -8,6 +8,7 @@ import * as zarr from 'zarrita';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { multidimOf } from '../core/multidim.js';
+import { allocateBlock } from '../core/pixel-block.js';
 import { parseGdalMetadata } from './gdal-metadata.js';
 import { cfTimeUnits, layoutFromBandMetadata, spatialReferenceFromWkt } from './multidim-source.js';
 import { openRaster } from './source.js';
@@ -24,6 +25,22 @@ async function readAll(location: string) {
     await s.close();
   }
 }
+
+describe('multidimensional GeoTIFF: readInto keeps the any-slice mask', () => {
+  it('equals read() (the wrapper reads through readInto too, not around it)', async () => {
+    const s = await openRaster(join(GOLDEN, 'l7-series.tif'));
+    try {
+      const r = { x: -1, y: 2, width: 9, height: 7 };
+      const want = await s.read(r);
+      expect(want.mask.some((m) => m === 1)).toBe(true);
+      const b = allocateBlock(r, s.info.pixelType, s.info.bandCount);
+      b.mask.fill(1);
+      expect(await s.readInto!(b)).toEqual(want);
+    } finally {
+      await s.close();
+    }
+  });
+});
 
 describe('multidimensional sources over the same series', () => {
   it('GeoTIFF band metadata (NETCDF_DIM_time), Zarr and a manifest give the same slices', async () => {

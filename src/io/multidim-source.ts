@@ -358,18 +358,22 @@ export async function withBandDimensions(source: GeoTiffSource, location: string
   const float = !PIXEL_TYPE_INFO[base.pixelType].integer;
   const noData = base.noData;
   const perSlice = noData !== undefined || float;
+  /** The block's mask rebuilt in place as "any slice valid". */
+  const perSliceMask = (blk: PixelBlock, r: Rect): PixelBlock => {
+    if (!perSlice) return blk;
+    blk.mask.fill(0);
+    const win = intersect(r, { x: 0, y: 0, width: info.width, height: info.height });
+    if (win) anyValid(blk, win, noData);
+    return blk;
+  };
+  const { readInto } = source;
+  // Every method that reads is wrapped here: spreading `source` would hand out its own.
   return {
     ...source,
     info,
     close: () => source.close(),
-    async read(r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
-      const blk = await source.read(r, signal);
-      if (!perSlice) return blk;
-      const win = intersect(r, { x: 0, y: 0, width: info.width, height: info.height });
-      const out: PixelBlock = { ...blk, mask: new Uint8Array(blk.mask.length) };
-      if (win) anyValid(out, win, noData);
-      return out;
-    },
+    read: async (r: Rect, signal?: AbortSignal): Promise<PixelBlock> => perSliceMask(await source.read(r, signal), r),
+    ...(readInto ? { readInto: async (b: PixelBlock, signal?: AbortSignal) => perSliceMask(await readInto.call(source, b, signal), b.rect) } : { readInto: undefined }),
   };
 }
 
