@@ -15,8 +15,8 @@
  *    decoding without the allocation of the output. A fresh 64 MB output costs us the first touch
  *    of 16384 pages of 4 KiB (about 30 ms here: V8 cannot ask for huge pages, numpy does), which
  *    dominates the whole-raster read of uncompressed data. Then the same raster read as 256 x 256
- *    windows (4 reads in flight; GDAL one ReadAsArray per window): the engine's access pattern,
- *    fresh blocks and reused ones.
+ *    windows (4 reads in flight; GDAL one ReadAsArray per window), fresh blocks and reused ones:
+ *    the reused ones are the engine's access pattern (evaluateTile recycles source blocks).
  * 3. Bounded memory: `rasterflow render` of the 16384 x 16384 DEM (Hillshade, DEFLATE tiles),
  *    peak RSS from /usr/bin/time -f %M, reported in the row name (target under 400 MB).
  * The machine is shared (2 cores): numbers are indicative. IO_BENCH_PARTS=whole,decode,big (a
