@@ -687,46 +687,57 @@ function makeSource(
       if (!Number.isInteger(n) || !s) throw new EngineError('INVALID_ARGUMENT', `${location} has ${levels.length} overview(s); no level ${n}`, { path: 'overview' });
       return s;
     },
-    async readDownsampled(r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> {
-      if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
-        throw new EngineError('INVALID_ARGUMENT', `bad output size ${width}x${height}`, { path: 'size' });
-      }
-      const factor = Math.min(r.width / width, r.height / height);
-      // GDAL's choice: the overview with the largest reduction not above the requested one
-      // (1.2 tolerance, GDAL_OVERVIEW_OVERSAMPLING_THRESHOLD's spirit); else the full image.
-      let chosen = base;
-      for (const s of levels) if (info.width / s.info.width <= factor * 1.2) chosen = s;
-      const fx = chosen.info.width / info.width;
-      const fy = chosen.info.height / info.height;
-      const sx0 = Math.floor(r.x * fx);
-      const sy0 = Math.floor(r.y * fy);
-      const sx1 = Math.ceil((r.x + r.width) * fx);
-      const sy1 = Math.ceil((r.y + r.height) * fy);
-      const srcRect = { x: sx0, y: sy0, width: Math.max(1, sx1 - sx0), height: Math.max(1, sy1 - sy0) };
-      const blk = await chosen.read(srcRect, signal);
-      const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
-      const bands = blk.bands.map(() => allocatePlane(info.pixelType, width * height));
-      const mask = new Uint8Array(width * height);
-      const cols = new Int32Array(width);
-      for (let x = 0; x < width; x++) {
-        const c = Math.floor((r.x + ((x + 0.5) * r.width) / width) * fx) - sx0;
-        cols[x] = Math.min(srcRect.width - 1, Math.max(0, c));
-      }
-      for (let y = 0; y < height; y++) {
-        const row = Math.min(srcRect.height - 1, Math.max(0, Math.floor((r.y + ((y + 0.5) * r.height) / height) * fy) - sy0));
-        for (let x = 0; x < width; x++) {
-          const si = row * srcRect.width + cols[x]!;
-          const di = y * width + x;
-          mask[di] = blk.mask[si]!;
-          for (let b = 0; b < bands.length; b++) {
-            bands[b]![k * di] = blk.bands[b]![k * si]!;
-            if (k === 2) bands[b]![2 * di + 1] = blk.bands[b]![2 * si + 1]!;
-          }
-        }
-      }
-      return { rect: { x: 0, y: 0, width, height }, pixelType: info.pixelType, bands, mask };
-    },
+    readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> =>
+      readDownsampledFrom([base, ...levels], r, width, height, signal),
   };
+}
+
+/**
+ * `rect` of the full-resolution grid (`levels[0]`) resampled by nearest neighbour to `width` x
+ * `height`, read from the overview GDAL would choose among `levels` (full image first, then the
+ * overviews, largest first); the block's rect is (0, 0, width, height). Shared by GeoTIFF sources
+ * and the sources that wrap them (multidim-source.ts), so a wrapper's own reads are the ones used.
+ */
+export async function readDownsampledFrom(levels: readonly SourceNode[], r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> {
+  const base = levels[0]!;
+  const info = base.info;
+  if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+    throw new EngineError('INVALID_ARGUMENT', `bad output size ${width}x${height}`, { path: 'size' });
+  }
+  const factor = Math.min(r.width / width, r.height / height);
+  // GDAL's choice: the overview with the largest reduction not above the requested one
+  // (1.2 tolerance, GDAL_OVERVIEW_OVERSAMPLING_THRESHOLD's spirit); else the full image.
+  let chosen = base;
+  for (const s of levels.slice(1)) if (info.width / s.info.width <= factor * 1.2) chosen = s;
+  const fx = chosen.info.width / info.width;
+  const fy = chosen.info.height / info.height;
+  const sx0 = Math.floor(r.x * fx);
+  const sy0 = Math.floor(r.y * fy);
+  const sx1 = Math.ceil((r.x + r.width) * fx);
+  const sy1 = Math.ceil((r.y + r.height) * fy);
+  const srcRect = { x: sx0, y: sy0, width: Math.max(1, sx1 - sx0), height: Math.max(1, sy1 - sy0) };
+  const blk = await chosen.read(srcRect, signal);
+  const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
+  const bands = blk.bands.map(() => allocatePlane(info.pixelType, width * height));
+  const mask = new Uint8Array(width * height);
+  const cols = new Int32Array(width);
+  for (let x = 0; x < width; x++) {
+    const c = Math.floor((r.x + ((x + 0.5) * r.width) / width) * fx) - sx0;
+    cols[x] = Math.min(srcRect.width - 1, Math.max(0, c));
+  }
+  for (let y = 0; y < height; y++) {
+    const row = Math.min(srcRect.height - 1, Math.max(0, Math.floor((r.y + ((y + 0.5) * r.height) / height) * fy) - sy0));
+    for (let x = 0; x < width; x++) {
+      const si = row * srcRect.width + cols[x]!;
+      const di = y * width + x;
+      mask[di] = blk.mask[si]!;
+      for (let b = 0; b < bands.length; b++) {
+        bands[b]![k * di] = blk.bands[b]![k * si]!;
+        if (k === 2) bands[b]![2 * di + 1] = blk.bands[b]![2 * si + 1]!;
+      }
+    }
+  }
+  return { rect: { x: 0, y: 0, width, height }, pixelType: info.pixelType, bands, mask };
 }
 
 /** `readInto`'s check of the caller's block against the raster: errors name the field. */

@@ -1,6 +1,7 @@
 // The three multidimensional source kinds. Golden inputs come from golden/change/make-goldens.py
 // (GDAL's netCDF -> GTiff and Zarr drivers); other stores are written here with zarrita.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import FileSystemStore from '@zarrita/storage/fs';
@@ -8,7 +9,8 @@ import * as zarr from 'zarrita';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { multidimOf } from '../core/multidim.js';
-import { allocateBlock } from '../core/pixel-block.js';
+import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
+import type { GeoTiffSource } from './geotiff-source.js';
 import { parseGdalMetadata } from './gdal-metadata.js';
 import { cfTimeUnits, layoutFromBandMetadata, spatialReferenceFromWkt } from './multidim-source.js';
 import { openRaster } from './source.js';
@@ -38,6 +40,42 @@ describe('multidimensional GeoTIFF: readInto keeps the any-slice mask', () => {
       expect(await s.readInto!(b)).toEqual(want);
     } finally {
       await s.close();
+    }
+  });
+});
+
+const hasGdaladdo = spawnSync('gdaladdo', ['--version'], { encoding: 'utf8' }).status === 0;
+if (!hasGdaladdo) console.warn('[multidim-source.test] gdaladdo not found: the overview test of a band-metadata GeoTIFF is SKIPPED (install gdal-bin to run it)');
+
+describe.skipIf(!hasGdaladdo)('multidimensional GeoTIFF with overviews (gdaladdo): the overviews keep the layout and the any-slice mask', () => {
+  it('overview(n) and readDownsampled read through the wrapper', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rasterflow-mdov-'));
+    try {
+      const path = join(dir, 'series.tif');
+      await writeFile(path, await readFile(join(GOLDEN, 'l7-series.tif')));
+      const r = spawnSync('gdaladdo', ['-q', '-r', 'nearest', path, '2'], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
+      expect(r.status, r.stderr).toBe(0);
+      const s = (await openRaster(path)) as GeoTiffSource;
+      try {
+        expect(s.overviews).toEqual([{ width: 10, height: 8 }]);
+        const ov = s.overview!(1);
+        expect(ov.info.multidimensional).toEqual(s.info.multidimensional);
+        const anySlice = (b: PixelBlock): number[] =>
+          Array.from(b.mask, (_, i) => (b.bands.some((p) => p[i] !== -9999) ? 1 : 0));
+        const o = await ov.read({ x: 0, y: 0, width: 10, height: 8 });
+        // Some pixel has NoData in one slice and data in another: all-bands masking would hide it.
+        expect(Array.from(o.mask).filter((m, i) => m === 1 && o.bands.some((p) => p[i] === -9999)).length).toBeGreaterThan(0);
+        expect(Array.from(o.mask)).toEqual(anySlice(o));
+        const d = await s.readDownsampled!({ x: 0, y: 0, width: 20, height: 16 }, 10, 8);
+        expect(d.bands).toEqual(o.bands);
+        expect(Array.from(d.mask)).toEqual(anySlice(d));
+        expect(s.overview!(0)).toBeDefined();
+        expect(() => s.overview!(2)).toThrow(/1 overview/);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

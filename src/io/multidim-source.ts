@@ -55,7 +55,8 @@ import { sameGrid, type PixelBlock, type RasterInfo, type SpatialReference } fro
 import { allocatePlane, PIXEL_TYPE_INFO, promote, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
 import { parseGdalMetadata, type GdalMetadata } from './gdal-metadata.js';
-import { openGeoTiff, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+import { openGeoTiff, readDownsampledFrom, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+import type { SourceNode } from '../graph/types.js';
 import { proj4ForEpsg, unitsOfProj4 } from './srs.js';
 
 const INPUT = 'input';
@@ -358,22 +359,37 @@ export async function withBandDimensions(source: GeoTiffSource, location: string
   const float = !PIXEL_TYPE_INFO[base.pixelType].integer;
   const noData = base.noData;
   const perSlice = noData !== undefined || float;
-  /** The block's mask rebuilt in place as "any slice valid". */
-  const perSliceMask = (blk: PixelBlock, r: Rect): PixelBlock => {
+  /** The block's mask rebuilt in place as "any slice valid" (`width` x `height`: its level's size). */
+  const perSliceMask = (blk: PixelBlock, r: Rect, width: number, height: number): PixelBlock => {
     if (!perSlice) return blk;
     blk.mask.fill(0);
-    const win = intersect(r, { x: 0, y: 0, width: info.width, height: info.height });
+    const win = intersect(r, { x: 0, y: 0, width, height });
     if (win) anyValid(blk, win, noData);
     return blk;
   };
-  const { readInto } = source;
+  /** A level (the image or an overview) with the layout and the any-slice mask. */
+  const wrap = (s: SourceNode): SourceNode => {
+    const { width, height } = s.info;
+    const { readInto } = s;
+    return {
+      ...s,
+      info: { ...s.info, bandNames: info.bandNames, multidimensional: layout },
+      read: async (r, signal) => perSliceMask(await s.read(r, signal), r, width, height),
+      ...(readInto ? { readInto: async (b: PixelBlock, signal?: AbortSignal) => perSliceMask(await readInto.call(s, b, signal), b.rect, width, height) } : { readInto: undefined }),
+    };
+  };
   // Every method that reads is wrapped here: spreading `source` would hand out its own.
+  const self: GeoTiffSource = { ...source, ...wrap(source), info, close: () => source.close() };
+  const overviews = (source.overviews ?? []).map((_, i) => wrap(source.overview!(i + 1)));
   return {
-    ...source,
-    info,
-    close: () => source.close(),
-    read: async (r: Rect, signal?: AbortSignal): Promise<PixelBlock> => perSliceMask(await source.read(r, signal), r),
-    ...(readInto ? { readInto: async (b: PixelBlock, signal?: AbortSignal) => perSliceMask(await readInto.call(source, b, signal), b.rect) } : { readInto: undefined }),
+    ...self,
+    overview(n: number): SourceNode {
+      if (n === 0) return self;
+      const s = overviews[n - 1];
+      if (!Number.isInteger(n) || !s) throw new EngineError('INVALID_ARGUMENT', `${location} has ${overviews.length} overview(s); no level ${n}`, { path: 'overview' });
+      return s;
+    },
+    readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal) => readDownsampledFrom([self, ...overviews], r, width, height, signal),
   };
 }
 
