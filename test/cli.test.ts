@@ -15,6 +15,10 @@ const ROOT = resolve(import.meta.dirname, '..');
 const DEM = join(ROOT, 'golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const LANDSAT = join(ROOT, 'golden/data/L7_ETMs.tif');
 const out = mkdtempSync(join(tmpdir(), 'rasterflow-cli-'));
+const PYTHON = '/usr/bin/python3';
+const HAS_GDAL =
+  spawnSync('gdal_translate', ['--version']).status === 0 && spawnSync(PYTHON, ['-c', 'from osgeo import gdal'], { encoding: 'utf8' }).status === 0;
+if (!HAS_GDAL) console.warn('cli.test.ts: gdal_translate or /usr/bin/python3 osgeo not found: the --outsize cross-check with GDAL is SKIPPED');
 
 const cli = (...args: string[]): { code: number | null; stdout: string; stderr: string } => runCli(args);
 
@@ -73,6 +77,41 @@ describe('rasterflow CLI', () => {
         }
       }
       expect(worst).toBeLessThanOrEqual(c.tol);
+    }
+  });
+
+  it.skipIf(!HAS_GDAL)('--outsize reads the overviews as gdal_translate -outsize -r nearest does: same pixels, same grid', () => {
+    for (const size of ['87,88', '50%,50%', '100,0', '30,30', '100,37', '60,200']) {
+      const ours = join(out, 'outsize-ours.tif');
+      const theirs = join(out, 'outsize-gdal.tif');
+      const r = cli('render', '--rule', '{"rasterFunction":"Identity"}', '--input', LANDSAT, '--output', ours, '--outsize', size, '--co', 'COMPRESS=NONE', '--tile', '32');
+      expect(r.code, r.stderr).toBe(0);
+      const [w, h] = /\((\d+)x(\d+),/.exec(r.stderr)!.slice(1);
+      expect(spawnSync('gdal_translate', ['-q', '-r', 'nearest', '-outsize', w!, h!, LANDSAT, theirs]).status).toBe(0);
+      const py = `
+import sys
+from osgeo import gdal
+a, b = gdal.Open(sys.argv[1]), gdal.Open(sys.argv[2])
+print((a.ReadAsArray() != b.ReadAsArray()).sum(), max(abs(x - y) for x, y in zip(a.GetGeoTransform(), b.GetGeoTransform())))`;
+      const cmp = spawnSync(PYTHON, ['-c', py, ours, theirs], { encoding: 'utf8' });
+      const [differ, transform] = cmp.stdout.trim().split(' ').map(Number);
+      expect([size, differ], cmp.stderr).toEqual([size, 0]);
+      expect(transform).toBeLessThan(1e-6);
+    }
+    // Workers open the inputs downsampled too: the same bytes as inline.
+    const inline = join(out, 'outsize-inline.tif');
+    const workers = join(out, 'outsize-workers.tif');
+    const rule = '{"rasterFunction":"NDVI","rasterFunctionArguments":{"VisibleBandID":3,"InfraredBandID":4}}';
+    expect(cli('render', '--rule', rule, '--input', LANDSAT, '--output', inline, '--outsize', '25%,25%', '--tile', '16').code).toBe(0);
+    expect(cli('render', '--rule', rule, '--input', LANDSAT, '--output', workers, '--outsize', '25%,25%', '--tile', '16', '--workers', '2').code).toBe(0);
+    expect(readFileSync(workers).equals(readFileSync(inline))).toBe(true);
+  }, 120_000);
+
+  it('refuses a bad --outsize, naming it', () => {
+    for (const bad of ['0,0', '10', 'a,b', '-5,5', '10,10,10']) {
+      const r = cli('render', '--rule', '{"rasterFunction":"Identity"}', '--input', LANDSAT, '--output', join(out, 'x.tif'), '--outsize', bad);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/outsize/);
     }
   });
 

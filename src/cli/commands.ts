@@ -9,7 +9,7 @@ import { describe as describeArgs } from '../graph/args.js';
 import { render, renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, formatOfPath, openerScope } from '../io/index.js';
+import { describeRaster, encodeByExtension, formatOfPath, openerScope, outsizeOpener, type Outsize } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -57,6 +57,28 @@ export function parseInputs(values: readonly string[]): Map<string, string> {
     }
   }
   return bound;
+}
+
+/**
+ * `--outsize W,H` as GDAL's `-outsize`: each a pixel count or a percentage of the first input's
+ * size (`50%`); 0 for one of them keeps the aspect ratio.
+ */
+export function parseOutsize(s: string, base: { width: number; height: number }): { width: number; height: number } {
+  const bad = (): EngineError =>
+    new EngineError('INVALID_ARGUMENT', `--outsize must be width,height in pixels or percentages (e.g. 1024,0 or 25%,25%), got ${s}`, { path: 'outsize' });
+  const parts = s.split(',').map((p) => p.trim());
+  if (parts.length !== 2) throw bad();
+  const [w, h] = parts.map((p, i) => {
+    const full = i === 0 ? base.width : base.height;
+    const m = /^(\d+(?:\.\d+)?)%$/.exec(p);
+    if (m) return Math.max(1, Math.round((Number(m[1]) / 100) * full));
+    if (!/^\d+$/.test(p)) throw bad();
+    return Number(p);
+  }) as [number, number];
+  if (w === 0 && h === 0) throw bad();
+  if (w === 0) return { width: Math.max(1, Math.round((h * base.width) / base.height)), height: h };
+  if (h === 0) return { width: w, height: Math.max(1, Math.round((w * base.height) / base.width)) };
+  return { width: w, height: h };
 }
 
 export function parseWindow(s: string): Rect {
@@ -111,6 +133,7 @@ export function run(program: Command, io: CliIo): Command {
     .option('--input <[NAME=]path>', 'input raster; first is $$ and $1, next $2, ...; NAME=path binds a variable', collect, [])
     .requiredOption('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg)')
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
+    .option('--outsize <w,h>', "output size, as gdal_translate -outsize: pixels or percentages (0 keeps the aspect ratio); inputs are read from their overviews")
     .addOption(new Option('--tile <n>', "tile size in pixels (default: the GeoTIFF output's block size when its blocks are square, else 256)").argParser((v) => v))
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
@@ -122,7 +145,7 @@ export function run(program: Command, io: CliIo): Command {
       [],
     )
     .action(
-      async (o: { rule: string; input: string[]; output: string; window?: string; tile?: string; quality: string; workers: string; co: string[] }) => {
+      async (o: { rule: string; input: string[]; output: string; window?: string; outsize?: string; tile?: string; quality: string; workers: string; co: string[] }) => {
         const format = formatOfPath(o.output);
         if (o.co.length > 0 && format !== 'tiff') throw new EngineError('INVALID_ARGUMENT', '--co creation options apply to GeoTIFF outputs only', { path: 'co' });
         const creation = parseCreationOptions(o.co);
@@ -139,11 +162,20 @@ export function run(program: Command, io: CliIo): Command {
         // The rasters this command opens are closed when it ends (it also runs in-process).
         const files = openerScope();
         try {
-          const { root } = await planRule(resolution, bindSources(inputs, files.open));
+          // --outsize: every input read downsampled, the first one (`$$`) at the given size.
+          let outsize: Outsize | undefined;
+          if (o.outsize !== undefined) {
+            const first = inputs.get('$$') ?? [...inputs.values()][0];
+            if (first === undefined) throw new EngineError('INVALID_ARGUMENT', '--outsize needs an --input', { path: 'outsize' });
+            const { width: baseWidth, height: baseHeight } = (await files.open(first, { id: first })).info;
+            outsize = { ...parseOutsize(o.outsize, { width: baseWidth, height: baseHeight }), baseWidth, baseHeight };
+          }
+          const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
+          const { root } = await planRule(resolution, bindSources(inputs, open));
           const window = o.window === undefined ? undefined : parseWindow(o.window);
           const started = Date.now();
           const pool = createPool({ size: Number(o.workers) });
-          const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs) };
+          const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
           const info = window === undefined ? root.info : windowInfo(root.info, window);
           // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
           // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.

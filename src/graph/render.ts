@@ -27,6 +27,8 @@ export interface Recipe {
    */
   readonly bound?: Readonly<Record<string, unknown>>;
   readonly boundKey?: string;
+  /** Sources read downsampled (io `Outsize`, the CLI's `--outsize`): workers open them the same way. */
+  readonly outsize?: { readonly width: number; readonly height: number; readonly baseWidth: number; readonly baseHeight: number };
 }
 
 /** Where tiles are computed. `size: 0` pools run inline; worker pools rebuild the DAG per worker. */

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { encodeGeoTiff } from './encode-tiff.js';
-import { openGeoTiff, pixelTypeOf, rasterInfoOf, type GeoTiffSource } from './geotiff-source.js';
+import { openGeoTiff, outsizeSource, pixelTypeOf, rasterInfoOf, type GeoTiffSource } from './geotiff-source.js';
 import { openRaster } from './source.js';
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
@@ -267,6 +267,38 @@ describe('readInto: into the caller\'s block, overwritten whole', () => {
     const s = await openGeoTiff(OLINDA);
     await s.close();
     await expect(s.readInto!(allocateBlock({ x: 0, y: 0, width: 1, height: 1 }, 'F32', 1))).rejects.toMatchObject({ code: 'IO_ERROR' });
+  });
+});
+
+describe('outsizeSource: the whole raster at another size, from the overview GDAL would choose', () => {
+  it('tiles agree with the whole; a 4x reduction reads the 4x overview; the grid follows the extent', async () => {
+    await withSource(L7, async (s) => {
+      expect(s.overviews).toEqual([{ width: 175, height: 176 }, { width: 88, height: 88 }, { width: 44, height: 44 }, { width: 22, height: 22 }]);
+      const small = outsizeSource(s, 88, 88);
+      expect(small.info).toMatchObject({ width: 88, height: 88, bandCount: 6, extent: s.info.extent });
+      expect(small.info.cellSize.x).toBeCloseTo(((s.info.extent.xmax - s.info.extent.xmin) / 88), 9);
+      const whole = await small.read({ x: 0, y: 0, width: 88, height: 88 });
+      expect(whole).toEqual(await s.overview!(2).read({ x: 0, y: 0, width: 88, height: 88 }));
+      // 100 x 37: a 3.49 x 9.5 reduction; the smaller one decides, with GDAL's 1.2 leeway the 4x
+      // overview (349 / 88 = 3.97 <= 3.49 x 1.2; gdal_translate picks it too: test/cli.test.ts).
+      const odd = outsizeSource(s, 100, 37);
+      const all = await odd.read({ x: -2, y: -3, width: 104, height: 42 });
+      for (const [x, y, w, h] of [[0, 0, 7, 5], [93, 30, 9, 9], [-2, -3, 4, 4], [50, 10, 1, 1]] as const) {
+        const t = await odd.read({ x, y, width: w, height: h });
+        for (let j = 0; j < h; j++) {
+          for (let i = 0; i < w; i++) {
+            const a = (j + y + 3) * 104 + (i + x + 2);
+            expect(t.mask[j * w + i]).toBe(all.mask[a]);
+            for (let b = 0; b < 6; b++) expect(t.bands[b]![j * w + i]).toBe(all.bands[b]![a]);
+          }
+        }
+      }
+      const ov2 = await s.overview!(2).read({ x: 0, y: 0, width: 88, height: 88 });
+      // Output (10, 20) takes level column floor(10.5 * 88 / 100) = 9, row floor(20.5 * 88 / 37) = 48.
+      for (let b = 0; b < 6; b++) expect(all.bands[b]![(20 + 3) * 104 + (10 + 2)]).toBe(ov2.bands[b]![48 * 88 + 9]);
+      expect(all.mask[0]).toBe(0); // outside
+      expect(() => outsizeSource(s, 0, 5)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'outsize' }));
+    });
   });
 });
 

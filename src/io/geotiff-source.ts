@@ -32,7 +32,7 @@
 import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../core/errors.js';
-import type { Colormap, Extent, PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { allocateBlock, type Colormap, type Extent, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
 import type { SourceNode } from '../graph/types.js';
@@ -693,51 +693,98 @@ function makeSource(
 }
 
 /**
+ * GDAL's choice of level for a reduction by `factor` (full-resolution pixels per output pixel):
+ * the overview with the largest reduction not above it (1.2 tolerance, the spirit of
+ * GDAL_OVERVIEW_OVERSAMPLING_THRESHOLD); else the full image, `levels[0]`.
+ */
+function chooseLevel(levels: readonly SourceNode[], factor: number): SourceNode {
+  let chosen = levels[0]!;
+  for (const s of levels.slice(1)) if (levels[0]!.info.width / s.info.width <= factor * 1.2) chosen = s;
+  return chosen;
+}
+
+/**
+ * `source`'s whole extent as a `width` x `height` raster: a downsampled request (GDAL's
+ * `-outsize`), read from the overview GDAL would choose (`chooseLevel`) by nearest neighbour,
+ * output pixel X taking level column floor((X + 0.5) * levelWidth / width) as GDAL's RasterIO
+ * does (computed exactly in integers, so tiles agree with the whole). Cell sizes follow from the
+ * extent; statistics are the source's. Sizes above the source's read the full image, upsampled.
+ */
+export function outsizeSource(source: SourceNode & Pick<GeoTiffSource, 'overviews' | 'overview'>, width: number, height: number): SourceNode {
+  checkOutputSize(width, height, 'outsize');
+  const { info } = source;
+  const levels = [source, ...(source.overviews ?? []).map((_, i) => source.overview!(i + 1))];
+  const level = chooseLevel(levels, Math.min(info.width / width, info.height / height));
+  const e = info.extent;
+  return {
+    kind: 'source',
+    id: `${source.id}@${width}x${height}`,
+    info: { ...info, width, height, cellSize: { x: (e.xmax - e.xmin) / width, y: (e.ymax - e.ymin) / height } },
+    async read(r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
+      const out = allocateBlock(r, info.pixelType, info.bandCount);
+      out.mask.fill(0);
+      const win = intersect(r, { x: 0, y: 0, width, height });
+      if (win) await sampleNearest(level, info, { x: 0, y: 0, width: info.width, height: info.height }, width, height, win, out, signal);
+      return out;
+    },
+  };
+}
+
+/**
  * `rect` of the full-resolution grid (`levels[0]`) resampled by nearest neighbour to `width` x
  * `height`, read from the overview GDAL would choose among `levels` (full image first, then the
  * overviews, largest first); the block's rect is (0, 0, width, height). Shared by GeoTIFF sources
  * and the sources that wrap them (multidim-source.ts), so a wrapper's own reads are the ones used.
  */
 export async function readDownsampledFrom(levels: readonly SourceNode[], r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> {
-  const base = levels[0]!;
-  const info = base.info;
+  checkOutputSize(width, height, 'size');
+  const { info } = levels[0]!;
+  const level = chooseLevel(levels, Math.min(r.width / width, r.height / height));
+  const all = { x: 0, y: 0, width, height };
+  const out = allocateBlock(all, info.pixelType, info.bandCount);
+  await sampleNearest(level, info, r, width, height, all, out, signal);
+  return out;
+}
+
+function checkOutputSize(width: number, height: number, path: string): void {
   if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
-    throw new EngineError('INVALID_ARGUMENT', `bad output size ${width}x${height}`, { path: 'size' });
+    throw new EngineError('INVALID_ARGUMENT', `bad output size ${width}x${height}`, { path });
   }
-  const factor = Math.min(r.width / width, r.height / height);
-  // GDAL's choice: the overview with the largest reduction not above the requested one
-  // (1.2 tolerance, GDAL_OVERVIEW_OVERSAMPLING_THRESHOLD's spirit); else the full image.
-  let chosen = base;
-  for (const s of levels.slice(1)) if (info.width / s.info.width <= factor * 1.2) chosen = s;
-  const fx = chosen.info.width / info.width;
-  const fy = chosen.info.height / info.height;
-  const sx0 = Math.floor(r.x * fx);
-  const sy0 = Math.floor(r.y * fy);
-  const sx1 = Math.ceil((r.x + r.width) * fx);
-  const sy1 = Math.ceil((r.y + r.height) * fy);
-  const srcRect = { x: sx0, y: sy0, width: Math.max(1, sx1 - sx0), height: Math.max(1, sy1 - sy0) };
-  const blk = await chosen.read(srcRect, signal);
-  const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
-  const bands = blk.bands.map(() => allocatePlane(info.pixelType, width * height));
-  const mask = new Uint8Array(width * height);
-  const cols = new Int32Array(width);
-  for (let x = 0; x < width; x++) {
-    const c = Math.floor((r.x + ((x + 0.5) * r.width) / width) * fx) - sx0;
-    cols[x] = Math.min(srcRect.width - 1, Math.max(0, c));
-  }
-  for (let y = 0; y < height; y++) {
-    const row = Math.min(srcRect.height - 1, Math.max(0, Math.floor((r.y + ((y + 0.5) * r.height) / height) * fy) - sy0));
-    for (let x = 0; x < width; x++) {
-      const si = row * srcRect.width + cols[x]!;
-      const di = y * width + x;
-      mask[di] = blk.mask[si]!;
-      for (let b = 0; b < bands.length; b++) {
-        bands[b]![k * di] = blk.bands[b]![k * si]!;
-        if (k === 2) bands[b]![2 * di + 1] = blk.bands[b]![2 * si + 1]!;
+}
+
+/**
+ * Nearest-neighbour samples of `level` (an image of the raster `full`) for the full-resolution
+ * rectangle `r` (integers) shown as `width` x `height` output pixels: output pixel (x, y) takes
+ * the level pixel under full-resolution position r.x + (x + 0.5) r.width / width, as GDAL's
+ * RasterIO does. Computed exactly in integers (numerators below 2^53; a quotient is never within
+ * a rounding of an integer it is not), so any window `win` of the output agrees with the whole.
+ * Written into `out` (whose rect holds `win`), mask from the level's.
+ */
+async function sampleNearest(level: SourceNode, full: { width: number; height: number }, r: Rect, width: number, height: number, win: Rect, out: PixelBlock, signal?: AbortSignal): Promise<void> {
+  const { width: lw, height: lh } = level.info;
+  const col = (x: number): number => Math.floor(((2 * r.x * width + (2 * x + 1) * r.width) * lw) / (2 * width * full.width));
+  const row = (y: number): number => Math.floor(((2 * r.y * height + (2 * y + 1) * r.height) * lh) / (2 * height * full.height));
+  const c0 = col(win.x);
+  const r0 = row(win.y);
+  const src = await level.read({ x: c0, y: r0, width: col(win.x + win.width - 1) - c0 + 1, height: row(win.y + win.height - 1) - r0 + 1 }, signal);
+  const k = PIXEL_TYPE_INFO[out.pixelType].complex ? 2 : 1;
+  const sw = src.rect.width;
+  const cols = new Int32Array(win.width);
+  for (let x = 0; x < win.width; x++) cols[x] = col(win.x + x) - c0;
+  const o = out.rect;
+  for (let y = 0; y < win.height; y++) {
+    const so = (row(win.y + y) - r0) * sw;
+    const d0 = (win.y - o.y + y) * o.width + (win.x - o.x);
+    for (let x = 0; x < win.width; x++) {
+      const si = so + cols[x]!;
+      const di = d0 + x;
+      out.mask[di] = src.mask[si]!;
+      for (let b = 0; b < out.bands.length; b++) {
+        out.bands[b]![k * di] = src.bands[b]![k * si]!;
+        if (k === 2) out.bands[b]![k * di + 1] = src.bands[b]![k * si + 1]!;
       }
     }
   }
-  return { rect: { x: 0, y: 0, width, height }, pixelType: info.pixelType, bands, mask };
 }
 
 /** `readInto`'s check of the caller's block against the raster: errors name the field. */

@@ -3,8 +3,8 @@
  * PNG, JPEG). Each sits behind a small function so a faster reader or a streaming tiled writer can
  * replace it without touching the engine.
  */
-export { openGeoTiff, rasterInfoOf, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
-export { openerScope, openRaster, type OpenerScope, type RasterSource } from './source.js';
+export { openGeoTiff, outsizeSource, rasterInfoOf, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+export { openerScope, openRaster, outsizeOpener, type OpenerScope, type Outsize, type RasterSource } from './source.js';
 export { encodeGeoTiff, outputNoData, type GeoTiffOptions } from './encode-tiff.js';
 export { encodePng, type PngOptions } from './encode-png.js';
 export { encodeJpeg, type JpegOptions } from './encode-jpeg.js';

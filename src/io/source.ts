@@ -5,7 +5,8 @@
  */
 import { extname } from 'node:path';
 import { EngineError } from '../core/errors.js';
-import { openGeoTiff, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
+import type { SourceNode } from '../graph/types.js';
+import { openGeoTiff, outsizeSource, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
 import { isZarrStore, openMultidimManifest, openZarr, withBandDimensions } from './multidim-source.js';
 
 export type { OpenOptions } from './geotiff-source.js';
@@ -66,5 +67,33 @@ export function openerScope(): OpenerScope {
     closeAll: async () => {
       await Promise.all(opened.splice(0).map((src) => src.close().catch(() => undefined)));
     },
+  };
+}
+
+/**
+ * A downsampled (or upsampled) request, GDAL's `-outsize`: the first input becomes `width` x
+ * `height`; every input is scaled by the same factors, width / baseWidth and height / baseHeight
+ * (baseWidth x baseHeight: the first input's size), rounded, at least 1 pixel.
+ */
+export interface Outsize {
+  readonly width: number;
+  readonly height: number;
+  readonly baseWidth: number;
+  readonly baseHeight: number;
+}
+
+/**
+ * `open`, with each raster read at its `outsize` size through `outsizeSource` (from the overview
+ * GDAL would choose). Closing stays with `open`'s owner.
+ */
+export function outsizeOpener(
+  open: (location: string, options?: OpenOptions) => Promise<RasterSource>,
+  outsize: Outsize,
+): (location: string, options?: OpenOptions) => Promise<SourceNode> {
+  return async (location, options) => {
+    const source = await open(location, options);
+    const w = Math.max(1, Math.round((source.info.width * outsize.width) / outsize.baseWidth));
+    const h = Math.max(1, Math.round((source.info.height * outsize.height) / outsize.baseHeight));
+    return w === source.info.width && h === source.info.height ? source : outsizeSource(source, w, h);
   };
 }

@@ -14,7 +14,7 @@ import type { RasterNode } from '../graph/types.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { openerScope, type OpenerScope } from '../io/source.js';
+import { openerScope, outsizeOpener, type OpenerScope } from '../io/source.js';
 
 export interface TileRequest {
   readonly id: number;
@@ -56,14 +56,15 @@ function release(build: Build): void {
 }
 
 function graphFor(recipe: Recipe): Graph {
-  const base = JSON.stringify({ rule: recipe.rule, sources: recipe.sources });
+  const base = JSON.stringify({ rule: recipe.rule, sources: recipe.sources, outsize: recipe.outsize });
   const key = recipe.bound === undefined ? base : `${base}\n${recipe.boundKey ?? JSON.stringify(recipe.bound)}`;
   let g = graphs.get(key);
   if (g === undefined) {
     let build = builds.get(base);
     if (build === undefined) {
       const files = openerScope();
-      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, files.open) }).then((b) => b.root);
+      const open = recipe.outsize ? outsizeOpener(files.open, recipe.outsize) : files.open;
+      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, open) }).then((b) => b.root);
       build = { root, files, users: 0, evicted: false };
       // A failed build keeps no raster open (the failure itself stays cached).
       const failed = build;
