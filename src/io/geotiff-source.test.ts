@@ -249,6 +249,36 @@ describe('readInto: into the caller\'s block, overwritten whole', () => {
     }
   });
 
+  it('a read that fails (a corrupt DEFLATE tile) rejects only when nothing writes into the block any more', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-into-bad-'));
+    try {
+      // 16 tiles of 256 x 256: the first one fails at once while the others still inflate.
+      const rect = { x: 0, y: 0, width: 1024, height: 1024 };
+      const src = allocateBlock(rect, 'F32', 1);
+      const plane = src.bands[0]!;
+      for (let i = 0; i < plane.length; i++) plane[i] = Math.sin(i / 7) * 1000 + (i % 97);
+      const info: RasterInfo = { width: 1024, height: 1024, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -1024, xmax: 1024, ymax: 0 }, cellSize: { x: 1, y: 1 } };
+      const bytes = encodeGeoTiff(src, info, { compress: 'deflate', tileSize: 256 });
+      // Garble the start of the first tile's zlib stream (right after the header block).
+      const first = bytes.length - Math.floor((bytes.length * 15.5) / 16);
+      for (let i = first; i < first + 64; i++) bytes[i] = bytes[i]! ^ 0x5a;
+      const path = join(dir, 'bad.tif');
+      writeFileSync(path, bytes);
+      await withSource(path, async (s) => {
+        const block = allocateBlock(rect, 'F32', 1);
+        await expect(s.readInto!(block)).rejects.toMatchObject({ code: 'IO_ERROR' });
+        const after = block.bands[0]!.slice();
+        await new Promise((r) => setTimeout(r, 100));
+        const now = block.bands[0] as Float32Array;
+        let changed = 0;
+        for (let i = 0; i < now.length; i++) if (!Object.is(now[i], after[i])) changed++;
+        expect(changed, 'pixels written after the read rejected').toBe(0);
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a block that does not fit, naming the field', async () => {
     await withSource(L7, async (s) => {
       const r = { x: 0, y: 0, width: 4, height: 3 };

@@ -494,8 +494,8 @@ async function forEachBlock(
     return Promise.resolve({ data: a, byteLength: a.byteLength });
   };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
-  // running); an unreadable block rejects the whole read.
-  await Promise.all([
+  // running); an unreadable block rejects the whole read, once nothing writes into it any more.
+  await settleAll([
     ...(directDone ? [directDone] : []),
     ...viaCache.map((w) =>
       tileCache
@@ -507,6 +507,16 @@ async function forEachBlock(
         .then((blk) => use(blk, w.bx, w.by, w.chunk)),
     ),
   ]);
+}
+
+/**
+ * Promise.all that rejects only once every promise has settled: a failed read must not leave
+ * copies still writing into the planes (the caller's own block, with `readInto`).
+ */
+async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(promises);
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
 }
 
 /** Scratch buffers by byte length, reused across reads (at most SCRATCH_KEPT of each size kept). */
@@ -526,24 +536,28 @@ async function readScratch(
   use: (block: DecodedBlock, bx: number, by: number, chunk: number) => void,
 ): Promise<void> {
   let next = 0;
+  let failed = false;
   const worker = async (): Promise<void> => {
     const free = scratchPool.get(blockBytes);
     const buf = free?.pop() ?? new Uint8Array(blockBytes);
     try {
-      while (next < blocks.length) {
+      while (!failed && next < blocks.length) {
         const w = blocks[next++]!;
         const got = await src.readInto!(offsets[w.index]!, buf, signal);
         // A short read (the file ends inside the block) decodes zero-padded, as in the cached path.
         const data = await image.decode(got === blockBytes ? buf : buf.subarray(0, got), w.index);
         use({ data, byteLength: data.byteLength }, w.bx, w.by, w.chunk);
       }
+    } catch (e) {
+      failed = true; // the other readers stop at their next block
+      throw e;
     } finally {
       const list = scratchPool.get(blockBytes) ?? [];
       if (list.length < SCRATCH_KEPT) list.push(buf);
       scratchPool.set(blockBytes, list);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(SCRATCH_IN_FLIGHT, blocks.length) }, worker));
+  await settleAll(Array.from({ length: Math.min(SCRATCH_IN_FLIGHT, blocks.length) }, worker));
 }
 
 /**
@@ -889,7 +903,7 @@ async function readBlock(
         mask.fill(1, d, d + win.width);
       }
     }
-    await Promise.all(jobs);
+    await settleAll(jobs);
   } catch (e) {
     if (e instanceof EngineError) throw e;
     throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
