@@ -16,7 +16,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
-import { encodeGeoTiff } from './encode-tiff.js';
+import type { Plane } from '../core/pixel-type.js';
+import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { openGeoTiff, outsizeSource, pixelTypeOf, rasterInfoOf, type GeoTiffSource } from './geotiff-source.js';
 import { openRaster } from './source.js';
 
@@ -35,6 +36,26 @@ async function withSource<T>(path: string, f: (s: GeoTiffSource) => Promise<T>):
     return await f(s);
   } finally {
     await s.close();
+  }
+}
+
+/** A width x height F32 GeoTIFF (pixel grid) of value(i), encoded with `options`, and its plane. */
+function f32Tiff(width: number, height: number, value: (i: number) => number, options: GeoTiffOptions): { bytes: Uint8Array; plane: Plane } {
+  const src = allocateBlock({ x: 0, y: 0, width, height }, 'F32', 1);
+  const plane = src.bands[0]!;
+  for (let i = 0; i < plane.length; i++) plane[i] = value(i);
+  const info: RasterInfo = { width, height, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -height, xmax: width, ymax: 0 }, cellSize: { x: 1, y: 1 } };
+  return { bytes: encodeGeoTiff(src, info, options), plane };
+}
+
+/** `f` over a source opened on `bytes` in a temporary file (removed after). */
+async function withTiffBytes<T>(bytes: Uint8Array, f: (s: GeoTiffSource) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'rasterflow-tiff-'));
+  try {
+    writeFileSync(join(dir, 'in.tif'), bytes);
+    return await withSource(join(dir, 'in.tif'), f);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -224,59 +245,37 @@ describe('readInto: into the caller\'s block, overwritten whole', () => {
   });
 
   it('equals read() on an uncompressed tiled file (blocks read straight into scratch buffers), reused block after block', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-into-'));
-    try {
+    const { bytes, plane } = f32Tiff(80, 70, (i) => (i % 13 === 0 ? Number.NaN : Math.sin(i) * 100), { compress: 'none', tileSize: 16 });
+    await withTiffBytes(bytes, async (s) => {
+      const block = dirty(s, { x: 0, y: 0, width: 32, height: 32 });
+      for (const [x, y] of [[0, 0], [16, 32], [5, 3], [64, 48]] as const) {
+        const w = { x, y, width: 32, height: 32 };
+        const got = await s.readInto!({ ...block, rect: w });
+        expect(got).toEqual(await s.read(w));
+      }
       const rect = { x: 0, y: 0, width: 80, height: 70 };
-      const src = allocateBlock(rect, 'F32', 1);
-      const plane = src.bands[0]!;
-      for (let i = 0; i < plane.length; i++) plane[i] = i % 13 === 0 ? Number.NaN : Math.sin(i) * 100;
-      const info: RasterInfo = { width: 80, height: 70, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -70, xmax: 80, ymax: 0 }, cellSize: { x: 1, y: 1 } };
-      const path = join(dir, 'raw.tif');
-      writeFileSync(path, encodeGeoTiff(src, info, { compress: 'none', tileSize: 16 }));
-      await withSource(path, async (s) => {
-        const block = dirty(s, { x: 0, y: 0, width: 32, height: 32 });
-        for (const [x, y] of [[0, 0], [16, 32], [5, 3], [64, 48]] as const) {
-          const w = { x, y, width: 32, height: 32 };
-          const got = await s.readInto!({ ...block, rect: w });
-          expect(got).toEqual(await s.read(w));
-        }
-        const whole = await s.readInto!(dirty(s, rect));
-        expect(Array.from(whole.mask).filter((m) => m === 0).length).toBe(Array.from(plane).filter((v) => Number.isNaN(v)).length);
-        expect(whole).toEqual(await s.read(rect));
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      const whole = await s.readInto!(dirty(s, rect));
+      expect(Array.from(whole.mask).filter((m) => m === 0).length).toBe(Array.from(plane).filter((v) => Number.isNaN(v)).length);
+      expect(whole).toEqual(await s.read(rect));
+    });
   });
 
   it('a read that fails (a corrupt DEFLATE tile) rejects only when nothing writes into the block any more', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-into-bad-'));
-    try {
-      // 16 tiles of 256 x 256: the first one fails at once while the others still inflate.
-      const rect = { x: 0, y: 0, width: 1024, height: 1024 };
-      const src = allocateBlock(rect, 'F32', 1);
-      const plane = src.bands[0]!;
-      for (let i = 0; i < plane.length; i++) plane[i] = Math.sin(i / 7) * 1000 + (i % 97);
-      const info: RasterInfo = { width: 1024, height: 1024, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -1024, xmax: 1024, ymax: 0 }, cellSize: { x: 1, y: 1 } };
-      const bytes = encodeGeoTiff(src, info, { compress: 'deflate', tileSize: 256 });
-      // Garble the start of the first tile's zlib stream (right after the header block).
-      const first = bytes.length - Math.floor((bytes.length * 15.5) / 16);
-      for (let i = first; i < first + 64; i++) bytes[i] = bytes[i]! ^ 0x5a;
-      const path = join(dir, 'bad.tif');
-      writeFileSync(path, bytes);
-      await withSource(path, async (s) => {
-        const block = allocateBlock(rect, 'F32', 1);
-        await expect(s.readInto!(block)).rejects.toMatchObject({ code: 'IO_ERROR' });
-        const after = block.bands[0]!.slice();
-        await new Promise((r) => setTimeout(r, 100));
-        const now = block.bands[0] as Float32Array;
-        let changed = 0;
-        for (let i = 0; i < now.length; i++) if (!Object.is(now[i], after[i])) changed++;
-        expect(changed, 'pixels written after the read rejected').toBe(0);
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // 16 tiles of 256 x 256: the first one fails at once while the others still inflate.
+    const { bytes } = f32Tiff(1024, 1024, (i) => Math.sin(i / 7) * 1000 + (i % 97), { compress: 'deflate', tileSize: 256 });
+    // Garble the start of the first tile's zlib stream (right after the header block).
+    const first = bytes.length - Math.floor((bytes.length * 15.5) / 16);
+    for (let i = first; i < first + 64; i++) bytes[i] = bytes[i]! ^ 0x5a;
+    await withTiffBytes(bytes, async (s) => {
+      const block = allocateBlock({ x: 0, y: 0, width: 1024, height: 1024 }, 'F32', 1);
+      await expect(s.readInto!(block)).rejects.toMatchObject({ code: 'IO_ERROR' });
+      const after = block.bands[0]!.slice();
+      await new Promise((r) => setTimeout(r, 100));
+      const now = block.bands[0] as Float32Array;
+      let changed = 0;
+      for (let i = 0; i < now.length; i++) if (!Object.is(now[i], after[i])) changed++;
+      expect(changed, 'pixels written after the read rejected').toBe(0);
+    });
   });
 
   it('refuses a block that does not fit, naming the field', async () => {

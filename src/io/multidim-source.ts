@@ -379,7 +379,7 @@ export async function withBandDimensions(source: GeoTiffSource, location: string
     };
   };
   // Every method that reads is wrapped here: spreading `source` would hand out its own.
-  const self: GeoTiffSource = { ...source, ...wrap(source), info, close: () => source.close() };
+  const self: GeoTiffSource = { ...source, ...wrap(source) };
   const overviews = (source.overviews ?? []).map((_, i) => wrap(source.overview!(i + 1)));
   return {
     ...self,
