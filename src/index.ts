@@ -1,6 +1,8 @@
 /**
  * rasterflow's engine API: parse a rendering rule, build the planned DAG over sources, render
- * tiles or a window, encode the result. `import { ... } from 'rasterflow'`.
+ * tiles or a window, encode the result. `import { ... } from 'rasterflow'`. The training-data
+ * exporter is its own entry, `rasterflow/chipper`, so an embedder that renders tiles loads neither it
+ * nor its label formats.
  */
 export * from './core/index.js';
 export type { ArgSchema, ArgSpec, ArgValues, FunctionNode, Plan, RasterFunction, RasterNode, Registry, RequestBandStatistics, RequestStatistics, SourceNode } from './graph/types.js';
@@ -16,4 +18,3 @@ export { buildGraph, describeResolution, planRule, resolveRule, type BuiltGraph,
 export { createTemplates, type Template, type TemplateStore } from './rule/templates.js';
 export { bindSources } from './rule/sources.js';
 export * from './io/index.js';
-export * from './chipper/index.js';

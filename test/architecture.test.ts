@@ -36,4 +36,20 @@ describe('architecture', () => {
     const bad = files(join(SRC, 'functions')).filter((f) => /from '(node:|\.\.\/\.\.\/io|\.\.\/\.\.\/workers)/.test(readFileSync(f, 'utf8')));
     expect(bad.map((f) => relative(SRC, f))).toEqual([]);
   });
+
+  it("the engine entry loads none of the chipper (it is the 'rasterflow/chipper' entry)", () => {
+    const seen = new Set<string>();
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)[^'"]*from\s+'(\.[^']+)'/gm)) {
+        walk(resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'));
+      }
+    };
+    walk(join(SRC, 'index.ts'));
+    expect(seen.size).toBeGreaterThan(20);
+    expect([...seen].filter((f) => layerOf(f) === 'chipper').map((f) => relative(SRC, f))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    expect(Object.keys(pkg.exports)).toEqual(['.', './chipper']);
+  });
 });
