@@ -257,7 +257,7 @@ export function run(program: Command, io: CliIo): Command {
 
   program
     .command('chip')
-    .description('export training data for deep learning: image chips, labels and metadata (seed section 6)')
+    .description('export training data for deep learning: image chips, labels and metadata')
     .argument('<params>', 'parameters: a JSON file or inline JSON with the task\'s parameter names')
     .option('--workers <n>', 'worker threads rendering chips (0: inline); the output does not depend on it', '0')
     .option('--dry-run', 'plan only: count chips and labels and estimate the size; write nothing')

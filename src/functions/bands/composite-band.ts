@@ -46,7 +46,7 @@ const args = {
     default: 2,
     doc: 'Output cell size when inputs differ: 0 FirstOf, 1 MinOf, 2 MaxOf (default), 3 MeanOf, 4 LastOf.',
   },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 

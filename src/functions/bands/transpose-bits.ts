@@ -69,7 +69,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
   summary: 'Copy input bits to output bit positions over a constant or raster fill (QA band unpacking).',
   variableName: 'Raster',
   family: 'bands',
-  verification: 'reference: NumPy bit operations golden on a 16-bit QA-style raster; hand: Landsat 8 QA examples of the spec',
+  verification: 'reference: NumPy bit operations golden on a 16-bit QA-style raster; hand: the vendor\'s Landsat 8 QA examples',
   args,
 
   plan(a, inputs) {

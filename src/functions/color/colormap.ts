@@ -218,7 +218,7 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
   summary: 'Attach a colormap (explicit, from a colour ramp or named) to a single-band raster; pixels pass through.',
   variableName: 'Raster',
   family: 'color',
-  verification: 'reference: gdaldem color-relief -exact_color_entry (explicit colormap, via ColormapToRGB); hand: spec check values of the named colormaps',
+  verification: 'reference: gdaldem color-relief -exact_color_entry (explicit colormap, via ColormapToRGB); hand: documented check values of the named colormaps',
   args,
 
   plan(a, inputs) {

@@ -53,7 +53,7 @@ const args = {
   MinValue: { kind: 'number', doc: 'Duration: lowest value counted (inclusive); required for Duration.' },
   MaxValue: { kind: 'number', doc: 'Duration: highest value counted (inclusive); required for Duration.' },
   UndefinedClass: { kind: 'int', default: 100, doc: 'Output when no definitive maximum, minimum or median exists (ties).' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 

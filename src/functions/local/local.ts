@@ -63,7 +63,7 @@ const args = {
   },
   Operation: {
     kind: 'int',
-    doc: 'Operation code from the spec table: 1 Plus ... 65 FloorDivide, 66-75 statistics ignoring NoData, 76/78 Con, 84 Pick, 93 Percentile, 94 PercentileIgnoreNoData.',
+    doc: 'Operation code (the vendor\'s Local table): 1 Plus ... 65 FloorDivide, 66-75 statistics ignoring NoData, 76/78 Con, 84 Pick, 93 Percentile, 94 PercentileIgnoreNoData.',
   },
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
@@ -79,7 +79,7 @@ const args = {
     default: 'AUTO_DETECT',
     doc: 'Percentile ranks: NEAREST, LINEAR, or AUTO_DETECT (NEAREST for integer rasters, LINEAR for float).',
   },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 

@@ -44,7 +44,7 @@ const args = {
   },
   EvalFrom: { kind: 'int', doc: 'Lowest value of the evaluation scale (required).' },
   EvalTo: { kind: 'int', doc: 'Highest value of the evaluation scale (required).' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 

@@ -25,7 +25,7 @@ const args = {
   Rasters: { kind: 'rasters', minLength: 1, doc: 'Input rasters (the first band of each is used).' },
   Fields: { kind: 'strings', doc: 'Per raster, the field used as the input value; only Value (the pixel value) is supported.' },
   Weights: { kind: 'numbers', doc: 'Per raster, the weight (any real number); default 1 each.' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 

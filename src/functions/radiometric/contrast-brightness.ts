@@ -55,7 +55,7 @@ export const contrastBrightness = defineFunction<typeof args, ContrastBrightness
   summary: 'Contrast and brightness of 8-bit imagery through the vendor lookup table.',
   variableName: 'Raster',
   family: 'radiometric',
-  verification: 'hand: lookup-table values derived from the spec formula (no independent tool implements this table)',
+  verification: 'hand: lookup-table values derived from the vendor\'s formula (no independent tool implements this table)',
   args,
 
   plan(a, inputs) {

@@ -216,7 +216,7 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
   summary: 'Standard, profile or planform curvature, 1/100 z-unit (Zevenbergen-Thorne 3x3 polynomial).',
   variableName: 'Raster',
   family: 'terrain',
-  verification: 'reference: NumPy Zevenbergen-Thorne and GRASS r.slope.aspect on a polynomial surface (golden), spec vectors',
+  verification: 'reference: NumPy Zevenbergen-Thorne and GRASS r.slope.aspect on a polynomial surface (golden), the vendor\'s documented vectors',
   args,
 
   plan(a, inputs) {

@@ -123,7 +123,7 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
   summary: 'Hillshade tinted by elevation through a colour ramp or colormap (3-band RGB, 0..255).',
   variableName: 'Raster',
   family: 'terrain',
-  verification: 'reference: gdaldem hillshade + color-relief with the spec blend in NumPy (golden); hand-derived ramps and blends',
+  verification: 'reference: gdaldem hillshade + color-relief with the vendor\'s blend in NumPy (golden); hand-derived ramps and blends',
   args,
 
   plan(a, inputs) {

@@ -59,7 +59,7 @@ const args = {
     doc: 'Directions: 0 geographic (clockwise from north), 1 arithmetic (counter-clockwise from east).',
   },
   OutputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, default: 'Vector-MagDir', doc: 'What the two output bands hold.' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name (seed rule 6); false pairs them by position (u and v variables).' },
+  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name; false pairs them by position (u and v variables).' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
