@@ -5,7 +5,7 @@
  * never a stack trace unless RASTERFLOW_DEBUG is set.
  */
 import { Command, CommanderError } from 'commander';
-import { EngineError, toEngineError, type Issue } from '../core/errors.js';
+import { EngineError, ERROR_TABLE, toEngineError, type Issue } from '../core/errors.js';
 import { run, type CliIo } from './commands.js';
 
 const io: CliIo = {
@@ -33,6 +33,6 @@ try {
     process.exitCode = e.exitCode === 0 ? 0 : 2;
   } else {
     printError(e, io.err);
-    process.exitCode = 1;
+    process.exitCode = ERROR_TABLE[toEngineError(e).code].exitStatus;
   }
 }

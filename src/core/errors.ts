@@ -1,8 +1,9 @@
 /**
  * One error type for the whole engine: a closed code union, a message that names the field, and a
  * JSON path into the rendering rule (or the request parameter) that caused it. Thrown while parsing
- * and planning, never inside kernels. Protocol adapters render it through total
- * `Record<ErrorCode, …>` tables, so a new code without a mapping is a compile error.
+ * and planning, never inside kernels. `ERROR_TABLE` below is total over the codes
+ * (`Record<ErrorCode, ...>`), so a new code that nobody maps is a compile error; the CLI takes its exit
+ * status from it and the protocol adapters their HTTP status.
  */
 export const ERROR_CODES = [
   'INVALID_RULE',
@@ -23,6 +24,34 @@ export const ERROR_CODES = [
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** What each code means at the edges: the CLI's exit status and the HTTP status of a REST error. */
+export interface ErrorCodeInfo {
+  /** Exit status of `rasterflow` when a command fails with this code (2 is kept for usage errors). */
+  readonly exitStatus: number;
+  /** HTTP status (and the `code` of the REST error object) the protocol adapters answer with. */
+  readonly httpStatus: number;
+  /** The REST error object's `message` when the detail is not shown to the caller (server-side faults). */
+  readonly protocolMessage: string;
+}
+
+export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
+  INVALID_RULE: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Invalid rendering rule.' },
+  UNKNOWN_FUNCTION: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unknown raster function.' },
+  INVALID_ARGUMENT: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Invalid or missing input parameters.' },
+  UNSUPPORTED_INPUT: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to process the input raster.' },
+  LIMIT_EXCEEDED: { exitStatus: 1, httpStatus: 400, protocolMessage: 'The request exceeds a size limit.' },
+  IO_ERROR: { exitStatus: 1, httpStatus: 500, protocolMessage: 'Unable to read the input raster.' },
+  HTTPS_REQUIRED: { exitStatus: 1, httpStatus: 403, protocolMessage: 'SSL Required' },
+  METHOD_NOT_ALLOWED: { exitStatus: 1, httpStatus: 405, protocolMessage: 'Method not supported.' },
+  INVALID_CREDENTIALS: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to generate token.' },
+  TOKEN_EXPIRED: { exitStatus: 1, httpStatus: 498, protocolMessage: 'Invalid token.' },
+  EXPIRATION_TOO_LONG: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to generate token.' },
+  SERVER_NOT_REGISTERED: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to generate token.' },
+  LOCATION_NOT_ACCESSIBLE: { exitStatus: 1, httpStatus: 500, protocolMessage: 'The location is not accessible.' },
+  ABORTED: { exitStatus: 1, httpStatus: 499, protocolMessage: 'The request was cancelled.' },
+  INTERNAL: { exitStatus: 1, httpStatus: 500, protocolMessage: 'Error performing the operation.' },
+};
 
 /** One problem (or warning) found in a rule: what, where, and why. Plain data, safe to postMessage. */
 export interface Issue {

@@ -1,6 +1,7 @@
 /** In-memory rasters and constant operands as graph sources (tests, embedders, scalar arguments). */
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, type Plane } from '../core/pixel-type.js';
+import { invalidArgument } from '../core/errors.js';
 import type { Rect } from '../core/rect.js';
 import type { SourceNode } from './types.js';
 
@@ -11,8 +12,15 @@ import type { SourceNode } from './types.js';
 export function memorySource(id: string, info: RasterInfo, bands: readonly Plane[], mask?: Uint8Array): SourceNode {
   const n = info.width * info.height;
   const k = PIXEL_TYPE_INFO[info.pixelType].complex ? 2 : 1;
-  if (bands.length !== info.bandCount || bands.some((b) => b.length !== k * n)) {
-    throw new Error(`memorySource ${id}: expected ${info.bandCount} band(s) of ${k * n} values`);
+  if (bands.length !== info.bandCount) {
+    throw invalidArgument('bands', `memorySource ${id}: expected ${info.bandCount} band(s) (info.bandCount), got ${bands.length}`);
+  }
+  const bad = bands.findIndex((b) => b.length !== k * n);
+  if (bad >= 0) {
+    throw invalidArgument(`bands[${bad}]`, `memorySource ${id}: expected ${k * n} values (${info.width} x ${info.height}${k === 2 ? ' x 2 for re/im' : ''}), got ${bands[bad]!.length}`);
+  }
+  if (mask !== undefined && mask.length !== n) {
+    throw invalidArgument('mask', `memorySource ${id}: expected ${n} mask values (${info.width} x ${info.height}), got ${mask.length}`);
   }
   const valid = mask ? Uint8Array.from(mask, (m) => (m ? 1 : 0)) : new Uint8Array(n).fill(1);
   if (info.noData !== undefined && k === 1) {

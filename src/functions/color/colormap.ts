@@ -33,7 +33,7 @@
  *   is that ColormapToRGB's UnmappedAsRandomColor cannot colour them.
  * NoData: the input mask passes through (plus the values above).
  */
-import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, representable, type PixelType } from '../../core/pixel-type.js';
 import { nearest } from '../../graph/args.js';
@@ -105,7 +105,7 @@ function runTable(text: string): Uint8Array {
   const rgb = new Uint8Array(3 * 256);
   for (const run of text.split(' ')) {
     const m = /^(\d+)(?:-(\d+))?:(\d+),(\d+),(\d+)$/.exec(run);
-    if (m === null) throw new Error(`bad colormap run ${run}`);
+    if (m === null) throw new EngineError('INTERNAL', `built-in colormap table: bad run ${JSON.stringify(run)}`, { path: 'Colormap' });
     const last = Number(m[2] ?? m[1]);
     for (let i = Number(m[1]); i <= last; i++) rgb.set([Number(m[3]), Number(m[4]), Number(m[5])], 3 * i);
   }
