@@ -238,3 +238,27 @@ describe('enum typos', () => {
     expect(far.issues[0]!.message).not.toMatch(/did you mean/);
   });
 });
+
+describe('enum spellings stay unambiguous', () => {
+  it('no two names of one argument mean different values once case and separators are dropped', () => {
+    const key = (s: string) => s.toLowerCase().replace(/[\s\-_.()]/g, '');
+    const clashes: string[] = [];
+    for (const fn of registry.list()) {
+      for (const [arg, spec] of Object.entries(fn.args)) {
+        const entries: [string, unknown][] =
+          spec.kind === 'enum'
+            ? Object.entries(spec.names ?? {})
+            : spec.kind === 'string' && spec.values
+              ? [...spec.values.map((v) => [v, v] as [string, unknown]), ...Object.entries(spec.names ?? {})]
+              : [];
+        const seen = new Map<string, unknown>();
+        for (const [name, value] of entries) {
+          const prev = seen.get(key(name));
+          if (prev !== undefined && prev !== value) clashes.push(`${fn.name}.${arg}: ${name}`);
+          seen.set(key(name), value);
+        }
+      }
+    }
+    expect(clashes).toEqual([]);
+  });
+});
