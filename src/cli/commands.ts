@@ -171,7 +171,10 @@ export function run(program: Command, io: CliIo): Command {
             outsize = { ...parseOutsize(o.outsize, { width: baseWidth, height: baseHeight }), baseWidth, baseHeight };
           }
           const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
-          const { root } = await planRule(resolution, bindSources(inputs, open));
+          const built = await planRule(resolution, bindSources(inputs, open));
+          const { root } = built;
+          // Warnings found while planning (values that cannot take effect), after the rule's own.
+          for (const w of built.warnings.slice(resolution.warnings.length)) io.err(`warning: ${withPath(w)}`);
           const window = o.window === undefined ? undefined : parseWindow(o.window);
           const started = Date.now();
           const pool = createPool({ size: Number(o.workers) });

@@ -3,6 +3,12 @@
  * numeric strings where numbers are expected, lists as arrays or space/comma-delimited strings,
  * defaults, ranges and enums. Every problem is collected with its JSON path; unknown arguments are
  * kept out of the computation and reported as warnings with a "did you mean" for near misses.
+ *
+ * Enum names match in any case and with or without separators (`percent-rise`, `PERCENT_RISE` and
+ * `PercentRise` are one name), so the spellings of the vendor's REST pages, its Python API and its
+ * JavaScript client all land on the same code; a name that matches nothing gets a "did you mean".
+ * Type slips real clients make are taken as "not given", with a warning: `null`, or `false` or `""`
+ * where a number, a list, a name or an object is expected.
  */
 import type { Issue } from '../core/errors.js';
 import type { ArgSchema, ArgSpec } from './types.js';
@@ -15,6 +21,11 @@ export interface RawRaster {
   readonly path: string;
   /** For `rasters`: the element values and their paths. */
   readonly elements?: readonly { readonly value: unknown; readonly path: string }[];
+  /**
+   * For `rasters` given as one `Raster` (vendor examples write a multi-band raster where a list of
+   * rasters is expected): the bands of that one raster are the inputs. The builder splits them.
+   */
+  readonly bandsOf?: boolean;
 }
 
 export interface ParsedArgs {
@@ -49,6 +60,9 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
     byKey.set(name.toLowerCase(), name);
     for (const a of spec.aliases ?? []) byKey.set(a.toLowerCase(), name);
   }
+  // A function that takes `Rasters` and no `Raster` reads a `Raster` as the bands of one raster.
+  const listName = Object.entries(schema).find(([, s]) => s.kind === 'rasters')?.[0];
+  if (listName !== undefined && !byKey.has('raster')) byKey.set('raster', listName);
   const found = new Map<string, { key: string; value: unknown }>();
   for (const [key, value] of Object.entries(given)) {
     const name = byKey.get(key.toLowerCase());
@@ -79,8 +93,10 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
   for (const [name, spec] of Object.entries(schema)) {
     const hit = found.get(name);
     const path = join(basePath, hit?.key ?? name);
-    // JSON null and absent are the same: clients drop or null out unset arguments.
-    const value = hit?.value === null ? undefined : hit?.value;
+    // Clients null out unset arguments, and write false or "" for "none": not given, with a warning.
+    const slip = hit === undefined ? undefined : notGiven(spec, hit.value);
+    const value = slip !== undefined ? undefined : hit?.value;
+    if (slip !== undefined) warnings.push({ code: 'INVALID_ARGUMENT', path, message: `${slip} is taken as not given${fallback(spec)}` });
     if (spec.kind === 'raster') {
       if (value === undefined) {
         if (spec.default === '$$') rasters.push({ name, value: '$$', path });
@@ -91,6 +107,11 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
       continue;
     }
     if (spec.kind === 'rasters') {
+      if (hit !== undefined && hit.key.toLowerCase() !== name.toLowerCase() && value !== undefined && !Array.isArray(value)) {
+        // `Raster` for `Rasters`: the bands of this raster are the inputs.
+        rasters.push({ name, value, path, elements: [{ value, path }], bandsOf: true });
+        continue;
+      }
       let list = value === undefined ? [] : Array.isArray(value) ? value : [value];
       if (list.length === 0 && spec.default === '$$') list = ['$$'];
       if (list.length < (spec.minLength ?? 1)) {
@@ -111,6 +132,44 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
 }
 
 type Coerced = { value: unknown } | string;
+
+/** What a value that means "not given" looks like (`null`, `false`, `""`), or undefined for a real value. */
+function notGiven(spec: ArgSpec, v: unknown): string | undefined {
+  if (v === null) return 'null';
+  if (spec.kind === 'boolean' || spec.kind === 'raster' || spec.kind === 'rasters') return undefined;
+  if (v === false) return 'false';
+  if (v === '' && spec.kind !== 'strings' && (spec.kind !== 'string' || spec.values !== undefined)) return '""';
+  if (typeof v === 'string' && v.trim() === '' && (spec.kind === 'number' || spec.kind === 'int' || spec.kind === 'enum')) return JSON.stringify(v);
+  return undefined;
+}
+
+/** What is used instead of a value not given, for the warning. */
+function fallback(spec: ArgSpec): string {
+  if (spec.kind === 'raster') return spec.default === '$$' ? ': the service raster ($$) is used' : '';
+  if (spec.kind === 'rasters') return '';
+  if ('default' in spec && spec.default !== undefined) return `: the default ${JSON.stringify(spec.default)} is used`;
+  return '';
+}
+
+/** Lower case without spaces, dashes, underscores, dots and parentheses: one key for `percent-rise`, `PERCENT_RISE`, `PercentRise`. */
+export const nameKey = (s: string): string => s.toLowerCase().replace(/[\s\-_.()]/g, '');
+
+/** The entry of `names` that `word` spells (see nameKey), also with a vendor prefix (`esri`, `geo`) dropped. */
+function byName<T>(names: Readonly<Record<string, T>>, word: string): T | undefined {
+  const want = nameKey(word);
+  for (const [k, v] of Object.entries(names)) if (nameKey(k) === want) return v;
+  const bare = want.replace(/^(esri|geo)/, '');
+  if (bare !== want && bare !== '') for (const [k, v] of Object.entries(names)) if (nameKey(k) === bare) return v;
+  return undefined;
+}
+
+/** " (did you mean X?)" for the name closest to `word`, compared as nameKeys; "" when none is close. */
+function didYouMean(word: string, names: readonly string[]): string {
+  const keys = new Map<string, string>();
+  for (const n of names) if (!keys.has(nameKey(n))) keys.set(nameKey(n), n);
+  const near = nearest(nameKey(word), [...keys.keys()]);
+  return near === undefined ? '' : ` (did you mean ${keys.get(near)}?)`;
+}
 
 function toNumber(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
@@ -139,12 +198,12 @@ export function coerce(spec: ArgSpec, v: unknown): Coerced {
     }
     case 'enum': {
       let n = toNumber(v);
-      if (n === undefined && typeof v === 'string' && spec.names) {
-        const k = Object.keys(spec.names).find((name) => name.toLowerCase() === v.trim().toLowerCase());
-        if (k !== undefined) n = spec.names[k];
-      }
+      if (n === undefined && typeof v === 'string' && spec.names) n = byName(spec.names, v);
       const allowed = spec.values.join(', ') + (spec.names ? ` or ${Object.keys(spec.names).join(', ')}` : '');
-      if (n === undefined || !spec.values.includes(n)) return `must be one of ${allowed}, got ${show(v)}`;
+      if (n === undefined || !spec.values.includes(n)) {
+        const hint = typeof v === 'string' && toNumber(v) === undefined && spec.names ? didYouMean(v, Object.keys(spec.names)) : '';
+        return `must be one of ${allowed}, got ${show(v)}${hint}`;
+      }
       return { value: n };
     }
     case 'boolean': {
@@ -154,13 +213,26 @@ export function coerce(spec: ArgSpec, v: unknown): Coerced {
       return `expected true or false, got ${show(v)}`;
     }
     case 'string': {
-      const s = typeof v === 'number' ? String(v) : v;
-      if (typeof s !== 'string') return `expected a string, got ${show(v)}`;
       if (spec.values) {
-        const hit = spec.values.find((x) => x.toLowerCase() === s.trim().toLowerCase());
-        if (hit === undefined) return `must be one of ${spec.values.join(', ')}, got ${show(v)}`;
+        const code = toNumber(v);
+        if (code !== undefined && spec.codes) {
+          const hit = spec.codes[code];
+          if (hit !== undefined) return { value: hit };
+          return `must be one of ${spec.values.join(', ')} or the codes ${Object.keys(spec.codes).join(', ')}, got ${show(v)}`;
+        }
+        if (typeof v !== 'string') return `must be one of ${spec.values.join(', ')}, got ${show(v)}`;
+        const hit =
+          spec.values.find((x) => x.toLowerCase() === v.trim().toLowerCase()) ??
+          byName(Object.fromEntries(spec.values.map((x) => [x, x])), v) ??
+          (spec.names ? byName(spec.names, v) : undefined);
+        if (hit === undefined) {
+          const codes = spec.codes ? ` (or the codes ${Object.keys(spec.codes).join(', ')})` : '';
+          return `must be one of ${spec.values.join(', ')}${codes}, got ${show(v)}${didYouMean(v, [...spec.values, ...Object.keys(spec.names ?? {})])}`;
+        }
         return { value: hit };
       }
+      const s = typeof v === 'number' ? String(v) : v;
+      if (typeof s !== 'string') return `expected a string, got ${show(v)}`;
       return { value: s };
     }
     case 'numbers': {

@@ -26,7 +26,18 @@ export type ArgSpec = Common &
         readonly default?: number;
       }
     | { readonly kind: 'boolean'; readonly default?: boolean }
-    | { readonly kind: 'string'; readonly values?: readonly string[]; readonly default?: string }
+    | {
+        readonly kind: 'string';
+        readonly values?: readonly string[];
+        /**
+         * With `values`: the numeric codes clients send instead of the names (the vendor's clients
+         * write unit and renderer enums as codes), code -> value.
+         */
+        readonly codes?: Readonly<Record<number, string>>;
+        /** With `values`: other spellings of a value (the JS client's style keys), spelling -> value. */
+        readonly names?: Readonly<Record<string, string>>;
+        readonly default?: string;
+      }
     | {
         /** A list of numbers: a JSON array, or a string of numbers separated by spaces or commas. */
         readonly kind: 'numbers';
@@ -124,8 +135,17 @@ export interface Plan<P> {
    * engine wraps each listed input in an alignment node, so kernels always get aligned blocks.
    */
   readonly align?: readonly (AlignSpec | undefined)[];
-  /** Warnings about arguments that were accepted but have no effect (reported, never thrown). */
-  readonly warnings?: readonly string[];
+  /**
+   * Warnings about arguments that were accepted but have no effect (reported, never thrown). The
+   * builder adds them to its warnings at the node's arguments, or at the argument `arg` names.
+   */
+  readonly warnings?: readonly (string | PlanWarning)[];
+}
+
+export interface PlanWarning {
+  readonly message: string;
+  /** The argument the warning is about (canonical name), for its JSON path. */
+  readonly arg?: string;
 }
 
 export interface RequestStatistics {

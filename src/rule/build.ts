@@ -15,7 +15,8 @@ import { nearest, parseArgs } from '../graph/args.js';
 import { castFunction } from '../graph/cast.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
-import type { RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
+import type { FunctionNode, RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
+import { extractBand } from '../functions/bands/extract-band.js';
 import { INVALID, parseRule, type RuleNode } from './parse.js';
 import { instantiate, type TemplateStore } from './templates.js';
 import { WELL_KNOWN_FUNCTIONS } from './well-known.js';
@@ -33,6 +34,10 @@ export type ResolvedNode =
       readonly inputs: readonly ResolvedNode[];
       readonly outputPixelType?: OutputPixelType;
       readonly path: string;
+      /** `Rasters` arguments given as one raster whose bands are the inputs (see RawRaster.bandsOf). */
+      readonly bandsOf?: readonly string[];
+      /** JSON path of the arguments, for the plan's warnings. */
+      readonly argsPath?: string;
     }
   | { readonly kind: 'source'; readonly id: string; readonly ref: SourceRef; readonly path: string }
   | { readonly kind: 'constant'; readonly id: string; readonly values: readonly number[]; readonly path: string };
@@ -126,6 +131,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     const inner = own?.overrides ?? ov;
     const values: Record<string, unknown> = { ...parsedArgs.values };
     const inputs: ResolvedNode[] = [];
+    const bandsOf = parsedArgs.rasters.filter((x) => x.bandsOf === true).map((x) => x.name);
     let ok = parsedArgs.issues.length === 0;
     for (const raster of parsedArgs.rasters) {
       const spec = fn.args[raster.name]!;
@@ -152,8 +158,18 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     if (!ok) return undefined;
     const id = `${fn.name}(${canonicalJson(values)};${inputs.map((i) => i.id).join(',')})${
       r.outputPixelType && r.outputPixelType !== 'UNKNOWN' ? `:${r.outputPixelType}` : ''
-    }`;
-    return intern({ kind: 'function', id, fn, values, inputs, outputPixelType: r.outputPixelType, path: r.path });
+    }${bandsOf.length > 0 ? `:bandsOf(${bandsOf.join(',')})` : ''}`;
+    return intern({
+      kind: 'function',
+      id,
+      fn,
+      values,
+      inputs,
+      outputPixelType: r.outputPixelType,
+      path: r.path,
+      argsPath: r.argsPath,
+      ...(bandsOf.length > 0 ? { bandsOf } : {}),
+    });
   }
 
   function resolveRaster(v: unknown, path: string, scalar: boolean, scope: Scope, ov: Overrides | undefined): ResolvedNode | undefined {
@@ -361,6 +377,7 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
     throw combinedError(resolution.issues.length > 0 ? resolution.issues : [{ code: 'INVALID_RULE', path: '', message: 'empty rule' }]);
   }
   const issues: Issue[] = [];
+  const warnings: Issue[] = [...resolution.warnings];
   const done = new Map<string, Promise<RasterNode | undefined>>();
 
   const plan = (n: ResolvedNode): Promise<RasterNode | undefined> => {
@@ -378,7 +395,9 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
       if (n.kind === 'constant') return constantSource(n.values);
       const inputs = await Promise.all(n.inputs.map(plan));
       if (inputs.some((i) => i === undefined)) return undefined; // already reported below
-      const node = createFunctionNode(n.fn, n.values, inputs as RasterNode[], n.path);
+      const [values, ins] = n.bandsOf ? splitBands(n, inputs as RasterNode[]) : [n.values, inputs as RasterNode[]];
+      const node = createFunctionNode(n.fn, values, ins, n.path);
+      warnings.push(...planWarnings(node, n.argsPath ?? n.path));
       if (n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN') return node;
       return createFunctionNode(castFunction, { to: n.outputPixelType, Raster: 0 }, [node], n.path);
     } catch (e) {
@@ -390,7 +409,46 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
 
   const root = await plan(resolution.root);
   if (root === undefined || issues.length > 0) throw combinedError(issues);
-  return { root, warnings: resolution.warnings };
+  return { root, warnings };
+}
+
+/** A plan's warnings as builder warnings, at the argument they name or else at the node's arguments. */
+function planWarnings(node: FunctionNode, argsPath: string): Issue[] {
+  return (node.plan.warnings ?? []).map((w) => {
+    const { message, arg } = typeof w === 'string' ? { message: w, arg: undefined } : w;
+    return { code: 'INVALID_ARGUMENT' as const, path: arg === undefined ? argsPath : argsPath ? `${argsPath}.${arg}` : arg, message: `${node.fn.name}: ${message}` };
+  });
+}
+
+/**
+ * The values and inputs of a node whose `Rasters` came as one raster (`bandsOf`): that input is
+ * replaced by one ExtractBand node per band, in band order, so the function sees the bands as
+ * its list of rasters, exactly as if they had been written out.
+ */
+function splitBands(n: ResolvedNode & { kind: 'function' }, inputs: readonly RasterNode[]): [Record<string, unknown>, RasterNode[]] {
+  const values: Record<string, unknown> = { ...n.values };
+  const out: RasterNode[] = [];
+  for (const [name, spec] of Object.entries(n.fn.args)) {
+    const v = n.values[name];
+    if (v === undefined) continue;
+    if (spec.kind === 'raster') values[name] = out.push(inputs[v as number]!) - 1;
+    else if (spec.kind === 'rasters') {
+      const idx: number[] = [];
+      for (const i of v as number[]) {
+        const input = inputs[i]!;
+        if (!n.bandsOf!.includes(name) || input.info.bandCount === 1) {
+          idx.push(out.push(input) - 1);
+          continue;
+        }
+        for (let b = 0; b < input.info.bandCount; b++) {
+          const band = createFunctionNode(extractBand, { ...parseArgs(extractBand.args, { BandIDs: [b] }, '').values, Raster: 0 }, [input], n.path);
+          idx.push(out.push(band) - 1);
+        }
+      }
+      values[name] = idx;
+    }
+  }
+  return [values, out];
 }
 
 /** Both stages: rule JSON -> planned DAG. */

@@ -11,6 +11,7 @@
  */
 import type { Issue } from '../core/errors.js';
 import { parsePixelType, type OutputPixelType } from '../core/pixel-type.js';
+import { nearest } from '../graph/args.js';
 
 export interface RuleNode {
   /** `rasterFunction` as written (the builder matches it case-insensitively). */
@@ -37,13 +38,17 @@ export interface ParsedRule {
 export const MAX_DEPTH = 64;
 
 const RULE_KEYS = ['rasterfunction', 'rasterfunctionarguments', 'outputpixeltype', 'variablename'];
+/** The rule fields as written in messages. */
+const RULE_FIELDS = ['rasterFunction', 'rasterFunctionArguments', 'outputPixelType', 'variableName'];
 // Keys clients send next to the rule fields that carry no meaning for rendering.
-const IGNORED_KEYS = ['name', 'description', 'help', 'type', 'functionname'];
+const IGNORED_KEYS = ['name', 'description', 'help', 'type'];
+// The JS client's RasterFunction object spells the two main fields functionName and functionArguments.
+const JS_KEYS: Readonly<Record<string, string>> = { functionname: 'rasterfunction', functionarguments: 'rasterfunctionarguments' };
 
 export const isRuleObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => {
     const l = k.toLowerCase();
-    return l === 'rasterfunction' || l === 'function';
+    return l === 'rasterfunction' || l === 'function' || l === 'functionname';
   });
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
@@ -93,6 +98,16 @@ function parseNode(
   const lower = new Map<string, string>();
   for (const k of Object.keys(obj)) lower.set(k.toLowerCase(), k);
   if (!lower.has('rasterfunction') && lower.has('function')) return parseLongForm(obj, lower, path, depth, issues, warnings);
+  // functionName / functionArguments (the JS client's object spelling) stand for the rule fields
+  // they name when those are absent; beside them they are reported like any unknown field.
+  const jsSpelled = new Set<string>();
+  for (const [js, field] of Object.entries(JS_KEYS)) {
+    const k = lower.get(js);
+    if (k !== undefined && !lower.has(field)) {
+      lower.set(field, k);
+      jsSpelled.add(js);
+    }
+  }
 
   const fnKey = lower.get('rasterfunction');
   const name = fnKey === undefined ? undefined : obj[fnKey];
@@ -104,8 +119,8 @@ function parseNode(
     });
   }
   for (const [l, k] of lower) {
-    if (!RULE_KEYS.includes(l) && !IGNORED_KEYS.includes(l)) {
-      warnings.push({ code: 'INVALID_RULE', path: join(path, k), message: 'unknown rule field ignored' });
+    if (!RULE_KEYS.includes(l) && !IGNORED_KEYS.includes(l) && !jsSpelled.has(l)) {
+      warnings.push({ code: 'INVALID_RULE', path: join(path, k), message: unknownField(k) });
     }
   }
 
@@ -154,6 +169,18 @@ function parseNode(
   }
   if (typeof name !== 'string' || name.trim() === '') return undefined;
   return { name: name.trim(), args, outputPixelType, variableName, path, argsPath };
+}
+
+/** The warning for a field of a rule object that is not a rule field: it is ignored, and where it belongs. */
+function unknownField(key: string): string {
+  const field = JS_KEYS[key.toLowerCase()];
+  if (field !== undefined) {
+    const canonical = RULE_FIELDS[RULE_KEYS.indexOf(field)]!;
+    return `${key} ignored: ${canonical} is given too, and ${canonical} is used`;
+  }
+  const near = nearest(key, [...RULE_FIELDS, 'functionName', 'functionArguments']);
+  const hint = near !== undefined ? ` (did you mean ${near}?)` : '; function arguments belong inside rasterFunctionArguments';
+  return `unknown rule field ${JSON.stringify(key)} ignored${hint}`;
 }
 
 /** Replace rule objects (also inside arrays) by parsed RuleNodes; leave every other value alone. */

@@ -281,7 +281,7 @@ describe('Convolution: bad arguments', () => {
   });
 
   it('warns that Kernel is ignored with a predefined Type', () => {
-    expect(applyFunction(convolution, { Type: 3, Kernel: [1] }, [z]).plan.warnings?.[0]).toMatch(/ignored/);
+    expect(applyFunction(convolution, { Type: 3, Kernel: [1] }, [z]).plan.warnings?.[0]).toMatchObject({ arg: 'Kernel', message: expect.stringMatching(/Kernel is ignored/) });
   });
 });
 

@@ -34,7 +34,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import { rect, type Rect } from '../../core/rect.js';
-import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { defineFunction, type ArgSchema, type PlanWarning } from '../../graph/types.js';
 import { KERNEL_TYPE_NAMES, normalise, parseKernel, PREDEFINED_KERNELS, separate, USER_DEFINED } from './convolution-kernels.js';
 import {
   bandValues,
@@ -105,7 +105,7 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
     if (isComplex(src.pixelType)) {
       throw unsupportedInput(`${P}Raster`, `Convolution needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
-    const warnings: string[] = [];
+    const warnings: PlanWarning[] = [];
     const type = a.Type ?? (a.Kernel !== undefined ? USER_DEFINED : undefined);
     if (type === undefined) throw invalidArgument(`${P}Type`, 'Type is required (or a Kernel for a user-defined kernel)');
     let cols: number;
@@ -122,7 +122,8 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
     } else {
       const k = PREDEFINED_KERNELS[type]!;
       if (a.Kernel !== undefined || a.Columns !== undefined || a.Rows !== undefined) {
-        warnings.push(`Type ${type} (${k.name}) is predefined: Kernel, Columns and Rows are ignored`);
+        const given = (['Kernel', 'Columns', 'Rows'] as const).filter((n) => a[n] !== undefined);
+        warnings.push({ arg: given[0], message: `Type ${type} (${k.name}) is predefined: ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored` });
       }
       ({ cols, rows } = k);
       raw = k.weights;

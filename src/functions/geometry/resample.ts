@@ -100,6 +100,7 @@ const args = {
   InputDataType: {
     kind: 'string',
     values: ['Vector-MagDir', 'Vector-UV'],
+    names: { UV: 'Vector-UV', MagDir: 'Vector-MagDir', MagnitudeDirection: 'Vector-MagDir' },
     default: 'Vector-MagDir',
     doc: 'VectorAverage only [ours]: the two bands are magnitude and direction (degrees), or u and v.',
   },

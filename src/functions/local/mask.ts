@@ -70,6 +70,10 @@ export const mask = defineFunction<typeof args, MaskParams>({
   args,
 
   plan(a, inputs) {
+    if (a.NoDataValues === undefined && a.IncludedRanges === undefined && a.ExcludedRanges === undefined) {
+      // A Mask with nothing to mask is a broken rule, not a pass-through.
+      throw invalidArgument(`${P}NoDataValues`, 'Mask needs NoDataValues, IncludedRanges or ExcludedRanges');
+    }
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw invalidArgument(`${P}Raster`, `Mask does not take complex (${src.pixelType}) rasters`);
     const nb = src.bandCount;

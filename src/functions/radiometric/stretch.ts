@@ -83,7 +83,17 @@ const args = {
   StretchType: {
     kind: 'enum',
     values: [0, 3, 4, 5, 6, 9],
-    names: { none: 0, standardDeviation: 3, histogramEqualization: 4, minMax: 5, percentClip: 6, sigmoid: 9 },
+    names: {
+      none: 0,
+      standardDeviation: 3,
+      histogramEqualization: 4,
+      minMax: 5,
+      percentClip: 6,
+      sigmoid: 9,
+      // The desktop enumeration's names (esriRasterStretch...).
+      MinimumMaximum: 5,
+      PercentMinimumMaximum: 6,
+    },
     default: 0,
     doc: '0 None, 3 StandardDeviation, 4 HistogramEqualization, 5 MinMax, 6 PercentClip, 9 Sigmoid.',
   },

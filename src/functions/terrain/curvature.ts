@@ -62,6 +62,7 @@ export type CurvatureType = (typeof CurvatureType)[keyof typeof CurvatureType];
 const args = {
   Type: {
     kind: 'enum',
+    aliases: ['CurvatureType'],
     values: [0, 1, 2],
     names: { STANDARD: 0, PROFILE: 1, PLANFORM: 2, PLATFORM: 2 },
     default: CurvatureType.Standard,

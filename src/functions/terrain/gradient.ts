@@ -115,7 +115,8 @@ export const surfaceArgs = {
   SlopeType: {
     kind: 'enum',
     values: [1, 2, 3],
-    names: { DEGREE: 1, PERCENTRISE: 2, SCALED: 3 },
+    // ADJUSTED: the JS client's name for SCALED (its hillshade scalingType "adjusted" writes 3).
+    names: { DEGREE: 1, PERCENTRISE: 2, SCALED: 3, ADJUSTED: 3 },
     default: SlopeType.Degree,
     doc: '1 DEGREE, 2 PERCENTRISE, 3 SCALED (z-factor adjusted for pixel size with PSPower and PSZFactor).',
   },

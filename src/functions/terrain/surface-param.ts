@@ -116,6 +116,7 @@ import { EngineError, invalidArgument, unsupportedInput } from '../../core/error
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
+import { nearest } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import { atanDegrees, SlopeType } from './gradient.js';
 
@@ -185,11 +186,21 @@ const UNIT_ALIASES: Readonly<Record<string, LinearUnit>> = {
 
 const normUnit = (s: string): string => s.toLowerCase().replace(/[\s_-]+/g, '');
 
-/** The canonical unit for a spelling, or undefined. */
+/** The vendor's linear unit codes (the distance codes of UnitConversion), which its clients send instead of names. */
+const UNIT_CODES: Readonly<Record<string, LinearUnit>> = {
+  1: 'Inches', 2: 'Points', 3: 'Feet', 4: 'Yards', 5: 'Miles', 6: 'Nautical Miles',
+  7: 'Millimeters', 8: 'Centimeters', 9: 'Meters', 10: 'Kilometers', 11: 'Decimal degrees', 12: 'Decimeters',
+};
+
+/** The canonical unit for a spelling (a name, an abbreviation, `esriMeters`, or a unit code), or undefined. */
 export function parseLinearUnit(s: string): LinearUnit | undefined {
-  const k = normUnit(s);
-  for (const name of Object.keys(LINEAR_UNITS) as LinearUnit[]) if (normUnit(name) === k) return name;
-  return UNIT_ALIASES[k];
+  const code = UNIT_CODES[s.trim()];
+  if (code !== undefined) return code;
+  for (const k of [normUnit(s), normUnit(s).replace(/^(esri|geo)/, '')]) {
+    for (const name of Object.keys(LINEAR_UNITS) as LinearUnit[]) if (normUnit(name) === k) return name;
+    if (UNIT_ALIASES[k] !== undefined) return UNIT_ALIASES[k];
+  }
+  return undefined;
 }
 
 const DEG = 180 / Math.PI;
@@ -229,7 +240,7 @@ const args = {
   ZUnit: {
     kind: 'string',
     default: 'Meters',
-    doc: `Unit of the z values: ${Object.keys(LINEAR_UNITS).join(', ')}.`,
+    doc: `Unit of the z values: ${Object.keys(LINEAR_UNITS).join(', ')}; or the vendor's unit code (1 Inches ... 9 Meters ... 12 Decimeters).`,
   },
   SlopeType: {
     kind: 'enum',
@@ -621,7 +632,11 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
 
     const zUnit = parseLinearUnit(a.ZUnit);
     if (zUnit === undefined) {
-      throw invalidArgument(argPath('ZUnit'), `unknown z unit ${JSON.stringify(a.ZUnit)}; expected one of ${Object.keys(LINEAR_UNITS).join(', ')}`);
+      const near = nearest(a.ZUnit, Object.keys(LINEAR_UNITS));
+      throw invalidArgument(
+        argPath('ZUnit'),
+        `unknown z unit ${JSON.stringify(a.ZUnit)}; expected one of ${Object.keys(LINEAR_UNITS).join(', ')} or a unit code 1..12${near ? ` (did you mean ${near}?)` : ''}`,
+      );
     }
     const zScale = zUnit === 'Unknown' ? 1 : LINEAR_UNITS[zUnit] / xyMetersPerUnit(dem);
 

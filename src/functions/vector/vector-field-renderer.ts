@@ -107,9 +107,40 @@ const args = {
     doc: '0 flow from, 1 flow to; default from, except the ocean-current styles (to).',
   },
   SymbolTileSize: { kind: 'number', default: 50, min: 0, doc: 'Cell size of the symbol grid (one symbol per cell).' },
-  SymbolTileSizeUnits: { kind: 'string', values: SIZE_UNITS, default: 'Pixels', doc: 'Units of SymbolTileSize.' },
-  CalculationMethod: { kind: 'string', values: CALCULATION_METHODS, default: 'Vector Average', doc: 'How a cell gets its vector.' },
-  SymbologyName: { kind: 'string', values: SYMBOLOGIES, default: 'Single Arrow', doc: 'Symbol style.' },
+  SymbolTileSizeUnits: {
+    kind: 'string',
+    values: SIZE_UNITS,
+    // [VJS] the JS client writes 100 for pixels; the others are the vendor's unit codes (as UnitConversion's).
+    codes: { 100: 'Pixels', 3: 'Feet', 5: 'Miles', 6: 'NauticalMiles', 9: 'Meters', 10: 'Kilometers', 11: 'DecimalDegrees' },
+    default: 'Pixels',
+    doc: 'Units of SymbolTileSize; also as codes: 100 Pixels (what the JS client sends), 3 Feet, 5 Miles, 6 NauticalMiles, 9 Meters, 10 Kilometers, 11 DecimalDegrees.',
+  },
+  CalculationMethod: {
+    kind: 'string',
+    values: CALCULATION_METHODS,
+    // [ours] codes as Resample's ResamplingType for the same methods.
+    codes: { 10: 'Vector Average', 0: 'Nearest neighbor', 1: 'Bilinear', 2: 'Cubic', 8: 'Minimum', 9: 'Maximum' },
+    names: { Nearest: 'Nearest neighbor', Average: 'Vector Average', Min: 'Minimum', Max: 'Maximum' },
+    default: 'Vector Average',
+    doc: 'How a cell gets its vector; also as Resample codes: 10 Vector Average, 0 Nearest neighbor, 1 Bilinear, 2 Cubic, 8 Minimum, 9 Maximum.',
+  },
+  SymbologyName: {
+    kind: 'string',
+    values: SYMBOLOGIES,
+    // [VJS] the JS renderer's style keys, as its client maps them onto these names.
+    names: {
+      simple_scalar: 'Simple Scalar',
+      single_arrow: 'Single Arrow',
+      wind_barb: 'Wind Barb',
+      wind_speed: 'Wind Barb',
+      beaufort_kn: 'Beaufort Wind (Knots)',
+      beaufort_m: 'Beaufort Wind (MetersPerSecond)',
+      ocean_current_kn: 'Ocean Current (Knots)',
+      ocean_current_m: 'Ocean Current (MetersPerSecond)',
+    },
+    default: 'Single Arrow',
+    doc: 'Symbol style; the JS client\'s style keys (single-arrow, wind-barb, beaufort-kn, ocean-current-m, ...) are accepted.',
+  },
   MinimumMagnitude: { kind: 'number', doc: 'Magnitude drawn at MinimumSymbolSize (default: data minimum).' },
   MaximumMagnitude: { kind: 'number', doc: 'Magnitude drawn at MaximumSymbolSize (default: data maximum).' },
   MinimumSymbolSize: { kind: 'number', min: 0, doc: 'Smallest symbol, pixels (default 0.2 x SymbolTileSize).' },

@@ -39,6 +39,14 @@ import { alignMethod } from '../local/grid.js';
 import { onGrid } from '../../graph/align.js';
 
 export const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
+
+/** Other spellings of the data types: the JS client's `dataType` values ("vector-uv", "vector-magdir") match as they are. */
+export const VECTOR_DATA_TYPE_NAMES: Readonly<Record<string, VectorDataType>> = {
+  UV: 'Vector-UV',
+  MagDir: 'Vector-MagDir',
+  MagnitudeDirection: 'Vector-MagDir',
+  'Vector-MagnitudeDirection': 'Vector-MagDir',
+};
 export type VectorDataType = (typeof VECTOR_DATA_TYPES)[number];
 
 /** Band names a vector raster carries, by data type (VectorFieldRenderer reads them back). */
@@ -50,7 +58,7 @@ export const VECTOR_BAND_NAMES: Readonly<Record<VectorDataType, readonly [string
 const args = {
   Raster1: { kind: 'raster', doc: 'U component, or magnitude (single band).' },
   Raster2: { kind: 'raster', doc: 'V component, or direction in degrees (single band).' },
-  InputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, default: 'Vector-UV', doc: 'What Raster1/Raster2 hold.' },
+  InputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, names: VECTOR_DATA_TYPE_NAMES, default: 'Vector-UV', doc: 'What Raster1/Raster2 hold.' },
   AngleReferenceSystem: {
     kind: 'enum',
     values: [0, 1],
@@ -58,7 +66,7 @@ const args = {
     default: 0,
     doc: 'Directions: 0 geographic (clockwise from north), 1 arithmetic (counter-clockwise from east).',
   },
-  OutputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, default: 'Vector-MagDir', doc: 'What the two output bands hold.' },
+  OutputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, names: VECTOR_DATA_TYPE_NAMES, default: 'Vector-MagDir', doc: 'What the two output bands hold.' },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name; false pairs them by position (u and v variables).' },
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
