@@ -331,6 +331,35 @@ describe('rasterflow CLI as a Unix tool', () => {
     ]);
   });
 
+  it('chip takes plain local paths for every input, also inside a rule; errors name the parameter and no --input flag', () => {
+    const labels = join(ROOT, 'golden/chipper/l7-labels.geojson');
+    const params = (inputRaster: unknown, o: string) =>
+      JSON.stringify({ inputRaster, inputClassData: 'golden/chipper/l7-labels.geojson', inputMaskPolygons: labels, outputLocation: join(out, o), tileSize: { x: 64, y: 64 } });
+    const ndvi = (raster: unknown) => ({ rasterFunction: 'NDVI', rasterFunctionArguments: { VisibleBandID: 3, InfraredBandID: 4, Raster: raster } });
+    let n = 0;
+    // Relative and absolute paths, file: URLs, {"url"}, a rule over a plain path (rendered in a worker too), {"url", "renderingRule"}.
+    for (const [input, workers] of [
+      ['golden/data/L7_ETMs.tif', '0'],
+      [`file://${LANDSAT}`, '0'],
+      [{ url: LANDSAT }, '0'],
+      [ndvi('golden/data/L7_ETMs.tif'), '1'],
+      [ndvi({ url: LANDSAT }), '0'],
+      [{ url: LANDSAT, renderingRule: ndvi('$$') }, '0'],
+    ] as const) {
+      const r = cli('chip', params(input, `forms-${n++}`), '--workers', workers);
+      expect([JSON.stringify(input), r.code, r.stderr]).toEqual([JSON.stringify(input), 0, expect.stringMatching(/^wrote 1 chips .* with 1 labels/)]);
+    }
+    const unbound = cli('chip', params(ndvi(undefined), 'unbound'), '--dry-run');
+    expect([unbound.code, unbound.stderr.trim()]).toEqual([
+      1,
+      'error INVALID_ARGUMENT at inputRaster.rasterFunctionArguments.Raster: no raster is bound to $$ (bound: none); a rule given as inputRaster names its rasters as plain paths or {"url": PATH} (e.g. "Raster": "scene.tif"), or applies to one raster as {"url": PATH, "renderingRule": RULE}',
+    ]);
+    const missing = cli('chip', params(ndvi('nope.tif'), 'missing'), '--dry-run');
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'error IO_ERROR at inputRaster.rasterFunctionArguments.Raster: cannot open nope.tif: no such file']);
+    const plainMissing = cli('chip', params('nope.tif', 'missing'), '--dry-run');
+    expect([plainMissing.code, plainMissing.stderr.trim()]).toEqual([1, 'error IO_ERROR at inputRaster: cannot open nope.tif: no such file']);
+  });
+
   it('one stream for summaries: render, chip and demo summaries on stderr, stdout for data only', () => {
     const r = cli('render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'summary.tif'));
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '', expect.stringMatching(/^wrote /)]);

@@ -417,7 +417,8 @@ export function run(program: Command, io: CliIo): Command {
           checkOutputSize(outsize.width, outsize.height, maxPixels, 'outsize');
         }
         const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
-        const { root } = await planRule(resolution, bindSources(inputs, open));
+        const hint = (name: string): string => `bind it with --input ${name.startsWith('$') ? 'PATH' : `${name}=PATH`}`;
+        const { root } = await planRule(resolution, bindSources(inputs, open, { hint }));
         const info = window === undefined ? root.info : windowInfo(root.info, window);
         // Before any pixel work (request statistics, tiles): the size of what would be written.
         checkOutputSize(info.width, info.height, maxPixels, window ? 'window' : outsize ? 'outsize' : 'output');
