@@ -266,7 +266,7 @@ describe('rasterflow CLI as a Unix tool', () => {
       child.kill(signal);
       expect(await exited).toBe(status);
       expect(readdirSync(dir)).toEqual([]);
-      expect(stderr.trim()).toBe(`error ABORTED: interrupted by ${signal}; partial output removed`);
+      expect(stderr.trim()).toBe(`error ABORTED: interrupted by ${signal}; the partial output was removed`);
     }
   }, 90_000);
 

@@ -324,6 +324,13 @@ export function functionHelp(name: string): { lines: string[]; json: Record<stri
   return { lines, json };
 }
 
+/** After SIGINT / SIGTERM: the ABORTED error a command ends with, saying what became of its output. */
+function interrupted(io: CliIo, e: unknown, outcome: string): unknown {
+  if (!io.signal?.aborted) return e;
+  const reason = io.signal.reason instanceof Error ? io.signal.reason.message : 'interrupted';
+  return new EngineError('ABORTED', `${reason}; ${outcome}`, { cause: e });
+}
+
 /** Write bytes to a stream (stdout for `--output -`) and wait until they are handed over. */
 function writeTo(stream: NodeJS.WritableStream, bytes: Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -465,6 +472,8 @@ export function run(program: Command, io: CliIo): Command {
         }
         const where = toStdout ? `${FORMAT_NAMES[format]} to stdout` : o.output;
         io.err(`wrote ${where} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
+      } catch (e) {
+        throw interrupted(io, e, toStdout ? 'nothing was written' : 'the partial output was removed');
       } finally {
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         await files.closeAll();
@@ -549,10 +558,14 @@ export function run(program: Command, io: CliIo): Command {
         dryRun: o.dryRun === true,
         ...(io.signal ? { signal: io.signal } : {}),
         onProgress: (p) => progress.show(p.done, p.total, `${p.chips} chips`),
-      }).finally(() => {
-        progress.done();
-        return pool.destroy();
-      });
+      })
+        .catch((e: unknown) => {
+          throw interrupted(io, e, 'the chips written so far are kept: run it again with "resume": true to continue');
+        })
+        .finally(() => {
+          progress.done();
+          return pool.destroy();
+        });
       const s = summary.skipped;
       io.err(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +

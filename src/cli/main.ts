@@ -8,6 +8,7 @@
  * its partial output, and exit 130 / 143.
  */
 import { Command } from 'commander';
+import { EngineError } from '../core/errors.js';
 import { run, exitCodeOf, formatError, type CliIo } from './commands.js';
 
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
@@ -49,7 +50,9 @@ try {
   await program.parseAsync(argv);
 } catch (e) {
   if (signalled !== undefined) {
-    io.err(`error ABORTED: interrupted by ${signalled === 2 ? 'SIGINT' : 'SIGTERM'}; partial output removed`);
+    // The command says what became of its output (render: the partial file removed).
+    const said = e instanceof EngineError && e.code === 'ABORTED' && e.message.startsWith('interrupted');
+    for (const line of said ? formatError(e) : [`error ABORTED: interrupted by ${signalled === 2 ? 'SIGINT' : 'SIGTERM'}`]) io.err(line);
     process.exitCode = 128 + signalled;
   } else {
     for (const line of formatError(e)) io.err(line);
