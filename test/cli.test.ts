@@ -310,6 +310,15 @@ describe('rasterflow CLI as a Unix tool', () => {
     expect(written.info.spatialReference?.wkid).toBe(32616);
     const none = cli('render', '--rule', hillshade, '--input', DEM, '--output', '-');
     expect([none.code, none.stderr.trim()]).toEqual([2, 'error INVALID_ARGUMENT at format: --output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG']);
+    // Not to a terminal, as gzip -c.
+    const { PassThrough } = await import('node:stream');
+    const terminal = Object.assign(new PassThrough(), { isTTY: true });
+    const io: CliIo = { out: () => undefined, err: () => undefined, isTTY: false, stdout: terminal };
+    await expect(run(new Command(), io).parseAsync(['render', '--rule', hillshade, '--input', DEM, '--output', '-', '-of', 'PNG'].map((a) => (a === '-of' ? '--format' : a)), { from: 'user' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'output',
+      message: '--output - would write PNG bytes to the terminal: redirect stdout (> out.png) or pipe it',
+    });
     const typo = cli('render', '--rule', hillshade, '--input', DEM, '--output', '-', '--format', 'PNF');
     expect([typo.code, typo.stderr.trim()]).toEqual([2, 'error INVALID_ARGUMENT at format: --format must be GTiff, PNG or JPEG, got PNF; did you mean PNG?']);
   });

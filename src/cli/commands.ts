@@ -28,7 +28,7 @@ export interface CliIo {
   /** How long a command runs before its progress bar appears (default 1000 ms). */
   readonly progressAfterMs?: number;
   /** Where `--output -` writes the image (default process.stdout). */
-  readonly stdout?: NodeJS.WritableStream;
+  readonly stdout?: NodeJS.WritableStream & { readonly isTTY?: boolean };
   /** Aborted on SIGINT / SIGTERM: the running render or export stops and removes its partial output. */
   readonly signal?: AbortSignal;
 }
@@ -393,6 +393,10 @@ export function run(program: Command, io: CliIo): Command {
       const toStdout = o.output === '-';
       if (toStdout && o.format === undefined) throw new UsageError('format', '--output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG');
       const format = o.format !== undefined ? parseFormat(o.format) : asUsage(() => formatOfPath(o.output));
+      // As gzip -c does: image bytes are not written to a terminal.
+      if (toStdout && (io.stdout ?? process.stdout).isTTY === true) {
+        throw new UsageError('output', `--output - would write ${FORMAT_NAMES[format]} bytes to the terminal: redirect stdout (> out.${format === 'tiff' ? 'tif' : format === 'png' ? 'png' : 'jpg'}) or pipe it`);
+      }
       if (o.co.length > 0 && format !== 'tiff') throw new UsageError('co', '--co creation options apply to GeoTIFF outputs only');
       const creation = asUsage(() => parseCreationOptions(o.co));
       const quality = parseCount(o.quality, 'quality', 1);
