@@ -1,9 +1,11 @@
 /** The `rasterflow` command as a user runs it: a real process, real files, exit codes and stderr. */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
+import { run, type CliIo } from '../src/cli/commands.js';
 import { closingOpener, runCli } from './helpers.js';
 
 // Rasters opened here are closed after each test (no file handle left to the garbage collector).
@@ -110,8 +112,9 @@ print((a.ReadAsArray() != b.ReadAsArray()).sum(), max(abs(x - y) for x, y in zip
   it('refuses a bad --outsize, naming it', () => {
     for (const bad of ['0,0', '10', 'a,b', '-5,5', '10,10,10']) {
       const r = cli('render', '--rule', '{"rasterFunction":"Identity"}', '--input', LANDSAT, '--output', join(out, 'x.tif'), '--outsize', bad);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/outsize/);
+      // A bad option value is a usage error: exit 2, in the one-line error form.
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^error INVALID_ARGUMENT at outsize: --outsize must be/);
     }
   });
 
@@ -161,11 +164,12 @@ print((a.ReadAsArray() != b.ReadAsArray()).sum(), max(abs(x - y) for x, y in zip
   it('chip exports training data, dry-runs, and names bad parameters', () => {
     const params = (o: string) =>
       JSON.stringify({ inputRaster: LANDSAT, inputClassData: join(ROOT, 'golden/chipper/l7-labels.geojson'), outputLocation: join(out, o), metadataFormat: 'KITTI_rectangles', tileSize: { x: 64, y: 64 } });
+    // The summary goes to stderr, as every command's; stdout is for data only.
     const dry = cli('chip', params('dry'), '--dry-run');
-    expect(dry.stdout).toMatch(/^would write 28 chips .* with 32 labels from 36 candidates/);
+    expect([dry.stdout, dry.stderr]).toEqual(['', expect.stringMatching(/^would write 28 chips .* with 32 labels from 36 candidates/)]);
     expect(existsSync(join(out, 'dry'))).toBe(false);
     const r = cli('chip', params('chips'), '--workers', '1');
-    expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/^wrote 28 chips \(indexes 0\.\.27\)/)]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', expect.stringMatching(/^wrote 28 chips \(indexes 0\.\.27\)/)]);
     expect(existsSync(join(out, 'chips', 'geo_accumulated_stats.json'))).toBe(true);
     const bad = cli('chip', '{"outputLocation":"x","metadataFormat":"Foo"}');
     expect(bad.code).toBe(1);
@@ -204,7 +208,169 @@ print((a.ReadAsArray() != b.ReadAsArray()).sum(), max(abs(x - y) for x, y in zip
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no raster is bound to \$\$/);
     const w = cli('render', '--rule', '{"rasterFunction":"Slope"}', '--input', DEM, '--output', join(out, 'y.tif'), '--window', '1,2,3');
-    expect(w.code).toBe(1);
+    expect(w.code).toBe(2);
     expect(w.stderr).toMatch(/--window/);
+  });
+});
+
+describe('rasterflow CLI as a Unix tool', () => {
+  const hillshade = '{"rasterFunction":"Hillshade"}';
+
+  it('usage errors exit 2 in the one-line error form; a mistyped option is unknown, with a did-you-mean', () => {
+    const cases: [string[], string][] = [
+      [['render', '--rule', hillshade, '--input', DEM, '--ouput', join(out, 'u.tif')], 'error INVALID_ARGUMENT at ouput: unknown option --ouput; did you mean --output?'],
+      [['render', '--input', DEM, '--output', join(out, 'u.tif')], 'error INVALID_ARGUMENT at rule: render needs --rule <file|json> (rasterflow render --help lists the options)'],
+      [['render', '--rule', hillshade, '--output'], 'error INVALID_ARGUMENT at output: option --output <path> needs a value'],
+      [['rendr'], 'error INVALID_ARGUMENT at command: unknown command rendr; did you mean render?'],
+      [['render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'u.tif'), '--tile', 'x'], 'error INVALID_ARGUMENT at tile: --tile must be a whole number from 1, got x'],
+      [['render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'u.tif'), '--co', 'COMPRESS=LZMA'], 'error INVALID_ARGUMENT at co.COMPRESS: COMPRESS must be NONE or DEFLATE, got LZMA'],
+      [['info'], 'error INVALID_ARGUMENT at path: missing argument <path>'],
+    ];
+    for (const [args, line] of cases) {
+      const r = cli(...args);
+      expect([args.join(' '), r.code, r.stderr.trim()]).toEqual([args.join(' '), 2, line]);
+    }
+    expect(existsSync(join(out, 'u.tif'))).toBe(false);
+  });
+
+  it('--max-pixels: an oversized render fails at once with the numbers, before any pixel work', () => {
+    const file = join(out, 'huge.tif');
+    const started = Date.now();
+    const r = cli('render', '--rule', '{"rasterFunction":"Identity"}', '--input', LANDSAT, '--output', file, '--outsize', '1000000,1000000');
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect([r.code, r.stderr.trim()]).toEqual([
+      1,
+      'error LIMIT_EXCEEDED at outsize: the output would be 1000000x1000000 = 1,000,000,000,000 pixels, over the limit of 2,147,483,648 (raise it with --max-pixels N; 0 turns the check off)',
+    ]);
+    expect(readdirSync(out).filter((f) => f.startsWith('huge'))).toEqual([]);
+    const small = cli('render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'small.png'), '--max-pixels', '1000');
+    expect([small.code, small.stderr.trim()]).toEqual([1, expect.stringMatching(/^error LIMIT_EXCEEDED at output: the output would be 383x407 = 155,881 pixels, over the limit of 1,000 /)]);
+    expect(cli('render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'small.png'), '--max-pixels', '155881').code).toBe(0);
+    expect(cli('render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'small.png'), '--max-pixels', 'lots').code).toBe(2);
+  });
+
+  it('SIGINT and SIGTERM stop a render, remove the partial file, and exit 130 / 143', async () => {
+    for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const dir = mkdtempSync(join(out, 'signal-'));
+      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'render', '--rule', '{"rasterFunction":"Identity"}', '--input', LANDSAT, '--output', join(dir, 'big.tif'), '--outsize', '20000,20000'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      // Signal once the render is writing its partial output.
+      const deadline = Date.now() + 30_000;
+      while (!readdirSync(dir).some((f) => f.includes('.partial')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(readdirSync(dir).some((f) => f.includes('.partial'))).toBe(true);
+      child.kill(signal);
+      expect(await exited).toBe(status);
+      expect(readdirSync(dir)).toEqual([]);
+      expect(stderr.trim()).toBe(`error ABORTED: interrupted by ${signal}; the partial output was removed`);
+    }
+  }, 90_000);
+
+  it('a progress bar on render, on a terminal only, for PNG as for GeoTIFF', async () => {
+    for (const [file, tty] of [['progress.png', true], ['progress.tif', true], ['quiet.png', false]] as const) {
+      const drawn: string[] = [];
+      const messages: string[] = [];
+      const io: CliIo = { out: () => undefined, err: (s) => messages.push(s), isTTY: tty, progress: (s) => drawn.push(s), progressAfterMs: 0 };
+      const program = run(new Command(), io);
+      await program.parseAsync(['render', '--rule', hillshade, '--input', DEM, '--output', join(out, file), '--tile', '128'], { from: 'user' });
+      if (tty) {
+        expect(drawn.at(0)).toMatch(/^\r\[#*\.*\] +\d+% 1\/12 tiles$/);
+        expect(drawn.at(-2)).toBe(`\r[${'#'.repeat(25)}] 100% 12/12 tiles`);
+        expect(drawn.at(-1)).toBe('\n');
+      } else expect(drawn).toEqual([]);
+      expect(messages).toEqual([expect.stringMatching(/^wrote /)]);
+    }
+  });
+
+  it('a closed pipe ends quietly with exit 0', () => {
+    const entry = `"${process.execPath}" --import tsx src/cli/main.ts`;
+    const r = spawnSync('bash', ['-c', `${entry} functions --json | head -1; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stdout).toBe('[\n');
+    expect(r.stderr).toBe('status=0\n');
+  });
+
+  it('--output - writes the image to stdout, the format from --format or -of; the summary to stderr', async () => {
+    const ref = join(out, 'ref.png');
+    expect(cli('render', '--rule', hillshade, '--input', DEM, '--output', ref).code).toBe(0);
+    const root = new URL('..', import.meta.url).pathname;
+    const png = spawnSync(process.execPath, ['--import', 'tsx', `${root}src/cli/main.ts`, 'render', '--rule', hillshade, '--input', DEM, '--output', '-', '-of', 'png'], { cwd: ROOT });
+    expect([png.status, png.stderr.toString()]).toEqual([0, expect.stringMatching(/^wrote PNG to stdout \(383x407, 1 band\(s\) U8\)/)]);
+    expect(png.stdout.equals(readFileSync(ref))).toBe(true);
+    const tif = spawnSync(process.execPath, ['--import', 'tsx', `${root}src/cli/main.ts`, 'render', '--rule', hillshade, '--input', DEM, '--output', '-', '--format', 'GTiff'], { cwd: ROOT, maxBuffer: 1 << 26 });
+    expect(tif.status).toBe(0);
+    const again = join(out, 'from-stdout.tif');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(again, tif.stdout);
+    const written = await openRaster(again);
+    expect(written.info).toMatchObject({ width: 383, height: 407, pixelType: 'U8' });
+    expect(written.info.spatialReference?.wkid).toBe(32616);
+    const none = cli('render', '--rule', hillshade, '--input', DEM, '--output', '-');
+    expect([none.code, none.stderr.trim()]).toEqual([2, 'error INVALID_ARGUMENT at format: --output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG']);
+    // Not to a terminal, as gzip -c.
+    const { PassThrough } = await import('node:stream');
+    const terminal = Object.assign(new PassThrough(), { isTTY: true });
+    const io: CliIo = { out: () => undefined, err: () => undefined, isTTY: false, stdout: terminal };
+    await expect(run(new Command(), io).parseAsync(['render', '--rule', hillshade, '--input', DEM, '--output', '-', '-of', 'PNG'].map((a) => (a === '-of' ? '--format' : a)), { from: 'user' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'output',
+      message: '--output - would write PNG bytes to the terminal: redirect stdout (> out.png) or pipe it',
+    });
+    const typo = cli('render', '--rule', hillshade, '--input', DEM, '--output', '-', '--format', 'PNF');
+    expect([typo.code, typo.stderr.trim()]).toEqual([2, 'error INVALID_ARGUMENT at format: --format must be GTiff, PNG or JPEG, got PNF; did you mean PNG?']);
+  });
+
+  it('functions NAME prints one function in full: arguments, types, defaults, values, docs; a typo gets a did-you-mean', () => {
+    const r = cli('functions', 'slope');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Slope \[terrain\]: /);
+    expect(r.stdout).toMatch(/\n {2}SlopeType: enum, default 1\n {6}values: 1 \w+/);
+    expect(r.stdout).toMatch(/\n {2}ZFactor: number/);
+    expect(r.stdout).toMatch(/\n {2}DEM \(also Raster\): raster/);
+    const json = cli('functions', 'HILLSHADE', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'Hillshade', arguments: expect.arrayContaining([expect.objectContaining({ name: 'Azimuth', default: 315 })]) });
+    const typo = cli('functions', 'Hilshade');
+    expect([typo.code, typo.stdout, typo.stderr.trim()]).toEqual([
+      2,
+      '',
+      'error UNKNOWN_FUNCTION at name: no raster function is named "Hilshade"; did you mean Hillshade? (rasterflow functions lists them)',
+    ]);
+  });
+
+  it('chip takes plain local paths for every input, also inside a rule; errors name the parameter and no --input flag', () => {
+    const labels = join(ROOT, 'golden/chipper/l7-labels.geojson');
+    const params = (inputRaster: unknown, o: string) =>
+      JSON.stringify({ inputRaster, inputClassData: 'golden/chipper/l7-labels.geojson', inputMaskPolygons: labels, outputLocation: join(out, o), tileSize: { x: 64, y: 64 } });
+    const ndvi = (raster: unknown) => ({ rasterFunction: 'NDVI', rasterFunctionArguments: { VisibleBandID: 3, InfraredBandID: 4, Raster: raster } });
+    let n = 0;
+    // Relative and absolute paths, file: URLs, {"url"}, a rule over a plain path (rendered in a worker too), {"url", "renderingRule"}.
+    for (const [input, workers] of [
+      ['golden/data/L7_ETMs.tif', '0'],
+      [`file://${LANDSAT}`, '0'],
+      [{ url: LANDSAT }, '0'],
+      [ndvi('golden/data/L7_ETMs.tif'), '1'],
+      [ndvi({ url: LANDSAT }), '0'],
+      [{ url: LANDSAT, renderingRule: ndvi('$$') }, '0'],
+    ] as const) {
+      const r = cli('chip', params(input, `forms-${n++}`), '--workers', workers);
+      expect([JSON.stringify(input), r.code, r.stderr]).toEqual([JSON.stringify(input), 0, expect.stringMatching(/^wrote 1 chips .* with 1 labels/)]);
+    }
+    const unbound = cli('chip', params(ndvi(undefined), 'unbound'), '--dry-run');
+    expect([unbound.code, unbound.stderr.trim()]).toEqual([
+      1,
+      'error INVALID_ARGUMENT at inputRaster.rasterFunctionArguments.Raster: no raster is bound to $$ (bound: none); a rule given as inputRaster names its rasters as plain paths or {"url": PATH} (e.g. "Raster": "scene.tif"), or applies to one raster as {"url": PATH, "renderingRule": RULE}',
+    ]);
+    const missing = cli('chip', params(ndvi('nope.tif'), 'missing'), '--dry-run');
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'error IO_ERROR at inputRaster.rasterFunctionArguments.Raster: cannot open nope.tif: no such file']);
+    const plainMissing = cli('chip', params('nope.tif', 'missing'), '--dry-run');
+    expect([plainMissing.code, plainMissing.stderr.trim()]).toEqual([1, 'error IO_ERROR at inputRaster: cannot open nope.tif: no such file']);
+  });
+
+  it('one stream for summaries: render, chip and demo summaries on stderr, stdout for data only', () => {
+    const r = cli('render', '--rule', hillshade, '--input', DEM, '--output', join(out, 'summary.tif'));
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', expect.stringMatching(/^wrote /)]);
   });
 });

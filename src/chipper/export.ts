@@ -139,7 +139,9 @@ type RasterOpener = OpenerScope['open'];
 async function openInput(open: RasterOpener, input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
   let opened: OpenedRaster;
   if (input.kind === 'location' && input.rule === undefined) {
-    const src = await open(input.location);
+    const src = await open(input.location).catch((e: unknown) => {
+      throw e instanceof EngineError ? new EngineError(e.code, e.message, { path: name, cause: e }) : e;
+    });
     opened = { root: src, info: src.info, recipe: { rule: { rasterFunction: 'Identity' }, sources: { $$: input.location } }, name };
   } else opened = await openRule(open, input.rule, input.kind === 'location' ? { $$: input.location } : {}, name);
   // context.cellSize: resample through the engine's Resample (bilinear for imagery, nearest for class rasters).
@@ -151,9 +153,21 @@ async function openInput(open: RasterOpener, input: RasterInput, name: string, c
   return openRule(open, rule, input.kind === 'location' ? { $$: input.location } : {}, name);
 }
 
-async function openRule(open: RasterOpener, rule: unknown, sources: Record<string, string>, name: string): Promise<OpenedRaster> {
-  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, open) }).catch((e: unknown) => {
-    if (e instanceof EngineError) throw new EngineError(e.code, e.message, { path: `${name}${e.path ? `.${e.path}` : ''}`, issues: e.issues, cause: e });
+/**
+ * A rule given as a raster input. It names its rasters by `{ "url": ... }` or as plain paths
+ * (`"Raster": "scene.tif"`): the export binds no variables, so a bare name is a path, recorded in
+ * the recipe's sources for the workers. `$$` is the raster of `{ "url", "renderingRule" }`.
+ */
+async function openRule(open: RasterOpener, rule: unknown, bound: Record<string, string>, name: string): Promise<OpenedRaster> {
+  const sources = { ...bound };
+  const unbound = (ref: string): string | undefined => (ref.startsWith('$') ? undefined : (sources[ref] = ref));
+  const hint = (): string =>
+    `a rule given as ${name} names its rasters as plain paths or {"url": PATH} (e.g. "Raster": "scene.tif"), or applies to one raster as {"url": PATH, "renderingRule": RULE}`;
+  const prefix = (path: string | undefined): string => `${name}${path ? `.${path}` : ''}`;
+  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, open, { unbound, hint }) }).catch((e: unknown) => {
+    if (e instanceof EngineError) {
+      throw new EngineError(e.code, e.message, { path: prefix(e.path), issues: e.issues.map((i) => ({ ...i, path: prefix(i.path) })), cause: e });
+    }
     throw e;
   });
   return { root, info: root.info, recipe: { rule, sources }, name };

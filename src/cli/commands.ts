@@ -1,23 +1,102 @@
 /** The `rasterflow` commands, wired onto a commander program; `io` is injected so tests can run them. */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { Command, Option } from 'commander';
-import { EngineError, withPath } from '../core/errors.js';
-import { windowInfo } from '../core/pixel-block.js';
+import { createReadStream, readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Command, CommanderError, Option } from 'commander';
+import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
+import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
-import { describe as describeArgs } from '../graph/args.js';
-import { render, renderTiles } from '../graph/render.js';
+import { describe as describeArgs, nearest } from '../graph/args.js';
+import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, formatOfPath, openerScope, outsizeOpener, type Outsize } from '../io/index.js';
+import { describeRaster, encodeAs, formatOfPath, openerScope, outsizeOpener, type OutputFormat, type Outsize } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
 
 export interface CliIo {
+  /** Data: JSON listings, `info`, `validate`'s DAG. One line per call. */
   out(s: string): void;
+  /** Everything else: summaries, warnings, errors. One line per call. */
   err(s: string): void;
+  /** Whether stderr is a terminal (progress bars are drawn only then). */
   readonly isTTY: boolean;
+  /** Raw stderr writes for the progress bar (no newline added); default process.stderr. */
+  progress?(s: string): void;
+  /** How long a command runs before its progress bar appears (default 1000 ms). */
+  readonly progressAfterMs?: number;
+  /** Where `--output -` writes the image (default process.stdout). */
+  readonly stdout?: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  /** Aborted on SIGINT / SIGTERM: the running render or export stops and removes its partial output. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A command-line usage error (bad option value and the like): printed as every error,
+ * `error INVALID_ARGUMENT at OPTION: message`, but exit status 2.
+ */
+export class UsageError extends EngineError {
+  constructor(path: string, message: string, code: ErrorCode = 'INVALID_ARGUMENT') {
+    super(code, message, { path });
+  }
+}
+
+/** Re-throw an option parser's EngineError as a usage error (exit 2). */
+function asUsage<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof EngineError && !(e instanceof UsageError)) throw new UsageError(e.path ?? '', e.message);
+    throw e;
+  }
+}
+
+const issueLine = (i: Issue): string => `error ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`;
+
+/** A commander parse error in the `error CODE at PATH: message` form. */
+function commanderLines(e: CommanderError): string[] {
+  if (e.exitCode === 0) return [];
+  const text = e.message.replace(/^error:\s*/, '');
+  const quoted = /'([^']+)'/.exec(text)?.[1] ?? '';
+  const suggestion = /\(Did you mean (.+?)\?\)/.exec(text)?.[1];
+  const dym = suggestion ? `; did you mean ${suggestion}?` : '';
+  const optionPath = (flags: string): string => /--([\w-]+)/.exec(flags)?.[1] ?? flags.replace(/^-+/, '');
+  switch (e.code) {
+    case 'commander.unknownOption':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: optionPath(quoted), message: `unknown option ${quoted}${dym}${dym ? '' : ' (--help lists the options)'}` })];
+    case 'commander.unknownCommand':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: 'command', message: `unknown command ${quoted}${dym}${dym ? '' : ' (rasterflow --help lists the commands)'}` })];
+    case 'commander.optionMissingArgument':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: optionPath(quoted), message: `option ${quoted} needs a value` })];
+    case 'commander.missingMandatoryOptionValue':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: optionPath(quoted), message: `required option ${quoted} is missing` })];
+    case 'commander.missingArgument':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: quoted, message: `missing argument <${quoted}>` })];
+    case 'commander.excessArguments':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: 'arguments', message: text.replace(/\.$/, '') })];
+    case 'commander.help':
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: 'command', message: 'a command is required (the list is above)' })];
+    default:
+      return [issueLine({ code: 'INVALID_ARGUMENT', path: '', message: text.split('\n').join('; ') })];
+  }
+}
+
+/** The lines printed for anything a command throws: one per problem, never a stack trace unless RASTERFLOW_DEBUG. */
+export function formatError(e: unknown): string[] {
+  if (e instanceof CommanderError) return commanderLines(e);
+  const engineError = toEngineError(e);
+  const lines = engineError.issues.map(issueLine);
+  if (process.env.RASTERFLOW_DEBUG && e instanceof Error) lines.push(e.stack ?? '');
+  else if (engineError.code === 'INTERNAL' && !(e instanceof EngineError)) lines.push('(set RASTERFLOW_DEBUG=1 for the stack trace)');
+  return lines;
+}
+
+/** Exit status: 0 for help and version, 2 for usage errors, 1 for every other error. */
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+  return e instanceof UsageError ? 2 : ERROR_TABLE[toEngineError(e).code].exitStatus;
 }
 
 /** `--rule` takes a file path or inline JSON. */
@@ -65,7 +144,7 @@ export function parseInputs(values: readonly string[]): Map<string, string> {
  */
 export function parseOutsize(s: string, base: { width: number; height: number }): { width: number; height: number } {
   const bad = (): EngineError =>
-    new EngineError('INVALID_ARGUMENT', `--outsize must be width,height in pixels or percentages (e.g. 1024,0 or 25%,25%), got ${s}`, { path: 'outsize' });
+    new UsageError('outsize', `--outsize must be width,height in pixels or percentages (e.g. 1024,0 or 25%,25%), got ${s}`);
   const parts = s.split(',').map((p) => p.trim());
   if (parts.length !== 2) throw bad();
   const [w, h] = parts.map((p, i) => {
@@ -84,7 +163,7 @@ export function parseOutsize(s: string, base: { width: number; height: number })
 export function parseWindow(s: string): Rect {
   const parts = s.split(',').map((p) => Number(p.trim()));
   if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p)) || parts[2]! <= 0 || parts[3]! <= 0) {
-    throw new EngineError('INVALID_ARGUMENT', `--window must be x,y,width,height in whole pixels, got ${s}`, { path: 'window' });
+    throw new UsageError('window', `--window must be x,y,width,height in whole pixels, got ${s}`);
   }
   return rect(parts[0]!, parts[1]!, parts[2]!, parts[3]!);
 }
@@ -95,17 +174,18 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
  * A progress bar on stderr for renders that take more than a second, on a terminal only:
  * `[#####....]  42% 1234/2916 tiles`, redrawn when the percentage changes.
  */
-function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
+export function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
   let count = 0;
   let drawn = -1;
+  const write = io.progress ?? ((s: string) => void process.stderr.write(s));
   const show = (done: number, of: number, label: string): void => {
-    if (!io.isTTY || Date.now() - started < 1000) return;
+    if (!io.isTTY || Date.now() - started < (io.progressAfterMs ?? 1000)) return;
     const percent = Math.floor((100 * done) / Math.max(1, of));
     if (percent === drawn) return;
     drawn = percent;
     const bar = '#'.repeat(Math.round(percent / 4)).padEnd(25, '.');
     // Straight to the terminal: io.err ends every message with a newline.
-    process.stderr.write(`\r[${bar}] ${String(percent).padStart(3)}% ${label}`);
+    write(`\r[${bar}] ${String(percent).padStart(3)}% ${label}`);
   };
   return {
     tick() {
@@ -114,26 +194,177 @@ function progressBar(io: CliIo, total: number, started: number): { tick(): void;
     },
     show,
     done() {
-      if (drawn >= 0) process.stderr.write('\n');
+      if (drawn >= 0) write('\n');
       drawn = -1;
     },
   };
 }
 
+
+/**
+ * Default `--max-pixels` for GeoTIFF outputs, counted as output width x height: 2^31, the pixel
+ * count of a 46341 x 46341 image (a whole Landsat path/row at 30 m is 7800 x 7600, a Sentinel-2
+ * tile at 10 m 10980 x 10980). A streamed GeoTIFF holds only the tiles in flight, so memory does not
+ * call for less; the limit is there to stop a slip (`--outsize 1000000,1000000`, 10^12 pixels)
+ * before hours of work and terabytes of output. Tile servers use far lower limits (an image
+ * service's maxImageWidth x maxImageHeight is 4100 x 15000) because they answer interactive
+ * requests; a CLI also runs batch jobs.
+ */
+export const DEFAULT_MAX_PIXELS = 2 ** 31;
+/**
+ * Default for PNG and JPEG outputs, which are encoded from the whole image in memory: 2^28
+ * (16384 x 16384), about 1 GiB for four U8 bands before the encoder's own buffers.
+ */
+export const DEFAULT_MAX_PIXELS_IN_MEMORY = 2 ** 28;
+
+function parseMaxPixels(v: string): number {
+  const n = Number(v.replace(/_/g, ''));
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError('max-pixels', `--max-pixels must be a whole number of pixels (0: no limit), got ${v}`);
+  return n;
+}
+
+/** LIMIT_EXCEEDED before any pixel work when the output has more pixels than allowed. */
+export function checkOutputSize(width: number, height: number, limit: number, path: string): void {
+  const pixels = width * height;
+  if (limit > 0 && pixels > limit) {
+    throw new EngineError(
+      'LIMIT_EXCEEDED',
+      `the output would be ${width}x${height} = ${pixels.toLocaleString('en-US')} pixels, over the limit of ${limit.toLocaleString('en-US')} (raise it with --max-pixels N; 0 turns the check off)`,
+      { path },
+    );
+  }
+}
+
+/** GDAL driver names for `--format` (`-of`), case-insensitive, with the extensions as aliases. */
+const FORMATS: Readonly<Record<string, OutputFormat>> = { gtiff: 'tiff', tif: 'tiff', tiff: 'tiff', png: 'png', jpeg: 'jpeg', jpg: 'jpeg' };
+const FORMAT_NAMES: Readonly<Record<OutputFormat, string>> = { tiff: 'GTiff', png: 'PNG', jpeg: 'JPEG' };
+
+function parseFormat(v: string): OutputFormat {
+  const f = FORMATS[v.trim().toLowerCase()];
+  if (f) return f;
+  const guess = nearest(v, ['GTiff', 'PNG', 'JPEG']);
+  throw new UsageError('format', `--format must be GTiff, PNG or JPEG, got ${v}${guess ? `; did you mean ${guess}?` : ''}`);
+}
+
+function parseCount(v: string, name: string, min: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(name, `--${name} must be a whole number from ${min}, got ${v}`);
+  return n;
+}
+
+/**
+ * Options that must be given, checked after commander has looked for unknown options, so that a
+ * mistyped `--ouput x.tif` is reported as the unknown option it is, not as a missing `--output`.
+ */
+function requireOptions(cmd: Command, ...names: string[]): Command {
+  return cmd.hook('preAction', (_parent, action) => {
+    for (const name of names) {
+      const option = action.options.find((o) => o.long === `--${name}`)!;
+      if (action.getOptionValue(option.attributeName()) === undefined) {
+        throw new UsageError(name, `${action.name()} needs ${option.flags} (rasterflow ${action.name()} --help lists the options)`);
+      }
+    }
+  });
+}
+
+/** Resolve a function name as `rasterflow functions NAME` takes it: any case, aliases, `...Function`. */
+function findFunction(name: string) {
+  const fn = registry.get(name) ?? registry.get(name.replace(/function$/i, ''));
+  if (fn) return fn;
+  const names = registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]);
+  const guess = nearest(name, names) ?? nearest(name.replace(/function$/i, ''), names);
+  throw new UsageError('name', `no raster function is named ${JSON.stringify(name)}${guess ? `; did you mean ${guess}?` : ''} (rasterflow functions lists them)`, 'UNKNOWN_FUNCTION');
+}
+
+/** One argument's type in words: `number 0..90`, `enum`, `raster (required)`. */
+function describeKind(a: Record<string, unknown>): string {
+  const kind = String(a.kind);
+  const range = a.min !== undefined || a.max !== undefined ? ` ${a.min ?? ''}..${a.max ?? ''}` : '';
+  switch (kind) {
+    case 'raster':
+      return a.default === '$$' ? 'raster (default: the input raster $$)' : a.optional ? 'raster (optional)' : `raster (required)${a.scalar ? ' or number' : ''}`;
+    case 'rasters':
+      return `list of rasters${a.minLength ? ` (at least ${String(a.minLength)})` : ''}${a.default === '$$' ? ' (default: [$$])' : ''}`;
+    case 'numbers':
+      return `list of ${a.integer ? 'integers' : 'numbers'}${a.minLength ? ` (at least ${String(a.minLength)})` : ''}`;
+    case 'strings':
+      return 'list of strings';
+    case 'int':
+      return `integer${range}`;
+    case 'json':
+      return `JSON${a.optional ? ' (optional)' : ''}`;
+    default:
+      return `${kind}${range}`;
+  }
+}
+
+/** The full help of one function, as `rasterflow functions NAME` prints it. */
+export function functionHelp(name: string): { lines: string[]; json: Record<string, unknown> } {
+  const f = findFunction(name);
+  const args = describeArgs(f.args);
+  const json = { name: f.name, aliases: f.aliases ?? [], family: f.family, summary: f.summary, variableName: f.variableName ?? 'Raster', verification: f.verification, arguments: args };
+  const lines = [`${f.name}${f.aliases?.length ? ` (also ${f.aliases.join(', ')})` : ''} [${f.family}]: ${f.summary}`];
+  lines.push(`  variableName: ${json.variableName}`, `  verification: ${String(f.verification)}`, '', 'Arguments (names match in any case):');
+  for (const a of args) {
+    const also = Array.isArray(a.aliases) && a.aliases.length ? ` (also ${(a.aliases as string[]).join(', ')})` : '';
+    const dflt = a.default !== undefined && a.kind !== 'raster' && a.kind !== 'rasters' ? `, default ${JSON.stringify(a.default)}` : '';
+    lines.push(`  ${String(a.name)}${also}: ${describeKind(a)}${dflt}`);
+    if (a.kind === 'enum') {
+      const names = (a.names ?? {}) as Record<string, number>;
+      const values = (a.values as number[]).map((v) => {
+        const spelled = Object.entries(names).filter(([, c]) => c === v).map(([n]) => n);
+        return `${v}${spelled.length ? ` ${spelled.join('|')}` : ''}`;
+      });
+      lines.push(`      values: ${values.join(', ')}`);
+    } else if (a.kind === 'string' && Array.isArray(a.values)) {
+      lines.push(`      values: ${(a.values as string[]).join(', ')}`);
+    }
+    lines.push(`      ${String(a.doc)}`);
+  }
+  return { lines, json };
+}
+
+/** After SIGINT / SIGTERM: the ABORTED error a command ends with, saying what became of its output. */
+function interrupted(io: CliIo, e: unknown, outcome: string): unknown {
+  if (!io.signal?.aborted) return e;
+  const reason = io.signal.reason instanceof Error ? io.signal.reason.message : 'interrupted';
+  return new EngineError('ABORTED', `${reason}; ${outcome}`, { cause: e });
+}
+
+/** Write bytes to a stream (stdout for `--output -`) and wait until they are handed over. */
+function writeTo(stream: NodeJS.WritableStream, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(bytes, (e) => (e ? reject(e) : resolve()));
+  });
+}
+
 export function run(program: Command, io: CliIo): Command {
+  // Set before the commands are added: subcommands inherit them. Commander's own messages are
+  // replaced by the `error CODE at PATH: message` lines of formatError (main.ts).
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.out(s.trimEnd()),
+    writeErr: (s) => io.err(s.trimEnd()),
+    outputError: () => undefined,
+  });
   program
     .name('rasterflow')
     .description('Raster functions from rendering-rule JSON, evaluated tile by tile.')
     .version('0.1.0');
 
-  program
+  const renderCommand = program
     .command('render')
-    .description('render a rule over GeoTIFF inputs to a GeoTIFF, PNG or JPEG')
-    .requiredOption('--rule <file|json>', 'rendering rule: a JSON file or inline JSON')
+    .description('render a rule over GeoTIFF inputs to a GeoTIFF, PNG or JPEG (a file, or stdout with --output -)')
+    .option('--rule <file|json>', 'rendering rule: a JSON file or inline JSON (required)')
     .option('--input <[NAME=]path>', 'input raster; first is $$ and $1, next $2, ...; NAME=path binds a variable', collect, [])
-    .requiredOption('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg)')
+    .option('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg); - writes to stdout (with --format) (required)')
+    .option('--format <name>', 'output format, GDAL driver names: GTiff, PNG or JPEG (alias -of); default from the --output extension')
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
     .option('--outsize <w,h>', "output size, as gdal_translate -outsize: pixels or percentages (0 keeps the aspect ratio); inputs are read from their overviews")
+    .option(
+      '--max-pixels <n>',
+      `refuse outputs of more pixels (width x height) than this before any work; default ${DEFAULT_MAX_PIXELS} (2^31) for GeoTIFF, ${DEFAULT_MAX_PIXELS_IN_MEMORY} (2^28) for PNG and JPEG, which are encoded in memory; 0: no limit`,
+    )
     .addOption(new Option('--tile <n>', "tile size in pixels (default: the GeoTIFF output's block size when its blocks are square, else 256)").argParser((v) => v))
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
@@ -143,91 +374,148 @@ export function run(program: Command, io: CliIo): Command {
         'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES',
       collect,
       [],
-    )
-    .action(
-      async (o: { rule: string; input: string[]; output: string; window?: string; outsize?: string; tile?: string; quality: string; workers: string; co: string[] }) => {
-        const format = formatOfPath(o.output);
-        if (o.co.length > 0 && format !== 'tiff') throw new EngineError('INVALID_ARGUMENT', '--co creation options apply to GeoTIFF outputs only', { path: 'co' });
-        const creation = parseCreationOptions(o.co);
-        // Render tiles the size of the output's TIFF blocks: each tile is then encoded as it comes
-        // (tiff-stream-writer.ts), without gathering rows of blocks. The output does not depend on it.
-        const blockW = creation.blockWidth ?? 256;
-        const blockH = creation.blockHeight ?? blockW;
-        const tile = o.tile === undefined ? (format === 'tiff' && creation.tiled !== false && blockW === blockH ? blockW : 256) : Number(o.tile);
-        if (!Number.isInteger(tile) || tile < 1) throw new EngineError('INVALID_ARGUMENT', `--tile must be a positive integer, got ${o.tile}`, { path: 'tile' });
-        const rule = readRule(o.rule);
-        const resolution = resolveRule(rule, { registry });
-        for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
-        const inputs = parseInputs(o.input);
-        // The rasters this command opens are closed when it ends (it also runs in-process).
-        const files = openerScope();
-        try {
-          // --outsize: every input read downsampled, the first one (`$$`) at the given size.
-          let outsize: Outsize | undefined;
-          if (o.outsize !== undefined) {
-            const first = inputs.get('$$') ?? [...inputs.values()][0];
-            if (first === undefined) throw new EngineError('INVALID_ARGUMENT', '--outsize needs an --input', { path: 'outsize' });
-            const { width: baseWidth, height: baseHeight } = (await files.open(first, { id: first })).info;
-            outsize = { ...parseOutsize(o.outsize, { width: baseWidth, height: baseHeight }), baseWidth, baseHeight };
-          }
-          const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
-          const built = await planRule(resolution, bindSources(inputs, open));
-          const { root } = built;
-          // Warnings found while planning (values that cannot take effect), after the rule's own.
-          for (const w of built.warnings.slice(resolution.warnings.length)) io.err(`warning: ${withPath(w)}`);
-          const window = o.window === undefined ? undefined : parseWindow(o.window);
-          const started = Date.now();
-          const pool = createPool({ size: Number(o.workers) });
-          const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
-          const info = window === undefined ? root.info : windowInfo(root.info, window);
-          // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
-          // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
-          const renderOptions = { rect: window, tileSize: tile, pool, recipe, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
-          mkdirSync(dirname(o.output), { recursive: true });
-          if (format === 'tiff') {
-            // Streamed: tiles are encoded and written as they are rendered (bounded memory).
-            const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
-            const { statistics: _dropped, ...windowed } = info;
-            const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
-            const progress = progressBar(io, total, started);
-            await writeTiffStream(o.output, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
-              progress.tick(),
-            ).finally(() => {
-              progress.done();
-              return pool.destroy();
-            });
-          } else {
-            const block = await render(root, renderOptions).finally(() => pool.destroy());
-            const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
-            writeFileSync(o.output, bytes);
-          }
-          io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
-        } finally {
-          await files.closeAll();
-        }
-      },
     );
-
-  program
-    .command('validate')
-    .description('parse and check a rule without pixels; prints the canonical DAG as JSON')
-    .requiredOption('--rule <file|json>', 'rendering rule: a JSON file or inline JSON')
-    .action((o: { rule: string }) => {
-      const resolution = resolveRule(readRule(o.rule), { registry });
-      for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
-      if (resolution.root === undefined || resolution.issues.length > 0) {
-        for (const i of resolution.issues) io.err(`error ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`);
-        process.exitCode = 1;
-        return;
+  requireOptions(renderCommand, 'rule', 'output').action(
+    async (o: {
+      rule: string;
+      input: string[];
+      output: string;
+      format?: string;
+      window?: string;
+      outsize?: string;
+      maxPixels?: string;
+      tile?: string;
+      quality: string;
+      workers: string;
+      co: string[];
+    }) => {
+      // Every option value is checked before anything is read.
+      const toStdout = o.output === '-';
+      if (toStdout && o.format === undefined) throw new UsageError('format', '--output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG');
+      const format = o.format !== undefined ? parseFormat(o.format) : asUsage(() => formatOfPath(o.output));
+      // As gzip -c does: image bytes are not written to a terminal.
+      if (toStdout && (io.stdout ?? process.stdout).isTTY === true) {
+        throw new UsageError('output', `--output - would write ${FORMAT_NAMES[format]} bytes to the terminal: redirect stdout (> out.${format === 'tiff' ? 'tif' : format === 'png' ? 'png' : 'jpg'}) or pipe it`);
       }
-      io.out(JSON.stringify(describeResolution(resolution.root), null, 2));
-    });
+      if (o.co.length > 0 && format !== 'tiff') throw new UsageError('co', '--co creation options apply to GeoTIFF outputs only');
+      const creation = asUsage(() => parseCreationOptions(o.co));
+      const quality = parseCount(o.quality, 'quality', 1);
+      if (quality > 100) throw new UsageError('quality', `--quality must be a whole number from 1 to 100, got ${o.quality}`);
+      const workers = parseCount(o.workers, 'workers', 0);
+      const maxPixels = o.maxPixels === undefined ? (format === 'tiff' ? DEFAULT_MAX_PIXELS : DEFAULT_MAX_PIXELS_IN_MEMORY) : parseMaxPixels(o.maxPixels);
+      const window = o.window === undefined ? undefined : parseWindow(o.window);
+      // Render tiles the size of the output's TIFF blocks: each tile is then encoded as it comes
+      // (tiff-stream-writer.ts), without gathering rows of blocks. The output does not depend on it.
+      const blockW = creation.blockWidth ?? 256;
+      const blockH = creation.blockHeight ?? blockW;
+      const tile = o.tile === undefined ? (format === 'tiff' && creation.tiled !== false && blockW === blockH ? blockW : 256) : parseCount(o.tile, 'tile', 1);
+      const rule = readRule(o.rule);
+      const resolution = resolveRule(rule, { registry });
+      for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
+      const inputs = parseInputs(o.input);
+      const signal = io.signal;
+      // The rasters this command opens are closed when it ends (it also runs in-process).
+      const files = openerScope();
+      let scratch: string | undefined;
+      try {
+        // --outsize: every input read downsampled, the first one (`$$`) at the given size.
+        let outsize: Outsize | undefined;
+        if (o.outsize !== undefined) {
+          const first = inputs.get('$$') ?? [...inputs.values()][0];
+          if (first === undefined) throw new UsageError('outsize', '--outsize needs an --input');
+          const { width: baseWidth, height: baseHeight } = (await files.open(first, { id: first })).info;
+          outsize = { ...parseOutsize(o.outsize, { width: baseWidth, height: baseHeight }), baseWidth, baseHeight };
+          checkOutputSize(outsize.width, outsize.height, maxPixels, 'outsize');
+        }
+        const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
+        const hint = (name: string): string => `bind it with --input ${name.startsWith('$') ? 'PATH' : `${name}=PATH`}`;
+        const built = await planRule(resolution, bindSources(inputs, open, { hint }));
+        const { root } = built;
+        // Warnings found while planning (values that cannot take effect), after the rule's own.
+        for (const w of built.warnings.slice(resolution.warnings.length)) io.err(`warning: ${withPath(w)}`);
+        const info = window === undefined ? root.info : windowInfo(root.info, window);
+        // Before any pixel work (request statistics, tiles): the size of what would be written.
+        checkOutputSize(info.width, info.height, maxPixels, window ? 'window' : outsize ? 'outsize' : 'output');
+        const started = Date.now();
+        const pool = createPool({ size: workers });
+        const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
+        // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
+        // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
+        const renderOptions = { rect: window, tileSize: tile, pool, recipe, signal, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
+        const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
+        const progress = progressBar(io, total, started);
+        const stdout = io.stdout ?? process.stdout;
+        if (!toStdout) mkdirSync(dirname(o.output), { recursive: true });
+        if (format === 'tiff') {
+          // Streamed: tiles are encoded and written as they are rendered (bounded memory); on an
+          // error or a signal the writer removes its partial file. Stdout gets the finished file.
+          if (toStdout) scratch = mkdtempSync(join(tmpdir(), 'rasterflow-'));
+          const file = scratch ? join(scratch, 'out.tif') : o.output;
+          const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
+          const { statistics: _dropped, ...windowed } = info;
+          await writeTiffStream(file, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
+            progress.tick(),
+          ).finally(() => {
+            progress.done();
+            return pool.destroy();
+          });
+          if (scratch) {
+            for await (const chunk of createReadStream(file)) await writeTo(stdout, chunk as Buffer);
+          }
+        } else {
+          const block = allocateBlock(window ?? rect(0, 0, root.info.width, root.info.height), root.info.pixelType, root.info.bandCount);
+          try {
+            for await (const t of renderTiles(root, renderOptions)) {
+              copyInto(t, block);
+              progress.tick();
+            }
+          } finally {
+            progress.done();
+            await pool.destroy();
+          }
+          const bytes = encodeAs(format, block, info, { quality });
+          if (toStdout) await writeTo(stdout, bytes);
+          else writeFileSync(o.output, bytes);
+        }
+        const where = toStdout ? `${FORMAT_NAMES[format]} to stdout` : o.output;
+        io.err(`wrote ${where} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
+      } catch (e) {
+        throw interrupted(io, e, toStdout ? 'nothing was written' : 'the partial output was removed');
+      } finally {
+        if (scratch) rmSync(scratch, { recursive: true, force: true });
+        await files.closeAll();
+      }
+    },
+  );
+
+  requireOptions(
+    program
+      .command('validate')
+      .description('parse and check a rule without pixels; prints the canonical DAG as JSON')
+      .option('--rule <file|json>', 'rendering rule: a JSON file or inline JSON (required)'),
+    'rule',
+  ).action((o: { rule: string }) => {
+    const resolution = resolveRule(readRule(o.rule), { registry });
+    for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
+    if (resolution.root === undefined || resolution.issues.length > 0) {
+      for (const i of resolution.issues) io.err(issueLine(i));
+      process.exitCode = 1;
+      return;
+    }
+    io.out(JSON.stringify(describeResolution(resolution.root), null, 2));
+  });
 
   program
     .command('functions')
-    .description('list the raster functions with their arguments, defaults and docs')
+    .description('list the raster functions with their arguments, defaults and docs; with NAME, that function in full')
+    .argument('[name]', 'a function name (any case): its arguments, types, defaults, allowed values and docs')
     .option('--json', 'machine-readable output')
-    .action((o: { json?: boolean }) => {
+    .action((name: string | undefined, o: { json?: boolean }) => {
+      if (name !== undefined) {
+        const help = functionHelp(name);
+        io.out(o.json ? JSON.stringify(help.json, null, 2) : help.lines.join('\n'));
+        return;
+      }
       const list = registry.list().map((f) => ({
         name: f.name,
         aliases: f.aliases ?? [],
@@ -261,12 +549,13 @@ export function run(program: Command, io: CliIo): Command {
   program
     .command('chip')
     .description('export training data for deep learning: image chips, labels and metadata')
-    .argument('<params>', 'parameters: a JSON file or inline JSON with the task\'s parameter names')
+    .argument('<params>', "parameters: a JSON file or inline JSON with the task's parameter names")
     .option('--workers <n>', 'worker threads rendering chips (0: inline); the output does not depend on it', '0')
     .option('--dry-run', 'plan only: count chips and labels and estimate the size; write nothing')
     .action(async (params: string, o: { workers: string; dryRun?: boolean }) => {
+      const workers = parseCount(o.workers, 'workers', 0);
       const raw = readChipParams(params);
-      const pool = createPool({ size: Number(o.workers) });
+      const pool = createPool({ size: workers });
       const started = Date.now();
       const progress = progressBar(io, 0, started);
       // Loaded on use: the chipper and the demo stay off the start-up path of the other commands.
@@ -274,11 +563,18 @@ export function run(program: Command, io: CliIo): Command {
       const summary = await exportTrainingData(raw, {
         pool,
         dryRun: o.dryRun === true,
+        ...(io.signal ? { signal: io.signal } : {}),
         onProgress: (p) => progress.show(p.done, p.total, `${p.chips} chips`),
-      }).finally(() => pool.destroy());
-      progress.done();
+      })
+        .catch((e: unknown) => {
+          throw interrupted(io, e, 'the chips written so far are kept: run it again with "resume": true to continue');
+        })
+        .finally(() => {
+          progress.done();
+          return pool.destroy();
+        });
       const s = summary.skipped;
-      io.out(
+      io.err(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
           `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
           `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${(summary.bytes / 1048576).toFixed(1)} MiB` +
@@ -292,9 +588,8 @@ export function run(program: Command, io: CliIo): Command {
     .option('--out <dir>', 'output folder', 'out')
     .action(async (o: { out: string }) => {
       const { runDemo } = await import('./demo.js');
-      await runDemo(o.out, io.out);
+      await runDemo(o.out, io.err);
     });
 
   return program;
 }
-

@@ -1,38 +1,62 @@
 #!/usr/bin/env node
 /**
- * `rasterflow`: render, validate, functions, info, demo. Errors go to stderr as
+ * `rasterflow`: render, validate, functions, info, chip, demo. Errors go to stderr as
  * `error CODE at PATH: message`, one line per problem, with exit code 1 (2 for usage errors);
- * never a stack trace unless RASTERFLOW_DEBUG is set.
+ * never a stack trace unless RASTERFLOW_DEBUG is set. Data (JSON, `--output -` images) goes to
+ * stdout, everything else (summaries, warnings, progress) to stderr. A closed stdout (`| head`)
+ * ends the command quietly with exit 0; SIGINT / SIGTERM abort the running command, which removes
+ * its partial output, and exit 130 / 143.
  */
-import { Command, CommanderError } from 'commander';
-import { EngineError, ERROR_TABLE, toEngineError, type Issue } from '../core/errors.js';
-import { run, type CliIo } from './commands.js';
+import { Command } from 'commander';
+import { EngineError } from '../core/errors.js';
+import { run, exitCodeOf, formatError, type CliIo } from './commands.js';
+
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
+const controller = new AbortController();
+let signalled: number | undefined;
+
+for (const [name, number] of Object.entries(SIGNALS)) {
+  process.on(name, () => {
+    // A second signal, or a command that does not stop within 3 s: leave at once.
+    if (signalled !== undefined) process.exit(128 + signalled);
+    signalled = number;
+    controller.abort(new Error(`interrupted by ${name}`));
+    setTimeout(() => process.exit(128 + number), 3000).unref();
+  });
+}
+
+// A reader that went away (`rasterflow functions | head -1`) is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    process.exit(e.code === 'EPIPE' ? (signalled === undefined ? Number(process.exitCode) || 0 : 128 + signalled) : 1);
+  });
+}
 
 const io: CliIo = {
   out: (s) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`),
   err: (s) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`),
   isTTY: process.stderr.isTTY === true,
+  progress: (s) => process.stderr.write(s),
+  stdout: process.stdout,
+  signal: controller.signal,
 };
 
-function printError(e: unknown, err: (s: string) => void): void {
-  const engineError = toEngineError(e);
-  const issues: readonly Issue[] = engineError.issues;
-  for (const i of issues) err(`error ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`);
-  if (process.env.RASTERFLOW_DEBUG && e instanceof Error) err(e.stack ?? '');
-  else if (engineError.code === 'INTERNAL' && !(e instanceof EngineError)) err('(set RASTERFLOW_DEBUG=1 for the stack trace)');
-}
-
 const program: Command = run(new Command(), io);
-program.exitOverride();
-program.configureOutput({ writeErr: (s) => io.err(s.trimEnd()), writeOut: (s) => io.out(s.trimEnd()) });
+
+// gdal_translate's `-of FORMAT` (commander's short options are one letter).
+const argv = process.argv.map((a, i) => (i >= 2 && a === '-of' ? '--format' : a));
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (e) {
-  if (e instanceof CommanderError) {
-    process.exitCode = e.exitCode === 0 ? 0 : 2;
+  if (signalled !== undefined) {
+    // The command says what became of its output (render: the partial file removed).
+    const said = e instanceof EngineError && e.code === 'ABORTED' && e.message.startsWith('interrupted');
+    for (const line of said ? formatError(e) : [`error ABORTED: interrupted by ${signalled === 2 ? 'SIGINT' : 'SIGTERM'}`]) io.err(line);
+    process.exitCode = 128 + signalled;
   } else {
-    printError(e, io.err);
-    process.exitCode = ERROR_TABLE[toEngineError(e).code].exitStatus;
+    for (const line of formatError(e)) io.err(line);
+    process.exitCode = exitCodeOf(e);
   }
 }
+if (signalled !== undefined) process.exitCode = 128 + signalled;

@@ -9,7 +9,17 @@ import type { SourceResolver } from './build.js';
 
 export type Opener = (location: string, options: { id: string }) => Promise<SourceNode>;
 
-export function bindSources(bound: ReadonlyMap<string, string> | Readonly<Record<string, string>>, open: Opener): SourceResolver {
+export interface BindOptions {
+  /**
+   * A reference bound to nothing: return the location to open (and the caller may record it), or
+   * undefined for the error. The chipper opens bare names as paths so.
+   */
+  readonly unbound?: (name: string) => string | undefined;
+  /** What the error for an unbound reference suggests, in the caller's terms (the CLI: `--input`). */
+  readonly hint?: (name: string) => string;
+}
+
+export function bindSources(bound: ReadonlyMap<string, string> | Readonly<Record<string, string>>, open: Opener, options: BindOptions = {}): SourceResolver {
   const entries = bound instanceof Map ? [...bound.entries()] : Object.entries(bound);
   const byName = new Map(entries.map(([k, v]) => [k.toLowerCase(), v] as const));
   const opened = new Map<string, Promise<SourceNode>>();
@@ -30,14 +40,20 @@ export function bindSources(bound: ReadonlyMap<string, string> | Readonly<Record
         throw new EngineError(err.code, err.message, { path, cause: e });
       }
     }
-    const location = byName.get(ref.name.toLowerCase()) ?? (ref.name === '$1' ? byName.get('$$') : undefined);
+    const bound = byName.get(ref.name.toLowerCase()) ?? (ref.name === '$1' ? byName.get('$$') : undefined);
+    const fallback = bound === undefined ? options.unbound?.(ref.name) : undefined;
+    if (fallback !== undefined) {
+      // Written in the rule, so a failure to open it is reported at the rule's path.
+      return openOnce(fallback).catch((e: unknown) => {
+        const err = e instanceof EngineError ? e : new EngineError('IO_ERROR', String(e));
+        throw new EngineError(err.code, err.message, { path, cause: e });
+      });
+    }
+    const location = bound;
     if (location === undefined) {
       const known = entries.map(([k]) => k).join(', ') || 'none';
-      throw new EngineError(
-        'INVALID_ARGUMENT',
-        `no raster is bound to ${ref.name} (bound: ${known}); bind it with --input ${ref.name.startsWith('$') ? 'PATH' : `${ref.name}=PATH`}`,
-        { path },
-      );
+      const hint = options.hint?.(ref.name);
+      throw new EngineError('INVALID_ARGUMENT', `no raster is bound to ${ref.name} (bound: ${known})${hint ? `; ${hint}` : ''}`, { path });
     }
     return openOnce(location);
   };

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -39,6 +40,13 @@ describe('worker pool', () => {
     } finally {
       await one.destroy();
     }
+  });
+
+  it('leaves no abort listener behind on a signal shared by every tile of a render', async () => {
+    const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(recipe.sources, openRaster) });
+    const controller = new AbortController();
+    await render(root, { tileSize: 64, pool, recipe, signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('carries statistics bound in the main thread to the workers: pool sizes 0, 1, 2 agree', async () => {

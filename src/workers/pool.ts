@@ -75,15 +75,19 @@ export function createPool(options: { readonly size: number }): WorkerPool {
       if (live.length === 0) return Promise.reject(slots[0]!.failed);
       const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
       const id = ++seq;
+      let onAbort: (() => void) | undefined;
       return new Promise<PixelBlock>((resolve, reject) => {
         slot.pending.set(id, { resolve, reject });
-        signal?.addEventListener('abort', () => {
+        onAbort = () => {
           if (slot.pending.delete(id)) reject(new EngineError('ABORTED', 'the request was aborted'));
-        }, { once: true });
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
         slot.worker.ref();
         const request: TileRequest = { id, recipe, tile };
         slot.worker.postMessage(request);
       }).finally(() => {
+        // A long render shares one signal across thousands of tiles: drop each tile's listener.
+        if (onAbort) signal?.removeEventListener('abort', onAbort);
         if (slot.pending.size === 0) slot.worker.unref();
       });
     },
