@@ -9,7 +9,7 @@ import { describe as describeArgs } from '../graph/args.js';
 import { render, renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeByExtension, formatOfPath, openerScope, outsizeOpener, type Outsize } from '../io/index.js';
+import { describeRaster, encodeByExtension, formatOfPath, openerScope, outsizeOpener, writeGeoreferenceSidecars, type Outsize } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -197,6 +197,7 @@ export function run(program: Command, io: CliIo): Command {
             const block = await render(root, renderOptions).finally(() => pool.destroy());
             const bytes = encodeByExtension(o.output, block, info, { quality: Number(o.quality) });
             writeFileSync(o.output, bytes);
+            await writeGeoreferenceSidecars(o.output, info);
           }
           io.err(`wrote ${o.output} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);
         } finally {
