@@ -15,6 +15,7 @@ import { nearest, parseArgs } from '../graph/args.js';
 import { castFunction } from '../graph/cast.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
+import { withNeededStatistics } from '../graph/input-statistics.js';
 import type { RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
 import { INVALID, parseRule, type RuleNode } from './parse.js';
 import { instantiate, type TemplateStore } from './templates.js';
@@ -378,7 +379,9 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
       if (n.kind === 'constant') return constantSource(n.values);
       const inputs = await Promise.all(n.inputs.map(plan));
       if (inputs.some((i) => i === undefined)) return undefined; // already reported below
-      const node = createFunctionNode(n.fn, n.values, inputs as RasterNode[], n.path);
+      // Statistics the plan needs that its inputs lack are computed first (graph/input-statistics.ts).
+      const withStats = await withNeededStatistics(n.fn, n.values, inputs as RasterNode[]);
+      const node = createFunctionNode(n.fn, n.values, withStats, n.path);
       if (n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN') return node;
       return createFunctionNode(castFunction, { to: n.outputPixelType, Raster: 0 }, [node], n.path);
     } catch (e) {
