@@ -11,7 +11,7 @@ import { describe as describeArgs, nearest } from '../graph/args.js';
 import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeAs, formatOfPath, openerScope, outsizeOpener, type OutputFormat, type Outsize } from '../io/index.js';
+import { describeRaster, encodeAs, formatOfPath, openerScope, outsizeOpener, writeGeoreferenceSidecars, type OutputFormat, type Outsize } from '../io/index.js';
 import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -371,7 +371,7 @@ export function run(program: Command, io: CliIo): Command {
     .option(
       '--co <NAME=VALUE>',
       'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
-        'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES',
+        'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES|NO (default YES: the written pixels\' statistics)',
       collect,
       [],
     );
@@ -475,7 +475,11 @@ export function run(program: Command, io: CliIo): Command {
           }
           const bytes = encodeAs(format, block, info, { quality });
           if (toStdout) await writeTo(stdout, bytes);
-          else writeFileSync(o.output, bytes);
+          else {
+            writeFileSync(o.output, bytes);
+            // A world file and an .aux.xml with the SRS beside it, as GDAL's WORLDFILE=YES.
+            await writeGeoreferenceSidecars(o.output, info);
+          }
         }
         const where = toStdout ? `${FORMAT_NAMES[format]} to stdout` : o.output;
         io.err(`wrote ${where} (${info.width}x${info.height}, ${info.bandCount} band(s) ${info.pixelType}) in ${Date.now() - started} ms`);

@@ -6,7 +6,7 @@ import { render } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
-import { encodeByExtension, openerScope } from '../io/index.js';
+import { encodeByExtension, openerScope, writeGeoreferenceSidecars } from '../io/index.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { RasterNode } from '../graph/types.js';
 
@@ -161,6 +161,8 @@ export async function runDemo(outDir: string, print: (s: string) => void): Promi
       const path = join(outDir, `${e.name}.${f}`);
       writeFileSync(path, encodeByExtension(path, block, root.info, { quality: 90 }));
       written.push(path);
+      // PNG and JPEG stay georeferenced: a world file and a .aux.xml with the SRS, as GDAL's WORLDFILE=YES.
+      if (f !== 'tif') await writeGeoreferenceSidecars(path, root.info);
       print(`wrote ${path}  (${root.info.width}x${root.info.height}, ${root.info.bandCount} band(s) ${root.info.pixelType})  rule: ${JSON.stringify(e.rule)}`);
     }
   }

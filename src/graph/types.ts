@@ -197,6 +197,14 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
    */
   bindStatistics?(params: P, statistics: readonly (readonly (RequestBandStatistics | undefined)[])[]): P;
   /**
+   * Inputs (indexes into `inputs`) whose band statistics `plan` would use but which have none
+   * (ShadedRelief's ramp range, a Stretch without DRA that needs min/max or mean/stdDev). The
+   * builder computes them before planning (graph/input-statistics.ts: approximately from a
+   * source, as `gdalinfo -approx_stats`; exactly over a function's whole grid) and plans with
+   * them in the input's info.
+   */
+  needsStatistics?(args: ArgValues<A>, inputs: readonly RasterInfo[]): readonly number[];
+  /**
    * For functions whose values need an encoding rather than a plain cast to fit an integer
    * `outputPixelType` (ColorspaceConversion: HSV in degrees and fractions -> 0..255 in U8): a plan
    * that produces type `to` itself, or undefined to keep the rule's usual final cast.
@@ -224,6 +232,12 @@ export interface SourceNode {
    * size (else INVALID_ARGUMENT naming the field). Resolves to `block`.
    */
   readInto?(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock>;
+  /**
+   * Optional: per-band statistics of the valid pixels as GDAL's ComputeStatistics with bApproxOK
+   * computes them (`gdalinfo -approx_stats`): from the smallest overview with more than 2500
+   * pixels, else from a sample of whole blocks; undefined for a band without a valid pixel.
+   */
+  approximateStatistics?(signal?: AbortSignal): Promise<(BandStatistics | undefined)[]>;
 }
 
 export interface FunctionNode {

@@ -48,6 +48,21 @@ describe('encodeJpeg', () => {
     }
   });
 
+  it('1 band U8 is a one-component (greyscale) JPEG; a gradient of odd size decodes within JPEG loss', () => {
+    const w = 37;
+    const h = 21;
+    const b = flatBlock('U8', w, h, [0]);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) b.bands[0]![y * w + x] = Math.round((255 * (x + y)) / (w + h - 2));
+    const bytes = encodeJpeg(b, infoOf(b), { quality: 95 });
+    // SOF0: the component count follows precision, height and width.
+    const sof = bytes.findIndex((v, i) => v === 0xff && bytes[i + 1] === 0xc0);
+    expect(sof).toBeGreaterThan(0);
+    expect(bytes[sof + 9]).toBe(1);
+    const d = jpeg.decode(bytes, { useTArray: true });
+    expect([d.width, d.height]).toEqual([w, h]);
+    for (let i = 0; i < w * h; i++) expect(Math.abs(d.data[4 * i]! - b.bands[0]![i]!), `pixel ${i}`).toBeLessThanOrEqual(4);
+  });
+
   it('a single band with a colormap is expanded to RGB (any pixel type); unmapped and alpha-0 values are black', () => {
     // Left 8 columns value 3 (colour 200, 30, 120), right 8 columns value -2 (alpha 0), bottom 8 rows 9 (no entry).
     const b = flatBlock('S16', 16, 16, [0]);

@@ -1,7 +1,7 @@
 /**
- * JPEG encoder (jpeg-js, baseline, 4:2:0 YCbCr): 1 band of U8 (written as grey in three equal
- * channels, since jpeg-js writes only three-component images) or 3 bands of U8 as RGB. JPEG has no
- * transparency: masked pixels are written as 0 (black). Anything else is UNSUPPORTED_INPUT.
+ * JPEG encoder, baseline: 1 band of U8 as a greyscale JPEG (one component, jpeg-grey.ts; GDAL reads
+ * one band) or 3 bands of U8 as RGB (jpeg-js, YCbCr). JPEG has no transparency: masked pixels are
+ * written as 0 (black). Anything else is UNSUPPORTED_INPUT.
  *
  * A single band with a colormap (`info.colormap`) is expanded to RGB first, as the vendor does for
  * JPG exports [spec ColormapToRGB: "applied automatically ... when the export format is JPG or
@@ -13,6 +13,7 @@ import type jpegJs from 'jpeg-js';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { colorize, colormapLut } from '../functions/color/colormap-to-rgb.js';
+import { encodeGreyJpeg } from './jpeg-grey.js';
 
 /** jpeg-js, loaded on first use (a CommonJS package: not parsed at start-up by commands that never write JPEG). */
 let jpegjs: typeof jpegJs | undefined;
@@ -41,6 +42,12 @@ export function encodeJpeg(block: PixelBlock, info: RasterInfo, options: JpegOpt
   const { width, height } = block.rect;
   const n = width * height;
   const mask = block.mask;
+  if (nb === 1) {
+    const grey = new Uint8Array(n);
+    const band = block.bands[0]!;
+    for (let i = 0; i < n; i++) grey[i] = mask[i] === 0 ? 0 : band[i]!;
+    return encodeGreyJpeg(grey, width, height, quality);
+  }
   const r = block.bands[0]!;
   const g = block.bands[nb === 3 ? 1 : 0]!;
   const b = block.bands[nb === 3 ? 2 : 0]!;

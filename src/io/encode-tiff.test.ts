@@ -226,12 +226,21 @@ describe('grid, spatial reference and metadata', () => {
     expect(back.info.extent).toEqual(bare.extent);
   });
 
-  it('statistics and band names round-trip; statistics are dropped for a window', async () => {
-    const block = syntheticBlock('F32', { x: 0, y: 0, width: 8, height: 8 }, 2, false);
+  it('the statistics written are the pixels\' own, never the advertised ones; band names round-trip; no statistics for a window', async () => {
+    const block = syntheticBlock('F32', { x: 0, y: 0, width: 8, height: 8 }, 2, true);
+    block.bands.forEach((p, b) => p.forEach((_, i) => (p[i] = Math.fround(((i * 37 + b * 11) % 64) * 1.5 - 20))));
     const statistics = [{ min: 1, max: 2.5, mean: 1.75, stdDev: 0.125 }, { min: -3, max: 1e-7 }];
     const bandNames = ['red & <near> "infrared"', 'Band_2'];
     const back = await roundTrip(block, utmInfoFor(block, { statistics, bandNames }));
-    expect(back.info.statistics).toEqual(statistics);
+    block.bands.forEach((p, b) => {
+      const values = Array.from(p).filter((_, i) => block.mask[i] !== 0);
+      const mean = values.reduce((a, v) => a + v, 0) / values.length;
+      const std = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length);
+      const s = back.info.statistics![b]!;
+      expect(s).toMatchObject({ min: Math.min(...values), max: Math.max(...values) });
+      expect(s.mean).toBeCloseTo(mean, 9);
+      expect(s.stdDev).toBeCloseTo(std, 9);
+    });
     expect(back.info.bandNames).toEqual(bandNames);
     const window = { ...block, rect: { ...block.rect, x: 1 } };
     const parent = { ...utmInfoFor(block, { statistics, bandNames }), width: 20 };
@@ -254,9 +263,11 @@ describe('grid, spatial reference and metadata', () => {
       await src.close();
       const back = await roundTrip(whole, src.info, {}, `golden-${name}`);
       expect(firstDifference(whole, back.block, { zeroSign: false })).toBeUndefined();
-      const { noData: _a, ...want } = src.info;
-      const { noData: _b, ...got } = back.info;
+      // The copy carries the statistics of its pixels (the originals carry none).
+      const { noData: _a, statistics: _c, ...want } = src.info;
+      const { noData: _b, statistics, ...got } = back.info;
       expect(got).toEqual(want);
+      expect(statistics).toHaveLength(src.info.bandCount);
     });
   }
 });
@@ -361,7 +372,11 @@ describe('GDAL reads what we write', () => {
     const b = gdalinfo(path).bands[0];
     expect(b.noDataValue).toBe('NaN');
     expect(b.description).toBe('elevation (m)');
-    expect(b.metadata['']).toMatchObject({ STATISTICS_MINIMUM: '-5', STATISTICS_MAXIMUM: '7.25', STATISTICS_MEAN: '1', STATISTICS_STDDEV: '2' });
+    // The pixels' statistics, not the advertised ones.
+    const values = Array.from(block.bands[0]!).filter((_, i) => block.mask[i] !== 0);
+    expect(Number(b.metadata[''].STATISTICS_MINIMUM)).toBe(Math.min(...values));
+    expect(Number(b.metadata[''].STATISTICS_MAXIMUM)).toBe(Math.max(...values));
+    expect(Number(b.metadata[''].STATISTICS_VALID_PERCENT)).toBeCloseTo((100 * values.length) / 200, 1);
     const got = gdalPixels(path, 'F32', 1, 200)[0]!;
     block.mask.forEach((m, i) => (m ? expect(got[i]).toBe(block.bands[0]![i]) : expect(got[i]).toBeNaN()));
   });

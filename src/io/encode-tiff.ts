@@ -19,7 +19,10 @@
  * - Georeferencing: ModelPixelScale + ModelTiepoint of the block's top-left corner (`info` is the
  *   block's own grid when its size is the block's, else the grid the block's rect indexes);
  *   GeoKeys from `info.spatialReference` (srs.ts), PixelIsArea.
- * - GDAL_NODATA and GDAL_METADATA (band statistics, band names).
+ * - GDAL_NODATA and GDAL_METADATA: band names, and the statistics of the pixels written as
+ *   `gdalinfo -stats` gives them (pixel-statistics.ts) when the block is the whole raster. The
+ *   statistics a function advertises (`info.statistics`, nominal ranges such as Hillshade 0..255)
+ *   are never written.
  * - An internal transparency mask when the mask cannot travel as NoData (below).
  *
  * NoData policy (masked pixels are written as the NoData value; the mask is never lost):
@@ -44,6 +47,7 @@ import { EngineError, invalidArgument } from '../core/errors.js';
 import type { Colormap, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
+import { blockStatistics } from './pixel-statistics.js';
 import { geoKeysFromSpatialReference } from './srs.js';
 import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-writer.js';
 
@@ -66,6 +70,8 @@ export interface GeoTiffOptions {
   readonly tileSize?: number;
   /** zlib level 1-9 for 'deflate'; default DEFAULT_ZLEVEL. */
   readonly level?: number;
+  /** Write the statistics of the pixels (STATISTICS_*) when the block is the whole raster; default true. */
+  readonly statistics?: boolean;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -158,10 +164,11 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
   if (palette) tags.set(320, palette);
   if (extra > 0) tags.set(338, { type: 'SHORT', values: new Array<number>(extra).fill(0) }); // unspecified
   for (const [tag, value] of geoKeyTags(info)) tags.set(tag, value);
-  // ASSUMPTION (spec silent): statistics describe the whole raster, so they are written only when
-  // the block covers all of it; band names always.
+  // Statistics describe the whole raster, so they are written only when the block covers all of it;
+  // band names always. They are the pixels' own (the values written: masked pixels and values
+  // equal to the NoData tag excluded), never `info.statistics`.
   const whole = ownGrid && block.rect.x === 0 && block.rect.y === 0;
-  const stats = whole && info.statistics?.length === bandCount ? info.statistics : undefined;
+  const stats = whole && options.statistics !== false && !ti.complex ? blockStatistics(block.bands, block.mask, width, height, t, nd.tag) : undefined;
   const names = info.bandNames?.length === bandCount ? info.bandNames : undefined;
   const xml = gdalMetadataXml(stats, names, bandCount);
   if (xml) tags.set(42112, { type: 'ASCII', value: xml });

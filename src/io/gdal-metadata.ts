@@ -75,9 +75,13 @@ export function bandNamesOf(md: GdalMetadata, bandCount: number): string[] | und
   return any ? names : undefined;
 }
 
-/** GDAL_METADATA XML for band statistics and names; undefined when there is nothing to say. */
+/**
+ * GDAL_METADATA XML for band statistics and names; undefined when there is nothing to say. The
+ * statistics must be those of the pixels written (pixel-statistics.ts), never advertised ranges;
+ * a band without an entry gets no STATISTICS_* items. Items in GDAL's order (alphabetical).
+ */
 export function gdalMetadataXml(
-  statistics: readonly BandStatistics[] | undefined,
+  statistics: readonly ((BandStatistics & { readonly validPercent?: number }) | undefined)[] | undefined,
   bandNames: readonly string[] | undefined,
   bandCount: number,
 ): string | undefined {
@@ -92,6 +96,7 @@ export function gdalMetadataXml(
       stat('MEAN', s.mean);
       stat('MINIMUM', s.min);
       stat('STDDEV', s.stdDev);
+      stat('VALID_PERCENT', s.validPercent);
     }
     const name = bandNames?.[b];
     if (name !== undefined && name !== '') {

@@ -29,6 +29,7 @@
  * Errors: a bad path, a file or URL that is not a TIFF -> IO_ERROR at `input`; a TIFF the engine
  * cannot represent -> UNSUPPORTED_INPUT at `input`.
  */
+import { approximateStatistics } from './approx-statistics.js';
 import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../core/errors.js';
@@ -703,6 +704,15 @@ function makeSource(
     },
     readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> =>
       readDownsampledFrom([base, ...levels], r, width, height, signal),
+    approximateStatistics: (signal?: AbortSignal) =>
+      approximateStatistics(
+        [image, ...overviews.map((o) => o.image)].map((img, i) => ({
+          node: i === 0 ? base : levels[i - 1]!,
+          blockWidth: img.layout.blockWidth,
+          blockHeight: img.layout.blockHeight,
+        })),
+        signal,
+      ),
   };
 }
 

@@ -4,7 +4,7 @@
  * written as soon as its row is complete, so memory stays at about one row of blocks per level
  * whatever the raster's size. A block that is exactly one full TIFF block (render tiles the size
  * of the TIFF blocks, as `rasterflow render` makes them) is encoded at once, without gathering,
- * when there are no overviews and no STATISTICS. DEFLATE runs on the codec threads
+ * when there are no overviews. DEFLATE runs on the codec threads
  * (codec-pool.ts) while the renderer computes the next tiles.
  *
  * What it writes (tags as `encodeGeoTiff` writes them; see encode-tiff.ts for the NoData policy,
@@ -19,8 +19,10 @@
  *   NBITS=n packs unsigned samples in n bits (1-7 for U8, 9-15 for U16, 17-31 for U32; values
  *   above 2^n - 1 saturate); U1/U2/U4 are always packed in 1/2/4 bits.
  * - Georeferencing (ModelPixelScale, ModelTiepoint, GeoKeys), GDAL_NODATA, GDAL_METADATA (band
- *   names; the advertised `info.statistics`, or with STATISTICS=YES the exact minimum, maximum,
- *   mean and population standard deviation of the valid pixels written, computed as they stream).
+ *   names, and the statistics of the pixels written, computed as the blocks pass: minimum,
+ *   maximum, mean, population standard deviation and valid percent as `gdalinfo -stats` gives
+ *   them (pixel-statistics.ts); STATISTICS=NO leaves them out). Statistics a function advertises
+ *   (`info.statistics`: Hillshade 0..255, NDVI -1..1, ...) are nominal ranges and never written.
  * - Overviews (OVERVIEWS=AUTO: halve until the largest side fits one block; OVERVIEW_COUNT=n),
  *   each level made from the previous one as its rows complete: AVERAGE of the valid pixels of
  *   each 2 x 2 cell (integers rounded half away from zero), NEAREST (the top-left pixel, GDAL's
@@ -42,6 +44,7 @@ import type { BandStatistics, PixelBlock, RasterInfo } from '../core/pixel-block
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { colorMapTag, DEFAULT_ZLEVEL, geoKeyTags, outputNoData, SAMPLE_FORMAT } from './encode-tiff.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
+import { PixelStatistics } from './pixel-statistics.js';
 import type { TagValue } from './tiff-writer.js';
 
 export interface StreamTiffOptions {
@@ -60,7 +63,10 @@ export interface StreamTiffOptions {
   /** 'AUTO', 'NONE' or a count of levels; default NONE, or AUTO with `cog`. */
   readonly overviews?: 'AUTO' | 'NONE' | number;
   readonly overviewResampling?: 'NEAREST' | 'AVERAGE';
-  /** Compute exact statistics of the written pixels. */
+  /**
+   * Write the statistics of the written pixels (STATISTICS_*), computed as blocks pass; default
+   * true (not for complex types, which GDAL's statistics do not describe).
+   */
   readonly statistics?: boolean;
   readonly noData?: number;
   /** Subtracted from block rects: the output's top-left in the coordinates blocks arrive in. */
@@ -324,7 +330,7 @@ export class TiffStreamWriter {
   private readonly big: boolean;
   private readonly levels: Level[] = [];
   private readonly average: boolean;
-  private readonly stats: { min: number; max: number; sum: number; sum2: number; n: number }[] | undefined;
+  private readonly stats: PixelStatistics | undefined;
   private readonly offset: { x: number; y: number };
   private readonly partial: string;
   private fh!: FileHandle;
@@ -392,7 +398,7 @@ export class TiffStreamWriter {
     this.fill = nd.fill;
     const palette = info.bandCount === 1 && info.colormap !== undefined && ti.integer && ti.min === 0 && ti.bits <= 16;
     this.average = (options.overviewResampling ?? (palette ? 'NEAREST' : 'AVERAGE')) === 'AVERAGE';
-    this.stats = options.statistics ? Array.from({ length: info.bandCount }, () => ({ min: Infinity, max: -Infinity, sum: 0, sum2: 0, n: 0 })) : undefined;
+    this.stats = options.statistics !== false && !ti.complex ? new PixelStatistics(info.bandCount, t, nd.tag, bits) : undefined;
     this.offset = { x: options.offset?.x ?? 0, y: options.offset?.y ?? 0 };
     this.partial = `${path}.partial-${process.pid}`;
 
@@ -435,7 +441,8 @@ export class TiffStreamWriter {
     });
     if (this.stats) {
       // Room for the statistics filled in at the end: the XML with long placeholder numbers.
-      const placeholder = Array.from({ length: info.bandCount }, () => ({ min: -1.2345678901234567e-300, max: -1.2345678901234567e-300, mean: -1.2345678901234567e-300, stdDev: -1.2345678901234567e-300 }));
+      const x = -1.2345678901234567e-300;
+      const placeholder = Array.from({ length: info.bandCount }, () => ({ min: x, max: x, mean: x, stdDev: x, validPercent: x }));
       const xml = gdalMetadataXml(placeholder, info.bandNames?.length === info.bandCount ? info.bandNames : undefined, info.bandCount) ?? '';
       const e = entryOf(42112, { type: 'ASCII', value: ' ' }, xml.length + 64);
       this.levels[0]!.image.entries.set(42112, e);
@@ -483,8 +490,8 @@ export class TiffStreamWriter {
     set(33922, { type: 'DOUBLE', values: [0, 0, 0, info.extent.xmin, info.extent.ymax, 0] });
     for (const [tag, value] of geoKeyTags(info)) set(tag, value);
     const names = info.bandNames?.length === n ? info.bandNames : undefined;
-    const stats = info.statistics?.length === n ? info.statistics : undefined;
-    const xml = gdalMetadataXml(stats, names, n);
+    // Band names only: `info.statistics` is what functions advertise, not the pixels' statistics.
+    const xml = gdalMetadataXml(undefined, names, n);
     if (xml) set(42112, { type: 'ASCII', value: xml });
     if (ndTag !== undefined) set(42113, { type: 'ASCII', value: formatNoData(ndTag) });
     return m;
@@ -626,7 +633,7 @@ export class TiffStreamWriter {
     const k = this.k;
     const masked = mask.indexOf(0) >= 0;
     if (masked && level.index === 0) this.anyMasked = true;
-    if (level.index === 0 && this.stats) this.accumulate(planes, mask);
+    if (level.index === 0 && this.stats) this.stats.add(planes, mask, 0, w, rows, w);
     // Next level first (it reads the unfilled values).
     const next = this.levels[level.index + 1];
     if (next) {
@@ -678,12 +685,12 @@ export class TiffStreamWriter {
   /**
    * A block that is exactly one full TIFF block of the full-resolution image (render tiles the
    * size of the TIFF blocks, aligned, as `rasterflow render` makes them): encoded from its own
-   * planes, without gathering a band row. Not with overviews or STATISTICS (they need rows), nor
+   * planes, without gathering a band row. Not with overviews (they need rows), nor
    * into a row already being gathered. False when the block does not qualify.
    */
   private writeDirect(r: { x: number; y: number; width: number; height: number }, planes: readonly Plane[], mask: Uint8Array): boolean {
     const level = this.levels[0]!;
-    if (!this.tiled || this.levels.length !== 1 || this.stats || r.width !== this.bw || r.height !== this.bh) return false;
+    if (!this.tiled || this.levels.length !== 1 || r.width !== this.bw || r.height !== this.bh) return false;
     if (r.x < 0 || r.y < 0 || r.x % this.bw !== 0 || r.y % this.bh !== 0 || r.x + this.bw > level.width || r.y + this.bh > level.height) return false;
     const row = r.y / this.bh;
     const bx = r.x / this.bw;
@@ -693,6 +700,7 @@ export class TiffStreamWriter {
     const k = this.k;
     const masked = mask.indexOf(0) >= 0;
     if (masked) this.anyMasked = true;
+    this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw);
     const jobs: Job[] = [];
     for (let b = 0; b < planes.length; b++) {
       // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
@@ -755,25 +763,6 @@ export class TiffStreamWriter {
     return deflateBlock(bytes, this.level, true);
   }
 
-  private accumulate(planes: readonly Plane[], mask: Uint8Array): void {
-    const k = this.k;
-    planes.forEach((p, b) => {
-      const s = this.stats![b]!;
-      let { min, max, sum, sum2, n } = s;
-      for (let i = 0; i < mask.length; i++) {
-        if (mask[i] === 0) continue;
-        const v = p[k * i]!;
-        if (v !== v) continue;
-        if (v < min) min = v;
-        if (v > max) max = v;
-        sum += v;
-        sum2 += v * v;
-        n++;
-      }
-      Object.assign(s, { min, max, sum, sum2, n });
-    });
-  }
-
   /** Wait for every block, write the IFDs and offsets, rename into place. */
   async close(): Promise<void> {
     if (this.finished) return;
@@ -796,13 +785,8 @@ export class TiffStreamWriter {
   private async finish(): Promise<void> {
     const withMasks = this.anyMasked;
     if (this.metadataEntry && this.stats) {
-      const stats: BandStatistics[] = this.stats.map((s) => {
-        const mean = s.n > 0 ? s.sum / s.n : Number.NaN;
-        const stdDev = s.n > 0 ? Math.sqrt(Math.max(0, s.sum2 / s.n - mean * mean)) : Number.NaN;
-        return s.n > 0 ? { min: s.min, max: s.max, mean, stdDev } : { min: Number.NaN, max: Number.NaN };
-      });
       const names = this.info.bandNames?.length === this.bandCount ? this.info.bandNames : undefined;
-      const xml = gdalMetadataXml(this.stats.some((s) => s.n > 0) ? stats : undefined, names, this.bandCount) ?? '';
+      const xml = gdalMetadataXml(this.stats.result(this.info.width * this.info.height), names, this.bandCount) ?? '';
       const fresh = entryOf(42112, { type: 'ASCII', value: xml });
       this.metadataEntry.bytes = fresh.bytes.length <= this.metadataEntry.room ? fresh.bytes : fresh.bytes.subarray(0, this.metadataEntry.room);
       this.metadataEntry.count = this.metadataEntry.bytes.length;

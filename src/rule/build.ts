@@ -15,6 +15,7 @@ import { nearest, parseArgs } from '../graph/args.js';
 import { castFunction } from '../graph/cast.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
+import { withNeededStatistics } from '../graph/input-statistics.js';
 import type { FunctionNode, RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
 import { extractBand } from '../functions/bands/extract-band.js';
 import { INVALID, parseRule, type RuleNode } from './parse.js';
@@ -396,7 +397,9 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
       const inputs = await Promise.all(n.inputs.map(plan));
       if (inputs.some((i) => i === undefined)) return undefined; // already reported below
       const [values, ins] = n.bandsOf ? splitBands(n, inputs as RasterNode[]) : [n.values, inputs as RasterNode[]];
-      const node = createFunctionNode(n.fn, values, ins, n.path);
+      // Statistics the plan needs that its inputs lack are computed first (graph/input-statistics.ts).
+      const withStats = await withNeededStatistics(n.fn, values, ins);
+      const node = createFunctionNode(n.fn, values, withStats, n.path);
       warnings.push(...planWarnings(node, n.argsPath ?? n.path));
       if (n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN') return node;
       return createFunctionNode(castFunction, { to: n.outputPixelType, Raster: 0 }, [node], n.path);

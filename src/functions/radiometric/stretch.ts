@@ -18,8 +18,12 @@
  *     uses them.
  *  2. Otherwise statistics = the `Statistics` argument, else the input's advertised statistics
  *     (`RasterInfo.statistics`: file metadata, StatisticsHistogram, or what an upstream function
- *     advertises such as Slope 0..90, Aspect 0..360, Hillshade 0..255); histograms = the
- *     `Histograms` argument, else the input's advertised histograms.
+ *     advertises such as Slope 0..90, Aspect 0..360, Hillshade 0..255); when those are missing or
+ *     lack what the type needs (3: mean and stdDev, 5: min and max, ComputeGamma: mean), the
+ *     builder computes the input's statistics before planning (`needsStatistics`;
+ *     graph/input-statistics.ts: approximately from a file as `gdalinfo -approx_stats`, exactly
+ *     over a function's grid). Histograms = the `Histograms` argument, else the input's
+ *     advertised histograms (not computed).
  *  3. Needs, per the seed: 3 needs every band's mean AND standard deviation; 5 needs min and max;
  *     4 and 6 need a histogram; 6 also needs MinPercent and MaxPercent; ComputeGamma needs the
  *     mean (and min/max unless the input is U8). When a need is not met the plan fails with
@@ -167,6 +171,21 @@ export const stretch = defineFunction<typeof args, StretchParams>({
   family: 'radiometric',
   verification: 'reference: NumPy formulations of the documented math on Landsat (golden); hand-derived vectors',
   args,
+
+  needsStatistics(a, inputs) {
+    const src = inputs[a.Raster];
+    if (src === undefined || a.DRA || a.DRAExtent !== undefined || a.Statistics !== undefined || PIXEL_TYPE_INFO[src.pixelType].complex) return [];
+    const type = a.StretchType;
+    const gamma = a.UseGamma && a.ComputeGamma;
+    if (type !== StretchType.StandardDeviation && type !== StretchType.MinMax && !gamma) return [];
+    const stats = advertised(src.statistics, src.bandCount);
+    const enough =
+      stats !== undefined &&
+      stats.every(
+        (s) => Number.isFinite(s.min) && Number.isFinite(s.max) && (type !== StretchType.StandardDeviation || (s.mean !== undefined && s.stdDev !== undefined)) && (!gamma || s.mean !== undefined),
+      );
+    return enough ? [] : [a.Raster];
+  },
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;

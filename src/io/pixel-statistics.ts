@@ -1,0 +1,168 @@
+/**
+ * Statistics of the pixels a writer puts into a file, as `gdalinfo -stats` gives them
+ * (GDALRasterBand::ComputeStatistics with bApproxOK false): per band the minimum, maximum, mean,
+ * POPULATION standard deviation and the percentage of valid pixels, over the values as stored in
+ * the file's type. A pixel counts when it is valid in the block's mask, is not NaN, and is not
+ * equal to the NoData value the file declares (GDAL skips such a value even when the engine
+ * thought it valid). NBITS files store values saturated at 2^n - 1; so are the statistics.
+ *
+ * Accumulated block by block in float64, with sums shifted by each band's first valid value (the
+ * variance stays exact enough whatever the magnitude of the values). The loops are plain
+ * typed-array loops: writers call `add` on their hot path.
+ *
+ * Written into GeoTIFFs as GDAL's STATISTICS_MINIMUM/MAXIMUM/MEAN/STDDEV/VALID_PERCENT items
+ * (gdal-metadata.ts). Statistics a function merely advertises (`RasterInfo.statistics`: Hillshade
+ * 0..255, NDVI -1..1, Slope 0..90) are nominal ranges, never the pixels' statistics: writers never
+ * put those into a file.
+ */
+import type { BandStatistics } from '../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+
+/** One band's statistics as a file carries them. */
+export interface FileBandStatistics extends BandStatistics {
+  readonly mean: number;
+  readonly stdDev: number;
+  readonly count: number;
+  /** Valid pixels, percent of the band's pixels, to 4 significant digits as GDAL writes it. */
+  readonly validPercent: number;
+}
+
+export class PixelStatistics {
+  private readonly n: Float64Array;
+  private readonly min: Float64Array;
+  private readonly max: Float64Array;
+  private readonly shift: Float64Array;
+  private readonly s: Float64Array;
+  private readonly ss: Float64Array;
+  private readonly k: number;
+  private readonly noData: number | undefined;
+  private readonly ceiling: number;
+
+  /**
+   * `noData`: the value the file declares as NoData (undefined: none, or NaN); `bits`: bits per
+   * stored sample when fewer than the type's (NBITS), values above 2^bits - 1 then saturate.
+   */
+  constructor(
+    readonly bandCount: number,
+    pixelType: PixelType,
+    noData: number | undefined,
+    bits?: number,
+  ) {
+    const ti = PIXEL_TYPE_INFO[pixelType];
+    this.k = ti.complex ? 2 : 1;
+    this.noData = noData === undefined || Number.isNaN(noData) ? undefined : noData;
+    this.ceiling = bits !== undefined && bits < ti.bits && ti.integer ? 2 ** bits - 1 : Infinity;
+    this.n = new Float64Array(bandCount);
+    this.min = new Float64Array(bandCount).fill(Infinity);
+    this.max = new Float64Array(bandCount).fill(-Infinity);
+    this.shift = new Float64Array(bandCount).fill(Number.NaN);
+    this.s = new Float64Array(bandCount);
+    this.ss = new Float64Array(bandCount);
+  }
+
+  /**
+   * Add `count` pixels: band planes (pixel i of band b at planes[b][k * (start + row * stride + c)])
+   * of a `width` x `rows` window starting at `start`, with the mask indexed the same way.
+   */
+  add(planes: readonly Plane[], mask: Uint8Array, start: number, width: number, rows: number, stride: number): void {
+    for (let b = 0; b < planes.length; b++) this.addBand(b, planes[b]!, mask, start, width, rows, stride);
+  }
+
+  private addBand(b: number, p: Plane, mask: Uint8Array, start: number, width: number, rows: number, stride: number): void {
+    const k = this.k;
+    const nd = this.noData;
+    const ceiling = this.ceiling;
+    let n = this.n[b]!;
+    let lo = this.min[b]!;
+    let hi = this.max[b]!;
+    let shift = this.shift[b]!;
+    let s = this.s[b]!;
+    let ss = this.ss[b]!;
+    for (let r = 0; r < rows; r++) {
+      const i0 = start + r * stride;
+      const i1 = i0 + width;
+      if (shift !== shift) {
+        // The band's first valid value becomes the shift.
+        for (let i = i0; i < i1; i++) {
+          if (mask[i] === 0) continue;
+          let v = p[k * i]!;
+          if (v > ceiling) v = ceiling;
+          if (v !== v || v === nd) continue;
+          shift = v;
+          break;
+        }
+        if (shift !== shift) continue;
+      }
+      if (nd === undefined && ceiling === Infinity && k === 1) {
+        for (let i = i0; i < i1; i++) {
+          if (mask[i] === 0) continue;
+          const v = p[i]!;
+          if (v !== v) continue;
+          const d = v - shift;
+          s += d;
+          ss += d * d;
+          if (v < lo) lo = v;
+          if (v > hi) hi = v;
+          n++;
+        }
+      } else {
+        for (let i = i0; i < i1; i++) {
+          if (mask[i] === 0) continue;
+          let v = p[k * i]!;
+          if (v > ceiling) v = ceiling;
+          if (v !== v || v === nd) continue;
+          const d = v - shift;
+          s += d;
+          ss += d * d;
+          if (v < lo) lo = v;
+          if (v > hi) hi = v;
+          n++;
+        }
+      }
+    }
+    this.n[b] = n;
+    this.min[b] = lo;
+    this.max[b] = hi;
+    this.shift[b] = shift;
+    this.s[b] = s;
+    this.ss[b] = ss;
+  }
+
+  /** Whether any band has a valid pixel. */
+  get any(): boolean {
+    return this.n.some((n) => n > 0);
+  }
+
+  /** Per band; undefined for a band without a valid pixel. `pixels`: the band's pixel count. */
+  result(pixels: number): (FileBandStatistics | undefined)[] {
+    return Array.from({ length: this.bandCount }, (_, b) => {
+      const n = this.n[b]!;
+      if (n === 0) return undefined;
+      const s = this.s[b]!;
+      const variance = Math.max(0, (this.ss[b]! - (s * s) / n) / n);
+      return {
+        min: this.min[b]!,
+        max: this.max[b]!,
+        mean: this.shift[b]! + s / n,
+        stdDev: Math.sqrt(variance),
+        count: n,
+        // GDAL writes the percentage with 4 significant digits ("%.4g").
+        validPercent: Number(((100 * n) / pixels).toPrecision(4)),
+      };
+    });
+  }
+}
+
+/** Statistics of a whole block (its planes are the file's pixels), as `gdalinfo -stats` gives them. */
+export function blockStatistics(
+  planes: readonly Plane[],
+  mask: Uint8Array,
+  width: number,
+  height: number,
+  pixelType: PixelType,
+  noData: number | undefined,
+): (FileBandStatistics | undefined)[] {
+  const acc = new PixelStatistics(planes.length, pixelType, noData);
+  acc.add(planes, mask, 0, width, height, width);
+  return acc.result(width * height);
+}
