@@ -278,7 +278,8 @@ export function run(program: Command, io: CliIo): Command {
       io.out(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
           `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
-          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${(summary.bytes / 1048576).toFixed(1)} MiB` +
+          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${summary.labelsOutsideRaster} label(s) entirely outside the raster; ` +
+          `${(summary.bytes / 1048576).toFixed(1)} MiB` +
           `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${Date.now() - started} ms`,
       );
     });

@@ -85,6 +85,13 @@ export interface GeoTiffSource extends SourceNode {
   readDownsampled?(rect: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock>;
   /** The first image's GDAL_METADATA (band metadata such as NETCDF_DIM_*), when it has one. */
   readonly gdalMetadata?: GdalMetadata;
+  /**
+   * Check every block of every image (full resolution, overviews, masks) against the file without
+   * reading pixels: throws the IO_ERROR a read of the first broken block would (cut short, past
+   * the end, offset and byte count contradicting each other). One check per block: for callers
+   * that must not write anything from a broken file (the chipper), before they start.
+   */
+  verifyBlocks?(): void;
 }
 
 const INPUT = 'input';
@@ -782,6 +789,14 @@ function makeSource(
       await src.close();
     },
     read: base.read,
+    verifyBlocks() {
+      for (const img of [image, maskImage, ...overviews.flatMap((o) => [o.image, o.mask])]) {
+        if (img === undefined) continue;
+        const l = img.layout;
+        const blocks = l.across * l.down * (l.planar === 2 ? l.samplesPerPixel : 1);
+        for (let i = 0; i < blocks; i++) blockHasData(src, img, i);
+      }
+    },
     async readInto(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock> {
       if (closed) throw ioError(`${location} is closed`);
       checkTarget(block, info);
