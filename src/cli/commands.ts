@@ -252,7 +252,7 @@ export function run(program: Command, io: CliIo): Command {
     .description('size, bands, pixel type, grid, spatial reference, NoData and statistics of a raster')
     .argument('<path>', 'GeoTIFF path or COG URL')
     .action(async (path: string) => {
-      io.out(JSON.stringify(await describeRaster(path), null, 2));
+      io.out(JSON.stringify(await describeRaster(path, { onWarning: (m) => io.err(`warning: ${m}`) }), null, 2));
     });
 
   program

@@ -154,5 +154,11 @@ describe('broken TIFFs: IO_ERROR naming the file and the block', () => {
     const e = await failure(() => describeRaster(cut));
     expect(e.code).toBe('IO_ERROR');
     expect(e.message).toContain('strip 39');
+    // From the header alone (as gdalinfo without -stats) the summary is given, with a warning.
+    const warnings: string[] = [];
+    const header = await describeRaster(cut, { computeStatistics: false, onWarning: (m) => warnings.push(m) });
+    expect(header).toMatchObject({ width: 383, height: 407, statisticsSource: 'none' });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/strip 39 .* is cut short.*; reading its pixels will fail$/);
   });
 });
