@@ -87,6 +87,11 @@ export interface ExportSummary {
   readonly firstIndex: number;
   readonly nextIndex: number;
   readonly skipped: { readonly noLabels: number; readonly outsideMask: number; readonly noData: number; readonly emptyRatio: number };
+  /**
+   * Label features (inputClassData and inputInstanceData) that lie entirely outside the raster
+   * (every raster item): they label no chip. Counted, never dropped in silence.
+   */
+  readonly labelsOutsideRaster: number;
   /** Bytes written (dry run: an estimate of the uncompressed size). */
   readonly bytes: number;
   readonly classes: readonly ClassInfo[];
@@ -221,6 +226,29 @@ function classesOf(values: Iterable<[number, string]>): ClassInfo[] {
 function rotation(deg: number): { cos: number; sin: number } {
   const r = (deg * Math.PI) / 180;
   return { cos: Math.cos(r), sin: Math.sin(r) };
+}
+
+/**
+ * How many features (in `info`'s pixel space, or each item's own in PIXEL_SPACE) have no area
+ * inside any raster item: labels a user gave that can label no chip.
+ */
+function countOutside(features: readonly LabelFeature[], items: readonly OpenedRaster[], info: RasterInfo, pixelSpace: boolean): number {
+  const regions: Box[] = items.map((it) =>
+    pixelSpace
+      ? { xmin: 0, ymin: 0, xmax: it.info.width, ymax: it.info.height }
+      : {
+          xmin: (it.info.extent.xmin - info.extent.xmin) / info.cellSize.x,
+          xmax: (it.info.extent.xmax - info.extent.xmin) / info.cellSize.x,
+          ymin: (info.extent.ymax - it.info.extent.ymax) / info.cellSize.y,
+          ymax: (info.extent.ymax - it.info.extent.ymin) / info.cellSize.y,
+        },
+  );
+  let n = 0;
+  for (const f of features) {
+    const b = boxOf(f.geometry);
+    if (regions.every((r) => b.xmax <= r.xmin || b.xmin >= r.xmax || b.ymax <= r.ymin || b.ymin >= r.ymax)) n++;
+  }
+  return n;
 }
 
 /** Raster pixel coordinates -> chip coordinates of candidate `c`. */
@@ -461,14 +489,28 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   // Every raster this export opens is closed when it ends, on success and on every error path
   // (their file handles were left to the garbage collector before).
   const files = openerScope();
+  // A broken input file (cut short, a block past its end) is refused before any chip is written.
+  const open: RasterOpener = async (location, o) => {
+    const source = await files.open(location, o);
+    source.verifyBlocks?.();
+    return source;
+  };
+  // A fresh output folder that an unreadable block stops half-way is removed: nothing is left
+  // from a broken file. (An append or a resume keeps its folder and journal.)
+  let fresh: string | undefined;
   try {
-    return await exportWith(rawParams, options, files.open);
+    return await exportWith(rawParams, options, open, (out) => {
+      if (!existsSync(out)) fresh = out;
+    });
+  } catch (e) {
+    if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR') rmSync(fresh, { recursive: true, force: true });
+    throw e;
   } finally {
     await files.closeAll();
   }
 }
 
-async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener): Promise<ExportSummary> {
+async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener, creating: (out: string) => void): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
   const { signal } = options;
   const out = p.outputLocation;
@@ -552,6 +594,8 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
   const instanceBoxes = instances.map((f) => boxOf(f.geometry));
 
   // Candidates.
+  const labelsOutsideRaster = countOutside([...features, ...instances], items, info, pixelSpace);
+
   const perFeature = (format === 'Labeled_Tiles' || format === 'Imagenet') && classRasterSource === undefined;
   const candidates: Candidate[] = [];
   const angles = p.rotationAngle === 0 ? [] : p.rotationMode === 'single' ? [p.rotationAngle] : multiples(p.rotationAngle);
@@ -675,9 +719,10 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
     }
     const pixelBytes = { U8: 1, S8: 1, U16: 2, S16: 2, U32: 4, S32: 4, F32: 4, F64: 8 }[info.pixelType as 'U8'] ?? 1;
     bytes = chips * p.tileSize.x * p.tileSize.y * (info.bandCount * pixelBytes + (extra ? extra.info.bandCount : 0) + (rasterLabels ? 1 : 0));
-    return { outputLocation: out, dryRun: true, candidates: total, chips, labels: labelsWritten, firstIndex: p.context.startIndex, nextIndex: p.context.startIndex + chips, skipped, bytes, classes };
+    return { outputLocation: out, dryRun: true, candidates: total, chips, labels: labelsWritten, firstIndex: p.context.startIndex, nextIndex: p.context.startIndex + chips, skipped, labelsOutsideRaster, bytes, classes };
   }
 
+  creating(out);
   mkdirSync(out, { recursive: true });
   if (!existsSync(journalPath)) writeFileSync(journalPath, `${JSON.stringify({ paramsHash, started: firstCandidate })}\n`);
   const inFlight = Math.max(1, 2 * Math.max(1, options.pool?.size ?? 1));
@@ -913,6 +958,7 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
     firstIndex: written[0]?.index ?? p.context.startIndex,
     nextIndex: stats.nextIndex,
     skipped,
+    labelsOutsideRaster,
     bytes,
     classes,
     ...(done.length > 0 ? { resumedFrom: done.length } : {}),
@@ -930,7 +976,15 @@ async function exportCycleGan(p: ChipParams, options: ExportOptions): Promise<Ex
       writeAtomic(path, readFileSync(path, 'utf8').replace(/"MetaDataMode" : "Export_Tiles"/g, '"MetaDataMode" : "CycleGAN"'));
     }
   }
-  return { ...a, outputLocation: p.outputLocation, candidates: a.candidates + b.candidates, chips: a.chips + b.chips, bytes: a.bytes + b.bytes, nextIndex: Math.max(a.nextIndex, b.nextIndex) };
+  return {
+    ...a,
+    outputLocation: p.outputLocation,
+    candidates: a.candidates + b.candidates,
+    chips: a.chips + b.chips,
+    bytes: a.bytes + b.bytes,
+    nextIndex: Math.max(a.nextIndex, b.nextIndex),
+    labelsOutsideRaster: a.labelsOutsideRaster + b.labelsOutsideRaster,
+  };
 }
 
 const rasterEcho = (r: RasterInput): unknown => (r.kind === 'rule' ? r.rule : r.rule !== undefined ? { url: r.location, renderingRule: r.rule } : r.location);

@@ -157,6 +157,56 @@ function pick(props: Record<string, unknown>, names: readonly string[]): unknown
   return undefined;
 }
 
+/**
+ * The spatial reference a GeoJSON's `crs` member names (the 2008 GeoJSON form GDAL still writes
+ * for projected data: `{"type": "name", "properties": {"name": "EPSG:32616"}}`, or an OGC URN such
+ * as `urn:ogc:def:crs:EPSG::32616`); undefined without one (then RFC 7946: WGS 84 longitude,
+ * latitude). CRS84 and EPSG:4326 are read in longitude, latitude order, as GDAL reads them.
+ */
+function geoJsonCrs(doc: { crs?: unknown }, path: string): SpatialReference | undefined {
+  if (doc.crs === undefined || doc.crs === null) return undefined;
+  const crs = doc.crs as { type?: unknown; properties?: { name?: unknown } };
+  const name = crs.type === 'name' && typeof crs.properties?.name === 'string' ? crs.properties.name.trim() : undefined;
+  if (name !== undefined && /^(urn:ogc:def:crs:)?OGC:(1\.3:)?CRS84$/i.test(name)) return { wkid: 4326 };
+  const epsg = name === undefined ? undefined : /^(?:urn:ogc:def:crs:)?EPSG:(?:[\d.]*:)?(\d+)$/i.exec(name)?.[1];
+  if (epsg === undefined) {
+    throw bad(
+      `${path}.crs`,
+      `unsupported crs member ${JSON.stringify(doc.crs).slice(0, 120)}; name an EPSG code, e.g. "crs": {"type":"name","properties":{"name":"EPSG:32616"}}, or leave it out for WGS 84 longitude/latitude`,
+    );
+  }
+  const wkid = Number(epsg);
+  if (proj4ForEpsg(wkid) === undefined) throw bad(`${path}.crs`, `EPSG:${wkid} (the crs member) is not a spatial reference the engine knows`);
+  return { wkid };
+}
+
+/**
+ * A GeoJSON without `crs` is WGS 84 longitude/latitude (RFC 7946). Coordinates beyond +-180 /
+ * +-90 cannot be that: they are almost always projected metres written without their `crs`.
+ * Refused, with the member to add (the raster's EPSG code when it has one).
+ */
+function checkLonLat(g: MultiPolygon, index: number, o: ReadFeaturesOptions): void {
+  for (const polygon of g) {
+    for (const ring of polygon) {
+      for (let k = 0; k < ring.length; k += 2) {
+        const x = ring[k]!;
+        const y = ring[k + 1]!;
+        if (Math.abs(x) <= 180 && Math.abs(y) <= 90) continue;
+        const wkid = o.target?.wkid;
+        const member = `"crs": {"type":"name","properties":{"name":"EPSG:${wkid ?? 'NNNN'}"}}`;
+        throw bad(
+          o.path,
+          `feature ${index} has the position [${x}, ${y}], which is not a longitude/latitude: the GeoJSON has no crs member, so its ` +
+            `coordinates are read as WGS 84 longitude/latitude (RFC 7946). They look like projected coordinates (metres). ` +
+            (wkid !== undefined
+              ? `If they are in the raster's spatial reference (EPSG:${wkid}), add this member to the FeatureCollection: ${member}`
+              : `Add a crs member naming their EPSG code to the FeatureCollection: ${member}, NNNN being the code`),
+        );
+      }
+    }
+  }
+}
+
 /** Read label features from parsed GeoJSON or Esri JSON. */
 export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeature[] {
   if (json === null || typeof json !== 'object') throw bad(o.path, 'label data must be a GeoJSON FeatureCollection or an Esri JSON feature set');
@@ -165,7 +215,8 @@ export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeatur
   const list = doc.type === 'Feature' ? [doc] : doc.features;
   if (!Array.isArray(list)) throw bad(`${o.path}.features`, 'expected an array of features');
   let from: SpatialReference | undefined;
-  if (isGeoJson) from = { wkid: 4326 };
+  const declared = isGeoJson ? geoJsonCrs(json as { crs?: unknown }, o.path) : undefined;
+  if (isGeoJson) from = declared ?? { wkid: 4326 };
   else {
     const sr = doc.spatialReference;
     const wkid = sr?.latestWkid ?? sr?.wkid;
@@ -197,6 +248,7 @@ export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeatur
     const name = pick(props, ['classname', 'class_name', 'name']);
     if (feat.geometry === null || feat.geometry === undefined) return; // null geometry: no label
     let geometry = isGeoJson ? geoJsonGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius) : esriGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius);
+    if (isGeoJson && declared === undefined) checkLonLat(geometry, i, o);
     if (transform !== undefined) geometry = mapPoints(geometry, transform);
     out.push({ classValue, className: typeof name === 'string' && name !== '' ? name : String(classValue), geometry, area: area(geometry), index: i });
   });

@@ -547,7 +547,7 @@ export function run(program: Command, io: CliIo): Command {
     .description('size, bands, pixel type, grid, spatial reference, NoData and statistics of a raster')
     .argument('<path>', 'GeoTIFF path or COG URL')
     .action(async (path: string) => {
-      io.out(JSON.stringify(await describeRaster(path), null, 2));
+      io.out(JSON.stringify(await describeRaster(path, { onWarning: (m) => io.err(`warning: ${m}`) }), null, 2));
     });
 
   program
@@ -581,7 +581,8 @@ export function run(program: Command, io: CliIo): Command {
       io.err(
         `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
           `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
-          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${(summary.bytes / 1048576).toFixed(1)} MiB` +
+          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${summary.labelsOutsideRaster} label(s) entirely outside the raster; ` +
+          `${(summary.bytes / 1048576).toFixed(1)} MiB` +
           `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${Date.now() - started} ms`,
       );
     });

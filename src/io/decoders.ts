@@ -54,6 +54,12 @@ const LIBRARY_COMPRESSIONS = new Set([7, 34887, 50000, 50001]);
 /** Whether a compression can be decoded (natively or through geotiff.js). */
 export const compressionSupported = (c: number): boolean => NATIVE_COMPRESSIONS.has(c) || LIBRARY_COMPRESSIONS.has(c);
 
+/**
+ * A block decoder. It rejects when the block's data is corrupt or holds fewer bytes than its
+ * pixels need (the caller names the block: geotiff-source.ts), as libtiff does ("Not enough data"),
+ * rather than padding it with zeros. Only the rows inside the image are needed: the last strip may
+ * be short.
+ */
 export type BlockDecoder = (raw: Uint8Array, blockIndex: number) => Promise<SampleArray>;
 
 /**
@@ -80,6 +86,11 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   const rowBytes = Math.ceil((bw * chunkSpp * bits) / 8);
   const blockBytes = rowBytes * bh;
   const numbers = bw * bh * chunkSpp * storage.parts;
+  // Bytes a block must decode to: whole tiles; the rows of a strip that lie inside the image.
+  const perPlane = l.across * l.down;
+  const neededBytes = (index: number): number => (l.tiled ? blockBytes : rowBytes * Math.min(bh, l.height - Math.floor((index % perPlane) / l.across) * bh));
+  const short = (what: string, got: number, needed: number): Error =>
+    new CorruptBlockError(`${what} ${got} bytes where its pixels need ${needed}: the data is cut short or corrupt`);
   const swap = !l.littleEndian && wholeBytes && bits > 8;
   // The word the byte swap and predictor 2 work on: a complex sample's parts, else the sample.
   const word = storage.parts === 2 ? bits / 16 : bits / 8;
@@ -103,21 +114,24 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
     } as never)) as unknown as typeof library;
   }
 
-  return async (raw) => {
+  return async (raw, index) => {
     let bytes: Uint8Array;
+    const needed = neededBytes(index);
     switch (l.compression) {
       case 1:
+        if (raw.length < needed) throw short('it holds', raw.length, needed);
         bytes = raw;
         break;
       case 8:
       case 32946:
         bytes = await inflateBlock(raw, blockBytes, true); // raw is this decode's alone
+        if (bytes.length < needed) throw short('DEFLATE gives', bytes.length, needed);
         break;
       case 5:
-        bytes = lzwDecode(raw, blockBytes);
+        bytes = lzwDecode(raw, blockBytes, needed);
         break;
       case 32773:
-        bytes = packBitsDecode(raw, blockBytes);
+        bytes = packBitsDecode(raw, blockBytes, needed);
         break;
       default: {
         const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : (raw.slice().buffer as ArrayBuffer);
@@ -352,8 +366,15 @@ function halfToFloat(h: Uint16Array): Float32Array {
 
 // ---- LZW and PackBits
 
-/** TIFF LZW (MSB-first codes of 9..12 bits, 256 clear, 257 end, early change) into `expected` bytes. */
-export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
+/** A block's compressed data that is not a valid stream of its compression. */
+export class CorruptBlockError extends Error {}
+
+/**
+ * TIFF LZW (MSB-first codes of 9..12 bits, 256 clear, 257 end, early change) into `expected`
+ * bytes. Throws a CorruptBlockError for a code the table cannot hold, or when the data ends
+ * before `needed` bytes came out (libtiff: "Corrupted LZW table", "Not enough data").
+ */
+export function lzwDecode(input: Uint8Array, expected: number, needed = expected): Uint8Array {
   const out = new Uint8Array(expected);
   const prefix = new Uint16Array(4096);
   const first = new Uint8Array(4096);
@@ -384,12 +405,12 @@ export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
       continue;
     }
     if (old === -1) {
-      if (code > 255) break; // corrupt: the first code after a clear must be a literal
+      if (code > 255) throw new CorruptBlockError(`LZW data is corrupt: code ${code} after a clear code, at bit ${bitPos - width}`);
       out[op++] = code;
       old = code;
       continue;
     }
-    if (code > next) break; // corrupt
+    if (code > next) throw new CorruptBlockError(`LZW data is corrupt: code ${code} is not in the table (next ${next}), at bit ${bitPos - width}`);
     if (next < 4096) {
       prefix[next] = old;
       suffix[next] = code < next ? first[code]! : first[old]!;
@@ -408,11 +429,12 @@ export function lzwDecode(input: Uint8Array, expected: number): Uint8Array {
     op += l;
     old = code;
   }
+  if (op < needed) throw new CorruptBlockError(`LZW data ends after ${op} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
   return out;
 }
 
-/** PackBits (Apple RLE) into `expected` bytes. */
-export function packBitsDecode(input: Uint8Array, expected: number): Uint8Array {
+/** PackBits (Apple RLE) into `expected` bytes; a CorruptBlockError when fewer than `needed` come out. */
+export function packBitsDecode(input: Uint8Array, expected: number, needed = expected): Uint8Array {
   const out = new Uint8Array(expected);
   let i = 0;
   let o = 0;
@@ -425,9 +447,11 @@ export function packBitsDecode(input: Uint8Array, expected: number): Uint8Array 
       o += count;
     } else if (h > 128) {
       const count = Math.min(257 - h, expected - o);
-      out.fill(input[i++] ?? 0, o, o + count);
+      if (i >= input.length) break; // a repeat header without its byte
+      out.fill(input[i++]!, o, o + count);
       o += count;
     }
   }
+  if (o < needed) throw new CorruptBlockError(`PackBits data ends after ${o} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
   return out;
 }

@@ -53,6 +53,7 @@ import {
   TAG,
   textOf,
   TiffFormatError,
+  TiffUnsupportedError,
   type ByteSource,
   type Ifd,
   type TiffImageLayout,
@@ -85,6 +86,13 @@ export interface GeoTiffSource extends SourceNode {
   readDownsampled?(rect: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock>;
   /** The first image's GDAL_METADATA (band metadata such as NETCDF_DIM_*), when it has one. */
   readonly gdalMetadata?: GdalMetadata;
+  /**
+   * Check every block of every image (full resolution, overviews, masks) against the file without
+   * reading pixels: throws the IO_ERROR a read of the first broken block would (cut short, past
+   * the end, offset and byte count contradicting each other). One check per block: for callers
+   * that must not write anything from a broken file (the chipper), before they start.
+   */
+  verifyBlocks?(): void;
 }
 
 const INPUT = 'input';
@@ -122,7 +130,7 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
     const main = structure.ifds[0]!;
     const { info, layout } = describeImage(main, structure.littleEndian, location);
     const decoder = await decoderFor(layout, location, 'the image');
-    const image: ImageReader = { index: 0, layout, decode: decoder };
+    const image: ImageReader = { index: 0, layout, decode: decoder, label: '' };
     const mask = await findMask(structure.ifds, main, structure.littleEndian, location, 0);
     const overviews = await findOverviews(structure.ifds, layout, structure.littleEndian, location);
     const source = makeSource(options.id ?? location, location, src, image, info, mask, overviews);
@@ -182,6 +190,16 @@ async function checkTiffMagic(path: string): Promise<void> {
   if (!ii && !mm) throw ioError(`${path} is not a TIFF file (only GeoTIFF/COG inputs are readable)`);
 }
 
+/**
+ * An IFD that `describeTiffImage` refused: a broken structure (a TiffFormatError) is IO_ERROR, a
+ * layout the engine cannot represent UNSUPPORTED_INPUT.
+ */
+function layoutFailure(location: string, what: string, e: unknown): EngineError {
+  const why = e instanceof Error ? e.message : String(e);
+  if (e instanceof TiffFormatError) return ioError(`${location}: ${what} is corrupt: ${why}`, e);
+  return unsupported(location, e instanceof TiffUnsupportedError && what === 'the image' ? why : `${what}: ${why}`);
+}
+
 function openFailure(location: string, isUrl: boolean, e: unknown): EngineError {
   if (isAbort(e)) return aborted(e);
   const why = e instanceof Error ? e.message : String(e);
@@ -227,10 +245,7 @@ function describeImage(ifd: Ifd, littleEndian: boolean, location: string): { inf
   try {
     layout = describeTiffImage(ifd, littleEndian);
   } catch (e) {
-    if (e instanceof TiffFormatError && /different/.test(e.message)) {
-      throw unsupported(location, 'bands with different sample formats or bit depths are not supported');
-    }
-    throw unsupported(location, e instanceof Error ? e.message : String(e));
+    throw layoutFailure(location, 'the image', e);
   }
   const { width, height, samplesPerPixel: bandCount, sampleFormat: format, bitsPerSample: bps } = layout;
   const pixelType = pixelTypeOf(format, bps);
@@ -310,6 +325,10 @@ const MAX_SCANNED_IFDS = 256;
 interface ImageReader {
   /** IFD index, part of the tile-cache key. */
   readonly index: number;
+  /** Which image, for messages: '' for the full-resolution one, else e.g. ' of overview 2'. */
+  readonly label: string;
+  /** A transparency mask (its blocks are not named by band). */
+  readonly mask?: boolean;
   readonly layout: TiffImageLayout;
   readonly decode: BlockDecoder;
 }
@@ -341,12 +360,12 @@ async function findMask(ifds: readonly Ifd[], image: Ifd, le: boolean, location:
     try {
       layout = describeTiffImage(ifd, le);
     } catch (e) {
-      throw unsupported(location, `an internal mask: ${e instanceof Error ? e.message : String(e)}`);
+      throw layoutFailure(location, 'an internal mask', e);
     }
     if (layout.compression !== 1 && layout.compression !== 5 && layout.compression !== 8 && layout.compression !== 32946 && layout.compression !== 32773 && layout.compression !== 50000) {
       throw unsupported(location, `an internal mask with TIFF compression ${layout.compression} is not supported`);
     }
-    return { index: i, layout, decode: await decoderFor(layout, location, 'an internal mask') };
+    return { index: i, layout, decode: await decoderFor(layout, location, 'an internal mask'), label: ' of the internal mask', mask: true };
   }
   return undefined;
 }
@@ -383,9 +402,14 @@ async function findOverviews(ifds: readonly Ifd[], main: TiffImageLayout, le: bo
     } catch {
       mask = undefined;
     }
-    out.push({ image: { index: i, layout, decode }, mask });
+    out.push({ image: { index: i, layout, decode, label: '' }, mask });
   }
-  return out.sort((a, b) => b.image.layout.width - a.image.layout.width);
+  return out
+    .sort((a, b) => b.image.layout.width - a.image.layout.width)
+    .map(({ image, mask }, k) => ({
+      image: { ...image, label: ` of overview ${k + 1}` },
+      mask: mask && { ...mask, label: ` of the internal mask of overview ${k + 1}` },
+    }));
 }
 
 /**
@@ -472,16 +496,20 @@ async function forEachBlock(
     Math.min((w.bx + 1) * l.blockWidth, l.width) <= win.x + win.width &&
     w.by * l.blockHeight >= win.y &&
     Math.min((w.by + 1) * l.blockHeight, l.height) <= win.y + win.height;
+  // Every block not cached yet is checked against the file before any read starts (one check per
+  // block): a block past the end of a cut file, or an offset and a byte count that contradict
+  // each other, is an IO_ERROR naming the block, never zeros.
+  const present = (w: { index: number }): boolean => !tileCache.has(prefix + w.index) && blockHasData(src, image, w.index);
   const direct =
     src.readInto !== undefined && l.compression === 1
-      ? wanted.filter((w) => inside(w) && l.byteCounts[w.index] === blockBytes && l.offsets[w.index]! > 0 && !tileCache.has(prefix + w.index))
+      ? wanted.filter((w) => inside(w) && l.byteCounts[w.index] === blockBytes && present(w))
       : [];
   const directSet = new Set(direct);
   const viaCache = direct.length === 0 ? wanted : wanted.filter((w) => !directSet.has(w));
-  const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
-  // Start one coalesced read for the blocks the cache does not hold yet; each of them enters the
+  // One coalesced read for the blocks the cache does not hold yet; each of them enters the
   // cache at once (as a promise), so concurrent readers share the read and the decode.
-  const missing = viaCache.filter((w) => !tileCache.has(prefix + w.index) && l.byteCounts[w.index]! > 0 && l.offsets[w.index]! > 0);
+  const missing = viaCache.filter(present);
+  const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
   let fetched: Promise<Uint8Array>[] | undefined;
   if (missing.length > 0) {
     const merge = l.compression !== 1 || /^https?:/i.test(src.location);
@@ -494,6 +522,18 @@ async function forEachBlock(
     if (fill !== 0) a.fill(fill);
     return Promise.resolve({ data: a, byteLength: a.byteLength });
   };
+  const load = async (index: number, bytes: Promise<Uint8Array>): Promise<DecodedBlock> => {
+    let raw: Uint8Array;
+    try {
+      raw = await bytes;
+    } catch (e) {
+      throw isAbort(e) || signal?.aborted ? e : blockError(src, image, index, `cannot be read (${messageOf(e)})`, e);
+    }
+    const count = l.byteCounts[index]!;
+    if (raw.length < count) throw blockError(src, image, index, cutShort(src, l.offsets[index]!, count, raw.length));
+    const data = await decodeBlock(src, image, raw, index);
+    return { data, byteLength: data.byteLength };
+  };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read, once nothing writes into it any more.
   await settleAll([
@@ -502,12 +542,66 @@ async function forEachBlock(
       tileCache
         .get(prefix + w.index, () => {
           const i = slot.get(w.index);
-          if (i === undefined || !fetched) return sparse();
-          return fetched[i]!.then((raw) => image.decode(raw, w.index)).then((data) => ({ data, byteLength: data.byteLength }));
+          return i === undefined || !fetched ? sparse() : load(w.index, fetched[i]!);
         })
         .then((blk) => use(blk, w.bx, w.by, w.chunk)),
     ),
   ]);
+}
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * Which block `index` of `image` is, for messages, in libtiff's numbering (0-based, planes of a
+ * separate-planes image one after another): "strip 12 (rows 60-64) of band 1", "tile 3
+ * (columns 256-511, rows 0-255) of bands 1-3", "... of overview 2".
+ */
+export function blockName(image: Pick<ImageReader, 'layout' | 'label' | 'mask'>, index: number): string {
+  const l = image.layout;
+  const perPlane = l.across * l.down;
+  const plane = Math.floor(index / perPlane);
+  const bx = (index % perPlane) % l.across;
+  const by = Math.floor((index % perPlane) / l.across);
+  const rows = `rows ${by * l.blockHeight}-${Math.min(l.height, (by + 1) * l.blockHeight) - 1}`;
+  const where = l.tiled ? `tile ${index} (columns ${bx * l.blockWidth}-${Math.min(l.width, (bx + 1) * l.blockWidth) - 1}, ${rows})` : `strip ${index} (${rows})`;
+  const bands = image.mask ? '' : l.planar === 2 ? ` of band ${plane + 1}` : l.samplesPerPixel > 1 ? ` of bands 1-${l.samplesPerPixel}` : ' of band 1';
+  return `${where}${bands}${image.label}`;
+}
+
+const blockError = (src: ByteSource, image: ImageReader, index: number, why: string, cause?: unknown): EngineError =>
+  ioError(`${src.location}: ${blockName(image, index)} ${why}`, cause);
+
+function cutShort(src: ByteSource, offset: number, count: number, got: number): string {
+  const size = src.size === undefined ? '' : ` (the file has ${src.size} bytes)`;
+  return `is cut short: ${count} bytes at offset ${offset}, only ${got} of them are in the file${size}; the file is truncated or the block's offset is corrupt`;
+}
+
+/**
+ * Whether block `index` holds data (false: a sparse block, offset and byte count both 0, as GDAL
+ * writes with SPARSE_OK). An offset without bytes, bytes at offset 0 (the header) or a block
+ * reaching past the end of the file are IO_ERRORs naming the block.
+ */
+function blockHasData(src: ByteSource, image: ImageReader, index: number): boolean {
+  const l = image.layout;
+  const offset = l.offsets[index]!;
+  const count = l.byteCounts[index]!;
+  if (offset === 0 && count === 0) return false;
+  if (!(count > 0)) throw blockError(src, image, index, `has no data: its byte count is ${count} while its offset is ${offset}`);
+  if (!(offset > 0)) throw blockError(src, image, index, `has ${count} bytes at offset ${offset}, inside the TIFF header: the offset is corrupt`);
+  const size = src.size;
+  if (size !== undefined && offset + count > size) {
+    throw blockError(src, image, index, offset >= size ? `starts at offset ${offset}, past the end of the file (${size} bytes); the file is truncated or the offset is corrupt` : cutShort(src, offset, count, size - offset));
+  }
+  return true;
+}
+
+/** `image.decode`, its failures (corrupt or short compressed data) an IO_ERROR naming the block. */
+async function decodeBlock(src: ByteSource, image: ImageReader, raw: Uint8Array, index: number): Promise<SampleArray> {
+  try {
+    return await image.decode(raw, index);
+  } catch (e) {
+    throw blockError(src, image, index, `does not decode: ${messageOf(e)}`, e);
+  }
 }
 
 /**
@@ -544,9 +638,14 @@ async function readScratch(
     try {
       while (!failed && next < blocks.length) {
         const w = blocks[next++]!;
-        const got = await src.readInto!(offsets[w.index]!, buf, signal);
-        // A short read (the file ends inside the block) decodes zero-padded, as in the cached path.
-        const data = await image.decode(got === blockBytes ? buf : buf.subarray(0, got), w.index);
+        let got: number;
+        try {
+          got = await src.readInto!(offsets[w.index]!, buf, signal);
+        } catch (e) {
+          throw isAbort(e) || signal?.aborted ? e : blockError(src, image, w.index, `cannot be read (${messageOf(e)})`, e);
+        }
+        if (got !== blockBytes) throw blockError(src, image, w.index, cutShort(src, offsets[w.index]!, blockBytes, got));
+        const data = await decodeBlock(src, image, buf, w.index);
         use({ data, byteLength: data.byteLength }, w.bx, w.by, w.chunk);
       }
     } catch (e) {
@@ -691,6 +790,14 @@ function makeSource(
       await src.close();
     },
     read: base.read,
+    verifyBlocks() {
+      for (const img of [image, maskImage, ...overviews.flatMap((o) => [o.image, o.mask])]) {
+        if (img === undefined) continue;
+        const l = img.layout;
+        const blocks = l.across * l.down * (l.planar === 2 ? l.samplesPerPixel : 1);
+        for (let i = 0; i < blocks; i++) blockHasData(src, img, i);
+      }
+    },
     async readInto(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock> {
       if (closed) throw ioError(`${location} is closed`);
       checkTarget(block, info);

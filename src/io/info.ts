@@ -32,6 +32,11 @@ export interface RasterSummary {
 export interface DescribeOptions extends OpenOptions {
   /** Compute statistics when the file has none (default true). */
   readonly computeStatistics?: boolean;
+  /**
+   * Told when the summary comes from the header alone but the file is broken (a block cut short
+   * or past its end): as gdalinfo, the header is still described; a read of those pixels fails.
+   */
+  readonly onWarning?: (message: string) => void;
 }
 
 export async function describeRaster(location: string, options: DescribeOptions = {}): Promise<RasterSummary> {
@@ -41,8 +46,15 @@ export async function describeRaster(location: string, options: DescribeOptions 
     let statistics: readonly (BandStatistics | null)[] | null = info.statistics ?? null;
     let statisticsSource: RasterSummary['statisticsSource'] = statistics ? 'file' : 'none';
     if (!statistics && options.computeStatistics !== false && !PIXEL_TYPE_INFO[info.pixelType].complex) {
+      // Reads every pixel: a broken block is an IO_ERROR naming it.
       statistics = await computeStatistics(source, options.signal);
       statisticsSource = 'computed';
+    } else {
+      try {
+        source.verifyBlocks?.();
+      } catch (e) {
+        options.onWarning?.(`${e instanceof Error ? e.message : String(e)}; reading its pixels will fail`);
+      }
     }
     return {
       location,

@@ -16,6 +16,8 @@ export interface ByteSource {
   readonly location: string;
   /** Identity for caches: path + size + mtime, or URL + length (+ ETag). */
   readonly key: string;
+  /** The size in bytes, when known (a local file; a URL once a response has given it). */
+  readonly size?: number | undefined;
   /** Read up to `length` bytes at `offset` (fewer at the end of the file). */
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
   /** Local files: read up to `target.length` bytes at `offset` into `target`; resolves to the bytes read. */
@@ -91,6 +93,7 @@ export async function openFileSource(path: string): Promise<ByteSource> {
   return {
     location: path,
     key: `file:${path}:${st.size}:${st.mtimeMs}:${st.ino}`,
+    size: st.size,
     async read(offset, length, signal) {
       if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : abortError();
       // Not zero-filled (every byte is read over); its own buffer, exactly `length` long.
@@ -157,6 +160,9 @@ export async function openHttpSource(url: string, signal?: AbortSignal, headByte
   const source: ByteSource = {
     location: url,
     key: `url:${url}:${size ?? ''}:${etag}`,
+    get size() {
+      return size;
+    },
     read: (offset, length, s) => get(offset, length, s),
     close: async () => {
       whole = undefined;
@@ -184,19 +190,26 @@ export interface TiffStructure {
 
 const TYPE_SIZE: Readonly<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
 
+/** A TIFF whose structure is broken: cut short, or tags that contradict each other (IO_ERROR). */
 export class TiffFormatError extends Error {}
+
+/** A well-formed TIFF the engine cannot represent (UNSUPPORTED_INPUT). */
+export class TiffUnsupportedError extends Error {}
 
 /**
  * Parse the header and up to `maxIfds` IFDs (a guard against loops). `head` holds the first bytes
  * of the file (any length); anything past it is read from `src`.
  */
 export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIfds = 257, signal?: AbortSignal): Promise<TiffStructure> {
-  const bytesAt = async (offset: number, length: number): Promise<DataView> => {
+  const bytesAt = async (offset: number, length: number, what: string): Promise<DataView> => {
     const b = offset + length <= head.length ? head.subarray(offset, offset + length) : await src.read(offset, length, signal);
-    if (b.length < length) throw new TiffFormatError(`truncated file: ${length} bytes wanted at ${offset}, ${b.length} present`);
+    if (b.length < length) {
+      const size = src.size === undefined ? '' : ` (the file has ${src.size} bytes)`;
+      throw new TiffFormatError(`the file is cut short or corrupt: ${what} needs ${length} bytes at offset ${offset}, ${b.length} are there${size}`);
+    }
     return new DataView(b.buffer, b.byteOffset, b.byteLength);
   };
-  const h = await bytesAt(0, 8);
+  const h = await bytesAt(0, 8, 'the header');
   const b0 = h.getUint8(0);
   const b1 = h.getUint8(1);
   if (!((b0 === 0x49 && b1 === 0x49) || (b0 === 0x4d && b1 === 0x4d))) throw new TiffFormatError('not a TIFF file');
@@ -206,7 +219,7 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
   const big = version === 43;
   let next: number;
   if (big) {
-    const h16 = await bytesAt(0, 16);
+    const h16 = await bytesAt(0, 16, 'the BigTIFF header');
     if (h16.getUint16(4, le) !== 8) throw new TiffFormatError('unsupported BigTIFF offset size');
     next = Number(h16.getBigUint64(8, le));
   } else next = h.getUint32(4, le);
@@ -215,10 +228,11 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
   const seen = new Set<number>();
   while (next !== 0 && ifds.length < maxIfds && !seen.has(next)) {
     seen.add(next);
-    const countView = await bytesAt(next, big ? 8 : 2);
+    const what = `image directory (IFD) ${ifds.length + 1}`;
+    const countView = await bytesAt(next, big ? 8 : 2, what);
     const count = big ? Number(countView.getBigUint64(0, le)) : countView.getUint16(0, le);
     const entrySize = big ? 20 : 12;
-    const body = await bytesAt(next + (big ? 8 : 2), count * entrySize + (big ? 8 : 4));
+    const body = await bytesAt(next + (big ? 8 : 2), count * entrySize + (big ? 8 : 4), what);
     const tags = new Map<number, TagData>();
     const pending: Promise<void>[] = [];
     for (let i = 0; i < count; i++) {
@@ -233,7 +247,7 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
       if (inline) tags.set(tag, decodeValues(body, p + (big ? 12 : 8), type, n, le));
       else {
         const at = big ? Number(body.getBigUint64(p + 12, le)) : body.getUint32(p + 8, le);
-        pending.push(bytesAt(at, total).then((v) => void tags.set(tag, decodeValues(v, 0, type, n, le))));
+        pending.push(bytesAt(at, total, `tag ${tag} of ${what}`).then((v) => void tags.set(tag, decodeValues(v, 0, type, n, le))));
       }
     }
     await Promise.all(pending);
@@ -445,8 +459,8 @@ export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLay
   const spp = numberOf(ifd, TAG.SamplesPerPixel, 1);
   const bitsList = numbersOf(ifd, TAG.BitsPerSample) ?? [1];
   const formats = numbersOf(ifd, TAG.SampleFormat) ?? [1];
-  for (let i = 1; i < bitsList.length; i++) if (bitsList[i] !== bitsList[0]) throw new TiffFormatError('bands with different bit depths are not supported');
-  for (let i = 1; i < formats.length; i++) if (formats[i] !== formats[0]) throw new TiffFormatError('bands with different sample formats are not supported');
+  for (let i = 1; i < bitsList.length; i++) if (bitsList[i] !== bitsList[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
+  for (let i = 1; i < formats.length; i++) if (formats[i] !== formats[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
   const blockWidth = tiled ? numberOf(ifd, TAG.TileWidth, 0) : width;
   const blockHeight = tiled ? numberOf(ifd, TAG.TileLength, 0) : Math.min(height, numberOf(ifd, TAG.RowsPerStrip, height) || height);
   if (!(blockWidth > 0 && blockHeight > 0)) throw new TiffFormatError('bad tile or strip size');
@@ -456,7 +470,9 @@ export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLay
   const across = Math.ceil(width / blockWidth);
   const down = Math.ceil(height / blockHeight);
   const planar = numberOf(ifd, TAG.PlanarConfiguration, 1) === 2 && spp > 1 ? 2 : 1;
-  if (offsets.length < across * down * (planar === 2 ? spp : 1)) throw new TiffFormatError('fewer block offsets than blocks');
+  const blocks = across * down * (planar === 2 ? spp : 1);
+  if (offsets.length < blocks) throw new TiffFormatError(`${offsets.length} block offsets for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
+  if (byteCounts.length < blocks) throw new TiffFormatError(`${byteCounts.length} block byte counts for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
   const jpegTables = ifd.tags.get(TAG.JPEGTables);
   const lerc = numbersOf(ifd, TAG.LercParameters);
   return {

@@ -81,7 +81,8 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
   plan(a, inputs) {
     const infos = a.Rasters.map((i) => inputs[i]!);
     const first = infos[0]!;
-    const grid = outputGrid(infos, 0, a.CellsizeType)!;
+    // The output mask is the AND of the inputs': an input outside the first one's extent leaves it all NoData.
+    const grid = outputGrid(infos, 0, a.CellsizeType, { paths: infos.map((_, i) => `rasterFunctionArguments.Rasters[${i}]`) })!;
     const target: RasterInfo = { ...first, ...grid };
     const moved = infos.map((i) => !onGrid(i, target));
     const align = inputs.map((i, k) => (a.Rasters.includes(k) && !onGrid(i, target) ? alignMethod(i) : undefined));

@@ -147,7 +147,7 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
         if (a[k] !== undefined) warnings.push(`${k} only applies to Method 2 (Categorical) and is ignored`);
       }
     }
-    const grid = outputGrid([from, to], a.ExtentType, a.CellsizeType)!;
+    const grid = outputGrid([from, to], a.ExtentType, a.CellsizeType, { paths: [`${P}Raster`, `${P}Raster2`] })!;
     let fromClasses: number[] | undefined;
     let toClasses: number[] | undefined;
     let codes: Int32Array | undefined;

@@ -64,6 +64,7 @@ export function planOperands(
   cellsizeType: number,
   rastersPath: string,
   flags: MultidimFlags = { matchVariable: true, unionDimension: true },
+  needsAll = true,
 ): PlannedOperands {
   const rasters = operands.filter((o) => o.info.constant === undefined);
   const first = rasters[0];
@@ -93,6 +94,7 @@ export function planOperands(
     operands.map((o) => o.info),
     extentType,
     cellsizeType,
+    { paths: operands.map((o) => o.path), needsAll },
   )!;
   const slotOf = new Map<string, number>();
   const table: SlotRef[] = [];

@@ -124,7 +124,8 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     const pixelType = (['U8', 'U16', 'S16', 'U32', 'S32'] as PixelType[]).find((t) => PIXEL_TYPE_INFO[t].min <= lo && PIXEL_TYPE_INFO[t].max >= top);
     if (pixelType === undefined) throw invalidArgument(`${P}UndefinedClass`, `UndefinedClass ${a.UndefinedClass} does not fit a 32-bit integer`);
     const missing = md ? PIXEL_TYPE_INFO[pixelType].max : undefined;
-    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf)!;
+    // NoData inputs are left out of the statistic: only an input outside the first one's extent is refused.
+    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: list.map((_, i) => `${P}Rasters[${i}]`), needsAll: false })!;
     let info: RasterInfo = { ...grid, bandCount: 1, pixelType };
     if (md) {
       const multidimensional = md.layout(() => 1);

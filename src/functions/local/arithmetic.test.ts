@@ -355,12 +355,14 @@ describe('Arithmetic', () => {
       });
     });
 
-    it('rasters that do not overlap are rejected with IntersectionOf', () => {
+    it('rasters that do not overlap are rejected at the raster that misses, with any ExtentType', () => {
       const far = rasterOf({ width: W, height: H, origin: { x: 100, y: 0 } }, () => 1);
-      expect(at(() => apply({ ExtentType: 1 }, [r1(), far]))).toEqual({
-        code: 'INVALID_ARGUMENT',
-        path: 'rasterFunctionArguments.ExtentType',
-      });
+      for (const ExtentType of [0, 1, 2, 3]) {
+        expect(at(() => apply({ ExtentType }, [r1(), far]))).toEqual({
+          code: 'INVALID_ARGUMENT',
+          path: 'rasterFunctionArguments.Raster2',
+        });
+      }
     });
 
     it('a spatial reference without a known proj4 definition cannot be reprojected', () => {

@@ -100,10 +100,12 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
         throw unsupportedInput(`${P}${o.name}`, `Arithmetic does not take complex (${o.info.pixelType}) rasters`);
       }
     }
+    // Every operation needs both operands at a pixel: inputs without a common area are refused.
     const grid = outputGrid(
       operands.map((o) => o.info),
       a.ExtentType,
       a.CellsizeType,
+      { paths: operands.map((o) => `${P}${o.name}`) },
     )!;
 
     const counts = operands.map(bandsOf);

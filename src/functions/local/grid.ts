@@ -12,7 +12,14 @@
  *   FirstOf / LastOf extent: edges rounded to the nearest grid line;
  *   UnionOf: edges moved outwards to grid lines (nothing of any input is lost);
  *   IntersectionOf: edges moved inwards (every pixel lies inside every input); an intersection
- *   thinner than one cell keeps one cell; no intersection at all is an INVALID_ARGUMENT error.
+ *   thinner than one cell keeps one cell.
+ * Inputs that do not overlap are refused when the rule is built (INVALID_ARGUMENT at the input's
+ * path, naming the extents), wherever the output would be entirely NoData or an input would
+ * contribute nothing: no intersection at all; inputs without a common area when every output pixel
+ * needs all of them (NoData propagates: Arithmetic, most Local ops, CompositeBand's mask AND),
+ * whatever the ExtentType; an input outside the FirstOf/LastOf extent. A partial overlap is
+ * legitimate (NoData where an input is missing), and so is UnionOf over disjoint inputs for
+ * functions that leave NoData inputs out (the IgnoreNoData statistics).
  * (Snapping tolerance: 1e-6 of a cell, so extents that are whole cells never gain a pixel.)
  * Functions then ask the engine to resample their inputs onto it with `Plan.align`
  * (`alignMethod`: nearest for thematic inputs, bilinear otherwise).
@@ -50,13 +57,35 @@ export type Grid = Pick<RasterInfo, 'width' | 'height' | 'extent' | 'cellSize' |
 
 const EPS = 1e-6;
 
+/** What `outputGrid` checks besides the grid itself. */
+export interface GridChecks {
+  /**
+   * Paths of `inputs` relative to the function (e.g. `rasterFunctionArguments.Raster2`), for the
+   * errors; default `rasterFunctionArguments` for every input.
+   */
+  readonly paths?: readonly (string | undefined)[];
+  /**
+   * Whether an output pixel needs every raster input to be valid (NoData propagates, as in
+   * Arithmetic): then inputs without a common area would give an output that is entirely NoData
+   * under any ExtentType. Default true; false for functions that leave NoData inputs out (the
+   * IgnoreNoData statistics), where only an input that does not reach the output extent at all is
+   * refused.
+   */
+  readonly needsAll?: boolean;
+}
+
+const EXTENT_NAMES = ['FirstOf', 'IntersectionOf', 'UnionOf', 'LastOf'];
+
 /**
  * The output grid of a function over `inputs` (constants ignored); undefined when every input is a
- * constant. Errors: INVALID_ARGUMENT at `rasterFunctionArguments.ExtentType` for an empty
- * intersection; UNSUPPORTED_INPUT when a spatial reference cannot be transformed.
+ * constant. Errors, INVALID_ARGUMENT at the path of the input concerned, naming the extents: inputs
+ * that do not overlap where the output would be entirely NoData because of it (an empty
+ * intersection; inputs without a common area when every pixel needs them all; an input outside
+ * the FirstOf/LastOf extent). UNSUPPORTED_INPUT when a spatial reference cannot be transformed.
  */
-export function outputGrid(inputs: readonly RasterInfo[], extentType: number, cellsizeType: number): Grid | undefined {
-  const rasters = inputs.filter((i) => i.constant === undefined);
+export function outputGrid(inputs: readonly RasterInfo[], extentType: number, cellsizeType: number, checks: GridChecks = {}): Grid | undefined {
+  const indexes = inputs.map((_, k) => k).filter((k) => inputs[k]!.constant === undefined);
+  const rasters = indexes.map((k) => inputs[k]!);
   const first = rasters[0];
   if (first === undefined) return undefined;
   const sr = first.spatialReference;
@@ -73,23 +102,13 @@ export function outputGrid(inputs: readonly RasterInfo[], extentType: number, ce
   const last = boxes[boxes.length - 1]!;
   const cx = pick(boxes.map((b) => b.cell.x), cellsizeType);
   const cy = pick(boxes.map((b) => b.cell.y), cellsizeType);
+  checkOverlap(rasters, boxes.map((b) => b.extent), indexes.map((k) => checks.paths?.[k]), extentType, checks.needsAll ?? true);
 
   let e: Extent;
   let mode: 'round' | 'out' | 'in' = 'round';
   switch (extentType) {
     case ExtentType.IntersectionOf:
-      e = boxes.reduce<Extent>(
-        (a, b) => ({
-          xmin: Math.max(a.xmin, b.extent.xmin),
-          ymin: Math.max(a.ymin, b.extent.ymin),
-          xmax: Math.min(a.xmax, b.extent.xmax),
-          ymax: Math.min(a.ymax, b.extent.ymax),
-        }),
-        boxes[0]!.extent,
-      );
-      if (!(e.xmax > e.xmin && e.ymax > e.ymin)) {
-        throw invalidArgument('rasterFunctionArguments.ExtentType', 'IntersectionOf: the input rasters do not overlap');
-      }
+      e = boxes.reduce<Extent>((a, b) => intersection(a, b.extent), boxes[0]!.extent);
       mode = 'in';
       break;
     case ExtentType.UnionOf:
@@ -123,6 +142,73 @@ export function outputGrid(inputs: readonly RasterInfo[], extentType: number, ce
     cellSize: { x: cx, y: cy },
     ...(sr ? { spatialReference: sr } : {}),
   };
+}
+
+const intersection = (a: Extent, b: Extent): Extent => ({
+  xmin: Math.max(a.xmin, b.xmin),
+  ymin: Math.max(a.ymin, b.ymin),
+  xmax: Math.min(a.xmax, b.xmax),
+  ymax: Math.min(a.ymax, b.ymax),
+});
+
+const isEmpty = (e: Extent): boolean => !(e.xmax > e.xmin && e.ymax > e.ymin);
+
+const num = (v: number): string => String(Number(v.toPrecision(10)));
+const box = (e: Extent): string => `[${num(e.xmin)}, ${num(e.ymin)}, ${num(e.xmax)}, ${num(e.ymax)}]`;
+
+function srName(sr: RasterInfo['spatialReference']): string {
+  if (!sr) return 'no spatial reference';
+  if (sr.wkid !== undefined) return `EPSG:${sr.wkid}`;
+  const name = /^\s*(?:PROJCS|GEOGCS|PROJCRS|GEOGCRS|GEODCRS)\["([^"]+)"/i.exec(sr.wkt ?? '')?.[1];
+  return name ?? sr.proj4 ?? 'a custom spatial reference';
+}
+
+/**
+ * Inputs that would leave the output entirely NoData, or contribute nothing to it, are refused
+ * when the rule is built (a Landsat scene and a DEM half a world apart). `extents` are in the first
+ * raster's spatial reference.
+ */
+function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[], paths: readonly (string | undefined)[], extentType: number, needsAll: boolean): void {
+  const name = (k: number): string => {
+    const p = paths[k];
+    return p === undefined ? `input ${k + 1}` : p.slice(p.lastIndexOf('.') + 1);
+  };
+  const describe = (k: number): string => {
+    const own = `${name(k)} covers ${box(rasters[k]!.extent)} in ${srName(rasters[k]!.spatialReference)}`;
+    return k === 0 || sameSpatialReference(rasters[k]!.spatialReference, rasters[0]!.spatialReference)
+      ? own
+      : `${own}, that is ${box(extents[k]!)} in ${srName(rasters[0]!.spatialReference)}`;
+  };
+  const fail = (k: number, why: string): never => {
+    throw invalidArgument(paths[k] ?? 'rasterFunctionArguments', `${why}. Check that the inputs show the same place and that their spatial references are right.`);
+  };
+  const mode = EXTENT_NAMES[extentType] ?? 'FirstOf';
+  if (extentType === ExtentType.IntersectionOf || needsAll) {
+    let common = extents[0]!;
+    for (let k = 1; k < extents.length; k++) {
+      const next = intersection(common, extents[k]!);
+      if (isEmpty(next)) {
+        const before = k === 1 ? describe(0) : `the common area of ${rasters.slice(0, k).map((_, j) => name(j)).join(', ')} is ${box(common)} in ${srName(rasters[0]!.spatialReference)}`;
+        fail(
+          k,
+          `the input rasters do not overlap: ${describe(k)}; ${before}. ` +
+            (extentType === ExtentType.IntersectionOf
+              ? 'With ExtentType IntersectionOf the output would be empty'
+              : `Every output pixel needs all of them, so the output would be entirely NoData (ExtentType ${mode})`),
+        );
+      }
+      common = next;
+    }
+    return;
+  }
+  // Functions that leave NoData inputs out: an input outside the output extent contributes nothing.
+  if (extentType === ExtentType.UnionOf) return;
+  const ref = extentType === ExtentType.LastOf ? extents.length - 1 : 0;
+  for (let k = 0; k < extents.length; k++) {
+    if (k !== ref && isEmpty(intersection(extents[k]!, extents[ref]!))) {
+      fail(k, `${describe(k)}, which does not overlap the output extent: ${describe(ref)} (ExtentType ${mode}). ${name(k)} would contribute nothing`);
+    }
+  }
 }
 
 function pick(values: readonly number[], cellsizeType: number): number {

@@ -102,7 +102,10 @@ function planLocal(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pix
   }
   if (all.length > hi) warnings.push(`${op.name} uses ${hi} operand(s); the other ${all.length - hi} in Rasters are ignored`);
   const used = all.slice(0, Math.min(all.length, hi));
-  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension });
+  // Ops where a NoData operand makes the pixel NoData need a common area of all operands; the
+  // IgnoreNoData statistics, IsNull, Con, SetNull and Pick only need each operand to reach the output.
+  const needsAll = !op.ignoreNoData && !([Op.IS_NULL, Op.CON, Op.SET_NULL, Op.PICK] as number[]).includes(op.def.op);
+  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension }, needsAll);
 
   const statistic = STATISTIC_OPS.has(op.def.op);
   const params: number[] = statistic ? [op.ignoreNoData ? 1 : 0] : [];

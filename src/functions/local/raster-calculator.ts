@@ -81,7 +81,9 @@ function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[]
   });
 
   const operands = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: `${P}Rasters[${j}]` }));
-  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension });
+  // An expression may leave NoData operands out (Con, IsNull, ...IgnoreNoData): only operands that
+  // do not reach the output extent at all are refused.
+  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension }, false);
   const b = new ExprBuilder();
   const outputs: IrNode[] = [];
   for (let band = 0; band < planned.bandCount; band++) {

@@ -61,7 +61,7 @@ export function checkRasterList(fn: string, rasters: readonly number[], inputs: 
 /** The output RasterInfo of a one-band result on the first raster's grid, and the align list. */
 export function firstOfGrid(rasters: readonly number[], inputs: readonly RasterInfo[], pixelType: RasterInfo['pixelType'], noData: number | undefined, nearest: boolean) {
   const list = rasters.map((r) => inputs[r]!);
-  const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf)!;
+  const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: rasters.map((_, i) => `rasterFunctionArguments.Rasters[${i}]`) })!;
   const info: RasterInfo = { ...grid, bandCount: 1, pixelType, ...(noData !== undefined ? { noData } : {}) };
   const align = inputs.map((i, k) => (rasters.includes(k) ? (nearest ? { method: 'nearest' as const } : alignMethod(i)) : undefined));
   return { info, align };

@@ -122,7 +122,7 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     if (Math.abs(sum - 1) > 0.01) warnings.push(`Weights sum to ${sum}, not 1 (the pan model P = wR·R + wG·G + wB·B + wI·I assumes 1)`);
     if (a.Sensor !== undefined) warnings.push(`Sensor "${a.Sensor}": sensor-specific default weights are not published; Weights are used`);
 
-    const grid = outputGrid([pan, ms], ExtentType.IntersectionOf, CellsizeType.FirstOf)!;
+    const grid = outputGrid([pan, ms], ExtentType.IntersectionOf, CellsizeType.FirstOf, { paths: [`${P}PanImage`, `${P}MSImage`] })!;
     const outType = ms.pixelType;
     const info: RasterInfo = {
       ...grid,
