@@ -108,7 +108,8 @@ export const geographicCellSizeArg = {
   values: [GeographicCellSize.Geodesic, GeographicCellSize.Vendor111000],
   default: GeographicCellSize.Geodesic,
   doc:
-    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row on WGS 84 at the row\'s latitude ' +
+    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row at the row\'s latitude on the ' +
+    'raster\'s ellipsoid (WGS 84 unless its spatial reference names another) ' +
     '(N cos(lat) dlon across, M dlat along the meridian); Vendor111000: the vendor client\'s flat 111000 m per degree under its z-factor conditions.',
 } as const;
 
