@@ -505,6 +505,7 @@ describe('SurfaceParamFunction: tiled equals whole', () => {
     ['aspect equatorial', { SurfaceCalculation: 5, UseEquatorialAspect: true }, dem],
     ['geographic profile 5x5', { SurfaceCalculation: 2, AnalysisScaleWithUnits: '0.0015 Decimal degrees' }, geo],
     ['geographic aspect projected', { SurfaceCalculation: 5, ProjectAzimuths: true, UseEquatorialAspect: true }, geo],
+    ['geographic mean 7x7 adaptive', { SurfaceCalculation: 1, AnalysisScaleWithUnits: '0.0025 Decimal degrees', UseAdaptiveScale: true }, geo],
   ];
   for (const [name, args, input] of cases) {
     it(name, async () => {
