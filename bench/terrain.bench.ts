@@ -3,7 +3,9 @@
  * same math in the same run (the reference: what a hand-written loop gets on this machine now).
  *
  * Inputs: (a) a seeded synthetic 4096 x 4096 F32 DEM (Gaussian bumps plus seeded noise, as
- * xarray-spatial's benchmarks), (b) the jacksboro UTM DEM from golden/data (383 x 407).
+ * xarray-spatial's benchmarks), (b) the jacksboro UTM DEM from golden/data (383 x 407), (c) the
+ * synthetic DEM again on a geographic grid (3 arc-second cells from 37 N), where the kernels take
+ * per-row metre cell sizes (Slope, Hillshade, Aspect and SurfaceParamFunction's 3x3 slope).
  * Level 1 of STYLE §2.9: the kernel alone, no evaluator, no tiling. The block is built as the
  * evaluator would (output rect grown by the plan's halo, mask 0 outside the raster).
  */
@@ -16,6 +18,7 @@ import { aspect } from '../src/functions/terrain/aspect.js';
 import { curvature } from '../src/functions/terrain/curvature.js';
 import { hillshade } from '../src/functions/terrain/hillshade.js';
 import { slope } from '../src/functions/terrain/slope.js';
+import { surfaceParam } from '../src/functions/terrain/surface-param.js';
 import { memorySource } from '../src/graph/memory-source.js';
 import type { RasterFunction } from '../src/graph/types.js';
 import { applyFunction, prng } from '../test/helpers.js';
@@ -66,6 +69,21 @@ function demOf(name: string, z: Float32Array, width: number, height: number, cel
     extent: { xmin: 0, ymin: 0, xmax: width * cell, ymax: height * cell },
     cellSize: { x: cell, y: cell },
     spatialReference: { wkid: 32616, metersPerUnit: 1 },
+  };
+  return { name, info, z };
+}
+
+/** The same elevations on a WGS 84 geographic grid: 3 arc-second cells, north edge at 37 N. */
+function geographicDemOf(name: string, z: Float32Array, width: number, height: number): Dem {
+  const cell = 1 / 1200;
+  const info: RasterInfo = {
+    width,
+    height,
+    bandCount: 1,
+    pixelType: 'F32',
+    extent: { xmin: -84, ymin: 37 - height * cell, xmax: -84 + width * cell, ymax: 37 },
+    cellSize: { x: cell, y: cell },
+    spatialReference: { wkid: 4326, geographic: true, proj4: '+proj=longlat +datum=WGS84 +no_defs' },
   };
   return { name, info, z };
 }
@@ -157,6 +175,24 @@ export function plainAspect(z: Float32Array, out: Float32Array, w: number, h: nu
   }
 }
 
+/** Slope of the 3x3 quadratic least-squares surface (SurfaceParamFunction's default), constant cells. */
+export function plainQuadraticSlope(z: Float32Array, out: Float32Array, w: number, h: number, cell: number): void {
+  const k = 1 / (6 * cell);
+  for (let y = 1; y < h - 1; y++) {
+    const r0 = (y - 1) * w;
+    const r1 = y * w;
+    const r2 = r1 + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const p = (c + f + i - a - d - g) * k;
+      const q = (a + b + c - g - hh - i) * k;
+      out[r1 + x] = Math.atan(Math.sqrt(p * p + q * q)) * DEG;
+    }
+  }
+}
+
 /** Zevenbergen-Thorne curvature: standard (type 0) or profile (type 1). */
 export function plainCurvature(z: Float32Array, out: Float32Array, w: number, h: number, cell: number, type: 0 | 1): void {
   const l2 = 1 / (cell * cell);
@@ -194,20 +230,31 @@ export interface TerrainBenchOptions {
 
 export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<BenchRow[]> {
   const size = opts.size ?? 4096;
-  const dems = [demOf(`synthetic ${size}x${size}`, syntheticDem(size), size, size, 10), await jacksboro()];
+  const synthetic = syntheticDem(size);
+  const dems = [
+    demOf(`synthetic ${size}x${size}`, synthetic, size, size, 10),
+    await jacksboro(),
+    geographicDemOf(`geographic ${size}x${size}`, synthetic, size, size),
+  ];
   const bench = new Bench({ name: 'terrain', time: opts.time ?? 500, iterations: opts.iterations ?? 8 });
   const pairs: { ours: string; reference: string; pixels: number }[] = [];
   for (const dem of dems) {
     const { width: w, height: h } = dem.info;
-    const cell = dem.info.cellSize.x;
+    const geographic = dem.info.spatialReference?.geographic === true;
+    // Plain loops take one constant cell (metres); a geographic grid's is about 75 m x 92 m here.
+    const cell = geographic ? 85 : dem.info.cellSize.x;
     const u8 = new Uint8Array(w * h);
     const f32 = new Float32Array(w * h);
     const cases: { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain: () => void }[] = [
       { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell) },
       { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell) },
       { fn: aspect, plain: () => plainAspect(dem.z, f32, w, h, cell) },
-      { fn: curvature, label: 'Curvature standard', args: { Type: 0 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 0) },
-      { fn: curvature, label: 'Curvature profile', args: { Type: 1 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 1) },
+      ...(geographic
+        ? [{ fn: surfaceParam, label: 'SurfaceParam slope 3x3', plain: () => plainQuadraticSlope(dem.z, f32, w, h, cell) }]
+        : [
+            { fn: curvature, label: 'Curvature standard', args: { Type: 0 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 0) },
+            { fn: curvature, label: 'Curvature profile', args: { Type: 1 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 1) },
+          ]),
     ];
     for (const { fn, label, args, plain } of cases) {
       const ours = `${label ?? fn.name} kernel, ${dem.name}`;

@@ -14,8 +14,12 @@
 #   have no outside tool with the same definition: an independent NumPy/SciPy implementation in
 #   make_goldens.py (which also punches the documented voids into a 160 x 160 crop of the DEM).
 #
-# Needs GRASS 8.2 (`grass`), GDAL 3.6 (gdaldem) and /usr/bin/python3 with osgeo, numpy and scipy.
-# Run from anywhere: bash golden/surface/make-goldens.sh
+# - The geographic DEM's per-row metre cell sizes come from pyproj's Geod (GeographicLib) on the
+#   DEM's ellipsoid, not from rasterflow's geodesy. Those two cases need no GRASS and can be
+#   rebuilt alone: GDAL_PAM_ENABLED=NO /usr/bin/python3 golden/surface/make_goldens.py geographic
+#
+# Needs GRASS 8.2 (`grass`), GDAL 3.6 (gdaldem) and /usr/bin/python3 with osgeo, numpy, scipy and
+# pyproj (Debian python3-pyproj). Run from anywhere: bash golden/surface/make-goldens.sh
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

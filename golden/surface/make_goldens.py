@@ -44,8 +44,10 @@ from scipy import ndimage
 gdal.UseExceptions()
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MODE = sys.argv[1]  # 'check' (validate GRASS outputs, print the bad ones) or 'build'
-TMP = sys.argv[2]
+# 'check' (validate GRASS outputs, print the bad ones), 'build' (every case), or 'geographic' (only the
+# two geographic-DEM cases, which need no GRASS: rewrites their rasters and their entries in cases.json)
+MODE = sys.argv[1]
+TMP = sys.argv[2] if len(sys.argv) > 2 else None
 UTM = 'golden/data/jacksboro_fault_dem_utm16n_75m.tif'
 GEO = 'golden/data/jacksboro_fault_dem_3arcsec.tif'
 VOIDS = 'golden/surface/jacksboro-utm-voids-160.tif'
@@ -196,6 +198,81 @@ def numpy_prov(note, data=UTM):
     }
 
 
+# Tolerances (measured max |diff| in the report): degrees, two Float32 roundings (< 8e-6 below 90) plus GRASS's
+# single-precision normal matrix (~1e-7 relative); aspect up to 360 (two roundings < 3.1e-5) plus the convergence
+# lattice (< 1e-5); curvatures relative (single-precision GRASS, ratios such as plan curvature near flat cells).
+TOL_DEG = {'abs': 2e-5}
+TOL_ASPECT = {'abs': 1e-4}
+TOL_CURV = {'abs': 1e-9, 'rel': 1e-5}
+
+
+def parameter(kind, p, q, r, t, s):
+    w = p * p + q * q
+    m = 1 + w
+    with np.errstate(divide='ignore', invalid='ignore'):
+        if kind == 'slope':
+            return np.arctan(np.sqrt(w)) * DEG
+        if kind == 'torsion':
+            return np.where(w == 0, 0, (p * q * (r - t) - (p * p - q * q) * s) / (w * m))
+        if kind == 'profile':
+            return np.where(w == 0, 0, -(p * p * r + 2 * p * q * s + q * q * t) / (w * m ** 1.5))
+        if kind == 'mean':
+            return -((1 + q * q) * r - 2 * p * q * s + (1 + p * p) * t) / (2 * m ** 1.5)
+    raise ValueError(kind)
+
+
+def geographic_cases():
+    """The geographic DEM: metre cell sizes per row from pyproj's Geod (GeographicLib) on the DEM's own ellipsoid:
+    Lx = the geodesic length of one cell along the row centre's parallel, Ly = the meridian arc between the row's
+    edges. (Earlier versions of these cases used 111320 cos(lat) x 110574 m per degree, a spherical shortcut 0.35 % short
+    north-south here; rasterflow now has one ellipsoidal geodesy for every function.)"""
+    import pyproj
+    geo, geo_ds = read(os.path.join(ROOT, GEO))
+    srs = osr.SpatialReference()
+    srs.ImportFromWkt(geo_ds.GetProjection())
+    a, rf = srs.GetSemiMajor(), srs.GetInvFlattening()
+    geod = pyproj.Geod(a=a, rf=rf)
+    ggt = geo_ds.GetGeoTransform()
+    dlon, dlat = ggt[1], -ggt[5]
+    lon0 = ggt[0]
+    lat = ggt[3] + (np.arange(geo.shape[0]) + 0.5) * ggt[5]
+    geo_slope = np.full(geo.shape, np.nan)
+    geo_mean = np.full(geo.shape, np.nan)
+    for row in range(1, geo.shape[0] - 1):
+        lx = geod.inv(lon0, lat[row], lon0 + dlon, lat[row])[2]
+        ly = geod.inv(lon0, lat[row] - dlat / 2, lon0, lat[row] + dlat / 2)[2]
+        c = coefficients(geo[row - 1:row + 2], 1, 1, 1, lx, ly)
+        geo_slope[row] = parameter('slope', *[a_[1] for a_ in c])
+        geo_mean[row] = parameter('mean', *[a_[1] for a_ in c])
+    prov = lambda note: {
+        'tool': 'NumPy reference with pyproj Geod (golden/surface/make_goldens.py)',
+        'version': f'NumPy {np.__version__}, pyproj {pyproj.__version__} (PROJ {pyproj.proj_version_str})',
+        'command': f'python3 golden/surface/make_goldens.py geographic (on {GEO})',
+        'script': 'golden/surface/make-goldens.sh + golden/surface/make_goldens.py',
+        'note': note,
+    }
+    cells = (f'per-row metre cell sizes on the DEM\'s ellipsoid (a = {a}, 1/f = {rf}) from pyproj Geod: Lx = the geodesic '
+             'length of one cell along the row centre\'s parallel, Ly = the meridian arc between the row\'s edges')
+    case('geographic-slope-3x3', {}, write('geo-slope-3x3.tif', geo_slope, geo_ds), TOL_DEG, 1,
+         prov(f'Geographic DEM (EPSG:4326, Int16): {cells}; GRASS has no geographic mode, so NumPy reference.'), inputs=(GEO,))
+    case('geographic-mean-3x3', {'SurfaceCalculation': 1}, write('geo-mean-3x3.tif', geo_mean, geo_ds), TOL_CURV, 1,
+         prov(f'Geographic DEM, mean curvature (1/m), NumPy reference; {cells}.'), inputs=(GEO,))
+
+
+if MODE == 'geographic':
+    geographic_cases()
+    path = os.path.join(HERE, 'cases.json')
+    with open(path) as f:
+        old = json.load(f)
+    fresh = {c['id']: c for c in CASES}
+    merged = [fresh.pop(c['id'], c) for c in old] + list(fresh.values())
+    with open(path, 'w') as f:
+        json.dump(merged, f, indent=2)
+        f.write('\n')
+    print(len(CASES), 'geographic cases rewritten')
+    sys.exit(0)
+
+
 # ---- GRASS-derived SurfaceParamFunction cases (UTM DEM, Float32, 75 m, no NoData)
 
 dem, dem_ds = read(os.path.join(ROOT, UTM))
@@ -260,12 +337,6 @@ north = np.array(to_utm.TransformPoints(np.stack([ll[:, 0], ll[:, 1] + d], 1).to
 south = np.array(to_utm.TransformPoints(np.stack([ll[:, 0], ll[:, 1] - d], 1).tolist()))
 theta_n = (np.arctan2(north[:, 0] - south[:, 0], north[:, 1] - south[:, 1]) * DEG).reshape(dem.shape)
 
-# Tolerances (measured max |diff| in the report): degrees, two Float32 roundings (< 8e-6 below 90) plus GRASS's
-# single-precision normal matrix (~1e-7 relative); aspect up to 360 (two roundings < 3.1e-5) plus the convergence
-# lattice (< 1e-5); curvatures relative (single-precision GRASS, ratios such as plan curvature near flat cells).
-TOL_DEG = {'abs': 2e-5}
-TOL_ASPECT = {'abs': 1e-4}
-TOL_CURV = {'abs': 1e-9, 'rel': 1e-5}
 EDGE_NOTE = 'GRASS leaves the {n}-cell border NULL; rasterflow copies the nearest full window there (spec 1.6), so the border is excluded.'
 
 case('slope-3x3-degree', {}, write('utm-slope-3x3-degree.tif', g3['slope'], dem_ds), TOL_DEG, 1,
@@ -323,21 +394,6 @@ case('aspect-3x3-biquadratic-grid', {'SurfaceCalculation': 5, 'LocalSurface': 2,
 # ---- NumPy reference (independent of rasterflow's TypeScript)
 
 
-def parameter(kind, p, q, r, t, s):
-    w = p * p + q * q
-    m = 1 + w
-    with np.errstate(divide='ignore', invalid='ignore'):
-        if kind == 'slope':
-            return np.arctan(np.sqrt(w)) * DEG
-        if kind == 'torsion':
-            return np.where(w == 0, 0, (p * q * (r - t) - (p * p - q * q) * s) / (w * m))
-        if kind == 'profile':
-            return np.where(w == 0, 0, -(p * p * r + 2 * p * q * s + q * q * t) / (w * m ** 1.5))
-        if kind == 'mean':
-            return -((1 + q * q) * r - 2 * p * q * s + (1 + p * p) * t) / (2 * m ** 1.5)
-    raise ValueError(kind)
-
-
 torsion = parameter('torsion', *coefficients(dem, 1, 1, 1, 75, 75))
 case('torsion-3x3', {'SurfaceCalculation': 7}, write('utm-torsion-3x3.tif', torsion, dem_ds), TOL_CURV, 1,
      numpy_prov('Contour geodesic torsion (pq(r - t) - (p^2 - q^2) s) / (w m): no outside tool computes it with its sign, '
@@ -386,23 +442,7 @@ case('slope-7x7-adaptive', {'AnalysisScaleWithUnits': '225 Meters', 'UseAdaptive
                 'ASSUMPTION: largest window whose quadratic residual error is <= 2 x the 3x3 one + 1e-6 m) with an independent '
                 'NumPy implementation. The 3-cell border is excluded (windows there are clamped).'))
 
-# Geographic DEM: metre cell sizes per row, Lx = cellX 111320 cos(lat), Ly = cellY 110574 (spec recommendation).
-geo, geo_ds = read(os.path.join(ROOT, GEO))
-ggt = geo_ds.GetGeoTransform()
-lat = ggt[3] + (np.arange(geo.shape[0]) + 0.5) * ggt[5]
-geo_slope = np.full(geo.shape, np.nan)
-geo_mean = np.full(geo.shape, np.nan)
-for row in range(1, geo.shape[0] - 1):
-    lx = ggt[1] * 111320 * np.cos(lat[row] / DEG)
-    ly = -ggt[5] * 110574
-    c = coefficients(geo[row - 1:row + 2], 1, 1, 1, lx, ly)
-    geo_slope[row] = parameter('slope', *[a[1] for a in c])
-    geo_mean[row] = parameter('mean', *[a[1] for a in c])
-case('geographic-slope-3x3', {}, write('geo-slope-3x3.tif', geo_slope, geo_ds), TOL_DEG, 1,
-     numpy_prov('Geographic DEM (EPSG:4326, Int16): per-row metre cell sizes 111320 cos(lat) x 110574 per degree; '
-                'GRASS has no geographic mode, so NumPy reference.', GEO), inputs=(GEO,))
-case('geographic-mean-3x3', {'SurfaceCalculation': 1}, write('geo-mean-3x3.tif', geo_mean, geo_ds), TOL_CURV, 1,
-     numpy_prov('Geographic DEM, mean curvature (1/m), NumPy reference.', GEO), inputs=(GEO,))
+geographic_cases()
 
 # ---- ElevationVoidFill: a 160 x 160 crop of the UTM DEM with documented voids
 

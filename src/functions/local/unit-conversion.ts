@@ -10,7 +10,8 @@
  * B: 1 in = 0.0254 m, 1 ft = 0.3048 m, 1 yd = 0.9144 m, 1 mi = 1609.344 m, 1 nmi = 1852 m,
  * 1 point = 1/72 in), km/h = 1/3.6 m/s, knot = 1852/3600 m/s, ft/s = 0.3048, mph = 0.44704.
  * ASSUMPTION (spec: vendor constant undocumented, "unsure"): a decimal degree is
- * 111319.490793 m (WGS 84 equatorial circumference / 360), as the spec table recommends.
+ * 111319.490793 m (WGS 84 equatorial circumference / 360), as the spec table recommends: a pixel
+ * value has no latitude, so the engine's one geodesy (core/geodesy.ts) gives the equatorial degree.
  * ASSUMPTION (spec lists the vendor client's rounded 0.277778 / 0.514444): the exact speed factors
  * are used; they differ from the rounded ones by under 1e-6 relative.
  * Temperature through Celsius: C = F→(F − 32)·5/9, K→K − 273.15; then C→F = C·9/5 + 32,
@@ -23,6 +24,7 @@
  * different categories (e.g. speed to distance) is INVALID_ARGUMENT at ToUnit.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import { METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy.js';
 import type { BandStatistics, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
@@ -48,7 +50,7 @@ export const UNITS: Readonly<Record<number, Unit>> = {
   8: { name: 'Centimeters', category: 'distance', factor: 0.01 },
   9: { name: 'Meters', category: 'distance', factor: 1 },
   10: { name: 'Kilometers', category: 'distance', factor: 1000 },
-  11: { name: 'DecimalDegrees', category: 'distance', factor: 111319.490793 },
+  11: { name: 'DecimalDegrees', category: 'distance', factor: METERS_PER_EQUATORIAL_DEGREE },
   12: { name: 'Decimeters', category: 'distance', factor: 0.1 },
   100: { name: 'MetersPerSecond', category: 'speed', factor: 1 },
   101: { name: 'KilometersPerHour', category: 'speed', factor: 1 / 3.6 },

@@ -38,13 +38,13 @@
  * Output: one F32 band, NoData NaN (mask 0). Edges and NoData: the shared window reader of
  * `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges' extrapolation).
  */
+import { rowCellSize } from '../../core/geodesy.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   cellGeometry,
   demInfo,
-  geodesicCell,
   geodesicConverts,
   GeographicCellSize,
   geographicCellSizeArg,
@@ -257,7 +257,7 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
       if (g !== undefined && rows.sy >= 0 && rows.sy !== factorRow) {
-        geodesicCell(g, rows.sy, cell);
+        rowCellSize(g, rows.sy, cell);
         constants(p.z, cell.x, cell.y, c);
         factorRow = rows.sy;
       }

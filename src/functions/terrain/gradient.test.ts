@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { applyFunction, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { aspect } from './aspect.js';
 import { curvature } from './curvature.js';
-import { geodesicCell } from './gradient.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -275,33 +274,7 @@ describe('atanDegrees', () => {
 });
 
 describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geodesic, the default)', () => {
-  /** Row 0 centred on `lat`, one degree of longitude wide, a micro-degree tall. */
-  const row = (lat: number) => ({ ymax: lat + 5e-7, dlon: 1, dlat: 1e-6 });
-
-  it('gives the WGS 84 lengths of a degree at the row centre', () => {
-    const out = { x: 0, y: 0 };
-    // WGS 84 metres per degree of longitude (N cos(phi) pi/180) and of latitude at phi (M pi/180;
-    // M(45) = 6367381.8 m, so 111131.78, not the 111132.95 of the whole 44.5..45.5 arc).
-    for (const [lat, x, y] of [[0, 111319.49, 110574.27], [45, 78846.81, 111131.78], [60, 55799.98, 111412.24]] as const) {
-      geodesicCell(row(lat), 0, out);
-      expect(out.x, `x at ${lat}`).toBeCloseTo(x, 1);
-      expect(out.y * 1e6, `y at ${lat}`).toBeCloseTo(y, 1);
-    }
-    // Southern rows mirror northern ones; rows count down from ymax.
-    const n = { x: 0, y: 0 };
-    const s = { x: 0, y: 0 };
-    geodesicCell({ ymax: 50, dlon: 0.01, dlat: 0.01 }, 9, n); // centre 49.905
-    geodesicCell({ ymax: -49.9, dlon: 0.01, dlat: 0.01 }, 0, s); // centre -49.905
-    expect(n.x).toBeCloseTo(s.x, 9);
-    expect(n.y).toBeCloseTo(s.y, 9);
-  });
-
-  it('stays finite at a pole row', () => {
-    const out = { x: 0, y: 0 };
-    geodesicCell({ ymax: 90, dlon: 1, dlat: 1 }, 0, out);
-    expect(out.x).toBeGreaterThan(0);
-    expect(Number.isFinite(out.x)).toBe(true);
-  });
+  // The lengths of a degree themselves are checked against pyproj in src/core/geodesy.test.ts.
 
   // z rises 10 m per column: the east-west slope depends on each row's latitude.
   const cell = 1 / 1200;

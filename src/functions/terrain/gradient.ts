@@ -56,11 +56,13 @@
  *
  * Projected DEMs: the cell size in CRS units (the z-factor converts z to those units, as in GDAL
  * and the vendor). Geographic DEMs (degrees), `GeographicCellSize` (a rasterflow extension):
- *   - `Geodesic` (default): metres PER ROW on the WGS 84 ellipsoid, from the latitude of the row's
- *     centre: x = N(phi) cos(phi) dlon (the length of the cell's stretch of parallel, N the
- *     prime-vertical radius), y = M(phi) dlat (the meridian arc, M the meridional radius), angles
- *     in radians. A flat factor makes east-west gradients wrong by 1/cos(latitude) (35 % at 50
- *     degrees). The factors depend only on the absolute raster row, so tiles agree with the whole.
+ *   - `Geodesic` (default): metres PER ROW on the raster's ellipsoid (WGS 84 unless its spatial
+ *     reference names another), from the latitude of the row's centre: x = N(phi) cos(phi) dlon
+ *     (the length of the cell's stretch of parallel, N the prime-vertical radius), y = M(phi) dlat
+ *     (the meridian arc, M the meridional radius), angles in radians; the engine's one geodesy,
+ *     core/geodesy.ts, which SurfaceParamFunction uses too. A flat factor makes east-west
+ *     gradients wrong by 1/cos(latitude) (35 % at 50 degrees). The factors depend only on the
+ *     absolute raster row, so tiles agree with the whole.
  *   - `Vendor111000`: the vendor client's flat 111000 m per degree on both axes, under each
  *     function's own z-factor condition (spec §1.6), reproducing the vendor exactly.
  * SCALED (SlopeType 3) adjusts the z-factor with the cell size in metres (`metersPerUnit` of a
@@ -79,6 +81,7 @@
  * on Node 20.)
  */
 import { invalidArgument } from '../../core/errors.js';
+import { type GeodesicRows, geodesicRows, rowCellSize, VENDOR_METERS_PER_DEGREE } from '../../core/geodesy.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
@@ -105,7 +108,8 @@ export const geographicCellSizeArg = {
   values: [GeographicCellSize.Geodesic, GeographicCellSize.Vendor111000],
   default: GeographicCellSize.Geodesic,
   doc:
-    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row on WGS 84 at the row\'s latitude ' +
+    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row at the row\'s latitude on the ' +
+    'raster\'s ellipsoid (WGS 84 unless its spatial reference names another) ' +
     '(N cos(lat) dlon across, M dlat along the meridian); Vendor111000: the vendor client\'s flat 111000 m per degree under its z-factor conditions.',
 } as const;
 
@@ -127,23 +131,8 @@ export const surfaceArgs = {
   DEM: { kind: 'raster', default: '$$', aliases: ['Raster'], doc: 'Elevation raster; defaults to the service raster ($$).' },
 } as const;
 
-/** Metres per degree in the vendor client's geographic rule (spec §1.6; GDAL suggests 111120). */
-export const METERS_PER_DEGREE = 111000;
-
-/** WGS 84 semi-major axis (m) and first eccentricity squared. */
-export const WGS84_A = 6378137;
-const WGS84_F = 1 / 298.257223563;
-export const WGS84_E2 = WGS84_F * (2 - WGS84_F);
-
 export const EdgeMode = { Vendor: 0, Extrapolate: 1 } as const;
 export type EdgeMode = (typeof EdgeMode)[keyof typeof EdgeMode];
-
-/** A geographic grid, for metres per row: the north edge and the cell size, in degrees. */
-export interface GeodesicRows {
-  readonly ymax: number;
-  readonly dlon: number;
-  readonly dlat: number;
-}
 
 /**
  * The ground size of the cells: constant (`x`, `y`), or per row for a geographic DEM in Geodesic
@@ -184,26 +173,6 @@ export interface GradientParams extends WindowParams {
 /** Halo the window reader needs for a mode. */
 export const gradientHalo = (edges: EdgeMode): number => (edges === EdgeMode.Vendor ? 2 : 1);
 
-const RAD = Math.PI / 180;
-
-/**
- * Metres of one cell of raster row `row` of a geographic grid on WGS 84, written to `out`:
- * x = N(phi) cos(phi) dlon, y = M(phi) dlat at the row centre's latitude phi (clamped to the
- * centre of a row touching a pole). Depends on `row` alone, so tiles and the whole agree.
- */
-export function geodesicCell(g: GeodesicRows, row: number, out: { x: number; y: number }): void {
-  const lim = 90 - g.dlat / 2;
-  let phi = g.ymax - (row + 0.5) * g.dlat;
-  if (phi > lim) phi = lim;
-  else if (phi < -lim) phi = -lim;
-  const r = phi * RAD;
-  const s = Math.sin(r);
-  const w = 1 - WGS84_E2 * s * s;
-  const sw = Math.sqrt(w);
-  out.x = (WGS84_A / sw) * Math.cos(r) * (g.dlon * RAD);
-  out.y = ((WGS84_A * (1 - WGS84_E2)) / (w * sw)) * (g.dlat * RAD);
-}
-
 /**
  * The cell geometry of a DEM. `convert`: whether a geographic DEM's degrees become metres (each
  * function's z-factor rule decides; see slope.ts, hillshade.ts). Projected DEMs keep CRS units.
@@ -211,10 +180,10 @@ export function geodesicCell(g: GeodesicRows, row: number, out: { x: number; y: 
 export function cellGeometry(dem: RasterInfo, mode: string, convert: boolean): CellGeometry {
   const cs = dem.cellSize;
   if (dem.spatialReference?.geographic !== true || !convert) return { x: cs.x, y: cs.y };
-  if (mode === GeographicCellSize.Vendor111000) return { x: cs.x * METERS_PER_DEGREE, y: cs.y * METERS_PER_DEGREE };
-  const geodesic: GeodesicRows = { ymax: dem.extent.ymax, dlon: cs.x, dlat: cs.y };
+  if (mode === GeographicCellSize.Vendor111000) return { x: cs.x * VENDOR_METERS_PER_DEGREE, y: cs.y * VENDOR_METERS_PER_DEGREE };
+  const geodesic = geodesicRows(dem)!;
   const mid = { x: 0, y: 0 };
-  geodesicCell(geodesic, (dem.height - 1) / 2, mid);
+  rowCellSize(geodesic, (dem.height - 1) / 2, mid);
   return { x: mid.x, y: mid.y, geodesic };
 }
 
@@ -642,7 +611,7 @@ export class HornRows {
     this.bot = r.bot;
     const g = this.p.cell.geodesic;
     if (g !== undefined && r.sy >= 0 && r.sy !== this.factorRow) {
-      geodesicCell(g, r.sy, this.cell);
+      rowCellSize(g, r.sy, this.cell);
       hornFactors(this.p.z, this.p.scaled, this.cell.x, this.cell.y, this);
       this.factorRow = r.sy;
     }

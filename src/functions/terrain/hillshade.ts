@@ -17,10 +17,10 @@
  *
  * SlopeType 3 (SCALED): the z-factor (doubled first for multidirectional) becomes
  * `zf + cell^PSPower * PSZFactor` per axis (cell in metres). Geographic DEMs, `GeographicCellSize`
- * (gradient.ts): `Geodesic` (default) converts to metres per row on WGS 84, with SCALED always,
- * otherwise unless |ZFactor| < 0.001; `Vendor111000` is the vendor client's rule (spec §1.6): with
- * SCALED the cell sizes are multiplied by 111000 m/degree first; otherwise they are whenever
- * ZFactor > 0.001. SlopeType 1 and 2 shade alike (the slope unit does not enter the formula).
+ * (gradient.ts): `Geodesic` (default) converts to metres per row on the raster's ellipsoid, with
+ * SCALED always, otherwise unless |ZFactor| < 0.001; `Vendor111000` is the vendor client's rule
+ * (spec §1.6): with SCALED the cell sizes are multiplied by 111000 m/degree first; otherwise they
+ * are whenever ZFactor > 0.001. SlopeType 1 and 2 shade alike (the slope unit does not enter the formula).
  *
  * Output: one U8 band, HS clamped at 0 and TRUNCATED (the vendor client stores `value & 255`);
  * advertised statistics 0..255.

@@ -8,8 +8,9 @@
  * SCALED (SlopeType 3) is degrees with the vendor's pixel-size-adjusted z-factor
  * `ZFactor + cell^PSPower * PSZFactor` per axis (cell in metres), so slope maps stay visually stable
  * across zoom levels. Geographic DEMs (cell size in degrees), `GeographicCellSize` (gradient.ts):
- *  - `Geodesic` (default): metres per row on WGS 84; SCALED always, otherwise unless
- *    |ZFactor| < 0.001 (such a factor is taken as the client's own degrees-to-metres factor);
+ *  - `Geodesic` (default): metres per row on the raster's ellipsoid (core/geodesy.ts); SCALED
+ *    always, otherwise unless |ZFactor| < 0.001 (such a factor is taken as the client's own
+ *    degrees-to-metres factor);
  *  - `Vendor111000`: the vendor client's rule, spec §1.6 and "Slope": with SCALED the cell sizes
  *    are first multiplied by 111000 m/degree; otherwise the gradients are divided by 111000 only
  *    when ZFactor is 1 (|ZFactor - 1| < 1e-4), a different ZFactor being taken to convert units

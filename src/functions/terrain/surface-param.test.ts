@@ -6,7 +6,6 @@ import type { RasterNode } from '../../graph/types.js';
 import { applyFunction, catchError, gridInfo, prng, rasterOf, runFunction, tiledVersusWhole, type GridOptions } from '../../../test/helpers.js';
 import {
   biquadraticFilter,
-  GEO_METERS_PER_DEGREE,
   LINEAR_UNITS,
   MAX_HALF_WIDTH,
   parseLinearUnit,
@@ -17,6 +16,20 @@ import {
 } from './surface-param.js';
 
 const DEG = 180 / Math.PI;
+
+/**
+ * Metres per degree on WGS 84 at latitude `lat` (degrees), hand-derived from the closed forms
+ * (a = 6378137 m, 1/f = 298.257223563, e2 = f (2 - f), w = 1 - e2 sin^2 phi):
+ * longitude pi/180 a cos(phi) / sqrt(w), latitude pi/180 a (1 - e2) / w^1.5.
+ */
+function wgs84(lat: number): { lon: number; lat: number } {
+  const a = 6378137;
+  const f = 1 / 298.257223563;
+  const e2 = f * (2 - f);
+  const phi = (lat * Math.PI) / 180;
+  const w = 1 - e2 * Math.sin(phi) ** 2;
+  return { lon: ((Math.PI / 180) * a * Math.cos(phi)) / Math.sqrt(w), lat: ((Math.PI / 180) * a * (1 - e2)) / w ** 1.5 };
+}
 const ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 
 let seq = 0;
@@ -223,7 +236,7 @@ describe('SurfaceParamFunction: units and scale', () => {
   it.each([
     ['Meters', 1], ['Centimeters', 0.01], ['Decimeters', 0.1], ['Millimeters', 0.001], ['Kilometers', 1000],
     ['Feet', 0.3048], ['Inches', 0.0254], ['Yards', 0.9144], ['Miles', 1609.344], ['Nautical Miles', 1852],
-    ['Points', 0.0254 / 72], ['Decimal degrees', 111320], ['Unknown', 1],
+    ['Points', 0.0254 / 72], ['Decimal degrees', (Math.PI / 180) * 6378137], ['Unknown', 1], // the WGS 84 equatorial degree
   ] as const)('ZUnit %s converts z by %d m', async (ZUnit, meters) => {
     const r = await runFunction(surfaceParam, { ZUnit, SlopeType: 2 }, [plane]);
     expect(Math.abs(r.value(4, 4) / 100 / meters - 1)).toBeLessThan(1e-6);
@@ -250,20 +263,25 @@ describe('SurfaceParamFunction: units and scale', () => {
       applyFunction(surfaceParam, args, [rasterOf({ width: 5, height: 5, cellSize: 1 / 1200, geographic: true, origin: { x: -84, y: 60.002 } }, () => 0)]).plan.halo;
     expect(geo({ AnalysisScaleWithUnits: '0.0025 Decimal degrees' })).toBe(3);
     expect(geo({ AnalysisScaleWithUnits: '0.0025' })).toBe(3);
-    // 200 m: north-south cells are 92.1 m (3 cells), east-west cells 46.4 m at 60N (5 cells): the window is 11 x 7
+    // 200 m: north-south cells are 92.8 m (3 cells), east-west cells 46.5 m at 60N (5 cells): the window is 11 x 7
     expect(geo({ AnalysisScaleWithUnits: '200 Meters' })).toBe(5);
   });
 
-  it('geographic rasters: metre cell sizes per row (111320 cos(lat), 110574 m per degree)', async () => {
-    // A north-south plane of 0.1 m/m: exact in every row. An east-west one: 0.1 m per metre of the centre row.
+  it('geographic rasters: metre cell sizes per row on the WGS 84 ellipsoid, both axes', async () => {
+    // Planes of 0.1 m per metre of the centre row's cell, north-south and east-west: 10 % there.
     const cell = 1 / 1200;
     const o = { width: 7, height: 7, cellSize: cell, geographic: true, origin: { x: 10, y: 45 }, pixelType: 'F64' } as const;
-    const ns = await runFunction(surfaceParam, { SlopeType: 2 }, [rasterOf(o, (_, Y) => -0.1 * Y * cell * GEO_METERS_PER_DEGREE.latitude)]);
-    expect(ns.value(3, 3)).toBeCloseTo(10, 9);
-    const lat = 45 - 3.5 * cell;
-    const lx = cell * GEO_METERS_PER_DEGREE.longitudeAtEquator * Math.cos((lat * Math.PI) / 180);
-    const ew = await runFunction(surfaceParam, { SlopeType: 2 }, [rasterOf(o, (X) => 0.1 * X * lx)]);
-    expect(ew.value(3, 3)).toBeCloseTo(10, 9);
+    const m = wgs84(45 - 3.5 * cell);
+    const ns = await runFunction(surfaceParam, { SlopeType: 2 }, [rasterOf(o, (_, Y) => -0.1 * Y * cell * m.lat)]);
+    expect(ns.value(3, 3)).toBeCloseTo(10, 7);
+    const ew = await runFunction(surfaceParam, { SlopeType: 2 }, [rasterOf(o, (X) => 0.1 * X * cell * m.lon)]);
+    expect(ew.value(3, 3)).toBeCloseTo(10, 7);
+    // The same planes read with another row's cell sizes: the north-south one too varies by row (M(phi)).
+    const far = { ...o, height: 2401, origin: { x: 10, y: 46 } }; // rows from 46 N to 44 N
+    const rise = (Y: number) => -0.1 * Y * cell * m.lat;
+    const tall = await runFunction(surfaceParam, { SlopeType: 2 }, [rasterOf(far, (_, Y) => rise(Y))]);
+    expect(tall.value(3, 1200)).toBeCloseTo(10, 5); // row 1200 is centred on 45 - 0.5 cell
+    expect(tall.value(3, 2)).toBeCloseTo(10 * (m.lat / wgs84(46 - 2.5 * cell).lat), 4);
   });
 });
 
@@ -316,15 +334,17 @@ describe('SurfaceParamFunction: aspect frames', () => {
 
   it('geographic rasters: true azimuths, or with ProjectAzimuths the direction drawn in the degree grid', async () => {
     // Derived by hand: descent towards north-east on the ground (45 degrees) at 60N is drawn in the degree grid as
-    // (1 / (111320 cos 60), 1 / 110574): atan2(1 / 55660, 1 / 110574) = 63.2818 degrees.
+    // (1 / metres per degree of longitude, 1 / of latitude) = (1 / 55800.0, 1 / 111412.3): 63.39 degrees.
     const cell = 1 / 1200;
     const o = { width: 9, height: 9, cellSize: cell, geographic: true, origin: { x: 10, y: 60 + 4.5 * cell }, pixelType: 'F64' } as const;
-    const lx = (Y: number) => cell * 111320 * Math.cos(((60 + (4 - Y) * cell) * Math.PI) / 180);
-    const dem = rasterOf(o, (X, Y) => -((X - 4) * lx(Y) + (4 - Y) * cell * 110574)); // falls 1 m per m east and north
+    const lx = (Y: number) => cell * wgs84(60 + (4 - Y) * cell).lon;
+    const ly = cell * wgs84(60).lat;
+    const dem = rasterOf(o, (X, Y) => -((X - 4) * lx(Y) + (4 - Y) * ly)); // falls 1 m per m east and north
     const t = await runFunction(surfaceParam, { SurfaceCalculation: C.Aspect }, [dem]);
     expect(t.value(4, 4)).toBeCloseTo(45, 3);
     const g = await runFunction(surfaceParam, { SurfaceCalculation: C.Aspect, ProjectAzimuths: true }, [dem]);
-    expect(g.value(4, 4)).toBeCloseTo(Math.atan2(1 / (111320 * 0.5), 1 / 110574) * DEG, 3);
+    expect(g.value(4, 4)).toBeCloseTo(Math.atan2(1 / wgs84(60).lon, 1 / wgs84(60).lat) * DEG, 3);
+    expect(g.value(4, 4)).toBeCloseTo(63.396, 3);
   });
 
   it('UseEquatorialAspect measures from the direction of 0N 0E', async () => {
@@ -485,6 +505,7 @@ describe('SurfaceParamFunction: tiled equals whole', () => {
     ['aspect equatorial', { SurfaceCalculation: 5, UseEquatorialAspect: true }, dem],
     ['geographic profile 5x5', { SurfaceCalculation: 2, AnalysisScaleWithUnits: '0.0015 Decimal degrees' }, geo],
     ['geographic aspect projected', { SurfaceCalculation: 5, ProjectAzimuths: true, UseEquatorialAspect: true }, geo],
+    ['geographic mean 7x7 adaptive', { SurfaceCalculation: 1, AnalysisScaleWithUnits: '0.0025 Decimal degrees', UseAdaptiveScale: true }, geo],
   ];
   for (const [name, args, input] of cases) {
     it(name, async () => {

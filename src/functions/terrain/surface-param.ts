@@ -41,8 +41,12 @@
  * - ZUnit (default Meters; all 13 listed units, singular/plural/abbreviations accepted): z is
  *   multiplied by metres-per-ZUnit / metres-per-x,y-unit (`spatialReference.metersPerUnit`;
  *   1 when absent: ASSUMPTION, metres). `Unknown`: z is already in the x,y unit (factor 1).
- * - Geographic rasters (spec recommendation [ours]): per row Lx = cellX * 111320 * cos(latitude
- *   of the window's centre row) and Ly = cellY * 110574 metres; z in metres.
+ * - Geographic rasters: per row, Lx and Ly are the metres of a cell at the latitude of the window's
+ *   centre row on the raster's ellipsoid (WGS 84 unless its spatial reference names another):
+ *   Lx = N(phi) cos(phi) cellX, Ly = M(phi) cellY, angles in radians (core/geodesy.ts, the same
+ *   per-row sizes Slope, Aspect, Hillshade and Curvature use by default, so their slopes agree on
+ *   a geographic DEM); z in metres. (The spec's suggestion of 111320 cos(lat) x 110574 is a
+ *   spherical shortcut that is 0.35 % short north-south at 36 degrees; one geodesy wins.)
  * - AnalysisScaleWithUnits: "value unit" ("30 Meters", "0.001 Decimal degrees"), or a bare number
  *   in the raster's units; default one cell (3x3). Half-widths nx = ceil(d / cellX),
  *   ny = ceil(d / cellY), at least 1 (a distance under one cell gives 3x3, as the spec's "minimum
@@ -50,8 +54,9 @@
  *   ASSUMPTION: issue 3 says 2 * ceil(d / cell) + 1; the spec file says round(d / cell): the issue
  *   wins (they agree for whole multiples of the cell size; 1e-9 cell of slack absorbs rounding).
  *   Geographic rasters with a linear distance: the window is fixed for the whole raster, from the
- *   metre cell sizes at the latitude of the raster's centre. Decimal degrees on a projected raster
- *   (and as a ZUnit): 1 degree = 111320 m (ASSUMPTION, the spec's equatorial degree).
+ *   metre cell sizes at the latitude of the raster's middle row. Decimal degrees on a projected
+ *   raster (and as a ZUnit): 1 degree = the WGS 84 equatorial degree, 111319.49 m (ASSUMPTION: no
+ *   latitude is known there; the same constant as UnitConversion).
  *
  * ## UseAdaptiveScale (ASSUMPTION; the vendor only says the distance "varies with landscape
  * changes", between one cell and AnalysisScaleWithUnits)
@@ -76,7 +81,8 @@
  *   no projection definition: UNSUPPORTED_INPUT naming ProjectAzimuths.
  * - geographic rasters: the metre-based azimuth is the true-north one (ProjectAzimuths false); with
  *   true the steepest-descent direction is mapped into the degree grid
- *   (dx = dE / (111320 cos lat), dy = dN / 110574) and its azimuth there is returned.
+ *   (dx = dE / metres per degree of longitude, dy = dN / metres per degree of latitude, on the
+ *   raster's ellipsoid) and its azimuth there is returned.
  * - no spatial reference: the grid is taken as true north (ASSUMPTION).
  * - UseEquatorialAspect (ASSUMPTION; mechanism undocumented): the azimuth is measured from the
  *   direction of the point on the equator at longitude 0 (initial great-circle bearing on the
@@ -113,6 +119,16 @@
 import type { Converter } from 'proj4';
 import { proj4Lib } from '../../core/crs.js';
 import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
+import {
+  ellipsoidOf,
+  type GeodesicRows,
+  geodesicRows,
+  groundCellSize,
+  METERS_PER_EQUATORIAL_DEGREE,
+  metersPerDegreeLatitude,
+  metersPerDegreeLongitude,
+  rowCellSize,
+} from '../../core/geodesy.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
@@ -134,9 +150,6 @@ export const SurfaceCalculation = {
 
 export const LocalSurface = { Quadratic: 1, Biquadratic: 2 } as const;
 
-/** Metres per degree used for geographic rasters (spec "SurfaceParamFunction" recommendation). */
-export const GEO_METERS_PER_DEGREE = { longitudeAtEquator: 111320, latitude: 110574 } as const;
-
 /** Largest window half-width (window 101 x 101); larger scales are LIMIT_EXCEEDED. */
 export const MAX_HALF_WIDTH = 50;
 
@@ -152,7 +165,7 @@ const LATTICE_INTERVALS = 64;
 /** The 13 linear units of the spec, metres per unit; `Unknown`: the x,y unit (no conversion). */
 export const LINEAR_UNITS = {
   Centimeters: 0.01,
-  'Decimal degrees': GEO_METERS_PER_DEGREE.longitudeAtEquator, // ASSUMPTION: the equatorial degree
+  'Decimal degrees': METERS_PER_EQUATORIAL_DEGREE, // ASSUMPTION: the WGS 84 equatorial degree (no latitude known)
   Decimeters: 0.1,
   Feet: 0.3048,
   Inches: 0.0254,
@@ -299,11 +312,11 @@ export interface SurfaceParamParams {
   readonly fitX: number;
   readonly fitY: number;
   readonly zScale: number;
-  /** Cell size in x,y units (projected); for geographic rasters lx is per row. */
+  /** Cell size in x,y units (projected rasters; geographic ones take theirs per row from `geodesic`). */
   readonly lx: number;
   readonly ly: number;
-  /** Geographic rasters: north edge and cell size in degrees, for the per-row lx. */
-  readonly geographic: { readonly ymax: number; readonly cellX: number; readonly cellY: number } | undefined;
+  /** Geographic rasters: the grid and ellipsoid, for the per-row metre cell sizes. */
+  readonly geodesic: GeodesicRows | undefined;
   readonly azimuth: AzimuthLattice | undefined;
   /** Quadratic, fixed window of 5+ cells a side: the separable moment solver for fully valid windows. */
   readonly moments: MomentSolver | undefined;
@@ -446,9 +459,6 @@ function xyMetersPerUnit(dem: RasterInfo): number {
   return dem.spatialReference?.metersPerUnit ?? 1; // ASSUMPTION: metres when the raster does not say
 }
 
-/** Latitude (degrees) of the centre of raster row `row` of a geographic raster. */
-const rowLatitude = (ymax: number, cellY: number, row: number): number => ymax - (row + 0.5) * cellY;
-
 /** Window half-widths from AnalysisScaleWithUnits. */
 function halfWidths(raw: string | undefined, dem: RasterInfo): { nx: number; ny: number } {
   if (raw === undefined || raw.trim() === '') return { nx: 1, ny: 1 };
@@ -474,11 +484,11 @@ function halfWidths(raw: string | undefined, dem: RasterInfo): { nx: number; ny:
       nx = ceil(d / cx);
       ny = ceil(d / cy);
     } else {
-      // ASSUMPTION: one window for the whole raster, from the metre cell sizes at its centre latitude.
+      // ASSUMPTION: one window for the whole raster, from the metre cell sizes of its middle row.
       const meters = d * LINEAR_UNITS[unit];
-      const lat = (dem.extent.ymin + dem.extent.ymax) / 2;
-      nx = ceil(meters / (cx * GEO_METERS_PER_DEGREE.longitudeAtEquator * Math.cos(lat * RAD)));
-      ny = ceil(meters / (cy * GEO_METERS_PER_DEGREE.latitude));
+      const ground = groundCellSize(dem);
+      nx = ceil(meters / ground.x);
+      ny = ceil(meters / ground.y);
     }
   } else {
     const inUnits = unit === undefined || unit === 'Unknown' ? d : (d * LINEAR_UNITS[unit]) / xyMetersPerUnit(dem);
@@ -535,10 +545,11 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
   let node: (x: number, y: number) => [number, number, number, number];
   if (geographic) {
     if (!project && !equatorial) return undefined;
+    const ellipsoid = ellipsoidOf(sr);
     node = (lon, lat) => {
       // The degree grid's map of a ground direction (east, north): divide by metres per degree.
-      const gx = project ? 1 / (GEO_METERS_PER_DEGREE.longitudeAtEquator * Math.cos(lat * RAD)) : 1;
-      const gy = project ? 1 / GEO_METERS_PER_DEGREE.latitude : 1;
+      const gx = project ? 1 / metersPerDegreeLongitude(lat, ellipsoid) : 1;
+      const gy = project ? 1 / metersPerDegreeLatitude(lat, ellipsoid) : 1;
       let rho = 0;
       if (equatorial) {
         const b = bearingToOrigin(lat, lon);
@@ -653,7 +664,6 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
     const H = dem.height;
     const fitX = Math.floor((W - 1) / 2);
     const fitY = Math.floor((H - 1) / 2);
-    const geographic = dem.spatialReference?.geographic === true;
     const azimuth = calc === SurfaceCalculation.Aspect ? azimuthLattice(dem, a.ProjectAzimuths, a.UseEquatorialAspect) : undefined;
     const percent = calc === SurfaceCalculation.Slope && a.SlopeType === SlopeType.PercentRise;
     const statistics =
@@ -701,8 +711,8 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
         fitY,
         zScale,
         lx: dem.cellSize.x,
-        ly: geographic ? dem.cellSize.y * GEO_METERS_PER_DEGREE.latitude : dem.cellSize.y,
-        geographic: geographic ? { ymax: dem.extent.ymax, cellX: dem.cellSize.x, cellY: dem.cellSize.y } : undefined,
+        ly: dem.cellSize.y,
+        geodesic: geodesicRows(dem),
         azimuth,
         moments: make === quadraticFilter && !adaptive && (nx > 1 || ny > 1) ? momentSolver(nx, ny) : undefined,
       },
@@ -719,10 +729,16 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
 /** Block offsets of a filter's cells for a block `bw` pixels wide. */
 const offsetsOf = (f: WindowFilter, bw: number): Int32Array => Int32Array.from(f.dx, (dx, k) => f.dy[k]! * bw + dx);
 
-/** Metres (x,y units) per cell east-west in raster row `row`. */
-const cellX = (p: SurfaceParamParams, row: number): number => {
-  const g = p.geographic;
-  return g ? g.cellX * GEO_METERS_PER_DEGREE.longitudeAtEquator * Math.cos(rowLatitude(g.ymax, g.cellY, row) * RAD) : p.lx;
+/**
+ * The cell size (x,y units; metres for geographic rasters) of raster row `row`, written to `out`.
+ * Called once per output row (per window row in the adaptive kernel, cached), never per pixel.
+ */
+const rowCell = (p: SurfaceParamParams, row: number, out: { x: number; y: number }): void => {
+  if (p.geodesic !== undefined) rowCellSize(p.geodesic, row, out);
+  else {
+    out.x = p.lx;
+    out.y = p.ly;
+  }
 };
 
 /** One window size for every cell: the window sums inline, scale factors once per row. */
@@ -744,7 +760,8 @@ function fixedScaleKernel(p: SurfaceParamParams, blk: PixelBlock, out: PixelBloc
   const W = p.width;
   const H = p.height;
   const fits = hx <= p.fitX && hy <= p.fitY;
-  const { calc, percent, zScale: zs, ly } = p;
+  const { calc, percent, zScale: zs } = p;
+  const cell = { x: 0, y: 0 };
   const aspectCalc = calc === SurfaceCalculation.Aspect;
   // Separable moments: per output row, column sums over the window's rows for the input columns
   // xLo..xHi (sum z, sum v z, sum v^2 z and the NoData count), each summed top to bottom so a
@@ -783,7 +800,9 @@ function fixedScaleKernel(p: SurfaceParamParams, blk: PixelBlock, out: PixelBloc
       c2[j] = s2;
       cm[j] = bad;
     }
-    const lx = cellX(p, sy);
+    rowCell(p, sy, cell);
+    const lx = cell.x;
+    const ly = cell.y;
     const kx = zs / lx;
     const ky = zs / ly;
     const kxx = zs / (lx * lx);
@@ -890,7 +909,11 @@ function adaptiveScaleKernel(p: SurfaceParamParams, select: readonly WindowFilte
   const W = p.width;
   const H = p.height;
   const D = COEF;
-  const { calc, percent, zScale: zs, ly } = p;
+  const { calc, percent, zScale: zs } = p;
+  // The cell size of the last window row used: windows of different sizes clamp to different rows
+  // near the raster edge, so it is kept per row rather than per output row.
+  const cell = { x: p.lx, y: p.ly };
+  let cellRow = -1;
   for (let y = 0; y < oh; y++) {
     const Y = oy + y;
     for (let x = 0; x < ow; x++) {
@@ -904,7 +927,12 @@ function adaptiveScaleKernel(p: SurfaceParamParams, select: readonly WindowFilte
         const sy = Y < f.hy ? f.hy : Y > H - 1 - f.hy ? H - 1 - f.hy : Y;
         const c = (sy - by) * bw + sx - bx;
         if (fitWindow(src, mask, c, surf[j]!, f.w, D)) {
-          const lx = cellX(p, sy);
+          if (sy !== cellRow) {
+            rowCell(p, sy, cell);
+            cellRow = sy;
+          }
+          const lx = cell.x;
+          const ly = cell.y;
           const kx = zs / lx;
           const ky = zs / ly;
           v =

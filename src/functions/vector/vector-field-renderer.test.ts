@@ -110,6 +110,23 @@ describe('VectorFieldRenderer', () => {
     expect(crossing).toBeGreaterThan(0);
   });
 
+  it('SymbolTileSizeUnits: metres through the cell\'s ground width (geographic: on WGS 84 at the middle row)', () => {
+    const cellOf = (args: Record<string, unknown>, o: Parameters<typeof rasterOf>[0]) =>
+      (applyFunction(vectorFieldRenderer, { IsUVComponents: true, ...args }, [rasterOf({ ...o, bandCount: 2 }, () => 1)]).plan.params as { cell: number }).cell;
+    // UTM, 30 m cells: 600 m is 20 pixels, 0.5 km 17 (16.7), 60 map units 2.
+    const utm = { width: 50, height: 50, cellSize: 30 };
+    expect(cellOf({ SymbolTileSize: 600, SymbolTileSizeUnits: 'Meters' }, utm)).toBe(20);
+    expect(cellOf({ SymbolTileSize: 0.5, SymbolTileSizeUnits: 'Kilometers' }, utm)).toBe(17);
+    expect(cellOf({ SymbolTileSize: 60, SymbolTileSizeUnits: 'MapUnits' }, utm)).toBe(2);
+    // Geographic, 0.001 degree cells with the middle row centred on 60 N: a cell is 55.80 m wide there
+    // (WGS 84: pi/180 a cos(phi) / sqrt(1 - e2 sin^2 phi) = 55800.0 m per degree), so 2000 m is 35.8 -> 36
+    // pixels; a flat equatorial degree (111.3 m cells) would have made it 18.
+    const geo = { width: 51, height: 51, cellSize: 0.001, geographic: true, origin: { x: 10, y: 60.0255 } };
+    expect(cellOf({ SymbolTileSize: 2000, SymbolTileSizeUnits: 'Meters' }, geo)).toBe(36);
+    // Decimal degrees are the geographic raster's own unit: 0.02 degree is 20 pixels at any latitude.
+    expect(cellOf({ SymbolTileSize: 0.02, SymbolTileSizeUnits: 'DecimalDegrees' }, geo)).toBe(20);
+  });
+
   it('rejects bad arguments with their paths', () => {
     const one = rasterOf({ width: 4, height: 4 }, () => 1);
     let e = catchError(() => applyFunction(vectorFieldRenderer, {}, [one]));

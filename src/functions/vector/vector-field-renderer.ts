@@ -40,10 +40,14 @@
  * Tiles: a tile reads the cells whose symbols can reach it (cells within the largest symbol's
  * reach of the tile, `Plan.inputRect`) and draws only its own pixels, so symbols straddling tile
  * edges are drawn identically on both sides. `SymbolTileSizeUnits` `Pixels` (default) or a map
- * unit (`Meters`, `Feet`, ... converted with the cell size). Output: 4 bands U8 (R, G, B, alpha),
+ * unit (`Meters`, `Feet`, ... converted with the cell's width in metres: a projected raster's cell
+ * times its linear unit, a geographic raster's cell on its ellipsoid at the latitude of its middle
+ * row; `DecimalDegrees` is the map unit of a geographic raster and the WGS 84 equatorial degree on
+ * a projected one; core/geodesy.ts). Output: 4 bands U8 (R, G, B, alpha),
  * alpha 0 where no symbol is drawn; every pixel is valid.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
+import { groundCellSize, METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { intersect, rect, type Rect } from '../../core/rect.js';
@@ -65,14 +69,14 @@ export const CALCULATION_METHODS = ['Vector Average', 'Nearest neighbor', 'Bilin
 
 const SIZE_UNITS = ['Pixels', 'Meters', 'Kilometers', 'Feet', 'Miles', 'NauticalMiles', 'DecimalDegrees', 'MapUnits'] as const;
 
-/** Metres per unit, for SymbolTileSizeUnits other than Pixels (DecimalDegrees as 111319.49 m, see UnitConversion). */
+/** Metres per unit, for SymbolTileSizeUnits other than Pixels and MapUnits (DecimalDegrees on a projected raster: the equatorial degree, as UnitConversion). */
 const METERS: Readonly<Record<string, number>> = {
   Meters: 1,
   Kilometers: 1000,
   Feet: 0.3048,
   Miles: 1609.344,
   NauticalMiles: 1852,
-  DecimalDegrees: 111319.490793,
+  DecimalDegrees: METERS_PER_EQUATORIAL_DEGREE,
 };
 
 const KNOTS_PER_MPS = 3600 / 1852;
@@ -222,10 +226,9 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
     const uv = a.IsUVComponents ?? (info.bandNames?.[a.MagnitudeBandID] === uvNames[0] && info.bandNames?.[a.DirectionBandID] === uvNames[1]);
 
     let cell = a.SymbolTileSize;
-    if (a.SymbolTileSizeUnits !== 'Pixels') {
-      const unitCell = a.SymbolTileSizeUnits === 'MapUnits' ? info.cellSize.x : info.cellSize.x * (info.spatialReference?.geographic ? 111319.490793 : (info.spatialReference?.metersPerUnit ?? 1));
-      cell = a.SymbolTileSizeUnits === 'MapUnits' ? cell / unitCell : (cell * METERS[a.SymbolTileSizeUnits]!) / unitCell;
-    }
+    const units = a.SymbolTileSizeUnits;
+    if (units === 'MapUnits' || (units === 'DecimalDegrees' && info.spatialReference?.geographic === true)) cell /= info.cellSize.x;
+    else if (units !== 'Pixels') cell = (cell * METERS[units]!) / groundCellSize(info).x;
     cell = Math.round(cell);
     if (!(cell >= 1 && cell <= 4096)) {
       throw invalidArgument(`${P}SymbolTileSize`, `the symbol cell must be 1..4096 pixels, got ${a.SymbolTileSize} ${a.SymbolTileSizeUnits} = ${cell} px`);
