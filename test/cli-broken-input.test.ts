@@ -30,7 +30,8 @@ describe('rasterflow on broken input', () => {
     const chips = join(out, 'chips');
     const chip = runCli(['chip', JSON.stringify({ inputRaster: cut, outputLocation: chips, metadataFormat: 'Export_Tiles', tileSize: { x: 64, y: 64 } })]);
     expect(chip.code).toBe(1);
-    expect(chip.stderr).toMatch(/^error IO_ERROR at input: .*strip 39/);
+    // chip names the parameter the raster came from.
+    expect(chip.stderr).toMatch(/^error IO_ERROR at inputRaster: .*strip 39/);
     expect(existsSync(chips)).toBe(false);
   });
 
