@@ -5,14 +5,14 @@
  * arguments against the schema, resolve raster arguments (`$$`, `$n`, `$<id>`, named variables,
  * nested rules, arrays of rasters, `{ url }` objects, scalars where the function allows them) and
  * give each node a canonical id so equal sub-rules collapse into one node. Stage 2 (`planRule`):
- * open the sources, plan every node once (output info, halo, kernel parameters) and add the final
- * cast for `outputPixelType`. Both stages collect every problem with its JSON path before throwing
- * one `EngineError` that lists them all.
+ * open the sources, plan every node once (output info, halo, kernel parameters), each for its
+ * rule's `outputPixelType` (the function's own output type; see RasterFunction.plan). Both
+ * stages collect every problem with its JSON path before throwing one `EngineError` that lists
+ * them all.
  */
 import { combinedError, toEngineError, type Issue } from '../core/errors.js';
 import type { OutputPixelType } from '../core/pixel-type.js';
 import { nearest, parseArgs } from '../graph/args.js';
-import { castFunction } from '../graph/cast.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
 import type { RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
@@ -378,9 +378,9 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
       if (n.kind === 'constant') return constantSource(n.values);
       const inputs = await Promise.all(n.inputs.map(plan));
       if (inputs.some((i) => i === undefined)) return undefined; // already reported below
-      const node = createFunctionNode(n.fn, n.values, inputs as RasterNode[], n.path);
-      if (n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN') return node;
-      return createFunctionNode(castFunction, { to: n.outputPixelType, Raster: 0 }, [node], n.path);
+      // outputPixelType is the function's own output type: its plan receives it (RasterFunction.plan).
+      const to = n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN' ? undefined : n.outputPixelType;
+      return createFunctionNode(n.fn, n.values, inputs as RasterNode[], n.path, to);
     } catch (e) {
       const err = toEngineError(e);
       issues.push(...err.issues.map((i) => ({ ...i, path: i.path || n.path })));
