@@ -53,3 +53,11 @@ export function computedNoData(noData: number | undefined, from: PixelType, to: 
   if (representable(noData, to)) return noData;
   return float ? Number.NaN : undefined;
 }
+
+/**
+ * The real type a function computes into for `to`: `to` itself, or the component type of a
+ * complex `to` (the engine's cast then makes the values real parts, imaginary parts 0).
+ */
+export function realTypeOf(to: PixelType): PixelType {
+  return to === 'C64' ? 'F32' : to === 'C128' ? 'F64' : to;
+}
