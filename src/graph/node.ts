@@ -4,7 +4,9 @@
  * sub-rules collapse into one node and share work through the per-tile memo.
  */
 import { EngineError, toEngineError } from '../core/errors.js';
-import type { PixelType } from '../core/pixel-type.js';
+import type { RasterInfo } from '../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, type PixelType } from '../core/pixel-type.js';
+import { checkHolds } from './output-type.js';
 import { castFunction } from './cast.js';
 import { alignNode } from './align.js';
 import type { FunctionNode, Plan, RasterFunction, RasterNode } from './types.js';
@@ -21,6 +23,7 @@ export function createFunctionNode(
   const node = nodeFor(fn, values, inputs, path, plan, to);
   // A function that leaves the type to the engine's cast (see RasterFunction.plan) gets it here.
   if (to === undefined || plan.info.pixelType === to) return node;
+  if (fn.codes !== undefined) planned(fn, path, () => checkHolds(fn.name, to, ...rangeOf(plan.info), fn.codes!));
   const cast = { to, Raster: 0 };
   return nodeFor(castFunction, cast, [node], path, planned(castFunction, path, () => castFunction.plan(cast, [node.info])), undefined);
 }
@@ -51,6 +54,15 @@ function nodeFor(
         });
   const id = `${fn.name}(${canonicalJson(values)};${nodeInputs.map((i) => i.id).join(',')})${to !== undefined ? `:as:${to}` : ''}`;
   return { kind: 'function', id, fn, args: values, inputs: nodeInputs, plan, info: plan.info };
+}
+
+/** The advertised range of an output (every band's statistics), else its type's range. */
+function rangeOf(info: RasterInfo): [number, number] {
+  const s = info.statistics;
+  if (s !== undefined && s.length === info.bandCount && s.every((b) => Number.isFinite(b.min) && Number.isFinite(b.max))) {
+    return [Math.min(...s.map((b) => b.min)), Math.max(...s.map((b) => b.max))];
+  }
+  return [PIXEL_TYPE_INFO[info.pixelType].min, PIXEL_TYPE_INFO[info.pixelType].max];
 }
 
 /** Run a planning step; EngineErrors get their relative path anchored at `path`. */

@@ -4,7 +4,8 @@
  * engine's cast, or refusing a type the function cannot produce.
  */
 import { EngineError } from '../core/errors.js';
-import { isComplex, PIXEL_TYPE_INFO, representable, type PixelType } from '../core/pixel-type.js';
+import type { RasterInfo } from '../core/pixel-block.js';
+import { isComplex, PIXEL_TYPE_INFO, promote, representable, type PixelType } from '../core/pixel-type.js';
 
 /** The JSON path of a rule's outputPixelType, relative to the rule (the builder anchors it). */
 export const OUTPUT_PIXEL_TYPE_PATH = 'outputPixelType';
@@ -15,29 +16,22 @@ export function refuseType(fnName: string, to: PixelType, why: string): EngineEr
 }
 
 /**
- * Outputs that are colours (0..255 per channel): any real type that holds 0..255 keeps them
- * (the engine's cast, values unchanged); complex types and types narrower than a byte are refused.
+ * Outputs whose values are what they are in any type (colours, class codes, flags, shades): any
+ * real type that holds `lo..hi` keeps them (the function returns its natural type and the engine's
+ * cast converts without changing a value); complex types, and types that would saturate values
+ * into one another, are refused.
  */
-export function checkColourType(fnName: string, to: PixelType | undefined): void {
+export function checkHolds(fnName: string, to: PixelType | undefined, lo: number, hi: number, what: string): void {
   if (to === undefined) return;
-  if (isComplex(to)) throw refuseType(fnName, to, 'its output is colour channels 0..255, which have no complex form; use U8 or a wider real type');
-  const info = PIXEL_TYPE_INFO[to];
-  if (info.min > 0 || info.max < 255) throw refuseType(fnName, to, `its output is colour channels 0..255, which ${to} (${info.min}..${info.max}) cannot hold; use U8 or a wider type`);
-}
-
-/**
- * Outputs that are codes (class values, indexes, flags in `lo..hi`): any real type that holds
- * the whole range keeps them (the engine's cast, values unchanged); complex types and types that
- * would saturate codes into one another are refused.
- */
-export function checkCodeType(fnName: string, to: PixelType | undefined, lo: number, hi: number, what = 'class values'): void {
-  if (to === undefined) return;
-  if (isComplex(to)) throw refuseType(fnName, to, `its output is ${what}, which have no complex form; use an integer type`);
+  if (isComplex(to)) throw refuseType(fnName, to, `its output is ${what}, which have no complex form; use a real type`);
   const info = PIXEL_TYPE_INFO[to];
   if (info.min > lo || info.max < hi) {
-    throw refuseType(fnName, to, `its ${what} run ${lo}..${hi}, which ${to} (${info.min}..${info.max}) cannot hold without merging them`);
+    throw refuseType(fnName, to, `its output is ${what} (${lo}..${hi}), which ${to} (${info.min}..${info.max}) cannot hold`);
   }
 }
+
+/** Colour channels 0..255 (see checkHolds). */
+export const checkColourType = (fnName: string, to: PixelType | undefined): void => checkHolds(fnName, to, 0, 255, 'colour channels');
 
 /**
  * NoData of a function's output of type `to` computed from an input whose NoData is `noData`:
@@ -60,4 +54,38 @@ export function computedNoData(noData: number | undefined, from: PixelType, to: 
  */
 export function realTypeOf(to: PixelType): PixelType {
   return to === 'C64' ? 'F32' : to === 'C128' ? 'F64' : to;
+}
+
+/**
+ * `info` (a function's output description that carries its input's values, type and NoData)
+ * retyped to `to` (undefined: unchanged): the pixel type, the NoData of `computedNoData`, and
+ * statistics, histograms and radiometry dropped when `to` cannot hold every value of the input
+ * type (they no longer describe the pixels).
+ */
+export function retypedInfo(info: RasterInfo, to: PixelType | undefined): RasterInfo {
+  if (to === undefined || to === info.pixelType) return info;
+  const { noData: _n, statistics, histograms, radiometry, ...rest } = info;
+  const noData = computedNoData(info.noData, info.pixelType, to);
+  const holds = promote([info.pixelType, to]) === to;
+  return {
+    ...rest,
+    pixelType: to,
+    ...(noData !== undefined ? { noData } : {}),
+    ...(holds && statistics ? { statistics } : {}),
+    ...(holds && histograms ? { histograms } : {}),
+    ...(holds && radiometry ? { radiometry } : {}),
+  };
+}
+
+/**
+ * For functions that compute in floating point and whose natural type is `natural` (F32 or F64):
+ * a float outputPixelType is computed into directly (F64 keeps double precision, F32 rounds
+ * once); an integer one is the float result through the engine's cast (round half away from
+ * zero, saturate, NaN -> NoData: spec 1.2 rules 2 and 3; the same pixels as storing the result
+ * into the type); a complex one its component type, then the engine's cast.
+ */
+export function floatOutputType(to: PixelType | undefined, natural: PixelType): PixelType {
+  if (to === undefined) return natural;
+  const real = realTypeOf(to);
+  return PIXEL_TYPE_INFO[real].integer ? natural : real;
 }

@@ -185,6 +185,14 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
    */
   plan(args: ArgValues<A>, inputs: readonly RasterInfo[], to?: PixelType): Plan<P>;
   /**
+   * What the output's values are when they are codes that a type conversion must not merge or
+   * invent (`'colour channels'`, `'class values'`): the plan returns its natural type and the
+   * engine's cast converts to a requested outputPixelType without changing a value, and the
+   * graph refuses (INVALID_ARGUMENT at `outputPixelType`) a complex type or one that cannot hold
+   * the output's advertised range (its statistics, else its natural type's range).
+   */
+  readonly codes?: string;
+  /**
    * With `plan.requestStatistics`: fold the request's statistics (one array per listed input, one
    * entry per band; `undefined` for a band with no valid pixel) into the kernel parameters.
    */
