@@ -43,8 +43,9 @@
  * Unused segment slots are 0. F64; NoData where not one segment could be fitted. DetectChange
  * reads it (`multidimensional.model.kind === 'ccdc'`).
  * outputPixelType: computed in floating point; a float type is computed into directly (F32 rounds
- * once), an integer type is the float result through the engine's cast (round half away from zero,
- * saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * the float64 result once), an integer type is the float result through the engine's cast (round
+ * half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then
+ * that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { daysSinceEpoch, decimalYear, multidimOf, sliceValueMissing, timeSeriesOf, type CcdcModel, type MultidimSlice, type Multidimensional } from '../../core/multidim.js';

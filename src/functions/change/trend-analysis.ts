@@ -54,8 +54,9 @@
  * preallocated buffers. Kendall tests: O(n²) pair loops per pixel in preallocated scratch, the
  * median by in-place quickselect.
  * outputPixelType: computed in floating point; a float type is computed into directly (F32 rounds
- * once), an integer type is the float result through the engine's cast (round half away from zero,
- * saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * the float64 result once), an integer type is the float result through the engine's cast (round
+ * half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then
+ * that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {

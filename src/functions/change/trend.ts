@@ -21,9 +21,10 @@
  * (UNSUPPORTED_INPUT, rasterFunctionArguments.Raster) [ours]: their five bands (Sen's slope,
  * p-value, S, Var(S), z, as the vendor lists them) hold no intercept, so a prediction would need
  * an invented one; Sen's intercept is not part of the output.
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {

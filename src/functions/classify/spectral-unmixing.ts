@@ -26,9 +26,10 @@
  * Output: m bands F32, one fraction per end member in definition order, band names = class names
  * [V "one band per class"]; no residual band [spec, ours]. NoData where the input is NoData (any
  * band); a non-finite result (none expected) would be NoData too. No advertised statistics.
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';

@@ -14,9 +14,9 @@
  * becomes NoData in all bands (§1.2 rule 3, as Arithmetic does).
  * Errors: a non-complex input is UNSUPPORTED_INPUT at `Raster` (the function has nothing to do
  * on real pixels; use Identity, or cast to C64 first with outputPixelType).
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision of a C128 input), an integer type is the float result through the engine's cast
- * (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
  * type, then that cast.
  */
 import { unsupportedInput } from '../../core/errors.js';

@@ -21,9 +21,10 @@
  * Edges and NoData: the input mask passes through; results outside the F32 range become NoData.
  * Errors: a code outside the table is INVALID_ARGUMENT at that argument; FromUnit and ToUnit of
  * different categories (e.g. speed to distance) is INVALID_ARGUMENT at ToUnit.
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { BandStatistics, RasterInfo } from '../../core/pixel-block.js';

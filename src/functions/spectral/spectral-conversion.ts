@@ -7,9 +7,10 @@
  * Math in float64. Output: N bands, F32 (natural type [ours]), NoData NaN; NoData where the input
  * is NoData or a result is not a finite F32 number (the shared mask then covers every band).
  * Band names, statistics and the source-values marker are dropped (the bands are new quantities).
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';

@@ -31,9 +31,10 @@
  * 8-bit IKONOS, QuickBird and WorldView-2 input (preprocessed products) is refused, as the vendor.
  * Output: 3 bands F32 (Brightness, Greenness, Wetness / YellowStuff), NoData NaN; NoData where the
  * input is NoData or a result is not finite.
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';

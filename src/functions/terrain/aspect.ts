@@ -23,9 +23,10 @@
  * GDAL `gdaldem aspect` uses the same azimuth convention, flat -> NoData (or 0 with
  * -zero_for_flat) and does not divide by the cell sizes; golden cases convert its flat cells to -1.
  * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';

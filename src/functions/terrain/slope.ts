@@ -19,9 +19,10 @@
  * percent, `-s` = 1 / z-factor). Output: one F32 band, NoData NaN (mask 0); advertised statistics
  * 0..90 for the degree types, none for percent rise.
  * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';

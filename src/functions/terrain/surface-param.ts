@@ -109,9 +109,10 @@
  * solve (`MomentSolver`), O(n) instead of O(n^2) per cell. Every sum runs in a fixed order, so a
  * cell gets the same bits from any tile; the two paths agree to rounding (1e-9 relative, tested).
  * UseAdaptiveScale costs up to J filter passes per cell.
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { Converter } from 'proj4';
 import { proj4Lib } from '../../core/crs.js';

@@ -29,9 +29,10 @@
  * `sliceBandName`) [ours]. Per-slice NoData (core/multidim.ts): a slice is NoData at a pixel where
  * either input is masked, NaN or (multidimensional input) equal to its NoData value; it holds NaN
  * in both bands and the pixel keeps its other slices (NoData only where every slice is).
- * outputPixelType: computed in floating point; a float type is computed into directly (F64 keeps
- * double precision), an integer type is the float result through the engine's cast (round half away
- * from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then that cast.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf, pairSlices, sliceBandName } from '../../core/multidim.js';
