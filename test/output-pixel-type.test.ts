@@ -54,7 +54,7 @@ const rule = (fn: string, args: Record<string, unknown>, outputPixelType?: strin
 });
 
 describe('outputPixelType reaches the function (one case per family)', () => {
-  it('terrain: Hillshade asked for F32 keeps the unrounded shade; Slope asked for F64 keeps double precision', async () => {
+  it('terrain: Hillshade asked for F32 keeps the unrounded shade; Slope asked for F64 holds the float64 result', async () => {
     // Flat DEM: gx = gy = 0, HS = 255 cos(zenith) = 255 cos(45 deg) = 180.312229..., truncated to 180 in U8.
     const hs = await pixels(rule('Hillshade', { DEM: 'flatDem', Azimuth: 315, Altitude: 45 }, 'F32'));
     expect(hs.type).toBe('F32');
@@ -152,11 +152,13 @@ describe('outputPixelType reaches the function (one case per family)', () => {
 });
 
 describe('outputPixelType and tiling', () => {
-  it('a U8 Sobel asked for F32 renders the same in odd tiles as whole', async () => {
+  it('a U8 Sobel asked for F32 keeps its negative responses and renders the same in odd tiles as whole', async () => {
     const band = rasterOf({ width: 61, height: 47, pixelType: 'U8' }, (x, y) => (x * 37 + y * 91 + ((x * y) % 13) * 7) % 256);
     Object.assign(sources, { band });
     const root = await build(rule('Convolution', { Type: 17, Raster: 'band' }, 'F32'));
     expect(root.info.pixelType).toBe('F32');
+    const whole = await render(root, { tileSize: 64 });
+    expect(Math.min(...whole.bands[0]!)).toBeLessThan(0);
     expect(await tiledVersusWhole(root)).toBeUndefined();
   });
 });
