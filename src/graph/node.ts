@@ -1,7 +1,9 @@
 /**
  * Turning a function, its parsed argument values and its input nodes into a planned graph node.
- * The node id is the canonical JSON of (name, arguments with defaults, input ids), so equal
- * sub-rules collapse into one node and share work through the per-tile memo.
+ * The node id is the canonical JSON of (name, arguments with defaults, input ids) plus the
+ * requested outputPixelType, so equal sub-rules collapse into one node and share work through the
+ * per-tile memo. The function is planned for the rule's outputPixelType; the engine's cast follows
+ * only when the plan leaves its natural type (see RasterFunction.plan and RasterFunction.codes).
  */
 import { EngineError, toEngineError } from '../core/errors.js';
 import type { RasterInfo } from '../core/pixel-block.js';
