@@ -32,6 +32,8 @@ export interface GoldenCase {
   readonly tolerance: { readonly abs: number; readonly rel?: number; readonly maxBadFraction?: number };
   /** Pixels next to the raster edge left out of the comparison (documented edge policies differ). */
   readonly edge?: number;
+  /** The pixel type the rule's output must have (e.g. the rule's outputPixelType); unchecked when absent. */
+  readonly pixelType?: string;
   /** Render only this window `[x, y, width, height]` of the rule's output (the expected raster's size). */
   readonly window?: readonly [number, number, number, number];
   readonly provenance: Record<string, unknown>;
@@ -68,6 +70,7 @@ describe('golden', () => {
         const expectedSource = await openRaster(join(ROOT, c.expected));
         const { width, height } = expectedSource.info;
         expect([w?.[2] ?? root.info.width, w?.[3] ?? root.info.height, root.info.bandCount]).toEqual([width, height, expectedSource.info.bandCount]);
+        if (c.pixelType !== undefined) expect(root.info.pixelType).toBe(c.pixelType);
         const expected = await expectedSource.read({ x: 0, y: 0, width, height });
         const edge = c.edge ?? 0;
         let bad = 0;

@@ -102,8 +102,9 @@ export const constant = (values: readonly number[]): RasterNode => constantSourc
 /**
  * Plan `fn` with raw (wire) arguments over `inputs`: raster arguments take the inputs in schema
  * order (`rasters` arguments take all remaining inputs). Throws the first argument problem.
+ * `to`: the rule's outputPixelType (the function's own output type).
  */
-export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknown>, inputs: readonly RasterNode[]): FunctionNode {
+export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknown>, inputs: readonly RasterNode[], to?: PixelType): FunctionNode {
   // Raster arguments take the inputs in schema order; stand-ins tell parseArgs which are present.
   const withRasters: Record<string, unknown> = { ...rawArgs };
   const slots: Record<string, number | number[]> = {};
@@ -123,7 +124,7 @@ export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknow
   const first = parsed.issues[0];
   if (first) throw new EngineError(first.code, first.message, { path: first.path });
   const values: Record<string, unknown> = { ...parsed.values, ...slots };
-  return createFunctionNode(fn, values, inputs, '');
+  return createFunctionNode(fn, values, inputs, '', to);
 }
 
 export interface Result {
@@ -140,8 +141,9 @@ export async function runFunction(
   rawArgs: Record<string, unknown>,
   inputs: readonly RasterNode[],
   tileSize?: number,
+  to?: PixelType,
 ): Promise<Result> {
-  const node = applyFunction(fn, rawArgs, inputs);
+  const node = applyFunction(fn, rawArgs, inputs, to);
   const info = node.info;
   const block = await render(node, { tileSize: tileSize ?? Math.max(info.width, info.height) });
   return {

@@ -1,6 +1,8 @@
 /**
- * The final cast a rule's `outputPixelType` adds after its function (GDAL-like: round half away
- * from zero, saturate at the type's range, NaN -> NoData). Internal: not in the registry.
+ * The engine's cast (GDAL-like: round half away from zero, saturate, NaN -> NoData), added after a
+ * function whose plan leaves a rule's `outputPixelType` to it because converting its natural
+ * values gives the same pixels as computing into the type (see RasterFunction.plan). Internal:
+ * not in the registry.
  */
 import { castPlane, PIXEL_TYPES, promote, representable, type PixelType } from '../core/pixel-type.js';
 import { defineFunction } from './types.js';

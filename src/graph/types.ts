@@ -189,8 +189,29 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
   /** How the function was verified, for the README table: `reference` (an outside tool), `hand` (hand-derived values). */
   readonly verification: string;
   readonly args: A;
-  /** Check cross-argument rules and input shapes; throw `EngineError` here, never in `kernel`. */
-  plan(args: ArgValues<A>, inputs: readonly RasterInfo[]): Plan<P>;
+  /**
+   * Check cross-argument rules and input shapes; throw `EngineError` here, never in `kernel`.
+   *
+   * `to` is the rule's `outputPixelType` for this function (undefined for `UNKNOWN` or absent):
+   * the function's own output type, not a conversion after it. A function that computes through
+   * floating point plans `info.pixelType = to` and its kernel rounds, clamps or masks into that
+   * type as its spec says (Convolution clamps, Local turns out-of-range values into NoData). A
+   * function whose values are what they are in any type (band copies, class codes, colours) may
+   * return its natural type: the graph then appends the engine's cast to `to` (src/graph/cast.ts),
+   * which gives the same pixels. A type the function cannot produce (a colour output asked for
+   * U4, a class map asked for C64) is refused here with an EngineError whose path is
+   * `outputPixelType` (helpers in src/graph/output-type.ts). Each function's header comment says
+   * which of the three it does.
+   */
+  plan(args: ArgValues<A>, inputs: readonly RasterInfo[], to?: PixelType): Plan<P>;
+  /**
+   * What the output's values are when they are codes that a type conversion must not merge or
+   * invent (`'colour channels'`, `'class values'`): the plan returns its natural type and the
+   * engine's cast converts to a requested outputPixelType without changing a value, and the
+   * graph refuses (INVALID_ARGUMENT at `outputPixelType`) a complex type or one that cannot hold
+   * the output's advertised range (its statistics, else its natural type's range).
+   */
+  readonly codes?: string;
   /**
    * With `plan.requestStatistics`: fold the request's statistics (one array per listed input, one
    * entry per band; `undefined` for a band with no valid pixel) into the kernel parameters.
@@ -204,13 +225,6 @@ export interface RasterFunction<A extends ArgSchema = ArgSchema, P = unknown> {
    * them in the input's info.
    */
   needsStatistics?(args: ArgValues<A>, inputs: readonly RasterInfo[]): readonly number[];
-  /**
-   * For functions whose values need an encoding rather than a plain cast to fit an integer
-   * `outputPixelType` (ColorspaceConversion: HSV in degrees and fractions -> 0..255 in U8): a plan
-   * that produces type `to` itself, or undefined to keep the rule's usual final cast.
-   * `createFunctionNode` asks it when it is told to cast a node of this function.
-   */
-  planAs?(args: ArgValues<A>, inputs: readonly RasterInfo[], to: PixelType): Plan<P> | undefined;
   /** Fill `out` (rect R) from inputs covering R grown by `plan.halo`. Pure and synchronous. */
   kernel(params: P, inputs: readonly PixelBlock[], out: PixelBlock): void;
 }

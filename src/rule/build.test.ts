@@ -36,7 +36,7 @@ describe('rule shapes', () => {
     expect(node.rasterFunctionArguments).toMatchObject({ ZFactor: 2, Azimuth: 300, Altitude: 45 });
   });
 
-  it('accepts outputPixelType in any case and adds a final cast', async () => {
+  it('accepts outputPixelType in any case; a float-natural function asked for an integer type ends in the engine cast', async () => {
     const g = await build({ rasterFunction: 'Slope', outputPixelType: 'u8' });
     expect(g.root.info.pixelType).toBe('U8');
     expect((g.root as FunctionNode).fn.name).toBe('Cast');

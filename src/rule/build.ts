@@ -5,14 +5,14 @@
  * arguments against the schema, resolve raster arguments (`$$`, `$n`, `$<id>`, named variables,
  * nested rules, arrays of rasters, `{ url }` objects, scalars where the function allows them) and
  * give each node a canonical id so equal sub-rules collapse into one node. Stage 2 (`planRule`):
- * open the sources, plan every node once (output info, halo, kernel parameters) and add the final
- * cast for `outputPixelType`. Both stages collect every problem with its JSON path before throwing
- * one `EngineError` that lists them all.
+ * open the sources, plan every node once (output info, halo, kernel parameters), each for its
+ * rule's `outputPixelType` (the function's own output type; see RasterFunction.plan). Both
+ * stages collect every problem with its JSON path before throwing one `EngineError` that lists
+ * them all.
  */
 import { combinedError, toEngineError, type Issue } from '../core/errors.js';
 import type { OutputPixelType } from '../core/pixel-type.js';
 import { nearest, parseArgs } from '../graph/args.js';
-import { castFunction } from '../graph/cast.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
 import { withNeededStatistics } from '../graph/input-statistics.js';
@@ -399,10 +399,13 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
       const [values, ins] = n.bandsOf ? splitBands(n, inputs as RasterNode[]) : [n.values, inputs as RasterNode[]];
       // Statistics the plan needs that its inputs lack are computed first (graph/input-statistics.ts).
       const withStats = await withNeededStatistics(n.fn, values, ins);
-      const node = createFunctionNode(n.fn, values, withStats, n.path);
-      warnings.push(...planWarnings(node, n.argsPath ?? n.path));
-      if (n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN') return node;
-      return createFunctionNode(castFunction, { to: n.outputPixelType, Raster: 0 }, [node], n.path);
+      // outputPixelType is the function's own output type: its plan receives it (RasterFunction.plan).
+      const to = n.outputPixelType === undefined || n.outputPixelType === 'UNKNOWN' ? undefined : n.outputPixelType;
+      const node = createFunctionNode(n.fn, values, withStats, n.path, to);
+      // The function's own node (createFunctionNode wraps it in a cast where its plan leaves the type to the engine).
+      const own = node.fn === n.fn ? node : (node.inputs[0] as FunctionNode);
+      warnings.push(...planWarnings(own, n.argsPath ?? n.path));
+      return node;
     } catch (e) {
       const err = toEngineError(e);
       issues.push(...err.issues.map((i) => ({ ...i, path: i.path || n.path })));

@@ -3,8 +3,6 @@
 // U8: H x 255/360 = 14.17 -> 14, S x 255 = 191.25 -> 191, V = 100.
 import { describe, expect, it } from 'vitest';
 import { memorySource } from '../../graph/memory-source.js';
-import { createFunctionNode } from '../../graph/node.js';
-import { castFunction } from '../../graph/cast.js';
 import { render } from '../../graph/render.js';
 import type { RasterNode } from '../../graph/types.js';
 import { buildGraph } from '../../rule/build.js';
@@ -68,13 +66,13 @@ describe('ColorspaceConversion', () => {
 
     it('exact halves round up: d = 5 puts H x 255/360 on k + 0.5', async () => {
       // (10, 7, 5): max r, d = 5, sextant 2/5, H x 255/360 = 42.5 x 0.4 = 17 exactly; (10, 6, 5): 42.5 x 0.2 = 8.5 -> 9.
-      const node = createFunctionNode(castFunction, { to: 'U8', Raster: 0 }, [applyFunction(colorspaceConversion, {}, [pixels([[10, 7, 5], [10, 6, 5]])])], '');
+      const node = applyFunction(colorspaceConversion, {}, [pixels([[10, 7, 5], [10, 6, 5]])], 'U8');
       const block = await render(node, { tileSize: 8 });
       expect([block.bands[0]![0], block.bands[0]![1]]).toEqual([17, 9]);
     });
 
     it('other integer types keep the plain cast of degrees and fractions', async () => {
-      const node = createFunctionNode(castFunction, { to: 'U16', Raster: 0 }, [applyFunction(colorspaceConversion, {}, [pixels([[100, 50, 25]])])], '');
+      const node = applyFunction(colorspaceConversion, {}, [pixels([[100, 50, 25]])], 'U16');
       expect(node.fn.name).toBe('Cast');
       const block = await render(node, { tileSize: 8 });
       expect([0, 1, 2].map((b) => block.bands[b]![0])).toEqual([20, 1, 0]);

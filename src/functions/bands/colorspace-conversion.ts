@@ -14,11 +14,12 @@
  *   advertised statistics 0..360, 0..1, 0..1.
  * - `outputPixelType` U8: H x 255/360, S x 255, V x 255, rounded half up, computed exactly in
  *   integers (H x 255/360 = 85 num / 2d with H = 60 num / d; S x 255 = 510 d / 2 max; V x 255 =
- *   max), so exact halves (frequent: d = 5 gives H x 255/360 = 8.5 k) always round up. HOW THE FUNCTION KNOWS: a rule's outputPixelType
- *   normally adds a plain cast after the function, which would clamp degrees at 255 and round S
- *   and V to 0 or 1. This function implements `RasterFunction.planAs`, so the graph asks it to
- *   plan U8 itself instead of adding the cast (src/graph/node.ts). Other integer types get the
- *   usual cast of the natural values (degrees and fractions, rounded).
+ *   max), so exact halves (frequent: d = 5 gives H x 255/360 = 8.5 k) always round up. The plan
+ *   receives the rule's outputPixelType (a plain cast after the function would clamp degrees at
+ *   255 and round S and V to 0 or 1). Other types get the engine's cast of the natural values
+ *   (degrees and fractions; integer types rounded).
+ * - HSV -> RGB with an outputPixelType: colours 0..255 in any real type that holds them (the
+ *   engine's cast); complex and sub-byte types are refused when the rule is built.
  *
  * HSV -> RGB: output U8, channels rounded half up (the sextant formula, as `ramps.ts` `hsvToRgb`;
  * values within 1e-9 of a half count as the half, see `byte`).
@@ -33,6 +34,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type PixelType } from '../../core/pixel-type.js';
+import { checkColourType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type ArgValues, type Plan } from '../../graph/types.js';
 
 export const ConversionType = { RgbToHsv: 0, HsvToRgb: 1 } as const;
@@ -107,12 +109,10 @@ export const colorspaceConversion = defineFunction<typeof args, ColorspaceParams
   verification: 'reference: skimage.color.rgb2hsv / hsv2rgb (golden, L7 bands 3,2,1); hand: hexcone values',
   args,
 
-  plan(a, inputs) {
-    return planFor(a, inputs, undefined);
-  },
-
-  planAs(a, inputs, to) {
-    return a.ConversionType === ConversionType.RgbToHsv && to === 'U8' ? planFor(a, inputs, to) : undefined;
+  plan(a, inputs, to) {
+    // HSV -> RGB gives colours: types that cannot hold 0..255 are refused, wider ones cast.
+    if (a.ConversionType !== ConversionType.RgbToHsv) checkColourType('ColorspaceConversion', to);
+    return planFor(a, inputs, to);
   },
 
   kernel(p, inputs, out) {

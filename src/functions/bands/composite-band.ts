@@ -29,6 +29,9 @@
  * integer type is kept only when every input declares the same NoData value (as the
  * multidimensional sources do); otherwise the type becomes F32 (F64 when a 32-bit integer is
  * involved) with NaN.
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { layoutBandNames, multidimOf, pairSlices, sliceValueMissing } from '../../core/multidim.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';

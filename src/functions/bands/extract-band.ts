@@ -12,6 +12,9 @@
  * Output: the input pixel type and NoData value; band names, statistics and histograms follow the
  * selected bands. Values are copied, never converted.
  * Edges and NoData: the mask is shared by all bands, so the input mask passes through unchanged.
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';

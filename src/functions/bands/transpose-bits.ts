@@ -25,10 +25,14 @@
  * positions outside 0..31, an output position given twice, a constant fill that is not an
  * integer in 0..4294967295 (or -2147483648..-1, taken as its two's complement).
  * FillRaster on another grid: UNSUPPORTED_INPUT (as Arithmetic).
+ * outputPixelType: the bit patterns through the engine's cast to any real type that holds every
+ * value the output bits (and fill) can make, 0..2^(top + 1) - 1 (values unchanged: U2 holds two
+ * output bits); complex types, and types that would cut bits, are refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { checkHolds } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { requireSameGrid } from '../local/grid.js';
 
@@ -72,7 +76,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
   verification: 'reference: NumPy bit operations golden on a 16-bit QA-style raster; hand: the vendor\'s Landsat 8 QA examples',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const warnings: string[] = [];
     const inBits = positions(a.InputBitPositions, 'InputBitPositions');
@@ -119,6 +123,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
 
     const top = Math.max(fillBits - 1, ...outBits);
     const pixelType: PixelType = top < 8 ? 'U8' : top < 16 ? 'U16' : 'U32';
+    checkHolds('TransposeBits', to, 0, 2 ** (top + 1) - 1, 'bit patterns');
     const info: RasterInfo = {
       width: src.width,
       height: src.height,

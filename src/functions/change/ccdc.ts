@@ -42,10 +42,15 @@
  *   the break; 0 without a break).
  * Unused segment slots are 0. F64; NoData where not one segment could be fitted. DetectChange
  * reads it (`multidimensional.model.kind === 'ccdc'`).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F32 rounds
+ * the float64 result once), an integer type is the float result through the engine's cast (round
+ * half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then
+ * that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { daysSinceEpoch, decimalYear, multidimOf, sliceValueMissing, timeSeriesOf, type CcdcModel, type MultidimSlice, type Multidimensional } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { chiSquareQuantile, cholesky, choleskySolve, design, type Design } from './regression.js';
 
@@ -95,7 +100,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
   verification: 'reference: breaks inserted at known pixels and dates into a series built from L7_ETMs.tif (goldens via DetectChange); hand: small series',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     if (!md) throw unsupportedInput(`${P}Raster`, 'CCDC needs a multidimensional time series (a variable with a StdTime dimension)');
@@ -132,7 +137,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
       width: src.width,
       height: src.height,
       bandCount: maxSegments * bandsPerSegment,
-      pixelType: 'F64',
+      pixelType: floatOutputType(to, 'F64'),
       extent: src.extent,
       cellSize: src.cellSize,
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),

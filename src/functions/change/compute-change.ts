@@ -28,10 +28,15 @@
  * the output grid are resampled by the engine (nearest for categorical and thematic inputs,
  * bilinear otherwise). NoData: where either input is NoData or NaN, and where a method's formula
  * is undefined.
+ * outputPixelType: differences and relative differences are computed in floating point (a float
+ * type is computed into directly, an integer type through the engine's cast: round half away from
+ * zero, saturate, NaN -> NoData); categorical transition codes go through the engine's cast to a
+ * real type that holds the natural type's range, other types are refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';
-import { isComplex, isInteger } from '../../core/pixel-type.js';
+import { isComplex, isInteger, PIXEL_TYPE_INFO } from '../../core/pixel-type.js';
+import { checkHolds, floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from '../local/grid.js';
 
@@ -125,7 +130,7 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
   verification: 'reference: NumPy formulations of every method (goldens); hand: small arrays',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, outputType) {
     const from = inputs[a.Raster]!;
     const to = inputs[a.Raster2]!;
     const method = a.Method as ComputeChangeParams['method'];
@@ -177,12 +182,14 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
         if (from.colormap && to.colormap) colormap = transitionColormap(fromClasses, toClasses, codes, from.colormap, to.colormap, a.UseColorMethod);
       } else pixelType = 'U16';
     }
+    if (pixelType === 'F32') pixelType = floatOutputType(outputType, 'F32');
+    else checkHolds('ComputeChange', outputType, 0, PIXEL_TYPE_INFO[pixelType].max, 'change class codes');
     const info: RasterInfo = {
       width: grid.width,
       height: grid.height,
       bandCount: 1,
       pixelType,
-      ...(pixelType === 'F32' ? { noData: Number.NaN } : {}),
+      ...(!isInteger(pixelType) ? { noData: Number.NaN } : {}),
       extent: grid.extent,
       cellSize: grid.cellSize,
       ...(grid.spatialReference ? { spatialReference: grid.spatialReference } : {}),

@@ -14,10 +14,15 @@
  * NoData: where CCDC fitted no model. Types 4–7 (longest, shortest, fastest, slowest) and the
  * later filters describe LandTrendr segments, which rasterflow does not compute: 4–7 are outside
  * the accepted values.
+ * outputPixelType: change dates and magnitudes are computed in floating point (a float type is
+ * computed into directly, an integer type through the engine's cast: round half away from zero,
+ * saturate); change counts (ChangeType 3, U16) go through the engine's cast to a real type that
+ * holds 0..65535, other types are refused when the rule is built.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import { multidimOf } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { checkHolds, floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CCDC_BAND_FIELDS, CCDC_SEGMENT_BANDS } from './ccdc.js';
 
@@ -54,7 +59,7 @@ export const detectChange = defineFunction<typeof args, DetectChangeParams>({
   verification: 'reference: breaks inserted at known pixels and dates (goldens); hand: hand-made CCDC rasters',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     const model = md?.model;
@@ -63,11 +68,12 @@ export const detectChange = defineFunction<typeof args, DetectChangeParams>({
     const bands = type === 3 ? 1 : a.MaxNumberChanges;
     const warnings = type === 3 && a.MaxNumberChanges !== 1 ? ['MaxNumberChanges does not apply to ChangeType 3 (number of changes)'] : [];
     const what = ['Latest', 'Earliest', 'Largest'][type];
+    if (type === 3) checkHolds('DetectChange', to, 0, 65535, 'change counts');
     const info: RasterInfo = {
       width: src.width,
       height: src.height,
       bandCount: bands,
-      pixelType: type === 3 ? 'U16' : 'F32',
+      pixelType: type === 3 ? 'U16' : floatOutputType(to, 'F32'),
       ...(type === 3 ? {} : { noData: Number.NaN }),
       extent: src.extent,
       cellSize: src.cellSize,

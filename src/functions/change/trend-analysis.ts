@@ -53,6 +53,10 @@
  * (XᵀX)⁻¹Xᵀ, factored once per plan; otherwise normal equations of the valid rows by Cholesky in
  * preallocated buffers. Kendall tests: O(n²) pair loops per pixel in preallocated scratch, the
  * median by in-place quickselect.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F32 rounds
+ * the float64 result once), an integer type is the float result through the engine's cast (round
+ * half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component type, then
+ * that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {
@@ -69,6 +73,7 @@ import {
   type TrendModel,
 } from '../../core/multidim.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
   KENDALL_OUTPUTS,
@@ -179,7 +184,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
   verification: 'reference: numpy.polyfit / numpy.linalg.lstsq, scipy.stats.theilslopes + norm and NumPy S/Var(S) per pixel (goldens); hand: small series',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     if (!md) throw unsupportedInput(`${P}Raster`, 'TrendAnalysis needs a multidimensional raster (variables with a dimension such as StdTime)');
@@ -301,7 +306,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
       width: src.width,
       height: src.height,
       bandCount: out,
-      pixelType: 'F64',
+      pixelType: floatOutputType(to, 'F64'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

@@ -18,6 +18,8 @@
  * Percentiles come from 1024-bin request histograms (graph/request-statistics.ts; |x| folded from
  * the signed histogram, the bin centre where 98% of the valid pixels are reached), so they do not
  * depend on the tile size. NoData: where the bands used are NoData or NaN.
+ * outputPixelType: the colours 0..255 through the engine's cast to any real type that holds them
+ * (values unchanged); complex, S8 and sub-byte types are refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf } from '../../core/multidim.js';
@@ -74,6 +76,7 @@ export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
   summary: 'Colour a trend raster: slope (linear, or Sen\'s slope of a Kendall test) or phase/amplitude/intercept (harmonic) as RGB.',
   variableName: 'Raster',
   family: 'change',
+  codes: 'colour channels',
   verification: 'hand: colours of hand-made trend rasters (no independent tool exists)',
   args,
 

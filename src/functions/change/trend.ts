@@ -21,6 +21,10 @@
  * (UNSUPPORTED_INPUT, rasterFunctionArguments.Raster) [ours]: their five bands (Sen's slope,
  * p-value, S, Var(S), z, as the vendor lists them) hold no intercept, so a prediction would need
  * an invented one; Sen's intercept is not part of the output.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import {
@@ -33,6 +37,7 @@ import {
   type TrendModel,
 } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { regressionT } from './trend-analysis.js';
 
@@ -94,7 +99,7 @@ export const trend = defineFunction<typeof args, TrendParams>({
   verification: 'reference: numpy.polyval / least-squares model values (goldens); hand: interval rules',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     const model = md?.model;
@@ -142,7 +147,7 @@ export const trend = defineFunction<typeof args, TrendParams>({
       width: src.width,
       height: src.height,
       bandCount: out,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

@@ -31,6 +31,9 @@
  * Raster2 is NoData or the pixel's segment has no valid Raster pixel.
  * Grids: Raster2 must share Raster's grid (UNSUPPORTED_INPUT otherwise, as for Arithmetic).
  * `MatchVariable` / `UnionDimension` (multidimensional inputs) are accepted and have no effect.
+ * outputPixelType: class values through the engine's cast to any real type that holds the
+ * advertised class range (values unchanged); complex types, and types that would merge classes, are
+ * refused when the rule is built.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { Colormap, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
@@ -101,6 +104,7 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
   summary: 'Maximum-likelihood classification from a ClassifierDefinition, per pixel or per segment of Raster2.',
   variableName: 'Raster',
   family: 'classify',
+  codes: 'class values',
   verification: 'reference: NumPy Gaussian maximum-likelihood on L7 training statistics (golden); hand: 1-D/2-D discriminants, segments',
   args,
 

@@ -19,6 +19,9 @@
  * Output: one band of class ids, U8 (U16/S32 when needed), NoData 0 when no class is 0; colormap:
  * none (a GSG file carries no colours); statistics min/max of the ids. NoData where Raster is
  * NoData (any band).
+ * outputPixelType: class ids through the engine's cast to any real type that holds the advertised
+ * class range (values unchanged); complex types, and types that would merge classes, are refused
+ * when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';
@@ -123,6 +126,7 @@ export const mlClassify = defineFunction<typeof args, MLClassifyParams>({
   summary: 'Maximum-likelihood classification from the text of a GSG signature file.',
   variableName: 'Raster',
   family: 'classify',
+  codes: 'class values',
   verification: 'reference: NumPy Gaussian maximum-likelihood (golden, shared with Classify); hand: GSG parsing, discriminants',
   args,
 

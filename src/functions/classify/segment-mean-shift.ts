@@ -45,6 +45,8 @@
  * Input: exactly 3 bands of U8 (UNSUPPORTED_INPUT otherwise: precede with ExtractBand and a Stretch
  * to U8). Output: 3 bands U8, the input's grid; NoData where the input is NoData (NoData pixels are
  * excluded from every kernel, segment and mean).
+ * outputPixelType: the segment colours 0..255 through the engine's cast to any real type that holds
+ * them (values unchanged); complex, S8 and sub-byte types are refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -117,6 +119,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
   summary: 'Mean-shift segmentation of a 3-band 8-bit image; segments coloured by their mean.',
   variableName: 'Raster',
   family: 'classify',
+  codes: 'colour channels',
   verification: 'hand: small images and invariants (segment sizes, means, radius monotonicity); no exact independent tool',
   args,
 

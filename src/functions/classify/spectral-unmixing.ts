@@ -26,9 +26,14 @@
  * Output: m bands F32, one fraction per end member in definition order, band names = class names
  * [V "one band per class"]; no residual band [spec, ours]. NoData where the input is NoData (any
  * band); a non-finite result (none expected) would be NoData too. No advertised statistics.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { cholesky, jsonObject, parseDefinition } from './definition.js';
 
@@ -110,7 +115,7 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
   verification: 'reference: numpy.linalg.lstsq and scipy.optimize.nnls on L7 (golden); hand: 2-band mixtures',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `SpectralUnmixing needs a real-valued raster, got ${src.pixelType}`);
     const warnings: string[] = [];
@@ -171,7 +176,7 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
     }
     const { statistics: _s, histograms: _h, colormap: _c, constant: _k, noData: _nd, ...rest } = src;
     return {
-      info: { ...rest, bandCount: m, pixelType: 'F32', noData: Number.NaN, bandNames: list.map((x) => x.name) },
+      info: { ...rest, bandCount: m, pixelType: floatOutputType(to, 'F32'), noData: Number.NaN, bandNames: list.map((x) => x.name) },
       halo: 0,
       params: { raster: a.Raster, bands: n, members: m, nonNegative: a.NonNegative, weight, e, gram, pinv, offset },
       ...(warnings.length ? { warnings } : {}),

@@ -25,6 +25,8 @@
  *
  * `colormapLut` and `colorize` are shared with the PNG and JPEG encoders, which expand a
  * single-band raster with a colormap the same way (spec: applied automatically for JPG/PNG).
+ * outputPixelType: the colours 0..255 through the engine's cast to any real type that holds them
+ * (values unchanged); complex, S8 and sub-byte types are refused when the rule is built.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { BandStatistics, Colormap } from '../../core/pixel-block.js';
@@ -151,6 +153,7 @@ export const colormapToRgb = defineFunction<typeof args, ColormapToRgbParams>({
   summary: 'Expand a single-band raster with a colormap to three U8 bands (R, G, B); alpha 0 and unmapped values become NoData.',
   variableName: 'Raster',
   family: 'color',
+  codes: 'colour channels',
   verification: 'reference: gdal_translate -expand rgb (palette GeoTIFF), gdaldem color-relief -exact_color_entry; hand: alpha, negative values, random colours',
   args,
 

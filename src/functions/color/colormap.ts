@@ -32,6 +32,8 @@
  *   as they would when coloured [VJS colorize: unmapped -> mask 0]. The only visible difference
  *   is that ColormapToRGB's UnmappedAsRandomColor cannot colour them.
  * NoData: the input mask passes through (plus the values above).
+ * outputPixelType: the pixels are colormap indexes (or passed through); the engine's cast converts
+ * them and the colormap stays attached (a type narrower than the indexes saturates them).
  */
 import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';

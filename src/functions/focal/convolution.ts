@@ -11,9 +11,14 @@
  *  - Applied as a correlation (no flipping). A kernel whose sum is neither 0 nor 1 is divided by
  *    its sum (Smoothing5x5 by 60; PointSpread by 1.823, the sum of the spec's table, whose prose says
  *    about 1.003); zero-sum edge detectors are used as is.
- *  - Output: the input's bands, pixel type and NoData; integer types round half away from zero
- *    (as the engine's casts; the vendor client's Math.round differs only for negative halves) and
- *    every type is clamped to its range (spec §1.2 [VJS clamp]).
+ *  - Output: the input's bands; the pixel type is the rule's outputPixelType, else the input's
+ *    (natural). The sum is computed in float64 and stored once into that type: integer types round
+ *    half away from zero (as the engine's casts; the vendor client's Math.round differs only for
+ *    negative halves) and are clamped to their range (spec §1.2 [VJS clamp: the function's own
+ *    pixel type]), so a U8 Sobel asked for F32 keeps its negative responses and fractions. A
+ *    complex outputPixelType computes into its real component type, then the engine's cast makes
+ *    the values real parts. NoData: the input's, or NaN for a float output of an integer input
+ *    (a valid response can be 0).
  *  - NoData: a pixel whose own mask is 0 stays NoData; NoData neighbours take the centre pixel's
  *    value (the spec's recommendation [ours]).
  *  - Edges: the rows/columns of the raster that have no full window (top rows above, bottom
@@ -34,6 +39,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import { rect, type Rect } from '../../core/rect.js';
+import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type PlanWarning } from '../../graph/types.js';
 import { KERNEL_TYPE_NAMES, normalise, parseKernel, PREDEFINED_KERNELS, separate, USER_DEFINED } from './convolution-kernels.js';
 import {
@@ -100,8 +106,10 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
   verification: 'reference: SciPy 1.10 ndimage.correlate (golden, 1e-5 off the edge band); hand: kernels, normalisation, edges, NoData',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
+    const outType = to === undefined ? src.pixelType : realTypeOf(to);
+    const noData = computedNoData(src.noData, src.pixelType, outType);
     if (isComplex(src.pixelType)) {
       throw unsupportedInput(`${P}Raster`, `Convolution needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
@@ -135,8 +143,8 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
       width: src.width,
       height: src.height,
       bandCount: src.bandCount,
-      pixelType: src.pixelType,
-      ...(src.noData !== undefined ? { noData: src.noData } : {}),
+      pixelType: outType,
+      ...(noData !== undefined ? { noData } : {}),
       extent: src.extent,
       cellSize: src.cellSize,
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
@@ -167,7 +175,7 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
         ...(sep ? { separable: sep } : {}),
         width: W,
         height: H,
-        store: storeFor(src.pixelType, src.noData),
+        store: storeFor(outType, noData),
       },
       ...(warnings.length ? { warnings } : {}),
     };

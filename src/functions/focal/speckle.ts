@@ -20,7 +20,11 @@
  *  - Im = 0 (Enhanced Lee, Frost, Kuan: Ci undefined): out = Ic [ours].
  *  - NoData pixels are left out of the window statistics and of Frost's sum; a NoData centre stays
  *    NoData; windows are clipped at the raster's edges (shrunk to the pixels inside) [ours].
- *  - Output: the input's bands and pixel type (integer types round half away from zero and clamp).
+ *  - Output: the input's bands; the rule's outputPixelType, else the input's pixel type (natural).
+ *    The filter is computed in float64 and stored once into that type (integer types round half
+ *    away from zero and clamp), so a U8 image asked for F32 keeps the filtered fractions; a
+ *    complex type computes into its real component type, then the engine's cast. NoData: the
+ *    input's, or NaN for a float output of an integer input.
  * Arguments that do not apply to the chosen filter (NoiseModel and the noise moments outside Lee,
  * DampFactor outside Enhanced Lee and Frost, NLooks for Frost) are accepted and reported as
  * warnings when they differ from their defaults.
@@ -32,6 +36,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
   bandValues,
@@ -133,8 +138,10 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
     'reference: Orfeo Toolbox 8.1 otbcli_Despeckle (Frost; Lee/Kuan harness check) and NumPy of the spec formulas (golden); hand: small windows',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
+    const outType = to === undefined ? src.pixelType : realTypeOf(to);
+    const noData = computedNoData(src.noData, src.pixelType, outType);
     if (isComplex(src.pixelType)) {
       throw unsupportedInput(`${P}Raster`, `Speckle needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
@@ -162,8 +169,8 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
       width: src.width,
       height: src.height,
       bandCount: src.bandCount,
-      pixelType: src.pixelType,
-      ...(src.noData !== undefined ? { noData: src.noData } : {}),
+      pixelType: outType,
+      ...(noData !== undefined ? { noData } : {}),
       extent: src.extent,
       cellSize: src.cellSize,
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
@@ -184,7 +191,7 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
         damp: a.DampFactor,
         width: src.width,
         height: src.height,
-        store: storeFor(src.pixelType, src.noData),
+        store: storeFor(outType, noData),
         exact: exactSquares(src.pixelType, size * size),
       },
       ...(warnings.length ? { warnings } : {}),

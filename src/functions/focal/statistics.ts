@@ -14,8 +14,12 @@
  *  - FillNoDataOnly false (default): NoData pixels stay NoData, every valid pixel gets the
  *    statistic. True: valid pixels keep their value; NoData pixels get the statistic of their valid
  *    neighbours, or stay NoData when the window has none (the vendor's "fill holes" use).
- *  - Output: the input's bands; F32 for Mean and StandardDeviation, the input type otherwise
- *    (Median of an even count of integers rounds half away from zero) [ours].
+ *  - Output: the input's bands; natural type F32 for Mean and StandardDeviation, the input type
+ *    otherwise (Median of an even count of integers rounds half away from zero) [ours]. The rule's
+ *    outputPixelType replaces it: the statistic is stored once into that type (integer types
+ *    round half away from zero and clamp; a U8 Median asked for F32 keeps its halves); a complex
+ *    type computes into its real component type, then the engine's cast. NoData: the input's, or
+ *    NaN for float outputs (always for Mean and StandardDeviation).
  * Code paths: Mean from window sums, StandardDeviation from `WindowMoments` (sums and sums of
  * squares), Min/Max from window minimums (Max as -min(-v)), all through `WindowReducer` (van Herk
  * / Gil-Werman blocks: cost independent of the window size; 3x3 fused in one pass), then one loop
@@ -25,7 +29,8 @@
  */
 import { EngineError, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
-import { isComplex, type PixelType } from '../../core/pixel-type.js';
+import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
   bandValues,
@@ -125,7 +130,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
   verification: 'reference: SciPy 1.10 ndimage generic_filter/uniform_filter with NaN padding (golden, 1e-5); hand: small windows, NoData, FillNoDataOnly',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) {
       throw unsupportedInput(`${P}Raster`, `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
@@ -140,8 +145,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
       );
     }
     const float = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
-    const pixelType: PixelType = float ? 'F32' : src.pixelType;
-    const noData = float ? Number.NaN : src.noData;
+    const pixelType: PixelType = to !== undefined ? realTypeOf(to) : float ? 'F32' : src.pixelType;
+    const noData = float && !isInteger(pixelType) ? Number.NaN : computedNoData(src.noData, src.pixelType, pixelType);
     const win = focalWindow(a.Columns, a.Rows);
     const info: RasterInfo = {
       width: src.width,

@@ -20,6 +20,9 @@
  * pixels of the raster's grid (the vendor's clip output takes the geometry's extent); type 2
  * keeps the raster's grid. A region that misses the raster is an error (type 1).
  * MatchVariable / UnionDimension: multidimensional only; accepted, no effect here.
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { invalidArgument } from '../../core/errors.js';
 import { windowInfo, type Extent, type PixelBlock, type RasterInfo } from '../../core/pixel-block.js';

@@ -21,7 +21,8 @@
  * bounding box of the input's outline (21 points per edge) mapped forwards; square cells whose size
  * is the mapped distance between the input's top-left and bottom-right corners over the input's
  * diagonal in pixels (GDAL's suggested-output rule); size rounded to whole cells from the top-left.
- * Input bands, pixel type and NoData; statistics kept (not for cubic), histograms dropped.
+ * Input bands, pixel type and NoData; statistics kept (not for cubic), histograms dropped. The
+ * rule's outputPixelType replaces the type: values are resampled into it (see retypedInfo).
  * Sampling: each output pixel centre goes backwards through the chain to a source position
  * (exactly, per pixel: polynomials are cheap, so no approximation and `Tolerance` is always met),
  * then `ResamplingType` [ours: the spec's "bilinear by default, or the service's resampling"]:
@@ -39,6 +40,7 @@ import { isComplex, type PixelType } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
 import { interpolate, METHOD_MARGIN, sourceWindow, storeValue, type InterpolationMethod } from '../../core/resample.js';
 import { boundingSourceRect } from '../../graph/align.js';
+import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 const args = {
@@ -259,7 +261,7 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
   verification: 'reference: gdal_translate -gcp + gdalwarp -order 1/2/3 goldens; hand: fits and argument errors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (src.constant !== undefined) throw invalidArgument(`${P}Raster`, 'Geometric needs a raster, not a constant');
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Geometric does not take complex (${src.pixelType}) rasters`);
@@ -306,15 +308,20 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
     const method: InterpolationMethod = a.ResamplingType === 0 ? 'nearest' : a.ResamplingType === 2 ? 'cubic' : 'bilinear';
     const spatialReference = sr ?? src.spatialReference;
     const { histograms: _h, statistics, spatialReference: _s, ...rest } = src;
-    const info: RasterInfo = {
-      ...rest,
-      width,
-      height,
-      extent: { xmin, ymax, xmax: xmin + width * cell, ymin: ymax - height * cell },
-      cellSize: { x: cell, y: cell },
-      ...(spatialReference ? { spatialReference } : {}),
-      ...(statistics && method !== 'cubic' ? { statistics } : {}),
-    };
+    // outputPixelType: resampled values are stored once into it (bilinear U8 asked for F32 keeps
+    // its fractions); complex: its real component type, then the engine's cast.
+    const info: RasterInfo = retypedInfo(
+      {
+        ...rest,
+        width,
+        height,
+        extent: { xmin, ymax, xmax: xmin + width * cell, ymin: ymax - height * cell },
+        cellSize: { x: cell, y: cell },
+        ...(spatialReference ? { spatialReference } : {}),
+        ...(statistics && method !== 'cubic' ? { statistics } : {}),
+      },
+      to === undefined ? undefined : realTypeOf(to),
+    );
     const params: GeometricParams = {
       input: a.Raster,
       steps,
@@ -325,7 +332,7 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
       method,
       srcWidth: W,
       srcHeight: H,
-      pixelType: src.pixelType,
+      pixelType: info.pixelType,
     };
     const warnings: string[] = [];
     for (const k of ['ZFactor', 'ZOffset', 'ConstantZ', 'CorrectGeoid'] as const) {

@@ -10,7 +10,8 @@
  * cell size the input is taken to have ("the nominal input resolution to assume"): the input grid
  * is re-labelled with it, top-left corner kept. The function changes the grid itself through
  * `Plan.inputRect`; all coordinate math uses absolute pixel positions, so tiles are independent.
- * Output pixel type, NoData value and band count are the input's; integer outputs are rounded half
+ * Output pixel type (natural; the rule's outputPixelType replaces it and values are computed into
+ * it), NoData value and band count are the input's; integer outputs are rounded half
  * away from zero and saturated. Statistics are kept except for Cubic (overshoot) and VectorAverage;
  * histograms are dropped.
  *
@@ -58,6 +59,7 @@ import {
   type SourceWindow,
 } from '../../core/resample.js';
 import { boundingSourceRect } from '../../graph/align.js';
+import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 export const ResamplingType = {
@@ -158,7 +160,7 @@ export const resample = defineFunction<typeof args, ResampleParams>({
     'reference: gdalwarp -r near/bilinear/cubic/average/min/max/mode goldens on the DEMs, NumPy for VectorAverage; hand: edge and NoData rules',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (src.constant !== undefined) throw invalidArgument(`${P}Raster`, 'Resample needs a raster, not a constant');
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Resample does not take complex (${src.pixelType}) rasters`);
@@ -184,14 +186,20 @@ export const resample = defineFunction<typeof args, ResampleParams>({
     const blurY = blur ? gaussian(ky) : [];
     const keepStats = type !== 2 && type !== 10;
     const { histograms: _h, statistics, ...rest } = src;
-    const info: RasterInfo = {
-      ...rest,
-      width,
-      height,
-      extent: { xmin, ymax, xmax: xmin + width * outCell.x, ymin: ymax - height * outCell.y },
-      cellSize: outCell,
-      ...(keepStats && statistics ? { statistics } : {}),
-    };
+    // outputPixelType: interpolated values are stored once into it (a bilinear U8 asked for F32
+    // keeps its fractions); a complex type interpolates into its real component type, then the
+    // engine's cast.
+    const info: RasterInfo = retypedInfo(
+      {
+        ...rest,
+        width,
+        height,
+        extent: { xmin, ymax, xmax: xmin + width * outCell.x, ymin: ymax - height * outCell.y },
+        cellSize: outCell,
+        ...(keepStats && statistics ? { statistics } : {}),
+      },
+      to === undefined ? undefined : realTypeOf(to),
+    );
     const { width: srcWidth, height: srcHeight } = src;
     const inputRect = (out: Rect): Rect => {
       if (kind === 'interpolate') {
@@ -214,7 +222,7 @@ export const resample = defineFunction<typeof args, ResampleParams>({
       info,
       halo: 0,
       inputRect: (out) => inputRect(out),
-      params: { kind, method, kx, ky, srcWidth, srcHeight, pixelType: src.pixelType, blurX, blurY, magDir: a.InputDataType === 'Vector-MagDir' },
+      params: { kind, method, kx, ky, srcWidth, srcHeight, pixelType: info.pixelType, blurX, blurY, magDir: a.InputDataType === 'Vector-MagDir' },
       ...(warnings.length ? { warnings } : {}),
     };
   },
@@ -300,7 +308,7 @@ function aggregateAll(p: ResampleParams, s: SourceWindow, r: Rect, bands: Plane[
             }
             if (any) {
               ok = true;
-              bands[b]![o] = best;
+              storeValue(bands[b]!, o, best, p.pixelType);
             }
           }
           break;
@@ -326,7 +334,7 @@ function aggregateAll(p: ResampleParams, s: SourceWindow, r: Rect, bands: Plane[
             }
             if (bestCount > 0) {
               ok = true;
-              bands[b]![o] = best;
+              storeValue(bands[b]!, o, best, p.pixelType);
             }
           }
           break;

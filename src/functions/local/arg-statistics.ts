@@ -30,6 +30,9 @@
  * value counts as NoData like a masked or NaN one. In a multidimensional output, a slice with no
  * valid band holds the output NoData value (the type's maximum, the type chosen so that it is not a
  * possible result) and the pixel is NoData only where every slice is.
+ * outputPixelType: band indexes and durations through the engine's cast to any real type that holds
+ * their advertised range (values unchanged); complex types, and types that would merge indexes, are
+ * refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { layoutBandNames, multidimOf, pairSlices } from '../../core/multidim.js';
@@ -82,6 +85,7 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
   summary: 'Band index of the maximum, minimum or median per pixel, or the duration within a value range.',
   variableName: 'Rasters',
   family: 'local',
+  codes: 'band indexes',
   verification: 'reference: NumPy golden (argmax/argmin/median/duration) on the Landsat bands; hand: ties, NoData',
   args,
 

@@ -24,10 +24,15 @@
  * Multidimensional operands (core/multidim.ts): slices are paired by variable name and dimension
  * values per MatchVariable / UnionDimension (seed section 8 rule 6, `pairMultidimensional`); the
  * result is multidimensional, a plain operand or constant is broadcast over every slice.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
@@ -81,7 +86,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
   verification: 'reference: gdal_calc.py (NumPy) goldens for all six operations and a scalar operand; hand-derived edge cases',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const operands = [
       { name: 'Raster', index: a.Raster, info: inputs[a.Raster]! },
       { name: 'Raster2', index: a.Raster2, info: inputs[a.Raster2]! },
@@ -143,7 +148,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       width: grid.width,
       height: grid.height,
       bandCount,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: grid.extent,
       cellSize: grid.cellSize,

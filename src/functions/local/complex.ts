@@ -14,10 +14,15 @@
  * becomes NoData in all bands (§1.2 rule 3, as Arithmetic does).
  * Errors: a non-complex input is UNSUPPORTED_INPUT at `Raster` (the function has nothing to do
  * on real pixels; use Identity, or cast to C64 first with outputPixelType).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 const args = {
@@ -39,7 +44,7 @@ export const complex = defineFunction<typeof args, ComplexParams>({
   verification: 'reference: NumPy abs() golden on a CFloat32 raster built with GDAL; hand: overflow, NaN, masks',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (!isComplex(src.pixelType)) {
       throw unsupportedInput(
@@ -52,7 +57,7 @@ export const complex = defineFunction<typeof args, ComplexParams>({
       width: src.width,
       height: src.height,
       bandCount: src.bandCount,
-      pixelType: f64 ? 'F64' : 'F32',
+      pixelType: floatOutputType(to, f64 ? 'F64' : 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

@@ -6,6 +6,9 @@
  * pure pass-through. Output: the input's `RasterInfo` as is (pixel type, band count, NoData value,
  * band names, statistics, histograms), every band copied bit for bit.
  * Edges and NoData: the input's mask is copied as is; no pixel becomes valid or invalid.
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 

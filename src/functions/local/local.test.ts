@@ -5,8 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../../graph/args.js';
-import { castFunction } from '../../graph/cast.js';
-import { createFunctionNode } from '../../graph/node.js';
 import { render } from '../../graph/render.js';
 import { applyFunction, catchError, constant, rasterOf, runFunction } from '../../../test/helpers.js';
 import { localOp, LOCAL_CODES } from '../expr/index.js';
@@ -115,8 +113,7 @@ describe('Local bands, types and arguments', () => {
   });
 
   it('an integer outputPixelType turns out-of-range values into NoData (no clamping) and rounds half up', async () => {
-    const node = applyFunction(local, { Operation: 3 }, [row([200, 2, 1.25, -1]), constant([2])]);
-    const cast = createFunctionNode(castFunction, { to: 'U8', Raster: 0 }, [node], '');
+    const cast = applyFunction(local, { Operation: 3 }, [row([200, 2, 1.25, -1]), constant([2])], 'U8');
     expect(cast.info.pixelType).toBe('U8');
     const block = await render(cast, { tileSize: 16 });
     expect(Array.from(block.mask)).toEqual([0, 1, 1, 0]);

@@ -39,7 +39,7 @@
  *
  * Output: natural type F32, NoData NaN; advertised statistics for ACos [0, pi], ASin/ATan
  * [-pi/2, pi/2], Cos/Sin [-1, 1], comparison/Boolean ops and IsNull [0, 1] (spec). An integer
- * `outputPixelType` is produced directly (planAs): values rounded half up (Math.round, as the vendor
+ * `outputPixelType` is produced directly (the plan gets it): values rounded half up (Math.round, as the vendor
  * client) and values outside the type's range are NoData instead of clamped (spec §1.2 rule 2).
  * Grid: the output grid follows ExtentType/CellsizeType (local/grid.ts); other rasters are
  * resampled onto it. Multidimensional inputs pair their slices by MatchVariable/UnionDimension (core/multidim.ts).
@@ -145,7 +145,7 @@ export const local = defineFunction<typeof args, ExpressionParams>({
   family: 'local',
   verification: 'reference: NumPy (gdal_calc.py style) goldens for several operations on Landsat bands; hand: every op family, NoData rules',
   args,
-  plan: (a, inputs) => planLocal(a, inputs, 'F32'),
-  planAs: (a, inputs, to) => (isComplex(to) ? undefined : planLocal(a, inputs, to)),
+  // Complex outputPixelTypes: the F32 result becomes the real parts (the engine's cast).
+  plan: (a, inputs, to) => planLocal(a, inputs, to === undefined || isComplex(to) ? 'F32' : to),
   kernel: expressionKernel,
 });

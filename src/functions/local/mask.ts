@@ -14,6 +14,9 @@
  * Lists shorter than the band count leave the remaining bands without rules; longer lists are an
  * error (they name bands that do not exist).
  * Output: the input unchanged (type, bands, NoData value, statistics, band names); only the mask.
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';

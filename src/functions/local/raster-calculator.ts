@@ -120,7 +120,7 @@ export const rasterCalculator = defineFunction<typeof args, ExpressionParams>({
   family: 'local',
   verification: 'reference: NumPy goldens of expressions over Landsat bands; hand: grammar, precedence, NoData, hostile inputs',
   args,
-  plan: (a, inputs) => planCalculator(a, inputs, 'F32'),
-  planAs: (a, inputs, to) => (isComplex(to) ? undefined : planCalculator(a, inputs, to)),
+  // Complex outputPixelTypes: the F32 result becomes the real parts (the engine's cast).
+  plan: (a, inputs, to) => planCalculator(a, inputs, to === undefined || isComplex(to) ? 'F32' : to),
   kernel: expressionKernel,
 });

@@ -16,6 +16,8 @@
  * is a warning with a did-you-mean, like any unknown argument.
  * Pixels: none of Recast's own; the output is the (overridden) nested raster as is: info, pixel
  * type, NoData, names, statistics, mask.
+ * outputPixelType: Recast has no pixels of its own; the nested raster's values go through the
+ * engine's cast.
  */
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 

@@ -39,9 +39,9 @@ describe('Remap', () => {
     expect(r.info.statistics).toEqual([{ min: 0, max: 255 }]);
   });
 
-  it('planAs an outputPixelType keeps values the input type cannot hold', () => {
+  it('planned for an outputPixelType keeps values the input type cannot hold', () => {
     const node = applyFunction(remap, { InputRanges: [0, 10], OutputValues: [1000] }, [row([1], 'U8')]);
-    const plan = remap.planAs!(node.args as never, [node.inputs[0]!.info], 'U16')!;
+    const plan = remap.plan(node.args as never, [node.inputs[0]!.info], 'U16');
     expect(plan.info.pixelType).toBe('U16');
     expect((plan.params as { outputs: Float64Array }).outputs[0]).toBe(1000);
   });

@@ -20,7 +20,7 @@
  * Output: one band (the input's first; a warning names the ignored bands). Natural type: the
  * input type (spec); OutputValues and unmatched values are clamped to the output type (round half
  * away from zero, saturate; VJS `clamp`), with a warning naming OutputValues that do not fit.
- * With an `outputPixelType` the function plans for that type itself (`planAs`), so a class value
+ * With an `outputPixelType` the function plans for that type itself (its plan gets it), so a class value
  * such as 1000 on U8 data survives `outputPixelType: "U16"` instead of being saturated first.
  * NoData pixels are written as 0. Statistics: min/max of the OutputValues when every valid output
  * pixel is an OutputValue (no AllowUnmatched, no Geometries), as the vendor client advertises.
@@ -88,14 +88,11 @@ export const remap = defineFunction<typeof args, RemapParams>({
   verification: 'reference: NumPy (gdal_calc.py) goldens on the DEM and Landsat; hand: bounds, order, NoData ranges, geometries',
   args,
 
-  plan(a, inputs) {
-    return planRemap(a, inputs, undefined);
-  },
-
   // With an outputPixelType the remap produces that type itself, so OutputValues and unmatched
-  // values are clamped to it (the vendor's rule) rather than to the input type first.
-  planAs(a, inputs, to) {
-    return isComplex(to) ? undefined : planRemap(a, inputs, to);
+  // values are clamped to it (the vendor's rule) rather than to the input type first. Complex
+  // types: the remap in the input type, then the engine's cast (values become real parts).
+  plan(a, inputs, to) {
+    return planRemap(a, inputs, to === undefined || isComplex(to) ? undefined : to);
   },
 
   kernel(p, inputs, out) {

@@ -22,11 +22,16 @@
  * Edges and NoData: the input mask passes through; results outside the F32 range become NoData.
  * Errors: a code outside the table is INVALID_ARGUMENT at that argument; FromUnit and ToUnit of
  * different categories (e.g. speed to distance) is INVALID_ARGUMENT at ToUnit.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy.js';
 import type { BandStatistics, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 type Category = 'distance' | 'speed' | 'temperature';
@@ -108,7 +113,7 @@ export const unitConversion = defineFunction<typeof args, UnitConversionParams>(
   verification: 'reference: gdal_calc.py (NumPy) goldens with the NIST factors; hand: every code against the published factors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, outputType) {
     const src = inputs[a.Raster]!;
     if (a.FromUnit === undefined) throw invalidArgument(`${P}FromUnit`, 'FromUnit is required');
     if (a.ToUnit === undefined) throw invalidArgument(`${P}ToUnit`, 'ToUnit is required');
@@ -138,7 +143,7 @@ export const unitConversion = defineFunction<typeof args, UnitConversionParams>(
       width: src.width,
       height: src.height,
       bandCount: src.bandCount,
-      pixelType: 'F32',
+      pixelType: floatOutputType(outputType, 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

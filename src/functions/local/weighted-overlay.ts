@@ -26,6 +26,9 @@
  * (NaN, or the raster's NoData value) is an input NoData pixel for that slice (so a `NODATA old`
  * entry applies to it); an output slice that is NoData holds the output NoData value (the type's
  * minimum, below the restricted value), and the pixel is NoData only where every slice is.
+ * outputPixelType: scores through the engine's cast to any real type that holds their advertised
+ * range (values unchanged); complex types, and types that would merge scores, are refused when the
+ * rule is built.
  */
 import { invalidArgument } from '../../core/errors.js';
 import { multidimOf, pairMultidimensional, sliceValueMissing } from '../../core/multidim.js';
@@ -83,6 +86,7 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
   summary: 'Remap rasters to a common scale and sum them by influence (restricted and NoData classes).',
   variableName: 'Rasters',
   family: 'local',
+  codes: 'suitability scores',
   verification: 'reference: NumPy golden on reclassified Landsat bands; hand: remap syntax, restricted, NoData',
   args,
 

@@ -13,10 +13,15 @@
  * bilinear for float ones; other spatial references reprojected).
  * Multidimensional rasters: one weighted sum per slice, slices paired by MatchVariable /
  * UnionDimension (core/multidim.ts `pairMultidimensional`).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, CellsizeType, ExtentType, outputGrid } from './grid.js';
@@ -75,14 +80,14 @@ export const weightedSum = defineFunction<typeof args, WeightedSumParams>({
   verification: 'reference: NumPy golden on Landsat bands; hand: weights, NoData, grids',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const warnings: string[] = [];
     checkRasterList('WeightedSum', a.Rasters, inputs, a.Fields, warnings);
     const weights = a.Weights ?? a.Rasters.map(() => 1);
     if (weights.length !== a.Rasters.length) {
       throw invalidArgument(`${P}Weights`, `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`);
     }
-    const { info: one, align } = firstOfGrid(a.Rasters, inputs, 'F32', Number.NaN, false);
+    const { info: one, align } = firstOfGrid(a.Rasters, inputs, floatOutputType(to, 'F32'), Number.NaN, false);
     // Multidimensional rasters: one weighted sum per paired slice (seed rule 6), else of first bands.
     const md = pairMultidimensional(
       a.Rasters.map((r) => inputs[r]!),

@@ -16,6 +16,9 @@
  * -100..100 are rejected (seed §8 range).
  * Input: U8 only (any band count); anything else is UNSUPPORTED_INPUT (apply a Stretch first).
  * Output: U8, same bands; NoData passes through (the mask is copied); advertised statistics 0..255.
+ * outputPixelType: the function is 8-bit by definition (a 256-entry byte table); its values go
+ * through the engine's cast to any real type that holds 0..255 (values unchanged); complex, S8 and
+ * sub-byte types are refused when the rule is built.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
@@ -55,6 +58,7 @@ export const contrastBrightness = defineFunction<typeof args, ContrastBrightness
   summary: 'Contrast and brightness of 8-bit imagery through the vendor lookup table.',
   variableName: 'Raster',
   family: 'radiometric',
+  codes: '8-bit values',
   verification: 'hand: lookup-table values derived from the vendor\'s formula (no independent tool implements this table)',
   args,
 

@@ -10,6 +10,9 @@
  * DRA, Colormap ramps) use them; an argument left out keeps what the input publishes.
  * Neither given: INVALID_ARGUMENT naming Statistics (the function would do nothing).
  * Output: the input's type, bands, NoData and pixels (mask copied).
+ * outputPixelType: the pixels pass through unchanged, so the engine's cast converts them (values
+ * unchanged where the type holds them; otherwise rounded half away from zero and saturated, NaN ->
+ * NoData; a real type to complex gives real parts).
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';

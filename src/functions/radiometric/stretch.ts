@@ -59,8 +59,10 @@
  *
  * Output: same band count. Natural type U8 when Min..Max fits 0..255 (the default); otherwise the
  * smallest integer type holding Min..Max when both are integers, else F32 [ours: a U8 would clip a
- * requested 0..1000]. `outputPixelType` casts afterwards (function plans do not see it, so a float
- * outputPixelType over a U8 stretch holds rounded values; ask for non-integer Min/Max to get floats).
+ * requested 0..1000]. The rule's `outputPixelType` replaces the natural type and the stretch is
+ * computed into it (spec 1.2: Stretch clamps): a float type holds the unrounded Min + O*y, an
+ * integer type rounds half up and saturates at its range; a complex type stretches into its real
+ * component type, then the engine's cast makes the values real parts.
  * Advertised statistics: min/max = the output range, per band. NoData: masked pixels stay NoData,
  * NaN inputs become NoData; statistics ignore both.
  *
@@ -76,8 +78,9 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { BandStatistics, Histogram, RasterInfo } from '../../core/pixel-block.js';
-import { allocatePlane, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
+import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
+import { realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type RequestBandStatistics } from '../../graph/types.js';
 import { P, parseHistograms, parseStatistics, perBandNumbers } from './statistics-args.js';
 
@@ -187,7 +190,7 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     return enough ? [] : [a.Raster];
   },
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (PIXEL_TYPE_INFO[src.pixelType].complex) {
       throw unsupportedInput(`${P}Raster`, `Stretch needs real pixels, got ${src.pixelType}: apply Complex first`);
@@ -250,9 +253,11 @@ export const stretch = defineFunction<typeof args, StretchParams>({
 
     const outMin = a.Min;
     const outMax = a.Max;
-    const outType = naturalType(outMin, outMax);
-    const lo = Math.min(outMin, outMax);
-    const hi = Math.max(outMin, outMax);
+    const outType = to === undefined ? naturalType(outMin, outMax) : realTypeOf(to);
+    // Advertised range: Min..Max, saturated to a requested type.
+    const held = (v: number): number => (to === undefined ? v : castValue(v, outType));
+    const lo = held(Math.min(outMin, outMax));
+    const hi = held(Math.max(outMin, outMax));
     const { statistics: _s, histograms: _h, colormap: _c, constant: _k, ...rest } = src;
     const info: RasterInfo = {
       ...rest,

@@ -16,6 +16,8 @@
  * Statistics come from the whole request, so tiled and whole renders agree.
  * Output: U8 0/1 [ours: the vendor says "binary image"], same band count, advertised statistics
  * 0..1; NoData preserved, NaN inputs become NoData.
+ * outputPixelType: the 0/1 values through the engine's cast to any real type (U1 included; values
+ * unchanged); complex types are refused when the rule is built.
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { Histogram, RasterInfo } from '../../core/pixel-block.js';
@@ -81,6 +83,7 @@ export const threshold = defineFunction<typeof args, ThresholdParams>({
   summary: "Binary 0/1 image from Otsu's threshold of each band's histogram over the request.",
   variableName: 'Raster',
   family: 'radiometric',
+  codes: 'binary values',
   verification: 'reference: scikit-image threshold_otsu on Landsat NIR (golden); hand-derived histograms',
   args,
 

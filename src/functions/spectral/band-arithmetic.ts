@@ -33,10 +33,15 @@
  * F32 for all methods"): F32 for Sultan too, as the task and the vendor client; outputPixelType U8
  * gives the 8-bit form.
  * NoData: a pixel is NoData where any band the method reads is NoData (masks ANDed).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import type { Binding } from '../expr/compile.js';
 import { bindUserExpression, compileProgram, ExprBuilder, type IrNode } from '../expr/index.js';
@@ -151,7 +156,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
   verification: 'reference: NumPy goldens (NDVI, SAVI, MSAVI, GEMI, PVI, VARI, GVITM, Sultan, UserDefined) on Landsat 7; hand: every method',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `BandArithmetic does not take complex (${src.pixelType}) rasters`);
     const raw = a.BandIndexes;
@@ -246,7 +251,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
       width: src.width,
       height: src.height,
       bandCount: outputs.length,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

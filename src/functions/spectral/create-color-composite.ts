@@ -17,10 +17,14 @@
  * the input type and NoData value, values copied (spec [ours]). Statistics are not carried over.
  * NoData: a pixel is NoData where any band read by any channel is NoData, or a channel's value is
  * not finite (mask shared by the three bands).
+ * outputPixelType: band copies go through the engine's cast (values unchanged where the type holds
+ * them); expression channels are computed in floating point (a float type directly, an integer type
+ * through the engine's cast: round half away from zero, saturate, NaN -> NoData).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import type { Binding } from '../expr/compile.js';
 import { bindUserExpression, compileProgram, ExprBuilder, type IrNode } from '../expr/index.js';
@@ -57,7 +61,7 @@ export const createColorComposite = defineFunction<typeof args, ExpressionParams
   verification: 'reference: NumPy golden (band ids with an NDVI channel) on Landsat 7; hand: names, ids, expressions, errors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `CreateColorComposite does not take complex (${src.pixelType}) rasters`);
     const byName = a.Method === 0;
@@ -122,7 +126,7 @@ export const createColorComposite = defineFunction<typeof args, ExpressionParams
       width: src.width,
       height: src.height,
       bandCount: 3,
-      pixelType: copies ? src.pixelType : 'F32',
+      pixelType: copies ? src.pixelType : floatOutputType(to, 'F32'),
       ...(copies ? (src.noData !== undefined ? { noData: src.noData } : {}) : { noData: Number.NaN }),
       extent: src.extent,
       cellSize: src.cellSize,

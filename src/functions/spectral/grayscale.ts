@@ -17,10 +17,13 @@
  * Output: one band, natural type = the input type [ours]; integer types are rounded half away
  * from zero and saturated at the type's range (negative weights can leave it), as
  * `outputPixelType` casts do. The input's NoData value is kept. No statistics are advertised.
+ * The rule's outputPixelType replaces the natural type and the mean is stored once into it (a U8
+ * RGB asked for F32 keeps the fractions); complex: its real component type, then the engine's cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 const args = {
@@ -49,7 +52,7 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
   verification: 'reference: gdal_calc.py (NumPy) on Landsat bands (golden); hand: weights, rounding, NoData',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Grayscale needs real pixel values, got ${src.pixelType}`);
     const weights = a.ConversionParameters ?? new Array<number>(src.bandCount).fill(1);
@@ -61,7 +64,7 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
     }
     const total = weights.reduce((s, w) => s + w, 0);
     const warnings = total === 0 ? ['the weights sum to 0: every pixel is NoData'] : [];
-    const info: RasterInfo = {
+    const natural: RasterInfo = {
       width: src.width,
       height: src.height,
       bandCount: 1,
@@ -72,7 +75,8 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
       bandNames: ['Gray'],
     };
-    return { info, halo: 0, params: { input: a.Raster, weights, total, pixelType: src.pixelType }, ...(warnings.length ? { warnings } : {}) };
+    const info = retypedInfo(natural, to === undefined ? undefined : realTypeOf(to));
+    return { info, halo: 0, params: { input: a.Raster, weights, total, pixelType: info.pixelType }, ...(warnings.length ? { warnings } : {}) };
   },
 
   kernel(p, inputs, out) {

@@ -16,10 +16,17 @@
  * values are clamped to 0..255, and non-finite results are NoData.
  * NoData: a pixel is NoData where either band is NoData. Bands out of range: INVALID_ARGUMENT.
  * Output: one band on the input's grid; NoData NaN for the scientific form, none for U8 (mask).
+ * outputPixelType: the scaled form asked for F32/F64 (or complex: its real component type, then
+ * the engine's cast) computes 100 + 100*ndvi unrounded into it (NoData NaN; IR + VIS = 0 gives 0,
+ * as the U8 form); asked for an integer type it is the U8 value through the engine's cast, and
+ * types that cannot hold 0..200 (S8, sub-byte) are refused. The scientific form is computed in
+ * F32 and goes through the engine's cast to any other type (rounded half away, saturated; the
+ * caller asked for it).
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
-import { isComplex } from '../../core/pixel-type.js';
+import { isComplex, isInteger } from '../../core/pixel-type.js';
+import { checkHolds, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 const args = {
@@ -38,6 +45,8 @@ interface NdviParams {
   readonly vis: number;
   readonly ir: number;
   readonly scientific: boolean;
+  /** The scaled form into a float type: 100 + 100*ndvi, not rounded. */
+  readonly scaledFloat: boolean;
 }
 
 const P = 'rasterFunctionArguments.';
@@ -50,7 +59,7 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
   verification: 'reference: NumPy goldens (both forms) on Landsat 7; hand: appendix C vector, zero denominator, NoData',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `NDVI does not take complex (${src.pixelType}) rasters`);
     for (const [name, id] of [['VisibleBandID', a.VisibleBandID], ['InfraredBandID', a.InfraredBandID]] as const) {
@@ -59,18 +68,22 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
       }
     }
     const scientific = a.ScientificOutput;
+    // The scaled form asked for a float type computes 100 + 100*ndvi unrounded into it.
+    const scaledFloat = !scientific && to !== undefined && !isInteger(to);
+    if (!scientific && !scaledFloat) checkHolds('NDVI', to, 0, 200, 'scaled values (100 + 100 x NDVI)');
+    const pixelType = scaledFloat ? realTypeOf(to) : scientific ? 'F32' : 'U8';
     const info: RasterInfo = {
       width: src.width,
       height: src.height,
       bandCount: 1,
-      pixelType: scientific ? 'F32' : 'U8',
-      ...(scientific ? { noData: Number.NaN } : {}),
+      pixelType,
+      ...(scientific || scaledFloat ? { noData: Number.NaN } : {}),
       extent: src.extent,
       cellSize: src.cellSize,
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
       statistics: [scientific ? { min: -1, max: 1, mean: 0, stdDev: 0.1 } : { min: 0, max: 200, mean: 100, stdDev: 10 }],
     };
-    return { info, halo: 0, params: { input: a.Raster, vis: a.VisibleBandID, ir: a.InfraredBandID, scientific } };
+    return { info, halo: 0, params: { input: a.Raster, vis: a.VisibleBandID, ir: a.InfraredBandID, scientific, scaledFloat } };
   },
 
   kernel(p, inputs, out) {
@@ -87,6 +100,22 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
         const v = vis[i]!;
         const s = r + v;
         const x = s === 0 ? 0 : (r - v) / s;
+        if (sm[i] === 0 || x - x !== 0) {
+          m[i] = 0;
+          dst[i] = Number.NaN;
+        } else {
+          dst[i] = x;
+        }
+      }
+      return;
+    }
+    if (p.scaledFloat) {
+      const dst = out.bands[0]!;
+      for (let i = 0; i < n; i++) {
+        const r = ir[i]!;
+        const v = vis[i]!;
+        const s = r + v;
+        const x = s === 0 ? 0 : ((r - v) / s) * 100 + 100;
         if (sm[i] === 0 || x - x !== 0) {
           m[i] = 0;
           dst[i] = Number.NaN;

@@ -35,10 +35,15 @@
  * Output: the MS band count, the MS pixel type (integer results rounded half away from zero and
  * clamped), MS band names, NoData where the pan, MS or IR pixel is NoData (or a result is not
  * finite). Weights must be >= 0; a warning says when they do not sum to 1.
+ * outputPixelType: replaces the natural type (the multispectral input's) and the sharpened values
+ * are stored once into it (integer types rounded half away from zero and clamped; a U8 image asked
+ * for F32 keeps the fractions); a complex type computes into its component type, then the engine's
+ * cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, representable, type PixelType } from '../../core/pixel-type.js';
+import { realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 
@@ -88,7 +93,7 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
   verification: 'reference: gdal_pansharpen.py (weighted Brovey) golden; NumPy goldens for Esri, IHS, Simple Mean, Gram-Schmidt; hand: formulas',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const pan = inputs[a.PanImage]!;
     const ms = inputs[a.MSImage]!;
     const warnings: string[] = [];
@@ -123,7 +128,7 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     if (a.Sensor !== undefined) warnings.push(`Sensor "${a.Sensor}": sensor-specific default weights are not published; Weights are used`);
 
     const grid = outputGrid([pan, ms], ExtentType.IntersectionOf, CellsizeType.FirstOf, { paths: [`${P}PanImage`, `${P}MSImage`] })!;
-    const outType = ms.pixelType;
+    const outType = to === undefined ? ms.pixelType : realTypeOf(to);
     const info: RasterInfo = {
       ...grid,
       bandCount: ms.bandCount,

@@ -7,10 +7,15 @@
  * Math in float64. Output: N bands, F32 (natural type [ours]), NoData NaN; NoData where the input
  * is NoData or a result is not a finite F32 number (the shared mask then covers every band).
  * Band names, statistics and the source-values marker are dropped (the bands are new quantities).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 const args = {
@@ -72,7 +77,7 @@ export const spectralConversion = defineFunction<typeof args, SpectralConversion
   verification: 'reference: NumPy (matrix product) golden on the Landsat image; hand: small matrices',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `SpectralConversion does not take complex (${src.pixelType}) rasters`);
     const n = src.bandCount;
@@ -88,7 +93,7 @@ export const spectralConversion = defineFunction<typeof args, SpectralConversion
       width: src.width,
       height: src.height,
       bandCount: n,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

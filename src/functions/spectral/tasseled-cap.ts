@@ -31,10 +31,15 @@
  * 8-bit IKONOS, QuickBird and WorldView-2 input (preprocessed products) is refused, as the vendor.
  * Output: 3 bands F32 (Brightness, Greenness, Wetness / YellowStuff), NoData NaN; NoData where the
  * input is NoData or a result is not finite.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { linearBands } from './spectral-conversion.js';
 
@@ -200,7 +205,7 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
   verification: 'reference: NumPy golden with Huang et al. 2002 ETM+ coefficients on L7_ETMs.tif; hand: sensors, layouts, refusals',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const warnings: string[] = [];
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `TasseledCap does not take complex (${src.pixelType}) rasters`);
@@ -243,7 +248,7 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
       width: src.width,
       height: src.height,
       bandCount: 3,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: src.extent,
       cellSize: src.cellSize,

@@ -23,9 +23,14 @@
  * GDAL `gdaldem aspect` uses the same azimuth convention, flat -> NoData (or 0 with
  * -zero_for_flat) and does not divide by the cell sizes; golden cases convert its flat cells to -1.
  * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   atanUnitDegrees,
@@ -127,7 +132,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
   verification: 'reference: gdaldem 3.6 aspect and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = demInfo(inputs, a.Raster, 'Aspect', 'Raster');
     // Only the ratio of the cell sizes matters: geographic cells always become metres (per row in
     // Geodesic mode; 111000 m on both axes in Vendor111000 mode, which keeps the degree ratio).
@@ -136,7 +141,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
       width: dem.width,
       height: dem.height,
       bandCount: 1,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: dem.extent,
       cellSize: dem.cellSize,

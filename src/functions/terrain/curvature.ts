@@ -37,10 +37,15 @@
  *
  * Output: one F32 band, NoData NaN (mask 0). Edges and NoData: the shared window reader of
  * `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges' extrapolation).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { rowCellSize } from '../../core/geodesy.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   cellGeometry,
@@ -220,7 +225,7 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
   verification: 'reference: NumPy Zevenbergen-Thorne and GRASS r.slope.aspect on a polynomial surface (golden), the vendor\'s documented vectors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = demInfo(inputs, a.Raster, 'Curvature', 'Raster');
     const vendor = a.GeographicCellSize === GeographicCellSize.Vendor111000;
     const convert = vendor ? a.ZFactor > 0.001 : geodesicConverts(a.ZFactor);
@@ -231,7 +236,7 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
       width: dem.width,
       height: dem.height,
       bandCount: 1,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: dem.extent,
       cellSize: dem.cellSize,

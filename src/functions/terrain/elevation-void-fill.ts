@@ -23,7 +23,8 @@
  *   is at most `PLANE_TOLERANCE` (1 %) of the rim's elevation range the void takes the plane,
  *   otherwise inverse-distance weighting with power `IDW_POWER` (2) over all rim pixels, distances
  *   between pixel centres in ground units (cellX, cellY).
- * Filled values are cast to the input type (integers: rounded half away from zero, saturated).
+ * Filled values are cast to the input type (integers: rounded half away from zero, saturated), or
+ * to the rule's outputPixelType, which replaces it (kept values are cast to it too).
  * The spec's server-side `ShortRangeIDWRadius` and `AddedFrameWidth` are not part of the rendering
  * rule table and are not implemented (unknown arguments are reported as warnings).
  *
@@ -48,6 +49,7 @@ import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { castValue, isComplex, type PixelType } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
+import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 
 /** A void takes the rim's plane when its RMS residual is at most this share of the rim's range. */
@@ -78,6 +80,8 @@ export interface VoidFillParams {
   readonly cellX: number;
   readonly cellY: number;
   readonly pixelType: PixelType;
+  /** The output type differs from the input's: kept values are cast too. */
+  readonly convert: boolean;
 }
 
 const path = (name: string): string => `rasterFunctionArguments.${name}`;
@@ -90,7 +94,7 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
   verification: 'reference: NumPy/SciPy implementation of the documented method (golden); hand-derived voids',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = inputs[a.Raster];
     if (dem === undefined) throw invalidArgument(path('Raster'), 'ElevationVoidFill needs an elevation raster');
     if (dem.bandCount !== 1) throw invalidArgument(path('Raster'), `ElevationVoidFill needs a single-band raster, got ${dem.bandCount} bands`);
@@ -112,7 +116,9 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
       );
     }
     const { statistics: _s, histograms: _h, ...rest } = dem;
-    const info: RasterInfo = rest;
+    // outputPixelType: kept and filled elevations are stored once into it (fills of an S16 DEM
+    // asked for F32 keep their fractions); complex: its real component type, then the engine's cast.
+    const info: RasterInfo = retypedInfo(rest, to === undefined ? undefined : realTypeOf(to));
     const inputRect = (out: Rect): Rect => {
       if (!fill) return out;
       if (v === 0) return { x: 0, y: 0, width: W, height: H };
@@ -127,7 +133,7 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
       halo: Math.max(kx, ky),
       inputRect,
       ...(warnings ? { warnings } : {}),
-      params: { raster: a.Raster, fill, kx, ky, cellX: dem.cellSize.x, cellY: dem.cellSize.y, pixelType: dem.pixelType },
+      params: { raster: a.Raster, fill, kx, ky, cellX: dem.cellSize.x, cellY: dem.cellSize.y, pixelType: info.pixelType, convert: info.pixelType !== dem.pixelType },
     };
   },
 
@@ -140,14 +146,17 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
     const om = out.mask;
     const { x: ox, y: oy, width: ow, height: oh } = out.rect;
     let holes = false;
+    const convert = p.convert;
+    const t = p.pixelType;
     for (let y = 0; y < oh; y++) {
       const row = (oy + y - iy) * iw + (ox - ix);
       for (let x = 0; x < ow; x++) {
         const i = row + x;
         const o = y * ow + x;
         if (mask[i] !== 0) {
-          dst[o] = src[i]!;
-          om[o] = 1;
+          const v = src[i]!;
+          dst[o] = convert ? castValue(v, t) : v;
+          om[o] = convert && v !== v ? 0 : 1; // NaN has no integer value
         } else {
           om[o] = 0;
           holes = true;

@@ -22,8 +22,11 @@
  * (spec §1.6): with SCALED the cell sizes are multiplied by 111000 m/degree first; otherwise they
  * are whenever ZFactor > 0.001. SlopeType 1 and 2 shade alike (the slope unit does not enter the formula).
  *
- * Output: one U8 band, HS clamped at 0 and TRUNCATED (the vendor client stores `value & 255`);
- * advertised statistics 0..255.
+ * Output: one U8 band (natural type), HS clamped at 0 and TRUNCATED (the vendor client stores
+ * `value & 255`); advertised statistics 0..255. The rule's outputPixelType is computed into: F32
+ * and F64 keep the unrounded shade (the kernel writes its float result, nothing truncates it),
+ * integer types that hold 0..255 truncate as U8 does, complex types get the float shade as real
+ * parts (engine's cast); S8 and sub-byte types cannot hold the shades and are refused.
  *
  * NoData: 0..255 are all legitimate shades for the vendor (0 = fully shaded; GDAL instead shades
  * into 1..255 and reserves 0 for NoData). rasterflow keeps the vendor's values and declares no
@@ -37,7 +40,8 @@
  * -compute_edges).
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
-import type { Plane } from '../../core/pixel-type.js';
+import { isInteger, PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
+import { realTypeOf, refuseType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   cellGeometry,
@@ -202,8 +206,12 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   verification: 'reference: gdaldem 3.6 and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = demInfo(inputs, a.DEM, 'Hillshade');
+    const pixelType = to === undefined ? 'U8' : realTypeOf(to);
+    if (isInteger(pixelType) && (PIXEL_TYPE_INFO[pixelType].min > 0 || PIXEL_TYPE_INFO[pixelType].max < 255)) {
+      throw refuseType('Hillshade', pixelType, 'shades run 0..255; use U8, a wider integer type or F32');
+    }
     const multi = a.HillshadeType === HillshadeType.Multidirectional;
     const zf = multi ? 2 * a.ZFactor : a.ZFactor;
     // Geographic DEMs: SCALED always works in metres; otherwise the mode's z-factor rule decides.
@@ -226,7 +234,7 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
       width: dem.width,
       height: dem.height,
       bandCount: 1,
-      pixelType: 'U8',
+      pixelType,
       extent: dem.extent,
       cellSize: dem.cellSize,
       ...(dem.spatialReference ? { spatialReference: dem.spatialReference } : {}),

@@ -52,6 +52,8 @@
  * tabulated once (256 x 256 x 3 bytes for a ramp) and a cell costs an index, three loads and three
  * stores; larger colormaps blend per cell with the same function. Colormap values are found
  * through a dense index table (a binary search when they span more than 2^20).
+ * outputPixelType: the colours 0..255 through the engine's cast to any real type that holds them
+ * (values unchanged); complex, S8 and sub-byte types are refused when the rule is built.
  */
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import { allocateBlock } from '../../core/pixel-block.js';
@@ -126,6 +128,7 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
   summary: 'Hillshade tinted by elevation through a colour ramp or colormap (3-band RGB, 0..255).',
   variableName: 'Raster',
   family: 'terrain',
+  codes: 'colour channels',
   verification: 'reference: gdaldem hillshade + color-relief with the vendor\'s blend in NumPy (golden); hand-derived ramps and blends',
   args,
 

@@ -20,9 +20,14 @@
  * percent, `-s` = 1 / z-factor). Output: one F32 band, NoData NaN (mask 0); advertised statistics
  * 0..90 for the degree types, none for percent rise.
  * Edges and NoData: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem -compute_edges).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   atanDegrees,
@@ -90,7 +95,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   verification: 'reference: gdaldem 3.6 and a NumPy per-row geodesic reference (golden), hand-checked vendor vectors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = demInfo(inputs, a.DEM, 'Slope');
     const scaled = a.SlopeType === SlopeType.Scaled;
     // Geographic DEMs: SCALED always works in metres; otherwise the mode's z-factor rule decides.
@@ -102,7 +107,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
       width: dem.width,
       height: dem.height,
       bandCount: 1,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: dem.extent,
       cellSize: dem.cellSize,

@@ -115,6 +115,10 @@
  * solve (`MomentSolver`), O(n) instead of O(n^2) per cell. Every sum runs in a fixed order, so a
  * cell gets the same bits from any tile; the two paths agree to rounding (1e-9 relative, tested).
  * UseAdaptiveScale costs up to J filter passes per cell.
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import type { Converter } from 'proj4';
 import { proj4Lib } from '../../core/crs.js';
@@ -133,6 +137,7 @@ import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
 import { nearest } from '../../graph/args.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import { atanDegrees, SlopeType } from './gradient.js';
 
@@ -628,7 +633,7 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
   verification: 'reference: GRASS 8.2 r.param.scale, gdaldem 3.6 (Zevenbergen-Thorne), NumPy (golden); hand-derived analytic surfaces',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, to) {
     const dem = inputs[a.Raster];
     const rasterPath = argPath('Raster');
     if (dem === undefined) throw invalidArgument(rasterPath, 'SurfaceParamFunction needs an elevation raster');
@@ -675,7 +680,7 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
       width: W,
       height: H,
       bandCount: 1,
-      pixelType: 'F32',
+      pixelType: floatOutputType(to, 'F32'),
       noData: Number.NaN,
       extent: dem.extent,
       cellSize: dem.cellSize,

@@ -45,6 +45,8 @@
  * row; `DecimalDegrees` is the map unit of a geographic raster and the WGS 84 equatorial degree on
  * a projected one; core/geodesy.ts). Output: 4 bands U8 (R, G, B, alpha),
  * alpha 0 where no symbol is drawn; every pixel is valid.
+ * outputPixelType: the RGBA colours 0..255 through the engine's cast to any real type that holds
+ * them (values unchanged); complex, S8 and sub-byte types are refused when the rule is built.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { groundCellSize, METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy.js';
@@ -209,6 +211,7 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
   name: 'VectorFieldRenderer',
   summary: 'Draw a magnitude/direction or U/V raster as arrows, wind barbs or classified symbols into an RGBA image.',
   family: 'vector',
+  codes: 'colour channels',
   verification: 'snapshot golden (labelled) plus hand-checked symbol geometry and a tile-seam test',
   args,
 

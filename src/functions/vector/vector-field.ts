@@ -29,11 +29,16 @@
  * `sliceBandName`) [ours]. Per-slice NoData (core/multidim.ts): a slice is NoData at a pixel where
  * either input is masked, NaN or (multidimensional input) equal to its NoData value; it holds NaN
  * in both bands and the pixel keeps its other slices (NoData only where every slice is).
+ * outputPixelType: computed in floating point; a float type is computed into directly (F64 holds
+ * the float64 result, not rounded to F32), an integer type is the float result through the engine's
+ * cast (round half away from zero, saturate, NaN -> NoData; spec 1.2), a complex type its component
+ * type, then that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf, pairSlices, sliceBandName } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod } from '../local/grid.js';
 import { onGrid } from '../../graph/align.js';
@@ -107,7 +112,7 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
   verification: 'reference: NumPy goldens (both conversions; multidimensional slice pairing); hand: conversions on compass points and 3-4-5 vectors',
   args,
 
-  plan(a, inputs) {
+  plan(a, inputs, outputType) {
     const first = inputs[a.Raster1]!;
     const second = inputs[a.Raster2]!;
     singleBand(first, 'Raster1');
@@ -121,7 +126,7 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     let info: RasterInfo = {
       ...first,
       bandCount: 2,
-      pixelType: 'F32',
+      pixelType: floatOutputType(outputType, 'F32'),
       noData: Number.NaN,
       bandNames: names,
       statistics: undefined,
