@@ -48,7 +48,7 @@ function info(size: number, pixelType: 'U8' | 'U16'): RasterInfo {
 
 function plainPercentClip(src: Uint8Array | Uint16Array, out: Uint8Array, levels: number, minPct: number, maxPct: number): void {
   const counts = new Float64Array(levels);
-  for (let i = 0; i < src.length; i++) counts[src[i]!]++;
+  for (let i = 0; i < src.length; i++) counts[src[i]!]!++;
   const lo = Math.min(levels, 3);
   for (let i = 0; i < lo; i++) counts[i] = 0;
   counts[levels - 1] = counts[levels - 2] = 0;
@@ -67,7 +67,7 @@ function plainPercentClip(src: Uint8Array | Uint16Array, out: Uint8Array, levels
 
 function plainOtsu(src: Uint8Array, out: Uint8Array): void {
   const h = new Float64Array(256);
-  for (let i = 0; i < src.length; i++) h[src[i]!]++;
+  for (let i = 0; i < src.length; i++) h[src[i]!]!++;
   let total = 0;
   let sum = 0;
   for (let i = 0; i < 256; i++) {

@@ -47,7 +47,7 @@ export function syntheticDem(size: number, seed = 42): Float32Array {
       for (let x = Math.max(0, Math.floor(b.x - r)); x < Math.min(size, b.x + r); x++) {
         const dx = x - b.x;
         const dy = y - b.y;
-        z[y * size + x] += b.h * Math.exp((dx * dx + dy * dy) * k);
+        z[y * size + x]! += b.h * Math.exp((dx * dx + dy * dy) * k);
       }
     }
   }

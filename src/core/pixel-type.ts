@@ -103,8 +103,8 @@ export function castPlane(src: Plane, srcType: PixelType, t: PixelType, mask: Ui
   const srcStride = PIXEL_TYPE_INFO[srcType].complex ? 2 : 1;
   if (info.complex) {
     for (let i = 0; i < n; i++) {
-      const re = src[i * srcStride];
-      const im = srcStride === 2 ? src[2 * i + 1] : 0;
+      const re = src[i * srcStride]!;
+      const im = srcStride === 2 ? src[2 * i + 1]! : 0;
       if (Number.isNaN(re) || Number.isNaN(im)) mask[i] = 0;
       dst[2 * i] = re;
       dst[2 * i + 1] = im;
@@ -114,7 +114,7 @@ export function castPlane(src: Plane, srcType: PixelType, t: PixelType, mask: Ui
   if (!info.integer) {
     // Float targets: the typed array's own conversion (IEEE round to nearest) is exact enough.
     for (let i = 0; i < n; i++) {
-      const v = src[i * srcStride];
+      const v = src[i * srcStride]!;
       if (Number.isNaN(v)) mask[i] = 0;
       dst[i] = v;
     }
@@ -123,7 +123,7 @@ export function castPlane(src: Plane, srcType: PixelType, t: PixelType, mask: Ui
   const lo = info.min;
   const hi = info.max;
   for (let i = 0; i < n; i++) {
-    const v = src[i * srcStride];
+    const v = src[i * srcStride]!;
     if (v !== v) {
       mask[i] = 0;
       continue;

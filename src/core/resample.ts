@@ -139,10 +139,10 @@ export function interpolate(
     if (k < 0) continue;
     const w = (q & 1 ? fx : 1 - fx) * (q & 2 ? fy : 1 - fy);
     wsum += w;
-    for (let b = 0; b < nb; b++) out[b] += w * s.bands[b]![k]!;
+    for (let b = 0; b < nb; b++) out[b]! += w * s.bands[b]![k]!;
   }
   if (wsum < 1e-5) return false;
-  for (let b = 0; b < nb; b++) out[b] /= wsum;
+  for (let b = 0; b < nb; b++) out[b]! /= wsum;
   return true;
 }
 

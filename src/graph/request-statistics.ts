@@ -326,7 +326,7 @@ export async function computeStatistics(node: RasterNode, r: Rect, options: Stat
         const v = src[i * stride]!;
         if (v - v !== 0) continue;
         const j = w > 0 ? Math.floor((v - lo) / w) : 0;
-        h[j > last ? last : j]++;
+        h[j > last ? last : j]!++;
         d += (v - mu) * (v - mu);
       }
       dev[b] = dev[b]! + d;
@@ -356,7 +356,7 @@ function countValues(src: Plane, m: Uint8Array, valid: boolean, stride: number, 
     if (src instanceof Uint16Array) return countU16(src, c);
   }
   if (stride === 1 && src instanceof Int16Array) return countS16(src, m, valid, offset, c);
-  for (let i = 0; i < m.length; i++) if (m[i] !== 0) c[src[i * stride]! + offset]++;
+  for (let i = 0; i < m.length; i++) if (m[i] !== 0) c[src[i * stride]! + offset]!++;
 }
 
 /** Four interleaved integer histograms (no float adds, no store-to-load chains on runs of equal values). */
@@ -368,12 +368,12 @@ function countU8(src: Uint8Array, c: Float64Array): void {
   const n4 = n - (n & 3);
   let i = 0;
   for (; i < n4; i += 4) {
-    h[src[i]!]++;
-    h[256 + src[i + 1]!]++;
-    h[512 + src[i + 2]!]++;
-    h[768 + src[i + 3]!]++;
+    h[src[i]!]!++;
+    h[256 + src[i + 1]!]!++;
+    h[512 + src[i + 2]!]!++;
+    h[768 + src[i + 3]!]!++;
   }
-  for (; i < n; i++) h[src[i]!]++;
+  for (; i < n; i++) h[src[i]!]!++;
   for (let v = 0; v < 256; v++) c[v] = c[v]! + (h[v]! + h[256 + v]! + h[512 + v]! + h[768 + v]!);
 }
 
@@ -381,13 +381,13 @@ const u16Counts = new Int32Array(65536);
 function countU16(src: Uint16Array, c: Float64Array): void {
   const h = u16Counts;
   h.fill(0);
-  for (let i = 0; i < src.length; i++) h[src[i]!]++;
+  for (let i = 0; i < src.length; i++) h[src[i]!]!++;
   for (let v = 0; v < 65536; v++) if (h[v] !== 0) c[v] = c[v]! + h[v]!;
 }
 
 function countS16(src: Int16Array, m: Uint8Array, valid: boolean, offset: number, c: Float64Array): void {
-  if (valid) for (let i = 0; i < src.length; i++) c[src[i]! + offset]++;
-  else for (let i = 0; i < src.length; i++) if (m[i] !== 0) c[src[i]! + offset]++;
+  if (valid) for (let i = 0; i < src.length; i++) c[src[i]! + offset]!++;
+  else for (let i = 0; i < src.length; i++) if (m[i] !== 0) c[src[i]! + offset]!++;
 }
 
 /** Statistics from exact value counts (8/16-bit); `rebin` > 0: histogram of that many bins over [min, max]. */

@@ -160,7 +160,7 @@ export function encodeLowDepthGrey(values: Uint8Array, width: number, height: nu
     const row = y * (rowBytes + 1) + 1;
     for (let x = 0; x < width; x++) {
       const shift = 8 - depth * ((x % perByte) + 1);
-      raw[row + Math.floor(x / perByte)] |= (values[y * width + x]! & maxValue) << shift;
+      raw[row + Math.floor(x / perByte)]! |= (values[y * width + x]! & maxValue) << shift;
     }
   }
   const ihdr = new Uint8Array(13);

@@ -205,7 +205,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
         const row = s * P8;
         for (let a = 0; a < np; a++) {
           const xa = x[row + a]!;
-          for (let b = 0; b <= a; b++) g[a * np + b] += xa * x[row + b]!;
+          for (let b = 0; b <= a; b++) g[a * np + b]! += xa * x[row + b]!;
         }
       }
       if (m < np || !cholesky(g, np)) return false;
@@ -215,7 +215,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
           if (use[s] === 0) continue;
           const v = values[b * N + s]!;
           const row = s * P8;
-          for (let a = 0; a < np; a++) rhs[a] += x[row + a]! * v;
+          for (let a = 0; a < np; a++) rhs[a]! += x[row + a]! * v;
         }
         choleskySolve(g, np, rhs);
         for (let a = 0; a < P8; a++) out[b * P8 + a] = a < np ? rhs[a]! : 0;
@@ -255,7 +255,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
     const tmask = (from: number, to: number, dropTo: number): boolean => {
       let dropped = false;
       for (let k = 0; k < 2; k++) {
-        for (let s = from; s < to; s++) wts[s] = use[s];
+        for (let s = from; s < to; s++) wts[s] = use[s]!;
         let sigma = 0;
         for (let it = 0; it < 10; it++) {
           // Weighted normal equations, 4 coefficients.
@@ -268,8 +268,8 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
             const v = ym[k * N + s]!;
             for (let a = 0; a < 4; a++) {
               const xa = x[row + a]! * w;
-              rhs[a] += xa * v;
-              for (let b = 0; b <= a; b++) g[a * 4 + b] += xa * x[row + b]!;
+              rhs[a]! += xa * v;
+              for (let b = 0; b <= a; b++) g[a * 4 + b]! += xa * x[row + b]!;
             }
           }
           if (!cholesky(g, 4)) return dropped;

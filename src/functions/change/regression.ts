@@ -119,7 +119,7 @@ export function pseudoInverse(d: Design): Float64Array | undefined {
   for (let i = 0; i < n; i++) {
     for (let a = 0; a < p; a++) {
       const xa = x[i * p + a]!;
-      for (let b = 0; b <= a; b++) g[a * p + b] += xa * x[i * p + b]!;
+      for (let b = 0; b <= a; b++) g[a * p + b]! += xa * x[i * p + b]!;
     }
   }
   if (!cholesky(g, p)) return undefined;
@@ -173,8 +173,8 @@ export function solveSubset(
     const row = i * P;
     for (let a = 0; a < p; a++) {
       const xa = x[row + a]!;
-      coef[a] += xa * yi;
-      for (let b = 0; b <= a; b++) g[a * p + b] += xa * x[row + b]!;
+      coef[a]! += xa * yi;
+      for (let b = 0; b <= a; b++) g[a * p + b]! += xa * x[row + b]!;
     }
   }
   if (m < p || !cholesky(g, p)) return -1;

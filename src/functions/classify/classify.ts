@@ -196,7 +196,7 @@ function computeSegmentClasses(p: ClassifyParams, src: PixelBlock, seg: PixelBlo
     const l = labels[i]!;
     if (l < 0 || mask[i] === 0) continue;
     counts[l]!++;
-    for (let b = 0; b < n; b++) sums[l * n + b] += src.bands[b]![i]!;
+    for (let b = 0; b < n; b++) sums[l * n + b]! += src.bands[b]![i]!;
   }
   const classOf = new Int32Array(count).fill(-1);
   const x = new Float64Array(n);

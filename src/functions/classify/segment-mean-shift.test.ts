@@ -94,7 +94,7 @@ describe('SegmentMeanShift: invariants on a noisy blocky image', () => {
     expect(s.count).toBeGreaterThan(5);
     for (let l = 0; l < s.count; l++) expect(s.sizes[l]).toBeGreaterThanOrEqual(20);
     const sums = new Float64Array(3 * s.count);
-    for (let i = 0; i < W * H; i++) for (let b = 0; b < 3; b++) sums[3 * s.labels[i]! + b] += bands[b]![i]!;
+    for (let i = 0; i < W * H; i++) for (let b = 0; b < 3; b++) sums[3 * s.labels[i]! + b]! += bands[b]![i]!;
     for (let i = 0; i < W * H; i++) {
       const l = s.labels[i]!;
       for (let b = 0; b < 3; b++) expect(s.rgb[3 * i + b]).toBe(roundHalfAway(sums[3 * l + b]! / s.sizes[l]!));

@@ -432,15 +432,15 @@ function segmentStats(labels: Int32Array, count: number, R: Uint8Array, G: Uint8
     if (l < 0) continue;
     if (first[l]! < 0) first[l] = i;
     sizes[l]!++;
-    means[3 * l] += R[i]!;
-    means[3 * l + 1] += G[i]!;
-    means[3 * l + 2] += B[i]!;
+    means[3 * l]! += R[i]!;
+    means[3 * l + 1]! += G[i]!;
+    means[3 * l + 2]! += B[i]!;
   }
   for (let l = 0; l < count; l++) {
     const s = sizes[l]!;
-    means[3 * l] /= s;
-    means[3 * l + 1] /= s;
-    means[3 * l + 2] /= s;
+    means[3 * l]! /= s;
+    means[3 * l + 1]! /= s;
+    means[3 * l + 2]! /= s;
   }
   return { sizes, means, first };
 }

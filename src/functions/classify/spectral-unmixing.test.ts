@@ -62,7 +62,7 @@ describe('SpectralUnmixing: hand-derived fractions', () => {
       const x = Array.from({ length: n }, () => rnd() * 200 - 50);
       const g = new Float64Array(m * m);
       for (let p = 0; p < m; p++) {
-        for (let q = 0; q < m; q++) for (let i = 0; i < n; i++) g[p * m + q] += e[i * m + p]! * e[i * m + q]!;
+        for (let q = 0; q < m; q++) for (let i = 0; i < n; i++) g[p * m + q]! += e[i * m + p]! * e[i * m + q]!;
         let s = 0;
         for (let i = 0; i < n; i++) s += e[i * m + p]! * x[i]!;
         ws.b[p] = s;

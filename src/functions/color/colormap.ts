@@ -231,7 +231,7 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
     if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Colormap needs real pixel values, got ${src.pixelType}`);
 
     const given = (['Colormap', 'Colorramp', 'ColorrampName', 'ColormapName'] as const).filter((k) => a[k] !== undefined);
-    const used = given[0];
+    const used: (typeof given)[number] | undefined = given[0];
     const warnings = given.slice(1).map((k) => `${used} given: ${k} is ignored`);
     let table: Colormap;
     switch (used) {

@@ -111,12 +111,12 @@ function fuse(p: Program, base: Step[]): Step[] | undefined {
   for (let i = 0; i < code.length; i++) {
     const ins = code[i]!;
     const vals = ins.op === Op.LOAD ? [] : ins.args.map((r) => valueOf(writer, r));
-    for (const v of vals) if (v >= 0) consumers[v]++;
+    for (const v of vals) if (v >= 0) consumers[v]!++;
     reads.push(vals);
     writer[ins.dst] = i;
   }
   const finals = p.outputs.map((r) => valueOf(writer, r));
-  for (const v of finals) if (v >= 0) consumers[v]++;
+  for (const v of finals) if (v >= 0) consumers[v]!++;
 
   const steps = base.slice();
   const expect = reads.slice();

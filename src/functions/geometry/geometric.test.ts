@@ -67,7 +67,7 @@ describe('Geometric', () => {
   it('AppendGeodataXform true: source points in map units, after the raster’s georeferencing', async () => {
     // A shift by (+100, -50) of the raster's own map coordinates.
     const s = pts([[1000, 2000], [1120, 2000], [1000, 1910], [1120, 1910]]);
-    const t = s.map(({ x, y }) => ({ x: x + 100, y: y - 50 }));
+    const t = s.map(({ x, y }) => ({ x: x! + 100, y: y! - 50 }));
     const r = await runFunction(geometric, { ...poly(s, t), AppendGeodataXform: true }, [src()]);
     expect([r.info.extent.xmin, r.info.extent.ymax, r.info.width, r.info.cellSize.x]).toEqual([1100, 1950, 4, 30]);
     expect(r.value(2, 1)).toBeCloseTo(12, 6);

@@ -281,7 +281,7 @@ function aggregateAll(p: ResampleParams, s: SourceWindow, r: Rect, bands: Plane[
               if (k < 0) continue;
               const w = wyy * edgeWeight(x, x0, x1, fx0, fx1);
               wsum += w;
-              for (let b = 0; b < nb; b++) acc[b] += w * s.bands[b]![k]!;
+              for (let b = 0; b < nb; b++) acc[b]! += w * s.bands[b]![k]!;
             }
           }
           if (wsum > 0) {

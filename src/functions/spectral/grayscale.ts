@@ -92,7 +92,7 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
     for (let b = 0; b < p.weights.length; b++) {
       const w = p.weights[b]!;
       const band = src.bands[b]!;
-      for (let i = 0; i < n; i++) acc[i] += w * band[i]!;
+      for (let i = 0; i < n; i++) acc[i]! += w * band[i]!;
     }
     const dst = out.bands[0]!;
     const total = p.total;

@@ -64,7 +64,7 @@ async function readTiff(path: string): Promise<Raster> {
     spatialReference: { ...(wkid === undefined ? {} : { wkid }), geographic },
   };
   const valid = new Uint8Array(width * height);
-  for (let i = 0; i < valid.length; i++) valid[i] = noData === undefined || (band[i] !== noData && !Number.isNaN(band[i])) ? 1 : 0;
+  for (let i = 0; i < valid.length; i++) valid[i] = noData === undefined || (band![i] !== noData && !Number.isNaN(band![i])) ? 1 : 0;
   return { info, band: band!, valid };
 }
 
