@@ -39,6 +39,22 @@ export interface ParsedArgs {
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
 
+/** The path of a function's arguments object, relative to the function: the prefix of every argument path. */
+export const ARGUMENTS = 'rasterFunctionArguments';
+
+/** The error path of an argument named `N`, relative to the function; `index` picks an element of a list. */
+export type ArgPath<N extends string> = (name: N, index?: number) => string;
+
+/**
+ * Error paths of the arguments of one schema, relative to the function (graph/node.ts anchors them
+ * in the rule): `const at = argPaths(args)`, then `at('ZFactor')` is
+ * `rasterFunctionArguments.ZFactor` and `at('Rasters', 2)` is `rasterFunctionArguments.Rasters[2]`.
+ * Names are keys of the schema, so a misspelt name does not compile.
+ */
+export function argPaths<A extends ArgSchema>(_schema: A): ArgPath<keyof A & string> {
+  return (name, index) => (index === undefined ? `${ARGUMENTS}.${name}` : `${ARGUMENTS}.${name}[${index}]`);
+}
+
 export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): ParsedArgs {
   const issues: Issue[] = [];
   const warnings: Issue[] = [];

@@ -32,6 +32,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { checkHolds } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { requireSameGrid } from '../local/grid.js';
@@ -66,7 +67,7 @@ interface TransposeBitsParams {
   readonly fill: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
   name: 'TransposeBits',
@@ -83,15 +84,15 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     const outBits = positions(a.OutputBitPositions, 'OutputBitPositions');
     if (inBits.length !== outBits.length) {
       throw invalidArgument(
-        `${P}OutputBitPositions`,
+        at('OutputBitPositions'),
         `OutputBitPositions has ${outBits.length} position(s) but InputBitPositions has ${inBits.length}; they pair one to one`,
       );
     }
     const twice = outBits.find((b, i) => outBits.indexOf(b) !== i);
     if (twice !== undefined) {
-      throw invalidArgument(`${P}OutputBitPositions`, `output bit ${twice} is given twice; each output bit takes one input bit`);
+      throw invalidArgument(at('OutputBitPositions'), `output bit ${twice} is given twice; each output bit takes one input bit`);
     }
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `TransposeBits does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `TransposeBits does not take complex (${src.pixelType}) rasters`);
     if (src.bandCount > 1) warnings.push(`Raster has ${src.bandCount} bands; TransposeBits reads the first one`);
 
     const hasFill = a.FillRaster !== undefined;
@@ -103,8 +104,8 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     let fillBits = 0; // bits the fill may occupy
     if (useRaster) {
       const f = inputs[a.FillRaster!]!;
-      if (isComplex(f.pixelType)) throw unsupportedInput(`${P}FillRaster`, `FillRaster cannot be complex (${f.pixelType})`);
-      requireSameGrid('TransposeBits', src, f, `${P}FillRaster`);
+      if (isComplex(f.pixelType)) throw unsupportedInput(at('FillRaster'), `FillRaster cannot be complex (${f.pixelType})`);
+      requireSameGrid('TransposeBits', src, f, at('FillRaster'));
       if (f.bandCount > 1) warnings.push(`FillRaster has ${f.bandCount} bands; TransposeBits reads the first one`);
       const ti = PIXEL_TYPE_INFO[f.pixelType];
       fillBits = ti.integer ? Math.max(8, ti.bits) : 32;
@@ -112,10 +113,10 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     } else {
       const v = a.ConstantFillValue;
       if (v === undefined) {
-        throw invalidArgument(`${P}ConstantFillValue`, 'ConstantFillValue is required when the output is filled with a constant (no FillRaster)');
+        throw invalidArgument(at('ConstantFillValue'), 'ConstantFillValue is required when the output is filled with a constant (no FillRaster)');
       }
       if (v < -2147483648 || v > 4294967295) {
-        throw invalidArgument(`${P}ConstantFillValue`, `ConstantFillValue must fit 32 bits (-2147483648..4294967295), got ${v}`);
+        throw invalidArgument(at('ConstantFillValue'), `ConstantFillValue must fit 32 bits (-2147483648..4294967295), got ${v}`);
       }
       fill = v >>> 0;
       fillBits = 32 - Math.clz32(fill);
@@ -168,9 +169,9 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
 });
 
 /** Positions as given, checked: present, non-empty, each an integer in 0..31. */
-function positions(list: readonly number[] | undefined, name: string): number[] {
-  if (list === undefined || list.length === 0) throw invalidArgument(`${P}${name}`, `${name} is required: a list of bit positions 0..31`);
+function positions(list: readonly number[] | undefined, name: 'InputBitPositions' | 'OutputBitPositions'): number[] {
+  if (list === undefined || list.length === 0) throw invalidArgument(at(name), `${name} is required: a list of bit positions 0..31`);
   const bad = list.find((b) => b < 0 || b > 31);
-  if (bad !== undefined) throw invalidArgument(`${P}${name}`, `bit position ${bad} is outside 0..31`);
+  if (bad !== undefined) throw invalidArgument(at(name), `bit position ${bad} is outside 0..31`);
   return [...list];
 }

@@ -38,6 +38,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { Colormap, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { requireSameGrid } from '../local/grid.js';
 import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
@@ -71,7 +72,7 @@ export interface ClassifyParams {
   readonly height: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Output info shared by Classify and MLClassify. */
 export function classOutputInfo(src: RasterInfo, classes: readonly Pick<DefinedClass, 'value' | 'rgb'>[], path: string): RasterInfo {
@@ -110,12 +111,12 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Classify needs a real-valued raster, got ${src.pixelType}`);
-    const defPath = `${P}ClassifierDefinition`;
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Classify needs a real-valued raster, got ${src.pixelType}`);
+    const defPath = at('ClassifierDefinition');
     const def = parseDefinition(a.ClassifierDefinition, defPath, {
       covariances: true,
       rasterBands: src.bandCount,
-      rasterPath: `${P}Raster`,
+      rasterPath: at('Raster'),
       what: 'ClassifierDefinition',
     });
     const model = buildModel(
@@ -128,9 +129,9 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
     const segmented = a.Raster2 !== undefined;
     if (segmented) {
       const seg = inputs[a.Raster2!]!;
-      requireSameGrid('Classify', src, seg, `${P}Raster2`);
-      if (isComplex(seg.pixelType)) throw unsupportedInput(`${P}Raster2`, `the segmented raster must be real-valued, got ${seg.pixelType}`);
-      checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, `${P}Raster2`);
+      requireSameGrid('Classify', src, seg, at('Raster2'));
+      if (isComplex(seg.pixelType)) throw unsupportedInput(at('Raster2'), `the segmented raster must be real-valued, got ${seg.pixelType}`);
+      checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, at('Raster2'));
     }
     const params: ClassifyParams = { raster: a.Raster, segments: segmented ? a.Raster2! : -1, model, width: src.width, height: src.height };
     return {

@@ -51,6 +51,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { roundHalfAway } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
 
@@ -112,7 +113,7 @@ export interface SegmentMeanShiftParams extends MeanShiftOptions {
   readonly height: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftParams>({
   name: 'SegmentMeanShift',
@@ -127,7 +128,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
     const src = inputs[a.Raster]!;
     if (src.bandCount !== 3 || src.pixelType !== 'U8') {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         `SegmentMeanShift needs a three-band 8-bit (U8) raster, got ${src.bandCount} band(s) of ${src.pixelType}; ` +
           'precede it with ExtractBand (3 bands) and a Stretch with outputPixelType U8',
       );
@@ -147,12 +148,12 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
     const maxSize = a.MaxNumPixelsPerSegment;
     if (maxSize > 0 && maxSize <= a.MinNumPixelsPerSegment) {
       throw invalidArgument(
-        `${P}MaxNumPixelsPerSegment`,
+        at('MaxNumPixelsPerSegment'),
         `MaxNumPixelsPerSegment (${maxSize}) must exceed MinNumPixelsPerSegment (${a.MinNumPixelsPerSegment}); use -1 for no limit`,
       );
     }
-    if (maxSize < -1) throw invalidArgument(`${P}MaxNumPixelsPerSegment`, `must be -1 (no limit) or positive, got ${maxSize}`);
-    checkWholeImageLimit('SegmentMeanShift', src.width, src.height, `${P}Raster`);
+    if (maxSize < -1) throw invalidArgument(at('MaxNumPixelsPerSegment'), `must be -1 (no limit) or positive, got ${maxSize}`);
+    checkWholeImageLimit('SegmentMeanShift', src.width, src.height, at('Raster'));
     const { statistics: _s, histograms: _h, colormap: _c, constant: _k, bandNames: _b, ...rest } = src;
     const info: RasterInfo = { ...rest, bandCount: 3, pixelType: 'U8' };
     const params: SegmentMeanShiftParams = {

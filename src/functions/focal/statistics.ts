@@ -30,6 +30,7 @@
 import { EngineError, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
@@ -119,7 +120,7 @@ export interface StatisticsParams {
   readonly exact: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const statistics = defineFunction<typeof args, StatisticsParams>({
   name: 'Statistics',
@@ -133,7 +134,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) {
-      throw unsupportedInput(`${P}Raster`, `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
+      throw unsupportedInput(at('Raster'), `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
     const type = a.Type as StatisticsTypeCode;
     const area = a.Columns * a.Rows;
@@ -141,7 +142,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
       throw new EngineError(
         'LIMIT_EXCEEDED',
         `a ${a.Columns}x${a.Rows} window is too large for Median/Majority/Minority (at most ${MAX_RANK_AREA} pixels)`,
-        { path: `${P}Columns` },
+        { path: at('Columns') },
       );
     }
     const float = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
