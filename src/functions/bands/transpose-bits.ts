@@ -24,7 +24,9 @@
  * Errors (INVALID_ARGUMENT at the argument): missing or empty positions, lengths that differ,
  * positions outside 0..31, an output position given twice, a constant fill that is not an
  * integer in 0..4294967295 (or -2147483648..-1, taken as its two's complement).
- * FillRaster on another grid: UNSUPPORTED_INPUT (as Arithmetic).
+ * Grids: the output is on the Raster's grid; a FillRaster on another grid is resampled onto it by
+ * the engine (`Plan.align`, nearest: bit patterns are not interpolated), NoData outside its extent.
+ * A FillRaster that does not overlap the Raster is INVALID_ARGUMENT at FillRaster (local/grid.ts).
  * outputPixelType: the bit patterns through the engine's cast to any real type that holds every
  * value the output bits (and fill) can make, 0..2^(top + 1) - 1 (values unchanged: U2 holds two
  * output bits); complex types, and types that would cut bits, are refused when the rule is built.
@@ -35,7 +37,7 @@ import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-typ
 import { argPaths } from '../../graph/args.js';
 import { checkHolds } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 
 const args = {
   InputBitPositions: {
@@ -105,7 +107,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     if (useRaster) {
       const f = inputs[a.FillRaster!]!;
       if (isComplex(f.pixelType)) throw unsupportedInput(at('FillRaster'), `FillRaster cannot be complex (${f.pixelType})`);
-      requireSameGrid('TransposeBits', src, f, at('FillRaster'));
+      outputGrid([src, f], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('FillRaster')] });
       if (f.bandCount > 1) warnings.push(`FillRaster has ${f.bandCount} bands; TransposeBits reads the first one`);
       const ti = PIXEL_TYPE_INFO[f.pixelType];
       fillBits = ti.integer ? Math.max(8, ti.bits) : 32;
@@ -138,6 +140,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
       info,
       halo: 0,
       params: { input: a.Raster, inputBits: inBits, outputBits: outBits, fillInput: useRaster ? a.FillRaster : undefined, fill },
+      ...(useRaster ? { align: inputs.map((_, k) => (k === a.FillRaster ? ({ method: 'nearest' } as const) : undefined)) } : {}),
       ...(warnings.length ? { warnings } : {}),
     };
   },

@@ -29,7 +29,9 @@
  * attribute table (ClassValue, ClassName, Count) has no place in RasterInfo yet and is not published.
  * NoData: output NoData where Raster is NoData (any band: the mask is shared) or, with Raster2, where
  * Raster2 is NoData or the pixel's segment has no valid Raster pixel.
- * Grids: Raster2 must share Raster's grid (UNSUPPORTED_INPUT otherwise, as for Arithmetic).
+ * Grids: the output is on Raster's grid; a Raster2 on another grid is resampled onto it by the
+ * engine (`Plan.align`, nearest: segment values are not interpolated), NoData outside its extent.
+ * A Raster2 that does not overlap Raster is INVALID_ARGUMENT at Raster2 (local/grid.ts).
  * `MatchVariable` / `UnionDimension` (multidimensional inputs) are accepted and have no effect.
  * outputPixelType: class values through the engine's cast to any real type that holds the
  * advertised class range (values unchanged); complex types, and types that would merge classes, are
@@ -40,7 +42,7 @@ import type { Colormap, PixelBlock, RasterInfo } from '../../core/pixel-block.js
 import { isComplex } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
 import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
 
@@ -129,7 +131,7 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
     const segmented = a.Raster2 !== undefined;
     if (segmented) {
       const seg = inputs[a.Raster2!]!;
-      requireSameGrid('Classify', src, seg, at('Raster2'));
+      outputGrid([src, seg], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('Raster2')] });
       if (isComplex(seg.pixelType)) throw unsupportedInput(at('Raster2'), `the segmented raster must be real-valued, got ${seg.pixelType}`);
       checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, at('Raster2'));
     }
@@ -138,6 +140,7 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
       info,
       halo: 0,
       ...(segmented ? { inputRect: () => wholeRect(src.width, src.height) } : {}),
+      ...(segmented ? { align: inputs.map((_, k) => (k === a.Raster2 ? ({ method: 'nearest' } as const) : undefined)) } : {}),
       params,
       ...(warnings.length ? { warnings } : {}),
     };

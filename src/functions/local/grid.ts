@@ -23,11 +23,9 @@
  * (Snapping tolerance: 1e-6 of a cell, so extents that are whole cells never gain a pixel.)
  * Functions then ask the engine to resample their inputs onto it with `Plan.align`
  * (`alignMethod`: nearest for thematic inputs, bilinear otherwise).
- *
- * `requireSameGrid` is the older check for functions that still need inputs on one grid.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
-import { sameGrid, type Extent, type RasterInfo } from '../../core/pixel-block.js';
+import type { Extent, RasterInfo } from '../../core/pixel-block.js';
 import { isInteger } from '../../core/pixel-type.js';
 import { reprojection, sameSpatialReference, transformExtent } from '../../graph/align.js';
 import { ARGUMENTS } from '../../graph/args.js';
@@ -257,24 +255,4 @@ function snap(a: number, b: number, mode: 'round' | 'out' | 'in'): [number, numb
  */
 export function alignMethod(info: RasterInfo): AlignSpec {
   return { method: isInteger(info.pixelType) || info.colormap !== undefined ? 'nearest' : 'bilinear' };
-}
-
-/** Throw UNSUPPORTED_INPUT at `path` unless `other` lies on `first`'s grid and spatial reference. */
-export function requireSameGrid(fn: string, first: RasterInfo, other: RasterInfo, path: string): void {
-  const a = first.spatialReference?.wkid;
-  const b = other.spatialReference?.wkid;
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw unsupportedInput(
-      path,
-      `${fn}: inputs in different spatial references (wkid ${a} and ${b}) are not supported by this function; ` +
-        'resample them first (Resample, or an Arithmetic with ExtentType/CellsizeType)',
-    );
-  }
-  if (!sameGrid(first, other)) {
-    throw unsupportedInput(
-      path,
-      `${fn}: inputs on different grids (${first.width}x${first.height} vs ${other.width}x${other.height}, ` +
-        'or different extent/cell size) are not supported by this function; resample them onto one grid first',
-    );
-  }
 }
