@@ -19,8 +19,8 @@
  * (mean-colour) image: every pixel of a segment already holds the segment's value, so the per-pixel
  * result equals the per-segment one and no extra pass is made.
  * Context for segments (whole-image objects): `inputRect` reads the WHOLE Raster and Raster2 for
- * every tile and the per-segment classes are computed once per plan (see `whole-image.ts`: cache
- * keyed by the plan, checked by an input fingerprint, 4096 x 4096 limit -> LIMIT_EXCEEDED), so
+ * every tile and the per-segment classes are computed once per plan (see `whole-image.ts`: kept
+ * in the plan's params, checked by an input fingerprint, 4096 x 4096 limit -> LIMIT_EXCEEDED), so
  * tiled output equals whole output for any tile size.
  *
  * Output: one band of class values (ClassValue), natural type U8 (U16 when a value exceeds 255, S32
@@ -44,7 +44,7 @@ import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
+import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
 
 const args = {
   ClassifierDefinition: {
@@ -72,6 +72,8 @@ export interface ClassifyParams {
   /** Raster size (whole-image mode). */
   readonly width: number;
   readonly height: number;
+  /** The per-segment classes, computed by the first tile (whole-image.ts). */
+  readonly segmentClasses: WholeImageMemo<SegmentClasses>;
 }
 
 const at = argPaths(args);
@@ -135,7 +137,14 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
       if (isComplex(seg.pixelType)) throw unsupportedInput(at('Raster2'), `the segmented raster must be real-valued, got ${seg.pixelType}`);
       checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, at('Raster2'));
     }
-    const params: ClassifyParams = { raster: a.Raster, segments: segmented ? a.Raster2! : -1, model, width: src.width, height: src.height };
+    const params: ClassifyParams = {
+      raster: a.Raster,
+      segments: segmented ? a.Raster2! : -1,
+      model,
+      width: src.width,
+      height: src.height,
+      segmentClasses: wholeImageMemo(),
+    };
     return {
       info,
       halo: 0,
@@ -215,7 +224,7 @@ function computeSegmentClasses(p: ClassifyParams, src: PixelBlock, seg: PixelBlo
 }
 
 function segmentKernel(p: ClassifyParams, src: PixelBlock, seg: PixelBlock, out: PixelBlock): void {
-  const { labels, classOf } = cachedWhole(p, [src, seg], () => computeSegmentClasses(p, src, seg));
+  const { labels, classOf } = cachedWhole(p.segmentClasses, [src, seg], () => computeSegmentClasses(p, src, seg));
   const { width: W, height: H } = p;
   const { x: ox, y: oy, width: ow, height: oh } = out.rect;
   const dst = out.bands[0]!;

@@ -53,7 +53,7 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import { roundHalfAway } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
+import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
 
 /** Vendor-tool defaults (spec: the Python example's values). */
 export const DEFAULT_SPECTRAL_DETAIL = 15.5;
@@ -111,6 +111,8 @@ export interface SegmentMeanShiftParams extends MeanShiftOptions {
   readonly raster: number;
   readonly width: number;
   readonly height: number;
+  /** The segmentation of the whole raster, computed by the first tile (whole-image.ts). */
+  readonly segments: WholeImageMemo<{ readonly rgb: Uint8Array; readonly mask: Uint8Array }>;
 }
 
 const at = argPaths(args);
@@ -165,6 +167,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
       minSize: a.MinNumPixelsPerSegment,
       maxSize,
       boundaries: a.BoundariesOnly,
+      segments: wholeImageMemo(),
     };
     return {
       info,
@@ -177,7 +180,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
 
   kernel(p, inputs, out) {
     const blk = inputs[p.raster]!;
-    const seg = cachedWhole(p, [blk], () => {
+    const seg = cachedWhole(p.segments, [blk], () => {
       const s = meanShiftSegments(blk.bands as Uint8Array[], blk.mask, p.width, p.height, p);
       return { rgb: s.rgb, mask: blk.mask.slice() };
     });
