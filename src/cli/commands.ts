@@ -7,7 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
 import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
-import { describe as describeArgs, nearest } from '../graph/args.js';
+import { closestSpelling, describe as describeArgs } from '../graph/args.js';
 import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
@@ -242,7 +242,7 @@ const FORMAT_NAMES: Readonly<Record<OutputFormat, string>> = { tiff: 'GTiff', pn
 function parseFormat(v: string): OutputFormat {
   const f = FORMATS[v.trim().toLowerCase()];
   if (f) return f;
-  const guess = nearest(v, ['GTiff', 'PNG', 'JPEG']);
+  const guess = closestSpelling(v, ['GTiff', 'PNG', 'JPEG']);
   throw new UsageError('format', `--format must be GTiff, PNG or JPEG, got ${v}${guess ? `; did you mean ${guess}?` : ''}`);
 }
 
@@ -272,7 +272,7 @@ function findFunction(name: string) {
   const fn = registry.get(name) ?? registry.get(name.replace(/function$/i, ''));
   if (fn) return fn;
   const names = registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]);
-  const guess = nearest(name, names) ?? nearest(name.replace(/function$/i, ''), names);
+  const guess = closestSpelling(name, names) ?? closestSpelling(name.replace(/function$/i, ''), names);
   throw new UsageError('name', `no raster function is named ${JSON.stringify(name)}${guess ? `; did you mean ${guess}?` : ''} (rasterflow functions lists them)`, 'UNKNOWN_FUNCTION');
 }
 

@@ -83,7 +83,7 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
   for (const [key, value] of Object.entries(given)) {
     const name = byKey.get(key.toLowerCase());
     if (name === undefined) {
-      const near = nearest(key, [...Object.keys(schema), ...Object.values(schema).flatMap((s) => s.aliases ?? [])]);
+      const near = closestSpelling(key, [...Object.keys(schema), ...Object.values(schema).flatMap((s) => s.aliases ?? [])]);
       warnings.push({
         code: 'INVALID_ARGUMENT',
         path: join(basePath, key),
@@ -183,7 +183,7 @@ function byName<T>(names: Readonly<Record<string, T>>, word: string): T | undefi
 function didYouMean(word: string, names: readonly string[]): string {
   const keys = new Map<string, string>();
   for (const n of names) if (!keys.has(nameKey(n))) keys.set(nameKey(n), n);
-  const near = nearest(nameKey(word), [...keys.keys()]);
+  const near = closestSpelling(nameKey(word), [...keys.keys()]);
   return near === undefined ? '' : ` (did you mean ${keys.get(near)}?)`;
 }
 
@@ -279,8 +279,8 @@ export function coerce(spec: ArgSpec, v: unknown): Coerced {
   }
 }
 
-/** The candidate closest to `word` (case-insensitive edit distance at most 2, or 1/3 of its length). */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
+/** The candidate spelt most like `word`, for a "did you mean" (case-insensitive edit distance at most 2, or 1/3 of its length); undefined when none is close. */
+export function closestSpelling(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   let best: string | undefined;
   let bestD = Math.max(2, Math.floor(w.length / 3)) + 1;

@@ -11,7 +11,7 @@
  */
 import type { Issue } from '../core/errors.js';
 import { parsePixelType, type OutputPixelType } from '../core/pixel-type.js';
-import { nearest } from '../graph/args.js';
+import { closestSpelling } from '../graph/args.js';
 
 export interface RuleNode {
   /** `rasterFunction` as written (the builder matches it case-insensitively). */
@@ -178,7 +178,7 @@ function unknownField(key: string): string {
     const canonical = RULE_FIELDS[RULE_KEYS.indexOf(field)]!;
     return `${key} ignored: ${canonical} is given too, and ${canonical} is used`;
   }
-  const near = nearest(key, [...RULE_FIELDS, 'functionName', 'functionArguments']);
+  const near = closestSpelling(key, [...RULE_FIELDS, 'functionName', 'functionArguments']);
   const hint = near !== undefined ? ` (did you mean ${near}?)` : '; function arguments belong inside rasterFunctionArguments';
   return `unknown rule field ${JSON.stringify(key)} ignored${hint}`;
 }

@@ -38,7 +38,7 @@
 import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, representable, type PixelType } from '../../core/pixel-type.js';
-import { argPaths, nearest } from '../../graph/args.js';
+import { argPaths, closestSpelling } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { parseColorRamp, parseColormap, rampColors, type AlgorithmicRamp, type ColorRamp, type ColorTable } from './ramps.js';
 
@@ -249,7 +249,7 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
       case 'ColormapName': {
         const named = namedColormap(a.ColormapName!);
         if (named === undefined) {
-          const near = nearest(a.ColormapName!.trim(), COLORMAP_NAMES);
+          const near = closestSpelling(a.ColormapName!.trim(), COLORMAP_NAMES);
           throw invalidArgument(
             at('ColormapName'),
             `unknown colormap name ${JSON.stringify(a.ColormapName)}${near ? ` (did you mean ${near}?)` : ''}; names: ${COLORMAP_NAMES.join(', ')}`,

@@ -30,7 +30,7 @@
  * Everything here is pure and runs at plan time; kernels only index the tables.
  */
 import { EngineError, invalidArgument } from '../../core/errors.js';
-import { nearest } from '../../graph/args.js';
+import { closestSpelling } from '../../graph/args.js';
 import type { Colormap } from '../../core/pixel-block.js';
 
 // ---- Types
@@ -463,7 +463,7 @@ export function parseColorRamp(value: unknown, path: string): ColorRamp {
   if (typeof value === 'string') {
     const ramp = predefinedRamp(value);
     if (ramp === undefined) {
-      const near = nearest(value.trim(), PREDEFINED_RAMP_NAMES);
+      const near = closestSpelling(value.trim(), PREDEFINED_RAMP_NAMES);
       throw invalidArgument(path, `unknown colour ramp ${show(value)}${near ? ` (did you mean ${near}?)` : ''}; names: ${PREDEFINED_RAMP_NAMES.join(', ')}`);
     }
     return ramp;

@@ -136,7 +136,7 @@ import {
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
-import { argPaths, nearest } from '../../graph/args.js';
+import { argPaths, closestSpelling } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import { atanDegrees, SlopeType } from './gradient.js';
@@ -648,7 +648,7 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
 
     const zUnit = parseLinearUnit(a.ZUnit);
     if (zUnit === undefined) {
-      const near = nearest(a.ZUnit, Object.keys(LINEAR_UNITS));
+      const near = closestSpelling(a.ZUnit, Object.keys(LINEAR_UNITS));
       throw invalidArgument(
         at('ZUnit'),
         `unknown z unit ${JSON.stringify(a.ZUnit)}; expected one of ${Object.keys(LINEAR_UNITS).join(', ')} or a unit code 1..12${near ? ` (did you mean ${near}?)` : ''}`,
