@@ -127,10 +127,6 @@ export function timeSeriesMultidim(
   return { variables: [{ name, dimensions: [dimension], bandsPerSlice, slices }] };
 }
 
-/** Total bands a layout uses. */
-export const bandsOfLayout = (md: Multidimensional): number =>
-  md.variables.reduce((n, v) => n + v.slices.length * v.bandsPerSlice, 0);
-
 // ---- Dimension values
 
 const ISO = /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -171,7 +167,7 @@ export function formatDimensionValue(v: number, time: boolean): string {
   return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
 }
 
-export const MS_PER_DAY = 86_400_000;
+const MS_PER_DAY = 86_400_000;
 /** Days since 1970-01-01T00:00:00Z: the regression variable t of time dimensions. */
 export const daysSinceEpoch = (ms: number): number => ms / MS_PER_DAY;
 

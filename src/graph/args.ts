@@ -168,7 +168,7 @@ function fallback(spec: ArgSpec): string {
 }
 
 /** Lower case without spaces, dashes, underscores, dots and parentheses: one key for `percent-rise`, `PERCENT_RISE`, `PercentRise`. */
-export const nameKey = (s: string): string => s.toLowerCase().replace(/[\s\-_.()]/g, '');
+const nameKey = (s: string): string => s.toLowerCase().replace(/[\s\-_.()]/g, '');
 
 /** The entry of `names` that `word` spells (see nameKey), also with a vendor prefix (`esri`, `geo`) dropped. */
 function byName<T>(names: Readonly<Record<string, T>>, word: string): T | undefined {

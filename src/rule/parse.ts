@@ -35,7 +35,7 @@ export interface ParsedRule {
 }
 
 /** Nesting deeper than this is refused (a guard against hostile input, not a real limit). */
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 
 const RULE_KEYS = ['rasterfunction', 'rasterfunctionarguments', 'outputpixeltype', 'variablename'];
 /** The rule fields as written in messages. */
@@ -45,7 +45,7 @@ const IGNORED_KEYS = ['name', 'description', 'help', 'type'];
 // The JS client's RasterFunction object spells the two main fields functionName and functionArguments.
 const JS_KEYS: Readonly<Record<string, string>> = { functionname: 'rasterfunction', functionarguments: 'rasterfunctionarguments' };
 
-export const isRuleObject = (v: unknown): v is Record<string, unknown> =>
+const isRuleObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => {
     const l = k.toLowerCase();
     return l === 'rasterfunction' || l === 'function' || l === 'functionname';

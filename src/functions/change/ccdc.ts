@@ -86,7 +86,7 @@ interface CcdcParams {
 }
 
 const at = argPaths(args);
-export const CCDC_MIN_OBS = 12;
+const CCDC_MIN_OBS = 12;
 const YEAR = 365.25;
 /** Per-segment bands before the per-band ones, and per change band. */
 export const CCDC_SEGMENT_BANDS = ['StartTime', 'EndTime', 'BreakTime', 'ChangeProbability', 'NumObservations'] as const;

@@ -41,7 +41,7 @@ import { checkHolds, floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from '../local/grid.js';
 
-export const ChangeMethod = {
+const ChangeMethod = {
   Difference: 0,
   RelativeDifference: 1,
   Categorical: 2,
@@ -108,7 +108,7 @@ interface ComputeChangeParams {
 const at = argPaths(args);
 
 /** Codes 1..N for the kept pairs of from x to (from-major). */
-export function transitionCodes(from: readonly number[], to: readonly number[], keep: number): Int32Array {
+function transitionCodes(from: readonly number[], to: readonly number[], keep: number): Int32Array {
   const codes = new Int32Array(from.length * to.length);
   let next = 1;
   from.forEach((f, i) =>

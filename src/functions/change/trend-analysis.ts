@@ -164,14 +164,14 @@ interface TrendAnalysisParams {
 const at = argPaths(args);
 
 /** Names of a fit's coefficient bands, in output order. */
-export function coefficientNames(m: ModelSpec): string[] {
+function coefficientNames(m: ModelSpec): string[] {
   if (m.kind === 0) return ['Slope', 'Intercept'];
   if (m.kind === 1) return ['Slope', 'Intercept', ...Array.from({ length: m.frequency }, (_, i) => [`Cos_${i + 1}`, `Sin_${i + 1}`]).flat()];
   return Array.from({ length: m.order + 1 }, (_, i) => `Coef_t${m.order - i}`);
 }
 
 /** Band names of one Mann-Kendall / Seasonal-Kendall result, in output order. */
-export const KENDALL_NAMES = ['SensSlope', 'PValue', 'MannKendallScore', 'SVariance', 'ZScore'] as const;
+const KENDALL_NAMES = ['SensSlope', 'PValue', 'MannKendallScore', 'SVariance', 'ZScore'] as const;
 
 /** The regression variable of a dimension value. */
 export const regressionT = (v: number, time: boolean): number => (time ? daysSinceEpoch(v) : v);

@@ -51,7 +51,7 @@ interface TrendToRgbParams {
 const at = argPaths(args);
 
 /** The value below which `q` of the |x| of a signed histogram fall (bin centres), 0 when empty. */
-export function absQuantile(h: Histogram | undefined, q: number): number {
+function absQuantile(h: Histogram | undefined, q: number): number {
   if (!h) return 0;
   const w = (h.max - h.min) / h.size;
   const pairs: [number, number][] = [];

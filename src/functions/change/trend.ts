@@ -78,7 +78,7 @@ const MAX_VALUES = 10000;
 const STEP_MS: Record<string, number> = { HOURS: 3600000, DAYS: 86400000, WEEKS: 7 * 86400000 };
 
 /** `start` plus `k` calendar months (UTC), the day clamped to the month's length. */
-export function addMonths(start: number, k: number): number {
+function addMonths(start: number, k: number): number {
   const d = new Date(start);
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth() + k;

@@ -172,7 +172,7 @@ interface SegmentClasses {
 }
 
 /** 8-connected regions of equal values (all bands) among the valid pixels of `seg`. */
-export function equalValueSegments(seg: PixelBlock, width: number, height: number): { labels: Int32Array; count: number } {
+function equalValueSegments(seg: PixelBlock, width: number, height: number): { labels: Int32Array; count: number } {
   const uf = new UnionFind(width * height);
   const bands = seg.bands;
   const nb = bands.length;

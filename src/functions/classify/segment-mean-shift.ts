@@ -56,11 +56,11 @@ import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
 
 /** Vendor-tool defaults (spec: the Python example's values). */
-export const DEFAULT_SPECTRAL_DETAIL = 15.5;
-export const DEFAULT_SPATIAL_DETAIL = 15;
+const DEFAULT_SPECTRAL_DETAIL = 15.5;
+const DEFAULT_SPATIAL_DETAIL = 15;
 /** Filter stops after this many iterations or when the shift is below `SHIFT_EPSILON`. */
-export const MAX_ITERATIONS = 10;
-export const SHIFT_EPSILON = 0.1;
+const MAX_ITERATIONS = 10;
+const SHIFT_EPSILON = 0.1;
 
 const args = {
   SpectralDetail: {
@@ -222,7 +222,7 @@ export interface Segmentation {
 }
 
 /** Mean-shift filter: the converged colour (mode) of every valid pixel, r, g, b interleaved. */
-export function meanShiftModes(bands: readonly Uint8Array[], mask: Uint8Array, W: number, H: number, hs: number, hr: number): Float32Array {
+function meanShiftModes(bands: readonly Uint8Array[], mask: Uint8Array, W: number, H: number, hs: number, hr: number): Float32Array {
   const [R, G, B] = bands as [Uint8Array, Uint8Array, Uint8Array];
   const modes = new Float32Array(3 * W * H);
   const hs2 = hs * hs;

@@ -76,7 +76,7 @@ export interface UnmixParams {
 const at = argPaths(args);
 
 /** Relative weight of the sum-to-one row: d = SUM_TO_ONE_WEIGHT x max|E_ij|. */
-export const SUM_TO_ONE_WEIGHT = 1000;
+const SUM_TO_ONE_WEIGHT = 1000;
 
 interface Member {
   readonly name: string;

@@ -171,7 +171,7 @@ function namedTable(name: ColormapName): Uint8Array {
 const INDEXES = Float64Array.from({ length: 256 }, (_, i) => i);
 
 /** A colour table of n <= 256 colours as a colormap for values 0..n-1. */
-export function tableColormap(t: ColorTable): Colormap {
+function tableColormap(t: ColorTable): Colormap {
   const values = t.size === 256 ? INDEXES.slice() : Float64Array.from({ length: t.size }, (_, i) => i);
   return t.alpha === undefined ? { values, rgb: t.rgb } : { values, rgb: t.rgb, alpha: t.alpha };
 }

@@ -36,7 +36,7 @@ import type { Colormap } from '../../core/pixel-block.js';
 // ---- Types
 
 /** Interpolation spaces of an algorithmic ramp (wire names, spec file §8 and raster-functions.md Colormap). */
-export const RAMP_ALGORITHMS = ['geoHSVAlgorithm', 'geoCIELabAlgorithm', 'geoLabLChAlgorithm'] as const;
+const RAMP_ALGORITHMS = ['geoHSVAlgorithm', 'geoCIELabAlgorithm', 'geoLabLChAlgorithm'] as const;
 export type RampAlgorithm = (typeof RAMP_ALGORITHMS)[number];
 
 export interface AlgorithmicRamp {
@@ -429,7 +429,7 @@ function component(c: unknown, path: string): number {
  * ASSUMPTION (spec: "default HSV when absent in the vendor's template reader, CIELab in the ramp
  * converter"): a rule is read like a template, so an algorithmic ramp without `algorithm` is HSV.
  */
-export const DEFAULT_RAMP_ALGORITHM: RampAlgorithm = 'geoHSVAlgorithm';
+const DEFAULT_RAMP_ALGORITHM: RampAlgorithm = 'geoHSVAlgorithm';
 
 function parseAlgorithmic(o: Record<string, unknown>, path: string): AlgorithmicRamp {
   const type = member(o, 'type');

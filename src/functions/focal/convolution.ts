@@ -61,7 +61,7 @@ import {
 } from './window.js';
 
 /** Largest Columns or Rows accepted. */
-export const MAX_KERNEL_SIZE = 255;
+const MAX_KERNEL_SIZE = 255;
 
 const args = {
   Type: {

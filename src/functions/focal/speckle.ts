@@ -61,7 +61,7 @@ import {
   WindowReducer,
 } from './window.js';
 
-export const SpeckleFilter = { Lee: 0, EnhancedLee: 1, Frost: 2, Kuan: 3 } as const;
+const SpeckleFilter = { Lee: 0, EnhancedLee: 1, Frost: 2, Kuan: 3 } as const;
 export const NoiseModel = { Multiplicative: 0, Additive: 1, AdditiveAndMultiplicative: 2 } as const;
 type FilterCode = (typeof SpeckleFilter)[keyof typeof SpeckleFilter];
 type NoiseModelCode = (typeof NoiseModel)[keyof typeof NoiseModel];

@@ -55,13 +55,13 @@ import {
   WindowReducer,
 } from './window.js';
 
-export const StatisticsType = { Min: 1, Max: 2, Mean: 3, StandardDeviation: 4, Median: 5, Majority: 6, Minority: 7 } as const;
+const StatisticsType = { Min: 1, Max: 2, Mean: 3, StandardDeviation: 4, Median: 5, Majority: 6, Minority: 7 } as const;
 type StatisticsTypeCode = (typeof StatisticsType)[keyof typeof StatisticsType];
 
 /** Largest Columns or Rows. */
-export const MAX_WINDOW = 1001;
+const MAX_WINDOW = 1001;
 /** Largest window area for Median, Majority and Minority (which sort each window). */
-export const MAX_RANK_AREA = 128 * 128;
+const MAX_RANK_AREA = 128 * 128;
 
 const args = {
   Type: {

@@ -38,7 +38,7 @@ import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
 
-export const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
+const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
 
 const args = {
   Raster: {

@@ -277,7 +277,7 @@ function lookup(p: Omit<RemapParams, 'lut'>, x: number): number | undefined {
 }
 
 /** The smallest pixel type holding every value (integers: the smallest integer type; fractions: F32, F64 past its range). */
-export function typeHolding(values: readonly number[]): PixelType {
+function typeHolding(values: readonly number[]): PixelType {
   if (values.every((v) => Number.isInteger(v))) {
     const lo = Math.min(...values);
     const hi = Math.max(...values);

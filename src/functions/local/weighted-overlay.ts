@@ -202,7 +202,7 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
 });
 
 /** Parse one remap string into a table, checking new values against the scale. */
-export function parseRemap(s: string, from: number, to: number, path: string): RemapTable {
+function parseRemap(s: string, from: number, to: number, path: string): RemapTable {
   const lo: number[] = [];
   const hi: number[] = [];
   const kind: number[] = [];

@@ -418,7 +418,7 @@ function typeRange(t: PixelType): [number, number] {
 }
 
 /** Per band transfers from statistics and histograms (entries may be undefined: type range). */
-export function transfersFor(
+function transfersFor(
   c: Config,
   bands: number,
   stats: readonly (BandStatistics | undefined)[],
@@ -502,7 +502,7 @@ export function equalizationLevels(counts: readonly number[]): number[] {
 }
 
 /** The vendor client's empirical gamma from a band's mean (spec "ComputeGamma"). */
-export function computeGamma(s: BandStatistics, inType: PixelType): number {
+function computeGamma(s: BandStatistics, inType: PixelType): number {
   const t = inType === 'U8' ? s.mean! : s.max > s.min ? (255 * (s.mean! - s.min)) / (s.max - s.min) : 0;
   if (!(t > 0 && t < 255)) return 1;
   const e = t === 150 ? 0 : t <= 150 ? 45 * Math.cos(0.01047 * t) : 17 * Math.sin(0.021 * t);
@@ -517,7 +517,7 @@ export function computeGamma(s: BandStatistics, inType: PixelType): number {
 const sig = (u: number): number => 1 / (1 + Math.exp(-u));
 
 /** The output value (unrounded) of input value v. */
-export function curve(t: Transfer, v: number, outMin: number, outMax: number): number {
+function curve(t: Transfer, v: number, outMin: number, outMax: number): number {
   const range = outMax - outMin;
   let m: number;
   if (t.equalize !== undefined) {

@@ -61,7 +61,7 @@ interface Sensor {
 const BGW = ['Brightness', 'Greenness', 'Wetness'] as const;
 const seq = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
-export const SENSORS: readonly Sensor[] = [
+const SENSORS: readonly Sensor[] = [
   {
     label: 'Landsat MSS',
     match: (k) => k.includes('mss') || /^landsat[123]$/.test(k),

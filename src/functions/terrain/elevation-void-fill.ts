@@ -54,9 +54,9 @@ import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 
 /** A void takes the rim's plane when its RMS residual is at most this share of the rim's range. */
-export const PLANE_TOLERANCE = 0.01;
+const PLANE_TOLERANCE = 0.01;
 /** Inverse-distance weighting power. */
-export const IDW_POWER = 2;
+const IDW_POWER = 2;
 /** Largest input context (pixels) one output tile may need. */
 export const MAX_CONTEXT_PIXELS = 1 << 26;
 

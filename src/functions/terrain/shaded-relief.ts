@@ -68,7 +68,7 @@ import { rgbInfo } from '../color/rgb.js';
 export const FALLBACK_ELEVATION_RANGE = { min: 0, max: 8000 } as const;
 
 /** The ramp used when neither Colormap nor Colorramp is given (ASSUMPTION above). */
-export const DEFAULT_SHADED_RELIEF_RAMP = 'Elevation #1';
+const DEFAULT_SHADED_RELIEF_RAMP = 'Elevation #1';
 
 /** Index scale of the ramp lookup: k = floor((z - zmin) * 255.00001 / (zmax - zmin)) [spec, VJS]. */
 const RAMP_SCALE = 255.00001;

@@ -160,9 +160,9 @@ export const MAX_HALF_WIDTH = 50;
 
 // ASSUMPTION (vendor mechanism undocumented): the adaptive rule and its two constants are ours.
 /** UseAdaptiveScale: a larger window is kept while its residual error is at most this many times the 3x3 one. */
-export const ADAPTIVE_RESIDUAL_RATIO = 2;
+const ADAPTIVE_RESIDUAL_RATIO = 2;
 /** UseAdaptiveScale: residual errors below this (x,y units, 1 micrometre for metres) count as an exact fit. */
-export const ADAPTIVE_RESIDUAL_FLOOR = 1e-6;
+const ADAPTIVE_RESIDUAL_FLOOR = 1e-6;
 
 /** Lattice of the azimuth correction: at most this many intervals per axis. */
 const LATTICE_INTERVALS = 64;

@@ -58,7 +58,7 @@ import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { predefinedRamp, rampColors } from '../color/ramps.js';
 import { VECTOR_BAND_NAMES } from './vector-field.js';
 
-export const SYMBOLOGIES = [
+const SYMBOLOGIES = [
   'Simple Scalar',
   'Single Arrow',
   'Wind Barb',
@@ -68,7 +68,7 @@ export const SYMBOLOGIES = [
   'Ocean Current (MetersPerSecond)',
 ] as const;
 
-export const CALCULATION_METHODS = ['Vector Average', 'Nearest neighbor', 'Bilinear', 'Cubic', 'Minimum', 'Maximum'] as const;
+const CALCULATION_METHODS = ['Vector Average', 'Nearest neighbor', 'Bilinear', 'Cubic', 'Minimum', 'Maximum'] as const;
 
 const SIZE_UNITS = ['Pixels', 'Meters', 'Kilometers', 'Feet', 'Miles', 'NauticalMiles', 'DecimalDegrees', 'MapUnits'] as const;
 

@@ -44,10 +44,10 @@ import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod } from '../local/grid.js';
 import { onGrid } from '../../graph/align.js';
 
-export const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
+const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
 
 /** Other spellings of the data types: the JS client's `dataType` values ("vector-uv", "vector-magdir") match as they are. */
-export const VECTOR_DATA_TYPE_NAMES: Readonly<Record<string, VectorDataType>> = {
+const VECTOR_DATA_TYPE_NAMES: Readonly<Record<string, VectorDataType>> = {
   UV: 'Vector-UV',
   MagDir: 'Vector-MagDir',
   MagnitudeDirection: 'Vector-MagDir',
