@@ -46,7 +46,7 @@ function proj4Of(sr: SpatialReference | undefined): string | undefined {
 }
 
 /** A transform from the features' CRS to the target's, or undefined when none is needed. */
-export function transformBetween(
+function transformBetween(
   from: SpatialReference | undefined,
   to: SpatialReference | undefined,
   path: string,

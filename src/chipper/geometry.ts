@@ -23,7 +23,7 @@ export interface Box {
   ymax: number;
 }
 
-export const emptyBox = (): Box => ({ xmin: Infinity, ymin: Infinity, xmax: -Infinity, ymax: -Infinity });
+const emptyBox = (): Box => ({ xmin: Infinity, ymin: Infinity, xmax: -Infinity, ymax: -Infinity });
 export const boxIsEmpty = (b: Box): boolean => !(b.xmax > b.xmin && b.ymax > b.ymin);
 
 export function boxOf(mp: MultiPolygon): Box {
@@ -43,7 +43,7 @@ export function boxOf(mp: MultiPolygon): Box {
   return b;
 }
 
-export function ringArea(r: Ring): number {
+function ringArea(r: Ring): number {
   let s = 0;
   const n = r.length;
   for (let i = 0; i < n; i += 2) {
@@ -133,7 +133,7 @@ export function circle(x: number, y: number, radius: number, segments = 64): Pol
 }
 
 /** Even-odd containment of (x, y) in a polygon's rings. */
-export function pointInPolygon(poly: Polygon, x: number, y: number): boolean {
+function pointInPolygon(poly: Polygon, x: number, y: number): boolean {
   let inside = false;
   for (const ring of poly) {
     const n = ring.length;

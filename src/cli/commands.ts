@@ -7,7 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
 import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
-import { describe as describeArgs, nearest } from '../graph/args.js';
+import { closestSpelling, describe as describeArgs } from '../graph/args.js';
 import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
@@ -37,7 +37,7 @@ export interface CliIo {
  * A command-line usage error (bad option value and the like): printed as every error,
  * `error INVALID_ARGUMENT at OPTION: message`, but exit status 2.
  */
-export class UsageError extends EngineError {
+class UsageError extends EngineError {
   constructor(path: string, message: string, code: ErrorCode = 'INVALID_ARGUMENT') {
     super(code, message, { path });
   }
@@ -100,7 +100,7 @@ export function exitCodeOf(e: unknown): number {
 }
 
 /** `--rule` takes a file path or inline JSON. */
-export function readRule(value: string): unknown {
+function readRule(value: string): unknown {
   const t = value.trim();
   if (t.startsWith('{') || t.startsWith('[') || t.startsWith('"')) return t;
   try {
@@ -122,7 +122,7 @@ function readChipParams(value: string): string {
 }
 
 /** `--input path` binds `$$`/`$1`, then `$2`, ...; `--input NAME=path` binds a named variable. */
-export function parseInputs(values: readonly string[]): Map<string, string> {
+function parseInputs(values: readonly string[]): Map<string, string> {
   const bound = new Map<string, string>();
   let n = 0;
   for (const v of values) {
@@ -142,7 +142,7 @@ export function parseInputs(values: readonly string[]): Map<string, string> {
  * `--outsize W,H` as GDAL's `-outsize`: each a pixel count or a percentage of the first input's
  * size (`50%`); 0 for one of them keeps the aspect ratio.
  */
-export function parseOutsize(s: string, base: { width: number; height: number }): { width: number; height: number } {
+function parseOutsize(s: string, base: { width: number; height: number }): { width: number; height: number } {
   const bad = (): EngineError =>
     new UsageError('outsize', `--outsize must be width,height in pixels or percentages (e.g. 1024,0 or 25%,25%), got ${s}`);
   const parts = s.split(',').map((p) => p.trim());
@@ -160,7 +160,7 @@ export function parseOutsize(s: string, base: { width: number; height: number })
   return { width: w, height: h };
 }
 
-export function parseWindow(s: string): Rect {
+function parseWindow(s: string): Rect {
   const parts = s.split(',').map((p) => Number(p.trim()));
   if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p)) || parts[2]! <= 0 || parts[3]! <= 0) {
     throw new UsageError('window', `--window must be x,y,width,height in whole pixels, got ${s}`);
@@ -174,7 +174,7 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
  * A progress bar on stderr for renders that take more than a second, on a terminal only:
  * `[#####....]  42% 1234/2916 tiles`, redrawn when the percentage changes.
  */
-export function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
+function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
   let count = 0;
   let drawn = -1;
   const write = io.progress ?? ((s: string) => void process.stderr.write(s));
@@ -210,12 +210,12 @@ export function progressBar(io: CliIo, total: number, started: number): { tick()
  * service's maxImageWidth x maxImageHeight is 4100 x 15000) because they answer interactive
  * requests; a CLI also runs batch jobs.
  */
-export const DEFAULT_MAX_PIXELS = 2 ** 31;
+const DEFAULT_MAX_PIXELS = 2 ** 31;
 /**
  * Default for PNG and JPEG outputs, which are encoded from the whole image in memory: 2^28
  * (16384 x 16384), about 1 GiB for four U8 bands before the encoder's own buffers.
  */
-export const DEFAULT_MAX_PIXELS_IN_MEMORY = 2 ** 28;
+const DEFAULT_MAX_PIXELS_IN_MEMORY = 2 ** 28;
 
 function parseMaxPixels(v: string): number {
   const n = Number(v.replace(/_/g, ''));
@@ -242,7 +242,7 @@ const FORMAT_NAMES: Readonly<Record<OutputFormat, string>> = { tiff: 'GTiff', pn
 function parseFormat(v: string): OutputFormat {
   const f = FORMATS[v.trim().toLowerCase()];
   if (f) return f;
-  const guess = nearest(v, ['GTiff', 'PNG', 'JPEG']);
+  const guess = closestSpelling(v, ['GTiff', 'PNG', 'JPEG']);
   throw new UsageError('format', `--format must be GTiff, PNG or JPEG, got ${v}${guess ? `; did you mean ${guess}?` : ''}`);
 }
 
@@ -272,7 +272,7 @@ function findFunction(name: string) {
   const fn = registry.get(name) ?? registry.get(name.replace(/function$/i, ''));
   if (fn) return fn;
   const names = registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]);
-  const guess = nearest(name, names) ?? nearest(name.replace(/function$/i, ''), names);
+  const guess = closestSpelling(name, names) ?? closestSpelling(name.replace(/function$/i, ''), names);
   throw new UsageError('name', `no raster function is named ${JSON.stringify(name)}${guess ? `; did you mean ${guess}?` : ''} (rasterflow functions lists them)`, 'UNKNOWN_FUNCTION');
 }
 
@@ -299,7 +299,7 @@ function describeKind(a: Record<string, unknown>): string {
 }
 
 /** The full help of one function, as `rasterflow functions NAME` prints it. */
-export function functionHelp(name: string): { lines: string[]; json: Record<string, unknown> } {
+function functionHelp(name: string): { lines: string[]; json: Record<string, unknown> } {
   const f = findFunction(name);
   const args = describeArgs(f.args);
   const json = { name: f.name, aliases: f.aliases ?? [], family: f.family, summary: f.summary, variableName: f.variableName ?? 'Raster', verification: f.verification, arguments: args };

@@ -3,7 +3,7 @@
  * JSON path into the rendering rule (or the request parameter) that caused it. Thrown while parsing
  * and planning, never inside kernels. `ERROR_TABLE` below is total over the codes
  * (`Record<ErrorCode, ...>`), so a new code that nobody maps is a compile error; the CLI takes its exit
- * status from it and the protocol adapters their HTTP status.
+ * status from it, and the protocol adapters (not written yet) are to take their HTTP status and message.
  */
 export const ERROR_CODES = [
   'INVALID_RULE',

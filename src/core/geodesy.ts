@@ -48,7 +48,7 @@ export interface Ellipsoid {
 }
 
 /** From the semi-major axis and the inverse flattening (0 or Infinity: a sphere). */
-export function ellipsoidOfFlattening(a: number, rf: number): Ellipsoid {
+function ellipsoidOfFlattening(a: number, rf: number): Ellipsoid {
   const f = rf === 0 || !Number.isFinite(rf) ? 0 : 1 / rf;
   return { a, e2: f * (2 - f) };
 }
@@ -197,7 +197,7 @@ export function geodesicRows(info: RasterInfo): GeodesicRows | undefined {
  * Latitude (degrees) of the centre of raster row `row` (any real number: (H - 1) / 2 is the middle),
  * clamped to the centre of a row that touches a pole.
  */
-export function rowLatitude(g: GeodesicRows, row: number): number {
+function rowLatitude(g: GeodesicRows, row: number): number {
   const lim = 90 - g.dlat / 2;
   const phi = g.ymax - (row + 0.5) * g.dlat;
   return phi > lim ? lim : phi < -lim ? -lim : phi;

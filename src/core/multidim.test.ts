@@ -17,7 +17,8 @@ import type { RasterInfo } from './pixel-block.js';
 const info = (md: Multidimensional | undefined, bandCount: number): RasterInfo =>
   gridInfo({ width: 2, height: 2, bandCount, extra: md ? { multidimensional: md } : {} });
 
-const opts = { matchVariable: true, unionDimension: true, path: 'rasterFunctionArguments.', names: ['Raster', 'Raster2'] };
+const at = (name: string): string => `rasterFunctionArguments.${name}`;
+const opts = { matchVariable: true, unionDimension: true, at, paths: [at('Raster'), at('Raster2')] };
 
 describe('dimension values', () => {
   it('parses ISO 8601 dates as UTC epoch ms and prints them back', () => {

@@ -127,10 +127,6 @@ export function timeSeriesMultidim(
   return { variables: [{ name, dimensions: [dimension], bandsPerSlice, slices }] };
 }
 
-/** Total bands a layout uses. */
-export const bandsOfLayout = (md: Multidimensional): number =>
-  md.variables.reduce((n, v) => n + v.slices.length * v.bandsPerSlice, 0);
-
 // ---- Dimension values
 
 const ISO = /^([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -171,7 +167,7 @@ export function formatDimensionValue(v: number, time: boolean): string {
   return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
 }
 
-export const MS_PER_DAY = 86_400_000;
+const MS_PER_DAY = 86_400_000;
 /** Days since 1970-01-01T00:00:00Z: the regression variable t of time dimensions. */
 export const daysSinceEpoch = (ms: number): number => ms / MS_PER_DAY;
 
@@ -210,10 +206,13 @@ export interface PairOptions {
   readonly matchVariable: boolean;
   /** Seed rule 6: true (default) = proceed only if dimensions have the same names; false = union of dimensions. */
   readonly unionDimension: boolean;
-  /** Argument path prefix for errors, e.g. `rasterFunctionArguments.`. */
-  readonly path: string;
-  /** Argument name of each input for errors (`Raster`, `Raster2`, `Rasters[1]`). */
-  readonly names: readonly string[];
+  /**
+   * The function's argument paths (`argPaths(args)` of graph/args.ts), for errors at MatchVariable
+   * and UnionDimension: a function whose schema lacks either does not compile.
+   */
+  readonly at: (name: 'MatchVariable' | 'UnionDimension') => string;
+  /** The path of each input for errors, one per input (`at('Raster2')`, `at('Rasters', 1)`); messages name it by its last part. */
+  readonly paths: readonly string[];
 }
 
 export interface MultidimPairing {
@@ -261,7 +260,8 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
   const mds = inputs.map((i) => (i.constant === undefined ? multidimOf(i) : undefined));
   const multi = mds.flatMap((m, i) => (m ? [i] : []));
   if (multi.length === 0) return undefined;
-  const where = (i: number): string => `${o.path}${o.names[i] ?? `Raster${i + 1}`}`;
+  const where = (i: number): string => o.paths[i]!;
+  const label = (i: number): string => where(i).slice(where(i).lastIndexOf('.') + 1);
   const warnings: string[] = [];
 
   // 1. Variable groups: one variable per multidimensional input.
@@ -279,8 +279,8 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
       if (members.length === multi.length) groups.push(members);
     }
     if (groups.length === 0) {
-      const lists = multi.map((i) => `${o.names[i] ?? i} has ${mds[i]!.variables.map((v) => v.name).join(', ')}`).join('; ');
-      throw invalidArgument(`${o.path}MatchVariable`, `MatchVariable is true but the inputs share no variable name (${lists}); set MatchVariable to false to pair variables by position`);
+      const lists = multi.map((i) => `${label(i)} has ${mds[i]!.variables.map((v) => v.name).join(', ')}`).join('; ');
+      throw invalidArgument(o.at('MatchVariable'), `MatchVariable is true but the inputs share no variable name (${lists}); set MatchVariable to false to pair variables by position`);
     }
     const all = new Set(multi.flatMap((i) => mds[i]!.variables.map((v) => key(v.name))));
     if (all.size > groups.length) warnings.push(`variables not in every input are left out (kept: ${groups.map((g) => g[0]!.variable.name).join(', ')})`);
@@ -307,7 +307,7 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
       const same = names.length === have.length && names.every((n) => have.includes(n));
       if (!same && o.unionDimension) {
         throw invalidArgument(
-          `${o.path}UnionDimension`,
+          o.at('UnionDimension'),
           `UnionDimension is true but the dimensions of variable ${lead.name} differ (${lead.dimensions.map((d) => d.name).join(', ') || 'none'} vs ${m.variable.dimensions.map((d) => d.name).join(', ') || 'none'}); set UnionDimension to false for the union of dimensions`,
         );
       }

@@ -55,7 +55,7 @@ export function sourceWindow(block: PixelBlock, width: number, height: number): 
 }
 
 /** Block index of absolute source pixel (ix, iy) when it is inside the raster and valid, else -1. */
-export function validIndex(s: SourceWindow, ix: number, iy: number): number {
+function validIndex(s: SourceWindow, ix: number, iy: number): number {
   if (ix < 0 || iy < 0 || ix >= s.width || iy >= s.height) return -1;
   const bx = ix - s.x0;
   const by = iy - s.y0;

@@ -62,7 +62,7 @@ export function sameSpatialReference(a: SpatialReference | undefined, b: Spatial
 }
 
 /** A short stable key of a spatial reference, for node ids. */
-export function spatialReferenceKey(sr: SpatialReference | undefined): string {
+function spatialReferenceKey(sr: SpatialReference | undefined): string {
   if (!sr) return '';
   const p = proj4Of(sr);
   return p !== undefined ? normalProj4(p) : sr.wkid !== undefined ? `wkid:${sr.wkid}` : (sr.wkt ?? '');
@@ -85,7 +85,7 @@ export function converter(from: string, to: string): Converter {
 }
 
 /** Transform one point; [NaN, NaN] where the transform fails. */
-export function transformPoint(c: Converter, x: number, y: number): [number, number] {
+function transformPoint(c: Converter, x: number, y: number): [number, number] {
   try {
     const p = c.forward([x, y]);
     const px = p[0]!;
@@ -342,7 +342,7 @@ interface AlignParams {
 }
 
 /** The internal function behind alignment nodes (not registered: only createFunctionNode makes them). */
-export const alignFunction: RasterFunction<Record<string, never>, AlignParams> = {
+const alignFunction: RasterFunction<Record<string, never>, AlignParams> = {
   name: 'Align',
   summary: 'Internal: resample an input onto its consumer’s output grid.',
   family: 'internal',

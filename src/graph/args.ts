@@ -39,6 +39,22 @@ export interface ParsedArgs {
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
 
+/** The path of a function's arguments object, relative to the function: the prefix of every argument path. */
+export const ARGUMENTS = 'rasterFunctionArguments';
+
+/** The error path of an argument named `N`, relative to the function; `index` picks an element of a list. */
+export type ArgPath<N extends string> = (name: N, index?: number) => string;
+
+/**
+ * Error paths of the arguments of one schema, relative to the function (graph/node.ts anchors them
+ * in the rule): `const at = argPaths(args)`, then `at('ZFactor')` is
+ * `rasterFunctionArguments.ZFactor` and `at('Rasters', 2)` is `rasterFunctionArguments.Rasters[2]`.
+ * Names are keys of the schema, so a misspelt name does not compile.
+ */
+export function argPaths<A extends ArgSchema>(_schema: A): ArgPath<keyof A & string> {
+  return (name, index) => (index === undefined ? `${ARGUMENTS}.${name}` : `${ARGUMENTS}.${name}[${index}]`);
+}
+
 export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): ParsedArgs {
   const issues: Issue[] = [];
   const warnings: Issue[] = [];
@@ -67,7 +83,7 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
   for (const [key, value] of Object.entries(given)) {
     const name = byKey.get(key.toLowerCase());
     if (name === undefined) {
-      const near = nearest(key, [...Object.keys(schema), ...Object.values(schema).flatMap((s) => s.aliases ?? [])]);
+      const near = closestSpelling(key, [...Object.keys(schema), ...Object.values(schema).flatMap((s) => s.aliases ?? [])]);
       warnings.push({
         code: 'INVALID_ARGUMENT',
         path: join(basePath, key),
@@ -152,7 +168,7 @@ function fallback(spec: ArgSpec): string {
 }
 
 /** Lower case without spaces, dashes, underscores, dots and parentheses: one key for `percent-rise`, `PERCENT_RISE`, `PercentRise`. */
-export const nameKey = (s: string): string => s.toLowerCase().replace(/[\s\-_.()]/g, '');
+const nameKey = (s: string): string => s.toLowerCase().replace(/[\s\-_.()]/g, '');
 
 /** The entry of `names` that `word` spells (see nameKey), also with a vendor prefix (`esri`, `geo`) dropped. */
 function byName<T>(names: Readonly<Record<string, T>>, word: string): T | undefined {
@@ -167,7 +183,7 @@ function byName<T>(names: Readonly<Record<string, T>>, word: string): T | undefi
 function didYouMean(word: string, names: readonly string[]): string {
   const keys = new Map<string, string>();
   for (const n of names) if (!keys.has(nameKey(n))) keys.set(nameKey(n), n);
-  const near = nearest(nameKey(word), [...keys.keys()]);
+  const near = closestSpelling(nameKey(word), [...keys.keys()]);
   return near === undefined ? '' : ` (did you mean ${keys.get(near)}?)`;
 }
 
@@ -263,8 +279,8 @@ export function coerce(spec: ArgSpec, v: unknown): Coerced {
   }
 }
 
-/** The candidate closest to `word` (case-insensitive edit distance at most 2, or 1/3 of its length). */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
+/** The candidate spelt most like `word`, for a "did you mean" (case-insensitive edit distance at most 2, or 1/3 of its length); undefined when none is close. */
+export function closestSpelling(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   let best: string | undefined;
   let bestD = Math.max(2, Math.floor(w.length / 3)) + 1;

@@ -47,7 +47,7 @@ export async function statisticsOf(node: RasterNode, signal?: AbortSignal): Prom
 }
 
 /** The same node (same id, same pixels) with `statistics` in its info. */
-export function withStatistics(node: RasterNode, statistics: readonly BandStatistics[]): RasterNode {
+function withStatistics(node: RasterNode, statistics: readonly BandStatistics[]): RasterNode {
   const info: RasterInfo = { ...node.info, statistics };
   if (node.kind === 'function') return { ...node, info, plan: { ...node.plan, info } };
   const src = node;

@@ -86,8 +86,3 @@ export function constantSource(values: readonly number[], like?: RasterInfo): So
     },
   };
 }
-
-/** Whole planes of a block, for building sources from rendered output. */
-export const planesOf = (block: PixelBlock): readonly Plane[] => block.bands;
-
-export { allocatePlane };

@@ -8,7 +8,7 @@ import type { RasterInfo } from '../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, promote, representable, type PixelType } from '../core/pixel-type.js';
 
 /** The JSON path of a rule's outputPixelType, relative to the rule (the builder anchors it). */
-export const OUTPUT_PIXEL_TYPE_PATH = 'outputPixelType';
+const OUTPUT_PIXEL_TYPE_PATH = 'outputPixelType';
 
 /** An outputPixelType the function cannot produce: INVALID_ARGUMENT at `outputPixelType`. */
 export function refuseType(fnName: string, to: PixelType, why: string): EngineError {

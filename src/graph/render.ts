@@ -52,7 +52,7 @@ export interface RenderOptions {
   readonly recipe?: Recipe;
 }
 
-export const DEFAULT_TILE = 256;
+const DEFAULT_TILE = 256;
 
 function plan(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: Rect[] } {
   const area = opts.rect ?? rect(0, 0, root.info.width, root.info.height);

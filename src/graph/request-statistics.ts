@@ -38,9 +38,9 @@ import { evaluateTile } from './evaluate.js';
 import type { FunctionNode, RasterNode, RequestBandStatistics } from './types.js';
 
 /** Edge of the fixed tiles the pre-pass evaluates its inputs over. */
-export const STATS_TILE = 512;
+const STATS_TILE = 512;
 /** Default histogram size for types other than 8-bit. */
-export const DEFAULT_BINS = 256;
+const DEFAULT_BINS = 256;
 /** Float inputs are read twice; up to this many bytes of first-pass tiles are kept for the second. */
 const KEEP_BYTES = 128 * 1024 * 1024;
 

@@ -20,7 +20,7 @@ import type { SourceNode } from '../graph/types.js';
 import { PixelStatistics } from './pixel-statistics.js';
 
 /** GDALSTAT_APPROX_NUMSAMPLES. */
-export const APPROX_NUM_SAMPLES = 2500;
+const APPROX_NUM_SAMPLES = 2500;
 
 export interface StatisticsLevel {
   readonly node: SourceNode;

@@ -151,7 +151,7 @@ const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
  * A grey PNG (colour type 0) of bit depth 1, 2 or 4 from one value per pixel (already within
  * 0..2^depth - 1): rows packed most significant bits first, each row with filter type 0 (none).
  */
-export function encodeLowDepthGrey(values: Uint8Array, width: number, height: number, depth: 1 | 2 | 4, level = 6): Uint8Array {
+function encodeLowDepthGrey(values: Uint8Array, width: number, height: number, depth: 1 | 2 | 4, level = 6): Uint8Array {
   const rowBytes = Math.ceil((width * depth) / 8);
   const perByte = 8 / depth;
   const raw = new Uint8Array(height * (rowBytes + 1)); // zeroed: filter byte 0 and padding bits

@@ -39,7 +39,7 @@ export function worldFileText(info: RasterInfo): string {
 }
 
 /** The SRS as GDAL's PAM reader takes it; undefined when there is none to say. */
-export function pamSrs(sr: SpatialReference | undefined): string | undefined {
+function pamSrs(sr: SpatialReference | undefined): string | undefined {
   if (sr === undefined) return undefined;
   if (sr.wkt !== undefined && sr.wkt.trim() !== '') return sr.wkt.trim();
   if (sr.wkid !== undefined) {

@@ -556,7 +556,7 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
  * separate-planes image one after another): "strip 12 (rows 60-64) of band 1", "tile 3
  * (columns 256-511, rows 0-255) of bands 1-3", "... of overview 2".
  */
-export function blockName(image: Pick<ImageReader, 'layout' | 'label' | 'mask'>, index: number): string {
+function blockName(image: Pick<ImageReader, 'layout' | 'label' | 'mask'>, index: number): string {
   const l = image.layout;
   const perPlane = l.across * l.down;
   const plane = Math.floor(index / perPlane);

@@ -65,7 +65,7 @@ const DCT = (() => {
 })();
 
 /** The quantisation table for a quality 1..100, natural order (libjpeg's scaling). */
-export function quantTable(quality: number): Uint8Array {
+function quantTable(quality: number): Uint8Array {
   const q = Math.min(100, Math.max(1, Math.round(quality)));
   const scale = q < 50 ? Math.floor(5000 / q) : 200 - 2 * q;
   return Uint8Array.from(BASE_Q, (b) => Math.min(255, Math.max(1, Math.floor((b * scale + 50) / 100))));

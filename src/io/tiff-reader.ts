@@ -41,7 +41,7 @@ export interface ByteRange {
  * false: one read per range, each into its own buffer); results in the order of `ranges`.
  * Zero-length ranges give empty arrays.
  */
-export async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array[]> {
+async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array[]> {
   return Promise.all(readRangesEach(src, ranges, signal, merge));
 }
 
@@ -130,7 +130,7 @@ function abortError(): Error {
   return e;
 }
 
-export class HttpError extends Error {}
+class HttpError extends Error {}
 
 /**
  * An http(s) URL read with `Range: bytes=a-b` requests. A server that ignores ranges (200 with

@@ -12,7 +12,7 @@
  */
 import { combinedError, toEngineError, type Issue } from '../core/errors.js';
 import type { OutputPixelType } from '../core/pixel-type.js';
-import { nearest, parseArgs } from '../graph/args.js';
+import { closestSpelling, parseArgs } from '../graph/args.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
 import { withNeededStatistics } from '../graph/input-statistics.js';
@@ -268,7 +268,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     const seen = [...overrides.seen.at(-1)!];
     for (const o of mine) {
       if (o.used) continue;
-      const near = nearest(o.name, seen);
+      const near = closestSpelling(o.name, seen);
       warnings.push({
         code: 'INVALID_ARGUMENT',
         path: o.path,
@@ -360,7 +360,7 @@ function unknownName(name: string, options: ResolveOptions): string {
     ...options.registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]),
     ...(options.templates?.list().map((t) => t.name) ?? []),
   ];
-  const near = nearest(name, names);
+  const near = closestSpelling(name, names);
   return `${JSON.stringify(name)} is neither a well-known raster function nor a registered template${near ? ` (did you mean ${near}?)` : ''}`;
 }
 

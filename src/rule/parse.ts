@@ -11,7 +11,7 @@
  */
 import type { Issue } from '../core/errors.js';
 import { parsePixelType, type OutputPixelType } from '../core/pixel-type.js';
-import { nearest } from '../graph/args.js';
+import { closestSpelling } from '../graph/args.js';
 
 export interface RuleNode {
   /** `rasterFunction` as written (the builder matches it case-insensitively). */
@@ -35,7 +35,7 @@ export interface ParsedRule {
 }
 
 /** Nesting deeper than this is refused (a guard against hostile input, not a real limit). */
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 
 const RULE_KEYS = ['rasterfunction', 'rasterfunctionarguments', 'outputpixeltype', 'variablename'];
 /** The rule fields as written in messages. */
@@ -45,7 +45,7 @@ const IGNORED_KEYS = ['name', 'description', 'help', 'type'];
 // The JS client's RasterFunction object spells the two main fields functionName and functionArguments.
 const JS_KEYS: Readonly<Record<string, string>> = { functionname: 'rasterfunction', functionarguments: 'rasterfunctionarguments' };
 
-export const isRuleObject = (v: unknown): v is Record<string, unknown> =>
+const isRuleObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => {
     const l = k.toLowerCase();
     return l === 'rasterfunction' || l === 'function' || l === 'functionname';
@@ -178,7 +178,7 @@ function unknownField(key: string): string {
     const canonical = RULE_FIELDS[RULE_KEYS.indexOf(field)]!;
     return `${key} ignored: ${canonical} is given too, and ${canonical} is used`;
   }
-  const near = nearest(key, [...RULE_FIELDS, 'functionName', 'functionArguments']);
+  const near = closestSpelling(key, [...RULE_FIELDS, 'functionName', 'functionArguments']);
   const hint = near !== undefined ? ` (did you mean ${near}?)` : '; function arguments belong inside rasterFunctionArguments';
   return `unknown rule field ${JSON.stringify(key)} ignored${hint}`;
 }

@@ -34,6 +34,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { checkColourType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type ArgValues, type Plan } from '../../graph/types.js';
 
@@ -59,18 +60,18 @@ export interface ColorspaceParams {
   readonly byteInput: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 function planFor(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to: PixelType | undefined): Plan<ColorspaceParams> {
   const src = inputs[a.Raster]!;
   const toHsv = a.ConversionType === ConversionType.RgbToHsv;
   if (src.bandCount !== 3) {
-    throw unsupportedInput(`${P}Raster`, `ColorspaceConversion needs a three-band raster (${toHsv ? 'R, G, B' : 'H, S, V'}), got ${src.bandCount} band(s)`);
+    throw unsupportedInput(at('Raster'), `ColorspaceConversion needs a three-band raster (${toHsv ? 'R, G, B' : 'H, S, V'}), got ${src.bandCount} band(s)`);
   }
-  if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `ColorspaceConversion needs real pixel values, got ${src.pixelType}`);
+  if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `ColorspaceConversion needs real pixel values, got ${src.pixelType}`);
   if (toHsv && src.pixelType !== 'U8') {
     throw unsupportedInput(
-      `${P}Raster`,
+      at('Raster'),
       `RGB to HSV needs three unsigned 8-bit bands, got ${src.pixelType}: apply a Stretch (outputPixelType U8) or set outputPixelType U8 on the input first`,
     );
   }

@@ -36,6 +36,7 @@
 import { layoutBandNames, multidimOf, pairSlices, sliceValueMissing } from '../../core/multidim.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, promote, representable } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod, outputGrid } from '../local/grid.js';
 import { onGrid } from '../../graph/align.js';
@@ -70,7 +71,7 @@ interface CompositeBandParams {
   };
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 
 export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
@@ -85,14 +86,14 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
     const infos = a.Rasters.map((i) => inputs[i]!);
     const first = infos[0]!;
     // The output mask is the AND of the inputs': an input outside the first one's extent leaves it all NoData.
-    const grid = outputGrid(infos, 0, a.CellsizeType, { paths: infos.map((_, i) => `rasterFunctionArguments.Rasters[${i}]`) })!;
+    const grid = outputGrid(infos, 0, a.CellsizeType, { paths: infos.map((_, i) => at('Rasters', i)) })!;
     const target: RasterInfo = { ...first, ...grid };
     const moved = infos.map((i) => !onGrid(i, target));
     const align = inputs.map((i, k) => (a.Rasters.includes(k) && !onGrid(i, target) ? alignMethod(i) : undefined));
 
     let pixelType = promote(infos.map((i) => i.pixelType));
     // Multidimensional inputs: composite slice by slice (seed rule 6 pairing of whole slices).
-    const md = pairSlices(infos, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) });
+    const md = pairSlices(infos, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) });
     if (md) {
       const sources: { input: number; band: number; complex: boolean }[] = [];
       const ranges: [number, number][] = [];

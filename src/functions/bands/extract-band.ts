@@ -18,6 +18,7 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 export const MissingBandAction = { FindBestMatch: 0, Fail: 1 } as const;
@@ -51,7 +52,7 @@ interface ExtractBandParams {
   readonly bands: readonly number[];
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const extractBand = defineFunction<typeof args, ExtractBandParams>({
   name: 'ExtractBand',
@@ -74,11 +75,11 @@ export const extractBand = defineFunction<typeof args, ExtractBandParams>({
       bands = a.BandIDs.map((id) => {
         // ASSUMPTION (VJS Fail rejects id < 0; FindBestMatch leaves it undefined): a negative id is
         // malformed under both actions, never clamped to band 0.
-        if (id < 0) throw invalidArgument(`${P}BandIDs`, `band id ${id} is negative; BandIDs are 0-based`);
+        if (id < 0) throw invalidArgument(at('BandIDs'), `band id ${id} is negative; BandIDs are 0-based`);
         if (id < src.bandCount) return id;
         if (fail) {
           throw invalidArgument(
-            `${P}BandIDs`,
+            at('BandIDs'),
             `band id ${id} is out of range: the raster has ${src.bandCount} band(s), ids 0..${src.bandCount - 1} (MissingBandAction 1 Fail)`,
           );
         }
@@ -93,13 +94,13 @@ export const extractBand = defineFunction<typeof args, ExtractBandParams>({
       // metadata yet, so there is nothing to match against; falling back to some band under
       // FindBestMatch would silently return the wrong band, so both actions fail here.
       throw unsupportedInput(
-        `${P}BandWavelengths`,
+        at('BandWavelengths'),
         'BandWavelengths needs band wavelength metadata, which this raster does not have; use BandIDs or BandNames',
       );
     } else {
       // ASSUMPTION (spec silent; the vendor client defaults to an empty id list): no selection at
       // all is an error rather than a silent pass-through of every band.
-      throw invalidArgument(`${P}BandIDs`, 'ExtractBand needs BandIDs, BandNames or BandWavelengths');
+      throw invalidArgument(at('BandIDs'), 'ExtractBand needs BandIDs, BandNames or BandWavelengths');
     }
     if (a.WavelengthMatchTolerance !== undefined) {
       warnings.push('WavelengthMatchTolerance only applies to BandWavelengths and is ignored');
@@ -128,14 +129,14 @@ export const extractBand = defineFunction<typeof args, ExtractBandParams>({
 function byName(names: readonly string[], src: RasterInfo): number[] {
   const have = src.bandNames;
   if (have === undefined || have.length === 0) {
-    throw unsupportedInput(`${P}BandNames`, 'BandNames given but the raster has no band names; use BandIDs');
+    throw unsupportedInput(at('BandNames'), 'BandNames given but the raster has no band names; use BandIDs');
   }
   const keys = have.map((n) => n.trim().toLowerCase());
   return names.map((name) => {
     const i = keys.indexOf(name.trim().toLowerCase());
     // ASSUMPTION (spec: FindBestMatch picks the nearest wavelength for names): without wavelength
     // metadata there is no best match for an unknown name, so both MissingBandAction values fail.
-    if (i < 0) throw invalidArgument(`${P}BandNames`, `no band named "${name}"; the raster has ${have.join(', ')}`);
+    if (i < 0) throw invalidArgument(at('BandNames'), `no band named "${name}"; the raster has ${have.join(', ')}`);
     return i;
   });
 }

@@ -99,10 +99,19 @@ describe('TransposeBits', () => {
     expect(bad({ InputBitPositions: [1.5], OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({ path: 'rasterFunctionArguments.InputBitPositions' });
     expect(bad({ InputBitPositions: [1], OutputBitPositions: [0] })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.ConstantFillValue' });
     expect(bad({ InputBitPositions: [1], OutputBitPositions: [0], ConstantFillValue: 2 ** 32 })).toMatchObject({ path: 'rasterFunctionArguments.ConstantFillValue' });
-    const grid = catchError(() =>
-      applyFunction(transposeBits, { InputBitPositions: [1], OutputBitPositions: [0] }, [qa(), rasterOf({ width: 5, height: 1, pixelType: 'U8' }, () => 0)]),
-    );
-    expect(grid).toMatchObject({ code: 'UNSUPPORTED_INPUT', path: 'rasterFunctionArguments.FillRaster' });
+    // A FillRaster that does not overlap the Raster would leave the output NoData (local/grid.ts).
+    const far = rasterOf({ width: 6, height: 1, pixelType: 'U8', origin: { x: 100, y: 0 } }, () => 0);
+    const grid = catchError(() => applyFunction(transposeBits, { InputBitPositions: [1], OutputBitPositions: [0] }, [qa(), far]));
+    expect(grid).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.FillRaster' });
+  });
+
+  it('a FillRaster on another grid is resampled onto the Raster\'s grid (Plan.align, nearest)', async () => {
+    // 3 cells of 2 units over the Raster's 6 cells of 1: each fill value covers two output pixels.
+    const coarse = rasterOf({ width: 3, height: 1, pixelType: 'U8', cellSize: 2 }, (x) => 0x10 * (x + 1));
+    const r = await runFunction(transposeBits, { InputBitPositions: [0], OutputBitPositions: [0] }, [qa(), coarse]);
+    expect(r.node.plan.align?.[1]).toEqual({ method: 'nearest' });
+    expect(r.node.inputs[1]!.info.width).toBe(6);
+    expect(Array.from(r.block.bands[0]!).map((v) => v & ~1)).toEqual([0x10, 0x10, 0x20, 0x20, 0x30, 0x30]);
   });
 
   it('tiled equals whole, constant and raster fill', async () => {

@@ -24,7 +24,9 @@
  * Errors (INVALID_ARGUMENT at the argument): missing or empty positions, lengths that differ,
  * positions outside 0..31, an output position given twice, a constant fill that is not an
  * integer in 0..4294967295 (or -2147483648..-1, taken as its two's complement).
- * FillRaster on another grid: UNSUPPORTED_INPUT (as Arithmetic).
+ * Grids: the output is on the Raster's grid; a FillRaster on another grid is resampled onto it by
+ * the engine (`Plan.align`, nearest: bit patterns are not interpolated), NoData outside its extent.
+ * A FillRaster that does not overlap the Raster is INVALID_ARGUMENT at FillRaster (local/grid.ts).
  * outputPixelType: the bit patterns through the engine's cast to any real type that holds every
  * value the output bits (and fill) can make, 0..2^(top + 1) - 1 (values unchanged: U2 holds two
  * output bits); complex types, and types that would cut bits, are refused when the rule is built.
@@ -32,9 +34,10 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { checkHolds } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 
 const args = {
   InputBitPositions: {
@@ -66,7 +69,7 @@ interface TransposeBitsParams {
   readonly fill: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
   name: 'TransposeBits',
@@ -83,15 +86,15 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     const outBits = positions(a.OutputBitPositions, 'OutputBitPositions');
     if (inBits.length !== outBits.length) {
       throw invalidArgument(
-        `${P}OutputBitPositions`,
+        at('OutputBitPositions'),
         `OutputBitPositions has ${outBits.length} position(s) but InputBitPositions has ${inBits.length}; they pair one to one`,
       );
     }
     const twice = outBits.find((b, i) => outBits.indexOf(b) !== i);
     if (twice !== undefined) {
-      throw invalidArgument(`${P}OutputBitPositions`, `output bit ${twice} is given twice; each output bit takes one input bit`);
+      throw invalidArgument(at('OutputBitPositions'), `output bit ${twice} is given twice; each output bit takes one input bit`);
     }
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `TransposeBits does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `TransposeBits does not take complex (${src.pixelType}) rasters`);
     if (src.bandCount > 1) warnings.push(`Raster has ${src.bandCount} bands; TransposeBits reads the first one`);
 
     const hasFill = a.FillRaster !== undefined;
@@ -103,8 +106,8 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     let fillBits = 0; // bits the fill may occupy
     if (useRaster) {
       const f = inputs[a.FillRaster!]!;
-      if (isComplex(f.pixelType)) throw unsupportedInput(`${P}FillRaster`, `FillRaster cannot be complex (${f.pixelType})`);
-      requireSameGrid('TransposeBits', src, f, `${P}FillRaster`);
+      if (isComplex(f.pixelType)) throw unsupportedInput(at('FillRaster'), `FillRaster cannot be complex (${f.pixelType})`);
+      outputGrid([src, f], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('FillRaster')] });
       if (f.bandCount > 1) warnings.push(`FillRaster has ${f.bandCount} bands; TransposeBits reads the first one`);
       const ti = PIXEL_TYPE_INFO[f.pixelType];
       fillBits = ti.integer ? Math.max(8, ti.bits) : 32;
@@ -112,10 +115,10 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     } else {
       const v = a.ConstantFillValue;
       if (v === undefined) {
-        throw invalidArgument(`${P}ConstantFillValue`, 'ConstantFillValue is required when the output is filled with a constant (no FillRaster)');
+        throw invalidArgument(at('ConstantFillValue'), 'ConstantFillValue is required when the output is filled with a constant (no FillRaster)');
       }
       if (v < -2147483648 || v > 4294967295) {
-        throw invalidArgument(`${P}ConstantFillValue`, `ConstantFillValue must fit 32 bits (-2147483648..4294967295), got ${v}`);
+        throw invalidArgument(at('ConstantFillValue'), `ConstantFillValue must fit 32 bits (-2147483648..4294967295), got ${v}`);
       }
       fill = v >>> 0;
       fillBits = 32 - Math.clz32(fill);
@@ -137,6 +140,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
       info,
       halo: 0,
       params: { input: a.Raster, inputBits: inBits, outputBits: outBits, fillInput: useRaster ? a.FillRaster : undefined, fill },
+      ...(useRaster ? { align: inputs.map((_, k) => (k === a.FillRaster ? ({ method: 'nearest' } as const) : undefined)) } : {}),
       ...(warnings.length ? { warnings } : {}),
     };
   },
@@ -168,9 +172,9 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
 });
 
 /** Positions as given, checked: present, non-empty, each an integer in 0..31. */
-function positions(list: readonly number[] | undefined, name: string): number[] {
-  if (list === undefined || list.length === 0) throw invalidArgument(`${P}${name}`, `${name} is required: a list of bit positions 0..31`);
+function positions(list: readonly number[] | undefined, name: 'InputBitPositions' | 'OutputBitPositions'): number[] {
+  if (list === undefined || list.length === 0) throw invalidArgument(at(name), `${name} is required: a list of bit positions 0..31`);
   const bad = list.find((b) => b < 0 || b > 31);
-  if (bad !== undefined) throw invalidArgument(`${P}${name}`, `bit position ${bad} is outside 0..31`);
+  if (bad !== undefined) throw invalidArgument(at(name), `bit position ${bad} is outside 0..31`);
   return [...list];
 }

@@ -50,6 +50,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { daysSinceEpoch, decimalYear, multidimOf, sliceValueMissing, timeSeriesOf, type CcdcModel, type MultidimSlice, type Multidimensional } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { chiSquareQuantile, cholesky, choleskySolve, design, type Design } from './regression.js';
@@ -84,8 +85,8 @@ interface CcdcParams {
   readonly decimalYears: Float64Array;
 }
 
-const P = 'rasterFunctionArguments.';
-export const CCDC_MIN_OBS = 12;
+const at = argPaths(args);
+const CCDC_MIN_OBS = 12;
 const YEAR = 365.25;
 /** Per-segment bands before the per-band ones, and per change band. */
 export const CCDC_SEGMENT_BANDS = ['StartTime', 'EndTime', 'BreakTime', 'ChangeProbability', 'NumObservations'] as const;
@@ -103,21 +104,21 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
-    if (!md) throw unsupportedInput(`${P}Raster`, 'CCDC needs a multidimensional time series (a variable with a StdTime dimension)');
+    if (!md) throw unsupportedInput(at('Raster'), 'CCDC needs a multidimensional time series (a variable with a StdTime dimension)');
     const ts = timeSeriesOf(md);
-    if (typeof ts === 'string') throw unsupportedInput(`${P}Raster`, `CCDC needs a time series: ${ts}`);
+    if (typeof ts === 'string') throw unsupportedInput(at('Raster'), `CCDC needs a time series: ${ts}`);
     const nb = ts.bandsPerStep;
-    const check = (ids: readonly number[], arg: string): void => {
-      for (const id of ids) if (id < 0 || id >= nb) throw invalidArgument(`${P}${arg}`, `band id ${id} is out of range: slices have ${nb} band(s), ids 0..${nb - 1}`);
+    const check = (ids: readonly number[], arg: 'BandIDs' | 'TmaskBandIDs'): void => {
+      for (const id of ids) if (id < 0 || id >= nb) throw invalidArgument(at(arg), `band id ${id} is out of range: slices have ${nb} band(s), ids 0..${nb - 1}`);
     };
     check(a.BandIDs, 'BandIDs');
     check(a.TmaskBandIDs, 'TmaskBandIDs');
-    if (a.TmaskBandIDs.length !== 0 && a.TmaskBandIDs.length !== 2) throw invalidArgument(`${P}TmaskBandIDs`, 'TmaskBandIDs takes two bands (green and SWIR) or none');
-    if (!(a.ChiSquareProb > 0 && a.ChiSquareProb < 1)) throw invalidArgument(`${P}ChiSquareProb`, 'ChiSquareProb must be between 0 and 1 (exclusive)');
-    if (!(a.UpdatingFrequency > 0)) throw invalidArgument(`${P}UpdatingFrequency`, 'UpdatingFrequency must be greater than 0 (years)');
+    if (a.TmaskBandIDs.length !== 0 && a.TmaskBandIDs.length !== 2) throw invalidArgument(at('TmaskBandIDs'), 'TmaskBandIDs takes two bands (green and SWIR) or none');
+    if (!(a.ChiSquareProb > 0 && a.ChiSquareProb < 1)) throw invalidArgument(at('ChiSquareProb'), 'ChiSquareProb must be between 0 and 1 (exclusive)');
+    if (!(a.UpdatingFrequency > 0)) throw invalidArgument(at('UpdatingFrequency'), 'UpdatingFrequency must be greater than 0 (years)');
     const changeBands = a.BandIDs.length ? [...new Set(a.BandIDs)] : Array.from({ length: nb }, (_, j) => j);
     const n = ts.times.length;
-    if (n < CCDC_MIN_OBS) throw unsupportedInput(`${P}Raster`, `CCDC needs at least ${CCDC_MIN_OBS} time slices; the raster has ${n}`);
+    if (n < CCDC_MIN_OBS) throw unsupportedInput(at('Raster'), `CCDC needs at least ${CCDC_MIN_OBS} time slices; the raster has ${n}`);
     const t = Float64Array.from(ts.times, daysSinceEpoch);
     const d = design({ kind: 1, frequency: 3, order: 0, cycle: YEAR }, t);
     const maxSegments = Math.max(1, Math.floor(n / CCDC_MIN_OBS));

@@ -36,11 +36,12 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger, PIXEL_TYPE_INFO } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { checkHolds, floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from '../local/grid.js';
 
-export const ChangeMethod = {
+const ChangeMethod = {
   Difference: 0,
   RelativeDifference: 1,
   Categorical: 2,
@@ -104,10 +105,10 @@ interface ComputeChangeParams {
   readonly codes: Int32Array | undefined;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Codes 1..N for the kept pairs of from x to (from-major). */
-export function transitionCodes(from: readonly number[], to: readonly number[], keep: number): Int32Array {
+function transitionCodes(from: readonly number[], to: readonly number[], keep: number): Int32Array {
   const codes = new Int32Array(from.length * to.length);
   let next = 1;
   from.forEach((f, i) =>
@@ -136,14 +137,14 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
     const method = a.Method as ComputeChangeParams['method'];
     const name = `Method ${method} (${METHOD_NAMES[method]})`;
     for (const [arg, info] of [['Raster', from], ['Raster2', to]] as const) {
-      if (info.constant !== undefined) throw invalidArgument(`${P}${arg}`, 'ComputeChange takes rasters, not constants');
-      if (isComplex(info.pixelType)) throw unsupportedInput(`${P}${arg}`, `ComputeChange does not take complex (${info.pixelType}) rasters`);
+      if (info.constant !== undefined) throw invalidArgument(at(arg), 'ComputeChange takes rasters, not constants');
+      if (isComplex(info.pixelType)) throw unsupportedInput(at(arg), `ComputeChange does not take complex (${info.pixelType}) rasters`);
       if (method <= 2 && info.bandCount !== 1) {
-        throw invalidArgument(`${P}${arg}`, `${name} takes single-band rasters; ${arg} has ${info.bandCount} bands (use ExtractBand, or methods 3-5 for multiband rasters)`);
+        throw invalidArgument(at(arg), `${name} takes single-band rasters; ${arg} has ${info.bandCount} bands (use ExtractBand, or methods 3-5 for multiband rasters)`);
       }
     }
     if (method >= 3 && from.bandCount !== to.bandCount) {
-      throw invalidArgument(`${P}Raster2`, `${name} needs rasters with the same band count; Raster has ${from.bandCount}, Raster2 has ${to.bandCount}`);
+      throw invalidArgument(at('Raster2'), `${name} needs rasters with the same band count; Raster has ${from.bandCount}, Raster2 has ${to.bandCount}`);
     }
     const warnings: string[] = [];
     const categorical = method === 2;
@@ -152,7 +153,7 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
         if (a[k] !== undefined) warnings.push(`${k} only applies to Method 2 (Categorical) and is ignored`);
       }
     }
-    const grid = outputGrid([from, to], a.ExtentType, a.CellsizeType, { paths: [`${P}Raster`, `${P}Raster2`] })!;
+    const grid = outputGrid([from, to], a.ExtentType, a.CellsizeType, { paths: [at('Raster'), at('Raster2')] })!;
     let fromClasses: number[] | undefined;
     let toClasses: number[] | undefined;
     let codes: Int32Array | undefined;
@@ -163,11 +164,11 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
       for (const k of ['FromClassNameFieldName', 'ToClassNameFieldName'] as const) {
         if (a[k] !== undefined) warnings.push(`${k}: rasters carry no attribute table here, so class names are not read`);
       }
-      const classes = (list: readonly number[] | undefined, info: RasterInfo, arg: string): number[] | undefined => {
+      const classes = (list: readonly number[] | undefined, info: RasterInfo, arg: 'FromClassValues' | 'ToClassValues'): number[] | undefined => {
         if (list !== undefined && list.length > 0) return unique(list);
         if (info.colormap) return Array.from(info.colormap.values);
         if (!isInteger(info.pixelType) || info.pixelType === 'U32' || info.pixelType === 'S32') {
-          throw invalidArgument(`${P}${arg}`, `Categorical needs ${arg} for a ${info.pixelType} raster without a colormap (class values are read from 8- and 16-bit rasters only)`);
+          throw invalidArgument(at(arg), `Categorical needs ${arg} for a ${info.pixelType} raster without a colormap (class values are read from 8- and 16-bit rasters only)`);
         }
         statisticsNeeded = true;
         return undefined;
@@ -177,7 +178,7 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
       if (fromClasses && toClasses) {
         codes = transitionCodes(fromClasses, toClasses, a.KeepMethod);
         const n = Math.max(0, ...codes);
-        if (n === 0) throw invalidArgument(`${P}KeepMethod`, `no transition between the from and to classes is kept by KeepMethod ${a.KeepMethod}`);
+        if (n === 0) throw invalidArgument(at('KeepMethod'), `no transition between the from and to classes is kept by KeepMethod ${a.KeepMethod}`);
         pixelType = n <= 255 ? 'U8' : 'U16';
         if (from.colormap && to.colormap) colormap = transitionColormap(fromClasses, toClasses, codes, from.colormap, to.colormap, a.UseColorMethod);
       } else pixelType = 'U16';

@@ -22,6 +22,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import { multidimOf } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { checkHolds, floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CCDC_BAND_FIELDS, CCDC_SEGMENT_BANDS } from './ccdc.js';
@@ -48,7 +49,7 @@ interface DetectChangeParams {
   readonly first: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const detectChange = defineFunction<typeof args, DetectChangeParams>({
   name: 'DetectChange',
@@ -63,7 +64,7 @@ export const detectChange = defineFunction<typeof args, DetectChangeParams>({
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     const model = md?.model;
-    if (!md || model?.kind !== 'ccdc') throw unsupportedInput(`${P}Raster`, 'DetectChange needs a change analysis raster (the output of CCDC)');
+    if (!md || model?.kind !== 'ccdc') throw unsupportedInput(at('Raster'), 'DetectChange needs a change analysis raster (the output of CCDC)');
     const type = a.ChangeType as DetectChangeParams['type'];
     const bands = type === 3 ? 1 : a.MaxNumberChanges;
     const warnings = type === 3 && a.MaxNumberChanges !== 1 ? ['MaxNumberChanges does not apply to ChangeType 3 (number of changes)'] : [];

@@ -52,7 +52,7 @@ export function scaling(t: ArrayLike<number>): { tc: number; ts: number } {
 }
 
 /** Fill row `i` of a design for time t (scaled u = (t - tc) / ts). */
-export function designRow(m: ModelSpec, t: number, tc: number, ts: number, out: Float64Array, offset: number): void {
+function designRow(m: ModelSpec, t: number, tc: number, ts: number, out: Float64Array, offset: number): void {
   const u = (t - tc) / ts;
   out[offset] = 1;
   if (m.kind === 2) {
@@ -265,7 +265,7 @@ function betaContinuedFraction(a: number, b: number, x: number): number {
 }
 
 /** Regularised incomplete beta I_x(a, b). */
-export function incompleteBeta(x: number, a: number, b: number): number {
+function incompleteBeta(x: number, a: number, b: number): number {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
   const bt = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));

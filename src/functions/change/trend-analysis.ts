@@ -73,6 +73,7 @@ import {
   type TrendModel,
 } from '../../core/multidim.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
@@ -160,17 +161,17 @@ interface TrendAnalysisParams {
   readonly noData: number | undefined;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Names of a fit's coefficient bands, in output order. */
-export function coefficientNames(m: ModelSpec): string[] {
+function coefficientNames(m: ModelSpec): string[] {
   if (m.kind === 0) return ['Slope', 'Intercept'];
   if (m.kind === 1) return ['Slope', 'Intercept', ...Array.from({ length: m.frequency }, (_, i) => [`Cos_${i + 1}`, `Sin_${i + 1}`]).flat()];
   return Array.from({ length: m.order + 1 }, (_, i) => `Coef_t${m.order - i}`);
 }
 
 /** Band names of one Mann-Kendall / Seasonal-Kendall result, in output order. */
-export const KENDALL_NAMES = ['SensSlope', 'PValue', 'MannKendallScore', 'SVariance', 'ZScore'] as const;
+const KENDALL_NAMES = ['SensSlope', 'PValue', 'MannKendallScore', 'SVariance', 'ZScore'] as const;
 
 /** The regression variable of a dimension value. */
 export const regressionT = (v: number, time: boolean): number => (time ? daysSinceEpoch(v) : v);
@@ -187,30 +188,30 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
-    if (!md) throw unsupportedInput(`${P}Raster`, 'TrendAnalysis needs a multidimensional raster (variables with a dimension such as StdTime)');
+    if (!md) throw unsupportedInput(at('Raster'), 'TrendAnalysis needs a multidimensional raster (variables with a dimension such as StdTime)');
     const dimName = chooseDimension(md, a.DimensionName);
     const dimensionOf = (v: MultidimVariable): number => v.dimensions.findIndex((d) => d.name.toLowerCase() === dimName.toLowerCase());
     const used = md.variables.filter((v) => dimensionOf(v) >= 0);
     if (used.length === 0) {
-      throw invalidArgument(`${P}DimensionName`, `no variable has a dimension ${dimName} (dimensions: ${[...new Set(md.variables.flatMap((v) => v.dimensions.map((d) => d.name)))].join(', ') || 'none'})`);
+      throw invalidArgument(at('DimensionName'), `no variable has a dimension ${dimName} (dimensions: ${[...new Set(md.variables.flatMap((v) => v.dimensions.map((d) => d.name)))].join(', ') || 'none'})`);
     }
     const warnings: string[] = [];
     if (used.length < md.variables.length) warnings.push(`variables without dimension ${dimName} are left out: ${md.variables.filter((v) => dimensionOf(v) < 0).map((v) => v.name).join(', ')}`);
     const dim = used[0]!.dimensions[dimensionOf(used[0]!)]!;
     if (a.RegressionType !== 1 && a.CycleLength !== 1) warnings.push('CycleLength only applies to the harmonic model');
-    if (!(a.CycleLength > 0)) throw invalidArgument(`${P}CycleLength`, 'CycleLength must be greater than 0');
+    if (!(a.CycleLength > 0)) throw invalidArgument(at('CycleLength'), 'CycleLength must be greater than 0');
     const cycle = dim.time ? (a.CycleUnit === 'DAYS' ? a.CycleLength : 365.25 * a.CycleLength) : a.CycleLength;
     const kendall = a.RegressionType >= 3;
     const seasonal = a.RegressionType === 4;
     const period = a.SeasonalPeriod as SeasonalPeriod;
     if (seasonal && !dim.time) {
-      throw invalidArgument(`${P}RegressionType`, `Seasonal-Kendall (4) needs a time dimension to find the seasons; ${dim.name} is not one (use Mann-Kendall, 3)`);
+      throw invalidArgument(at('RegressionType'), `Seasonal-Kendall (4) needs a time dimension to find the seasons; ${dim.name} is not one (use Mann-Kendall, 3)`);
     }
-    if (kendall && a.R2) throw invalidArgument(`${P}R2`, 'R2 applies to the linear, harmonic and polynomial models, not to the Mann-Kendall / Seasonal-Kendall tests');
-    if (kendall && a.SlopePValue) throw invalidArgument(`${P}SlopePValue`, 'SlopePValue applies to the linear and harmonic models; the Mann-Kendall / Seasonal-Kendall output has its own p-value band');
+    if (kendall && a.R2) throw invalidArgument(at('R2'), 'R2 applies to the linear, harmonic and polynomial models, not to the Mann-Kendall / Seasonal-Kendall tests');
+    if (kendall && a.SlopePValue) throw invalidArgument(at('SlopePValue'), 'SlopePValue applies to the linear and harmonic models; the Mann-Kendall / Seasonal-Kendall output has its own p-value band');
     const model: ModelSpec | undefined = kendall ? undefined : { kind: a.RegressionType as RegressionKind, frequency: a.Frequency, order: a.Order, cycle };
     const p = model ? coefficientCount(model) : 1;
-    if (a.SlopePValue && model?.kind === 2) throw invalidArgument(`${P}SlopePValue`, 'SlopePValue applies to the linear and harmonic models only');
+    if (a.SlopePValue && model?.kind === 2) throw invalidArgument(at('SlopePValue'), 'SlopePValue applies to the linear and harmonic models only');
     const extras = (a.RMSE ? 1 : 0) + (a.R2 ? 1 : 0) + (a.SlopePValue ? 1 : 0);
     const bandsPerFit = model ? p + extras : KENDALL_OUTPUTS;
     const names = model
@@ -242,7 +243,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
         const fitName = `variable ${v.name}${g.values.length ? ` (${others.map((d, i) => `${d.name}=${formatDimensionValue(g.values[i]!, d.time)}`).join(', ')})` : ''}`;
         let di: number | undefined;
         if (!model) {
-          if (series.length < 2) throw invalidArgument(`${P}Raster`, `${fitName} has ${series.length} slice along ${dimName}; the Kendall tests need at least 2`);
+          if (series.length < 2) throw invalidArgument(at('Raster'), `${fitName} has ${series.length} slice along ${dimName}; the Kendall tests need at least 2`);
           const season = seasonal ? series.map((s) => seasonOf(s.values[k]!, period)) : undefined;
           const key = `${t.join(',')}|${season?.join(',') ?? ''}`;
           di = solverKeys.get(key);
@@ -250,7 +251,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
             const layout = kendallLayout(t, season);
             if (largestSeason(layout) < 2) {
               throw invalidArgument(
-                `${P}SeasonalPeriod`,
+                at('SeasonalPeriod'),
                 `${fitName}: no season (${period === 'DAYS' ? 'calendar day' : 'calendar month'}) holds two slices, so the Seasonal-Kendall test has no pair to compare${period === 'DAYS' ? ' (try SeasonalPeriod MONTHS)' : ''}`,
               );
             }
@@ -260,7 +261,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
           }
         } else if (series.length < p) {
           throw invalidArgument(
-            `${P}${model.kind === 2 ? 'Order' : model.kind === 1 ? 'Frequency' : 'Raster'}`,
+            at(model.kind === 2 ? 'Order' : model.kind === 1 ? 'Frequency' : 'Raster'),
             `variable ${v.name} has ${series.length} slice(s) along ${dimName}, fewer than the ${p} coefficients of the model`,
           );
         }
@@ -478,5 +479,5 @@ function chooseDimension(md: Multidimensional, name: string | undefined): string
   if (time) return time.name;
   const names = [...new Set(all.map((d) => d.name))];
   if (names.length === 1) return names[0]!;
-  throw invalidArgument(`${P}DimensionName`, `the raster has several dimensions (${names.join(', ')}) and no time dimension: name one in DimensionName`);
+  throw invalidArgument(at('DimensionName'), `the raster has several dimensions (${names.join(', ')}) and no time dimension: name one in DimensionName`);
 }

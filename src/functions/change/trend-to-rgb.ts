@@ -24,6 +24,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf } from '../../core/multidim.js';
 import type { Histogram } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { hsvToRgb } from '../color/ramps.js';
 import { rgbInfo } from '../color/rgb.js';
@@ -47,10 +48,10 @@ interface TrendToRgbParams {
   readonly interceptMax: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** The value below which `q` of the |x| of a signed histogram fall (bin centres), 0 when empty. */
-export function absQuantile(h: Histogram | undefined, q: number): number {
+function absQuantile(h: Histogram | undefined, q: number): number {
   if (!h) return 0;
   const w = (h.max - h.min) / h.size;
   const pairs: [number, number][] = [];
@@ -87,16 +88,16 @@ export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
     const warnings: string[] = [];
     let first = 0;
     if (model?.kind === 'trend') {
-      if (model.regression === 2) throw unsupportedInput(`${P}Raster`, 'TrendToRGB draws linear, harmonic and Kendall (Sen\'s slope) trends; this one is polynomial');
+      if (model.regression === 2) throw unsupportedInput(at('Raster'), 'TrendToRGB draws linear, harmonic and Kendall (Sen\'s slope) trends; this one is polynomial');
       if (harmonic && model.regression !== 1) {
         const kind = model.regression === 0 ? 'linear' : model.regression === 3 ? 'a Mann-Kendall test' : 'a Seasonal-Kendall test';
-        throw invalidArgument(`${P}ModelType`, `ModelType 1 (harmonic) needs a harmonic trend raster; this one is ${kind} (use ModelType 0)`);
+        throw invalidArgument(at('ModelType'), `ModelType 1 (harmonic) needs a harmonic trend raster; this one is ${kind} (use ModelType 0)`);
       }
       first = multidimOf(src)!.variables[0]!.slices[0]!.band;
       if (src.bandCount > model.bandsPerFit) warnings.push('the trend raster holds several fits; the first is drawn');
     } else {
       if (src.bandCount < (harmonic ? 4 : 2)) {
-        throw unsupportedInput(`${P}Raster`, `TrendToRGB needs a trend raster (slope, intercept${harmonic ? ', cos, sin' : ''} bands); this one has ${src.bandCount} band(s)`);
+        throw unsupportedInput(at('Raster'), `TrendToRGB needs a trend raster (slope, intercept${harmonic ? ', cos, sin' : ''} bands); this one has ${src.bandCount} band(s)`);
       }
       warnings.push('the raster has no TrendAnalysis metadata; bands are read as slope, intercept, cos_1, sin_1');
     }

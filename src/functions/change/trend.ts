@@ -37,6 +37,7 @@ import {
   type TrendModel,
 } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { regressionT } from './trend-analysis.js';
@@ -71,13 +72,13 @@ interface TrendParams {
   readonly outStride: Int32Array;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const MAX_VALUES = 10000;
 
 const STEP_MS: Record<string, number> = { HOURS: 3600000, DAYS: 86400000, WEEKS: 7 * 86400000 };
 
 /** `start` plus `k` calendar months (UTC), the day clamped to the month's length. */
-export function addMonths(start: number, k: number): number {
+function addMonths(start: number, k: number): number {
   const d = new Date(start);
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth() + k;
@@ -103,16 +104,16 @@ export const trend = defineFunction<typeof args, TrendParams>({
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     const model = md?.model;
-    if (!md || model?.kind !== 'trend') throw unsupportedInput(`${P}Raster`, 'Trend needs a trend raster (the output of TrendAnalysis)');
+    if (!md || model?.kind !== 'trend') throw unsupportedInput(at('Raster'), 'Trend needs a trend raster (the output of TrendAnalysis)');
     if (model.regression === 3 || model.regression === 4) {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         `the trend raster holds ${model.regression === 3 ? 'Mann-Kendall' : 'Seasonal-Kendall'} test results (Sen's slope, p-value, S, Var(S), z) and no intercept, so there is no model to predict with; generate it with RegressionType 0 (linear), 1 (harmonic) or 2 (polynomial)`,
       );
     }
     const time = model.dimension.time;
     const values = requestedValues(a, time);
-    if (values.length === 0) throw invalidArgument(`${P}${a.DimensionDefinitionType === 0 ? 'DimensionValues' : 'DimensionEnd'}`, 'no dimension values to predict at');
+    if (values.length === 0) throw invalidArgument(at(a.DimensionDefinitionType === 0 ? 'DimensionValues' : 'DimensionEnd'), 'no dimension values to predict at');
     const t = Float64Array.from(values, (v) => regressionT(v, time));
 
     const fitBands: number[] = [];
@@ -123,7 +124,7 @@ export const trend = defineFunction<typeof args, TrendParams>({
     let out = 0;
     for (const v of md.variables) {
       const k = v.bandsPerSlice / model.bandsPerFit;
-      if (!Number.isInteger(k) || k < 1) throw unsupportedInput(`${P}Raster`, `variable ${v.name} does not hold whole fits of ${model.bandsPerFit} bands`);
+      if (!Number.isInteger(k) || k < 1) throw unsupportedInput(at('Raster'), `variable ${v.name} does not hold whole fits of ${model.bandsPerFit} bands`);
       const slices: MultidimSlice[] = [];
       for (const s of v.slices) {
         const group = v.dimensions.map((d, i) => `${d.name}=${formatDimensionValue(s.values[i]!, d.time)}`).join('_');
@@ -219,35 +220,35 @@ function requestedValues(a: {
 }, time: boolean): number[] {
   const what = time ? 'an ISO 8601 date (e.g. 2050-01-01T00:00:00)' : 'a number';
   if (a.DimensionDefinitionType === 0) {
-    if (a.DimensionValues === undefined || a.DimensionValues.trim() === '') throw invalidArgument(`${P}DimensionValues`, 'DimensionDefinitionType 0 (by value) needs DimensionValues');
+    if (a.DimensionValues === undefined || a.DimensionValues.trim() === '') throw invalidArgument(at('DimensionValues'), 'DimensionDefinitionType 0 (by value) needs DimensionValues');
     const parts = a.DimensionValues.split(';').map((s) => s.trim()).filter((s) => s !== '');
-    if (parts.length > MAX_VALUES) throw invalidArgument(`${P}DimensionValues`, `at most ${MAX_VALUES} values`);
+    if (parts.length > MAX_VALUES) throw invalidArgument(at('DimensionValues'), `at most ${MAX_VALUES} values`);
     return parts.map((s) => {
       const v = parseDimensionValue(s, time);
-      if (Number.isNaN(v)) throw invalidArgument(`${P}DimensionValues`, `"${s}" is not ${what}`);
+      if (Number.isNaN(v)) throw invalidArgument(at('DimensionValues'), `"${s}" is not ${what}`);
       return v;
     });
   }
   const parse = (name: 'DimensionStart' | 'DimensionEnd'): number => {
     const s = a[name];
-    if (s === undefined || s.trim() === '') throw invalidArgument(`${P}${name}`, `DimensionDefinitionType 1 (by interval) needs ${name}`);
+    if (s === undefined || s.trim() === '') throw invalidArgument(at(name), `DimensionDefinitionType 1 (by interval) needs ${name}`);
     const v = parseDimensionValue(s, time);
-    if (Number.isNaN(v)) throw invalidArgument(`${P}${name}`, `"${s}" is not ${what}`);
+    if (Number.isNaN(v)) throw invalidArgument(at(name), `"${s}" is not ${what}`);
     return v;
   };
   const start = parse('DimensionStart');
   const end = parse('DimensionEnd');
-  if (end < start) throw invalidArgument(`${P}DimensionEnd`, 'DimensionEnd is before DimensionStart');
+  if (end < start) throw invalidArgument(at('DimensionEnd'), 'DimensionEnd is before DimensionStart');
   const step = a.DimensionInterval;
-  if (!(step > 0)) throw invalidArgument(`${P}DimensionInterval`, 'DimensionInterval must be greater than 0');
+  if (!(step > 0)) throw invalidArgument(at('DimensionInterval'), 'DimensionInterval must be greater than 0');
   const out: number[] = [];
   const months = a.DimensionUnit === 'MONTHS' ? step : a.DimensionUnit === 'YEARS' ? 12 * step : 0;
-  if (time && months > 0 && !Number.isInteger(months)) throw invalidArgument(`${P}DimensionInterval`, 'MONTHS and YEARS steps must be whole months');
+  if (time && months > 0 && !Number.isInteger(months)) throw invalidArgument(at('DimensionInterval'), 'MONTHS and YEARS steps must be whole months');
   for (let k = 0; ; k++) {
     const v = !time ? start + k * step : months > 0 ? addMonths(start, k * months) : start + k * step * STEP_MS[a.DimensionUnit]!;
     if (v > end + 1e-9 * Math.abs(end)) break;
     out.push(v);
-    if (out.length > MAX_VALUES) throw invalidArgument(`${P}DimensionInterval`, `the interval gives more than ${MAX_VALUES} values`);
+    if (out.length > MAX_VALUES) throw invalidArgument(at('DimensionInterval'), `the interval gives more than ${MAX_VALUES} values`);
   }
   return out;
 }

@@ -197,10 +197,14 @@ describe('Classify: bad arguments (code and path)', () => {
     expect(err(noCov)).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].Classes[0].Covariances` });
   });
 
-  it('Raster2 on another grid is UNSUPPORTED_INPUT; whole-image size is LIMIT_EXCEEDED', () => {
+  it('Raster2 on another grid is aligned, one that does not overlap is INVALID_ARGUMENT; whole-image size is LIMIT_EXCEEDED', () => {
     const other = rasterOf({ width: 3, height: 1 }, () => 0);
-    expect(catchError(() => applyFunction(classify, { ClassifierDefinition: oneBand }, [r1, other]))).toMatchObject({
-      code: 'UNSUPPORTED_INPUT',
+    const aligned = applyFunction(classify, { ClassifierDefinition: oneBand }, [r1, other]);
+    expect(aligned.plan.align?.[1]).toEqual({ method: 'nearest' });
+    expect(aligned.inputs[1]!.info.width).toBe(2);
+    const far = rasterOf({ width: 2, height: 1, origin: { x: 100, y: 0 } }, () => 0);
+    expect(catchError(() => applyFunction(classify, { ClassifierDefinition: oneBand }, [r1, far]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
       path: 'rasterFunctionArguments.Raster2',
     });
     const side = Math.ceil(Math.sqrt(MAX_WHOLE_PIXELS)) + 1;

@@ -19,8 +19,8 @@
  * (mean-colour) image: every pixel of a segment already holds the segment's value, so the per-pixel
  * result equals the per-segment one and no extra pass is made.
  * Context for segments (whole-image objects): `inputRect` reads the WHOLE Raster and Raster2 for
- * every tile and the per-segment classes are computed once per plan (see `whole-image.ts`: cache
- * keyed by the plan, checked by an input fingerprint, 4096 x 4096 limit -> LIMIT_EXCEEDED), so
+ * every tile and the per-segment classes are computed once per plan (see `whole-image.ts`: kept
+ * in the plan's params, checked by an input fingerprint, 4096 x 4096 limit -> LIMIT_EXCEEDED), so
  * tiled output equals whole output for any tile size.
  *
  * Output: one band of class values (ClassValue), natural type U8 (U16 when a value exceeds 255, S32
@@ -29,7 +29,9 @@
  * attribute table (ClassValue, ClassName, Count) has no place in RasterInfo yet and is not published.
  * NoData: output NoData where Raster is NoData (any band: the mask is shared) or, with Raster2, where
  * Raster2 is NoData or the pixel's segment has no valid Raster pixel.
- * Grids: Raster2 must share Raster's grid (UNSUPPORTED_INPUT otherwise, as for Arithmetic).
+ * Grids: the output is on Raster's grid; a Raster2 on another grid is resampled onto it by the
+ * engine (`Plan.align`, nearest: segment values are not interpolated), NoData outside its extent.
+ * A Raster2 that does not overlap Raster is INVALID_ARGUMENT at Raster2 (local/grid.ts).
  * `MatchVariable` / `UnionDimension` (multidimensional inputs) are accepted and have no effect.
  * outputPixelType: class values through the engine's cast to any real type that holds the
  * advertised class range (values unchanged); complex types, and types that would merge classes, are
@@ -38,10 +40,11 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { Colormap, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { requireSameGrid } from '../local/grid.js';
+import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
+import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
 
 const args = {
   ClassifierDefinition: {
@@ -69,9 +72,11 @@ export interface ClassifyParams {
   /** Raster size (whole-image mode). */
   readonly width: number;
   readonly height: number;
+  /** The per-segment classes, computed by the first tile (whole-image.ts). */
+  readonly segmentClasses: WholeImageMemo<SegmentClasses>;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Output info shared by Classify and MLClassify. */
 export function classOutputInfo(src: RasterInfo, classes: readonly Pick<DefinedClass, 'value' | 'rgb'>[], path: string): RasterInfo {
@@ -110,12 +115,12 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Classify needs a real-valued raster, got ${src.pixelType}`);
-    const defPath = `${P}ClassifierDefinition`;
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Classify needs a real-valued raster, got ${src.pixelType}`);
+    const defPath = at('ClassifierDefinition');
     const def = parseDefinition(a.ClassifierDefinition, defPath, {
       covariances: true,
       rasterBands: src.bandCount,
-      rasterPath: `${P}Raster`,
+      rasterPath: at('Raster'),
       what: 'ClassifierDefinition',
     });
     const model = buildModel(
@@ -128,15 +133,23 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
     const segmented = a.Raster2 !== undefined;
     if (segmented) {
       const seg = inputs[a.Raster2!]!;
-      requireSameGrid('Classify', src, seg, `${P}Raster2`);
-      if (isComplex(seg.pixelType)) throw unsupportedInput(`${P}Raster2`, `the segmented raster must be real-valued, got ${seg.pixelType}`);
-      checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, `${P}Raster2`);
+      outputGrid([src, seg], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('Raster2')] });
+      if (isComplex(seg.pixelType)) throw unsupportedInput(at('Raster2'), `the segmented raster must be real-valued, got ${seg.pixelType}`);
+      checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, at('Raster2'));
     }
-    const params: ClassifyParams = { raster: a.Raster, segments: segmented ? a.Raster2! : -1, model, width: src.width, height: src.height };
+    const params: ClassifyParams = {
+      raster: a.Raster,
+      segments: segmented ? a.Raster2! : -1,
+      model,
+      width: src.width,
+      height: src.height,
+      segmentClasses: wholeImageMemo(),
+    };
     return {
       info,
       halo: 0,
       ...(segmented ? { inputRect: () => wholeRect(src.width, src.height) } : {}),
+      ...(segmented ? { align: inputs.map((_, k) => (k === a.Raster2 ? ({ method: 'nearest' } as const) : undefined)) } : {}),
       params,
       ...(warnings.length ? { warnings } : {}),
     };
@@ -159,7 +172,7 @@ interface SegmentClasses {
 }
 
 /** 8-connected regions of equal values (all bands) among the valid pixels of `seg`. */
-export function equalValueSegments(seg: PixelBlock, width: number, height: number): { labels: Int32Array; count: number } {
+function equalValueSegments(seg: PixelBlock, width: number, height: number): { labels: Int32Array; count: number } {
   const uf = new UnionFind(width * height);
   const bands = seg.bands;
   const nb = bands.length;
@@ -211,7 +224,7 @@ function computeSegmentClasses(p: ClassifyParams, src: PixelBlock, seg: PixelBlo
 }
 
 function segmentKernel(p: ClassifyParams, src: PixelBlock, seg: PixelBlock, out: PixelBlock): void {
-  const { labels, classOf } = cachedWhole(p, [src, seg], () => computeSegmentClasses(p, src, seg));
+  const { labels, classOf } = cachedWhole(p.segmentClasses, [src, seg], () => computeSegmentClasses(p, src, seg));
   const { width: W, height: H } = p;
   const { x: ox, y: oy, width: ow, height: oh } = out.rect;
   const dst = out.bands[0]!;

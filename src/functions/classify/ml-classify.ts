@@ -25,6 +25,7 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { classOutputInfo } from './classify.js';
 import { buildModel, classifyPixels, type MLClassInput, type MLModel } from './definition.js';
@@ -43,7 +44,8 @@ export interface MLClassifyParams {
   readonly model: MLModel;
 }
 
-const PATH = 'rasterFunctionArguments.SignatureFile';
+const at = argPaths(args);
+const PATH = at('SignatureFile');
 
 export interface Signature {
   readonly layers: number;
@@ -132,7 +134,7 @@ export const mlClassify = defineFunction<typeof args, MLClassifyParams>({
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput('rasterFunctionArguments.Raster', `MLClassify needs a real-valued raster, got ${src.pixelType}`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `MLClassify needs a real-valued raster, got ${src.pixelType}`);
     if (a.SignatureFile === undefined || a.SignatureFile.trim() === '') {
       throw invalidArgument(PATH, 'MLClassify needs SignatureFile: the text of a GSG signature file');
     }

@@ -51,15 +51,16 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { roundHalfAway } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeRect } from './whole-image.js';
+import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
 
 /** Vendor-tool defaults (spec: the Python example's values). */
-export const DEFAULT_SPECTRAL_DETAIL = 15.5;
-export const DEFAULT_SPATIAL_DETAIL = 15;
+const DEFAULT_SPECTRAL_DETAIL = 15.5;
+const DEFAULT_SPATIAL_DETAIL = 15;
 /** Filter stops after this many iterations or when the shift is below `SHIFT_EPSILON`. */
-export const MAX_ITERATIONS = 10;
-export const SHIFT_EPSILON = 0.1;
+const MAX_ITERATIONS = 10;
+const SHIFT_EPSILON = 0.1;
 
 const args = {
   SpectralDetail: {
@@ -110,9 +111,11 @@ export interface SegmentMeanShiftParams extends MeanShiftOptions {
   readonly raster: number;
   readonly width: number;
   readonly height: number;
+  /** The segmentation of the whole raster, computed by the first tile (whole-image.ts). */
+  readonly segments: WholeImageMemo<{ readonly rgb: Uint8Array; readonly mask: Uint8Array }>;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftParams>({
   name: 'SegmentMeanShift',
@@ -127,7 +130,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
     const src = inputs[a.Raster]!;
     if (src.bandCount !== 3 || src.pixelType !== 'U8') {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         `SegmentMeanShift needs a three-band 8-bit (U8) raster, got ${src.bandCount} band(s) of ${src.pixelType}; ` +
           'precede it with ExtractBand (3 bands) and a Stretch with outputPixelType U8',
       );
@@ -147,12 +150,12 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
     const maxSize = a.MaxNumPixelsPerSegment;
     if (maxSize > 0 && maxSize <= a.MinNumPixelsPerSegment) {
       throw invalidArgument(
-        `${P}MaxNumPixelsPerSegment`,
+        at('MaxNumPixelsPerSegment'),
         `MaxNumPixelsPerSegment (${maxSize}) must exceed MinNumPixelsPerSegment (${a.MinNumPixelsPerSegment}); use -1 for no limit`,
       );
     }
-    if (maxSize < -1) throw invalidArgument(`${P}MaxNumPixelsPerSegment`, `must be -1 (no limit) or positive, got ${maxSize}`);
-    checkWholeImageLimit('SegmentMeanShift', src.width, src.height, `${P}Raster`);
+    if (maxSize < -1) throw invalidArgument(at('MaxNumPixelsPerSegment'), `must be -1 (no limit) or positive, got ${maxSize}`);
+    checkWholeImageLimit('SegmentMeanShift', src.width, src.height, at('Raster'));
     const { statistics: _s, histograms: _h, colormap: _c, constant: _k, bandNames: _b, ...rest } = src;
     const info: RasterInfo = { ...rest, bandCount: 3, pixelType: 'U8' };
     const params: SegmentMeanShiftParams = {
@@ -164,6 +167,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
       minSize: a.MinNumPixelsPerSegment,
       maxSize,
       boundaries: a.BoundariesOnly,
+      segments: wholeImageMemo(),
     };
     return {
       info,
@@ -176,7 +180,7 @@ export const segmentMeanShift = defineFunction<typeof args, SegmentMeanShiftPara
 
   kernel(p, inputs, out) {
     const blk = inputs[p.raster]!;
-    const seg = cachedWhole(p, [blk], () => {
+    const seg = cachedWhole(p.segments, [blk], () => {
       const s = meanShiftSegments(blk.bands as Uint8Array[], blk.mask, p.width, p.height, p);
       return { rgb: s.rgb, mask: blk.mask.slice() };
     });
@@ -218,7 +222,7 @@ export interface Segmentation {
 }
 
 /** Mean-shift filter: the converged colour (mode) of every valid pixel, r, g, b interleaved. */
-export function meanShiftModes(bands: readonly Uint8Array[], mask: Uint8Array, W: number, H: number, hs: number, hr: number): Float32Array {
+function meanShiftModes(bands: readonly Uint8Array[], mask: Uint8Array, W: number, H: number, hs: number, hr: number): Float32Array {
   const [R, G, B] = bands as [Uint8Array, Uint8Array, Uint8Array];
   const modes = new Float32Array(3 * W * H);
   const hs2 = hs * hs;

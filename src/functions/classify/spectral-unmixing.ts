@@ -33,6 +33,7 @@
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { cholesky, jsonObject, parseDefinition } from './definition.js';
@@ -72,10 +73,10 @@ export interface UnmixParams {
   readonly offset: Float64Array;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Relative weight of the sum-to-one row: d = SUM_TO_ONE_WEIGHT x max|E_ij|. */
-export const SUM_TO_ONE_WEIGHT = 1000;
+const SUM_TO_ONE_WEIGHT = 1000;
 
 interface Member {
   readonly name: string;
@@ -83,10 +84,10 @@ interface Member {
 }
 
 function members(raw: unknown, bands: number): { list: Member[]; warnings: readonly string[] } {
-  const path = `${P}SpectralProfileDefinition`;
+  const path = at('SpectralProfileDefinition');
   const obj = jsonObject(raw, path, 'SpectralProfileDefinition');
   if (Object.keys(obj).some((k) => k.toLowerCase() === 'definitions')) {
-    const def = parseDefinition(obj, path, { covariances: false, rasterBands: bands, rasterPath: `${P}Raster`, what: 'SpectralProfileDefinition' });
+    const def = parseDefinition(obj, path, { covariances: false, rasterBands: bands, rasterPath: at('Raster'), what: 'SpectralProfileDefinition' });
     return { list: def.classes.map((c) => ({ name: c.name, spectrum: c.means })), warnings: def.warnings };
   }
   const entries = Object.entries(obj);
@@ -117,16 +118,16 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `SpectralUnmixing needs a real-valued raster, got ${src.pixelType}`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `SpectralUnmixing needs a real-valued raster, got ${src.pixelType}`);
     const warnings: string[] = [];
     if (a.SpectralProfileDefinition === undefined) {
       if (a.SpectralProfileFile !== undefined) {
-        throw unsupportedInput(`${P}SpectralProfileFile`, 'server-side profile files cannot be read by this engine; give the end members in SpectralProfileDefinition');
+        throw unsupportedInput(at('SpectralProfileFile'), 'server-side profile files cannot be read by this engine; give the end members in SpectralProfileDefinition');
       }
       if (a.TrainingFeature !== undefined) {
-        throw unsupportedInput(`${P}TrainingFeature`, 'training features cannot be read by this engine; give the end members in SpectralProfileDefinition');
+        throw unsupportedInput(at('TrainingFeature'), 'training features cannot be read by this engine; give the end members in SpectralProfileDefinition');
       }
-      throw invalidArgument(`${P}SpectralProfileDefinition`, 'SpectralUnmixing needs SpectralProfileDefinition (the end-member spectra)');
+      throw invalidArgument(at('SpectralProfileDefinition'), 'SpectralUnmixing needs SpectralProfileDefinition (the end-member spectra)');
     }
     if (a.SpectralProfileFile !== undefined || a.TrainingFeature !== undefined) {
       warnings.push('SpectralProfileDefinition given: SpectralProfileFile and TrainingFeature are ignored');
@@ -155,7 +156,7 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
     if (typeof l === 'number') {
       const rows = a.SumToOne ? n + 1 : n;
       throw invalidArgument(
-        `${P}SpectralProfileDefinition`,
+        at('SpectralProfileDefinition'),
         m > rows
           ? `${m} end members cannot be unmixed from ${n} band(s)${a.SumToOne ? ' plus the sum-to-one row' : ''}: at most ${rows}`
           : `the end-member spectra are linearly dependent (end member ${l + 1}, "${list[l]!.name}", is a combination of the others)`,

@@ -4,10 +4,12 @@
  *
  * How tiles get their context: `Plan.inputRect` returns the WHOLE input raster for every output
  * tile, so every tile sees the same input pixels; the whole-image result is computed once per plan
- * (per worker, since workers rebuild the graph) and cached in a WeakMap keyed by the plan's params
- * object, together with a fingerprint of the input pixels (mask and band bytes) so a cached result
- * is only reused for exactly the same input. Tiles then copy their window out of it. The result
- * never depends on the tile size or the worker count, and tiled equals whole bit for bit.
+ * (per worker, since workers rebuild the graph) and kept in the plan itself: `plan` puts an empty
+ * `WholeImageMemo` in its params, the first tile's kernel fills it, together with a fingerprint of
+ * the input pixels (mask and band bytes) so a kept result is only reused for exactly the same
+ * input. No state lives in the module: the memo goes with its plan. Tiles then copy their window
+ * out of it. The result never depends on the tile size or the worker count, and tiled equals whole
+ * bit for bit.
  *
  * Cost (declared): every tile reads the whole input (W x H pixels of every band) and hashes it
  * (one pass); the whole-image computation runs once per plan and per worker. Rasters above
@@ -54,18 +56,26 @@ export function fingerprint(blocks: readonly PixelBlock[]): number {
   return h >>> 0;
 }
 
-const caches = new WeakMap<object, { readonly key: number; readonly value: unknown }>();
+/**
+ * A plan's whole-image result and the fingerprint of the inputs it was computed from. `plan`
+ * creates it empty (`wholeImageMemo()`) in its params; only `cachedWhole` reads or fills it.
+ */
+export interface WholeImageMemo<T> {
+  entry?: { readonly key: number; readonly value: T };
+}
+
+export const wholeImageMemo = <T>(): WholeImageMemo<T> => ({});
 
 /**
- * The whole-image result for `params` and these input blocks: computed by `compute` the first
- * time, then reused while the inputs' fingerprint is unchanged.
+ * The whole-image result for these input blocks: computed by `compute` the first time and kept in
+ * the plan's `memo`, then reused while the inputs' fingerprint is unchanged.
  */
-export function cachedWhole<T>(params: object, inputs: readonly PixelBlock[], compute: () => T): T {
+export function cachedWhole<T>(memo: WholeImageMemo<T>, inputs: readonly PixelBlock[], compute: () => T): T {
   const key = fingerprint(inputs);
-  const hit = caches.get(params);
-  if (hit !== undefined && hit.key === key) return hit.value as T;
+  const hit = memo.entry;
+  if (hit !== undefined && hit.key === key) return hit.value;
   const value = compute();
-  caches.set(params, { key, value });
+  memo.entry = { key, value };
   return value;
 }
 

@@ -31,6 +31,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { BandStatistics, Colormap } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { colormapIndex, denseColormapIndex } from './ramps.js';
 import { rgbInfo } from './rgb.js';
@@ -130,7 +131,7 @@ export interface ColormapToRgbParams {
   readonly random: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Each channel's range over the entries (alpha-0 entries never show). */
 function channelStatistics(cm: Colormap, random: boolean): BandStatistics[] {
@@ -160,11 +161,11 @@ export const colormapToRgb = defineFunction<typeof args, ColormapToRgbParams>({
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (src.bandCount !== 1) {
-      throw unsupportedInput(`${P}Raster`, `ColormapToRGB needs a single-band raster with a colormap, got ${src.bandCount} bands`);
+      throw unsupportedInput(at('Raster'), `ColormapToRGB needs a single-band raster with a colormap, got ${src.bandCount} bands`);
     }
     if (src.colormap === undefined || src.colormap.values.length === 0) {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         'ColormapToRGB needs a raster with a colormap: a palette GeoTIFF, or the output of a Colormap function (e.g. {"rasterFunction": "Colormap", "rasterFunctionArguments": {"ColormapName": "Random"}})',
       );
     }

@@ -38,7 +38,7 @@
 import { EngineError, invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { Colormap, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, representable, type PixelType } from '../../core/pixel-type.js';
-import { nearest } from '../../graph/args.js';
+import { argPaths, closestSpelling } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { parseColorRamp, parseColormap, rampColors, type AlgorithmicRamp, type ColorRamp, type ColorTable } from './ramps.js';
 
@@ -171,7 +171,7 @@ function namedTable(name: ColormapName): Uint8Array {
 const INDEXES = Float64Array.from({ length: 256 }, (_, i) => i);
 
 /** A colour table of n <= 256 colours as a colormap for values 0..n-1. */
-export function tableColormap(t: ColorTable): Colormap {
+function tableColormap(t: ColorTable): Colormap {
   const values = t.size === 256 ? INDEXES.slice() : Float64Array.from({ length: t.size }, (_, i) => i);
   return t.alpha === undefined ? { values, rgb: t.rgb } : { values, rgb: t.rgb, alpha: t.alpha };
 }
@@ -213,7 +213,7 @@ export interface ColormapParams {
   readonly toU8From?: PixelType;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const colormap = defineFunction<typeof args, ColormapParams>({
   name: 'Colormap',
@@ -226,9 +226,9 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (src.bandCount !== 1) {
-      throw unsupportedInput(`${P}Raster`, `Colormap needs a single-band raster, got ${src.bandCount} bands: pick one band with ExtractBand first`);
+      throw unsupportedInput(at('Raster'), `Colormap needs a single-band raster, got ${src.bandCount} bands: pick one band with ExtractBand first`);
     }
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Colormap needs real pixel values, got ${src.pixelType}`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Colormap needs real pixel values, got ${src.pixelType}`);
 
     const given = (['Colormap', 'Colorramp', 'ColorrampName', 'ColormapName'] as const).filter((k) => a[k] !== undefined);
     const used: (typeof given)[number] | undefined = given[0];
@@ -236,22 +236,22 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
     let table: Colormap;
     switch (used) {
       case undefined:
-        throw invalidArgument(`${P}Colormap`, 'Colormap needs one of Colormap, Colorramp, ColorrampName or ColormapName');
+        throw invalidArgument(at('Colormap'), 'Colormap needs one of Colormap, Colorramp, ColorrampName or ColormapName');
       case 'Colormap':
-        table = parseColormap(a.Colormap, `${P}Colormap`);
+        table = parseColormap(a.Colormap, at('Colormap'));
         break;
       case 'Colorramp':
-        table = tableColormap(rampColors(parseColorRamp(a.Colorramp, `${P}Colorramp`)));
+        table = tableColormap(rampColors(parseColorRamp(a.Colorramp, at('Colorramp'))));
         break;
       case 'ColorrampName':
-        table = tableColormap(rampColors(parseColorRamp(a.ColorrampName!, `${P}ColorrampName`)));
+        table = tableColormap(rampColors(parseColorRamp(a.ColorrampName!, at('ColorrampName'))));
         break;
       case 'ColormapName': {
         const named = namedColormap(a.ColormapName!);
         if (named === undefined) {
-          const near = nearest(a.ColormapName!.trim(), COLORMAP_NAMES);
+          const near = closestSpelling(a.ColormapName!.trim(), COLORMAP_NAMES);
           throw invalidArgument(
-            `${P}ColormapName`,
+            at('ColormapName'),
             `unknown colormap name ${JSON.stringify(a.ColormapName)}${near ? ` (did you mean ${near}?)` : ''}; names: ${COLORMAP_NAMES.join(', ')}`,
           );
         }

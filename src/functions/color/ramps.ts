@@ -30,13 +30,13 @@
  * Everything here is pure and runs at plan time; kernels only index the tables.
  */
 import { EngineError, invalidArgument } from '../../core/errors.js';
-import { nearest } from '../../graph/args.js';
+import { closestSpelling } from '../../graph/args.js';
 import type { Colormap } from '../../core/pixel-block.js';
 
 // ---- Types
 
 /** Interpolation spaces of an algorithmic ramp (wire names, spec file §8 and raster-functions.md Colormap). */
-export const RAMP_ALGORITHMS = ['geoHSVAlgorithm', 'geoCIELabAlgorithm', 'geoLabLChAlgorithm'] as const;
+const RAMP_ALGORITHMS = ['geoHSVAlgorithm', 'geoCIELabAlgorithm', 'geoLabLChAlgorithm'] as const;
 export type RampAlgorithm = (typeof RAMP_ALGORITHMS)[number];
 
 export interface AlgorithmicRamp {
@@ -429,7 +429,7 @@ function component(c: unknown, path: string): number {
  * ASSUMPTION (spec: "default HSV when absent in the vendor's template reader, CIELab in the ramp
  * converter"): a rule is read like a template, so an algorithmic ramp without `algorithm` is HSV.
  */
-export const DEFAULT_RAMP_ALGORITHM: RampAlgorithm = 'geoHSVAlgorithm';
+const DEFAULT_RAMP_ALGORITHM: RampAlgorithm = 'geoHSVAlgorithm';
 
 function parseAlgorithmic(o: Record<string, unknown>, path: string): AlgorithmicRamp {
   const type = member(o, 'type');
@@ -463,7 +463,7 @@ export function parseColorRamp(value: unknown, path: string): ColorRamp {
   if (typeof value === 'string') {
     const ramp = predefinedRamp(value);
     if (ramp === undefined) {
-      const near = nearest(value.trim(), PREDEFINED_RAMP_NAMES);
+      const near = closestSpelling(value.trim(), PREDEFINED_RAMP_NAMES);
       throw invalidArgument(path, `unknown colour ramp ${show(value)}${near ? ` (did you mean ${near}?)` : ''}; names: ${PREDEFINED_RAMP_NAMES.join(', ')}`);
     }
     return ramp;

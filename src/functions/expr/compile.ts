@@ -230,7 +230,7 @@ export function compileProgram(outputs: readonly IrNode[]): Program {
 }
 
 /** The closest of `names` to `word` (case-insensitive edit distance at most 2), for suggestions. */
-export function nearestName(word: string, names: readonly string[]): string | undefined {
+function nearestName(word: string, names: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   let best: string | undefined;
   let bestD = 3;

@@ -25,7 +25,7 @@ import { PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
 import type { Instruction, Program } from './compile.js';
 import { Op } from './ops.js';
 
-export const CHUNK = 4096;
+const CHUNK = 4096;
 
 /** Where a program's variable slot reads its pixels: one band of an input block (same rectangle as the output). */
 export interface SlotSource {

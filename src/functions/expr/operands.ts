@@ -11,7 +11,7 @@
  *   not on it are resampled by the engine (Plan.align: nearest for thematic, bilinear otherwise).
  * - Slots: one per (input, band) pair actually read; the kernel binds them to block planes.
  */
-import { pairMultidimensional, type MultidimPairing } from '../../core/multidim.js';
+import { pairMultidimensional, type MultidimPairing, type PairOptions } from '../../core/multidim.js';
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
@@ -48,11 +48,8 @@ export interface PlannedOperands {
   readonly multidim?: MultidimPairing;
 }
 
-/** MatchVariable / UnionDimension of the function (seed section 8 rule 6). */
-export interface MultidimFlags {
-  readonly matchVariable: boolean;
-  readonly unionDimension: boolean;
-}
+/** MatchVariable / UnionDimension of the function (seed section 8 rule 6), and its argument paths for their errors. */
+export type MultidimFlags = Omit<PairOptions, 'paths'>;
 
 const bandsOf = (info: RasterInfo): number => (info.constant !== undefined ? info.constant.length : info.bandCount);
 
@@ -63,7 +60,7 @@ export function planOperands(
   extentType: number,
   cellsizeType: number,
   rastersPath: string,
-  flags: MultidimFlags = { matchVariable: true, unionDimension: true },
+  flags: MultidimFlags,
   needsAll = true,
 ): PlannedOperands {
   const rasters = operands.filter((o) => o.info.constant === undefined);
@@ -77,7 +74,7 @@ export function planOperands(
   }
   const md = pairMultidimensional(
     operands.map((o) => o.info),
-    { ...flags, path: `${rastersPath.slice(0, rastersPath.lastIndexOf('.') + 1)}`, names: operands.map((o) => o.path.slice(o.path.lastIndexOf('.') + 1)) },
+    { ...flags, paths: operands.map((o) => o.path) },
   );
   const bandCount = md?.bandCount ?? Math.max(...operands.map((o) => bandsOf(o.info)));
   for (const o of md ? [] : operands) {

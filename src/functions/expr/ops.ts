@@ -53,7 +53,7 @@ const B = [2, 2] as const;
 const N = [1, Infinity] as const;
 const HALF_PI = Math.PI / 2;
 
-export const OPS: readonly OpDef[] = [
+const OPS: readonly OpDef[] = [
   { name: 'Plus', op: Op.ADD, arity: B, local: [1] },
   { name: 'Minus', op: Op.SUB, arity: B, local: [2] },
   { name: 'Times', op: Op.MUL, arity: B, local: [3] },

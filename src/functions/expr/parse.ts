@@ -80,7 +80,7 @@ function describeChar(s: string, i: number): string {
   return cp >= 33 && cp <= 126 ? `'${String.fromCodePoint(cp)}'` : hex;
 }
 
-export function tokenize(s: string): Token[] {
+function tokenize(s: string): Token[] {
   if (s.length > LIMITS.maxLength) {
     throw new ExprError(`expression is too long: ${s.length} characters (at most ${LIMITS.maxLength})`, LIMITS.maxLength);
   }

@@ -39,6 +39,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import { rect, type Rect } from '../../core/rect.js';
+import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type PlanWarning } from '../../graph/types.js';
 import { KERNEL_TYPE_NAMES, normalise, parseKernel, PREDEFINED_KERNELS, separate, USER_DEFINED } from './convolution-kernels.js';
@@ -60,7 +61,7 @@ import {
 } from './window.js';
 
 /** Largest Columns or Rows accepted. */
-export const MAX_KERNEL_SIZE = 255;
+const MAX_KERNEL_SIZE = 255;
 
 const args = {
   Type: {
@@ -92,7 +93,7 @@ export interface ConvolutionParams {
   readonly store: Store;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** The raster row/column an edge pixel mirrors (itself when it has a full window). */
 const mirror = (r: number, size: number, before: number, after: number): number =>
@@ -111,19 +112,19 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
     const outType = to === undefined ? src.pixelType : realTypeOf(to);
     const noData = computedNoData(src.noData, src.pixelType, outType);
     if (isComplex(src.pixelType)) {
-      throw unsupportedInput(`${P}Raster`, `Convolution needs a real-valued raster, got ${src.pixelType}; use Complex first`);
+      throw unsupportedInput(at('Raster'), `Convolution needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
     const warnings: PlanWarning[] = [];
     const type = a.Type ?? (a.Kernel !== undefined ? USER_DEFINED : undefined);
-    if (type === undefined) throw invalidArgument(`${P}Type`, 'Type is required (or a Kernel for a user-defined kernel)');
+    if (type === undefined) throw invalidArgument(at('Type'), 'Type is required (or a Kernel for a user-defined kernel)');
     let cols: number;
     let rows: number;
     let raw: readonly number[];
     if (type === USER_DEFINED) {
       const k = parseKernel(a.Kernel, a.Columns, a.Rows);
-      if ('error' in k) throw invalidArgument(`${P}Kernel`, k.error);
+      if ('error' in k) throw invalidArgument(at('Kernel'), k.error);
       if (k.cols > MAX_KERNEL_SIZE || k.rows > MAX_KERNEL_SIZE) {
-        throw invalidArgument(`${P}Kernel`, `kernel ${k.cols}x${k.rows} is larger than ${MAX_KERNEL_SIZE}x${MAX_KERNEL_SIZE}`);
+        throw invalidArgument(at('Kernel'), `kernel ${k.cols}x${k.rows} is larger than ${MAX_KERNEL_SIZE}x${MAX_KERNEL_SIZE}`);
       }
       ({ cols, rows } = k);
       raw = k.weights;

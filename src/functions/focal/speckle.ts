@@ -36,6 +36,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
@@ -60,7 +61,7 @@ import {
   WindowReducer,
 } from './window.js';
 
-export const SpeckleFilter = { Lee: 0, EnhancedLee: 1, Frost: 2, Kuan: 3 } as const;
+const SpeckleFilter = { Lee: 0, EnhancedLee: 1, Frost: 2, Kuan: 3 } as const;
 export const NoiseModel = { Multiplicative: 0, Additive: 1, AdditiveAndMultiplicative: 2 } as const;
 type FilterCode = (typeof SpeckleFilter)[keyof typeof SpeckleFilter];
 type NoiseModelCode = (typeof NoiseModel)[keyof typeof NoiseModel];
@@ -127,7 +128,7 @@ export interface SpeckleParams {
   readonly exact: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const speckle = defineFunction<typeof args, SpeckleParams>({
   name: 'Speckle',
@@ -143,9 +144,9 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
     const outType = to === undefined ? src.pixelType : realTypeOf(to);
     const noData = computedNoData(src.noData, src.pixelType, outType);
     if (isComplex(src.pixelType)) {
-      throw unsupportedInput(`${P}Raster`, `Speckle needs a real-valued raster, got ${src.pixelType}; use Complex first`);
+      throw unsupportedInput(at('Raster'), `Speckle needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
-    if (!(a.NLooks > 0)) throw invalidArgument(`${P}NLooks`, `NLooks must be positive, got ${a.NLooks}`);
+    if (!(a.NLooks > 0)) throw invalidArgument(at('NLooks'), `NLooks must be positive, got ${a.NLooks}`);
     const filter = a.FilterType as FilterCode;
     const warnings: string[] = [];
     const ignored = (name: string, value: number, dflt: number, why: string): void => {

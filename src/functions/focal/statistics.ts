@@ -30,6 +30,7 @@
 import { EngineError, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import {
@@ -54,13 +55,13 @@ import {
   WindowReducer,
 } from './window.js';
 
-export const StatisticsType = { Min: 1, Max: 2, Mean: 3, StandardDeviation: 4, Median: 5, Majority: 6, Minority: 7 } as const;
+const StatisticsType = { Min: 1, Max: 2, Mean: 3, StandardDeviation: 4, Median: 5, Majority: 6, Minority: 7 } as const;
 type StatisticsTypeCode = (typeof StatisticsType)[keyof typeof StatisticsType];
 
 /** Largest Columns or Rows. */
-export const MAX_WINDOW = 1001;
+const MAX_WINDOW = 1001;
 /** Largest window area for Median, Majority and Minority (which sort each window). */
-export const MAX_RANK_AREA = 128 * 128;
+const MAX_RANK_AREA = 128 * 128;
 
 const args = {
   Type: {
@@ -119,7 +120,7 @@ export interface StatisticsParams {
   readonly exact: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const statistics = defineFunction<typeof args, StatisticsParams>({
   name: 'Statistics',
@@ -133,7 +134,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) {
-      throw unsupportedInput(`${P}Raster`, `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
+      throw unsupportedInput(at('Raster'), `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
     const type = a.Type as StatisticsTypeCode;
     const area = a.Columns * a.Rows;
@@ -141,7 +142,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
       throw new EngineError(
         'LIMIT_EXCEEDED',
         `a ${a.Columns}x${a.Rows} window is too large for Median/Majority/Minority (at most ${MAX_RANK_AREA} pixels)`,
-        { path: `${P}Columns` },
+        { path: at('Columns') },
       );
     }
     const float = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;

@@ -27,6 +27,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import { windowInfo, type Extent, type PixelBlock, type RasterInfo } from '../../core/pixel-block.js';
 import type { Rect } from '../../core/rect.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { envelopeOf, envelopeRing, fillInside, parseGeometry, partsInRasterSR, pixelEdges, type Geometry, type Parts } from './polygon.js';
 
@@ -73,7 +74,7 @@ interface ClipParams {
   readonly edges: Float64Array;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const clip = defineFunction<typeof args, ClipParams>({
   name: 'Clip',
@@ -89,20 +90,20 @@ export const clip = defineFunction<typeof args, ClipParams>({
     let geometry: Geometry;
     let path: string;
     if (a.ClippingGeometry !== undefined) {
-      path = `${P}ClippingGeometry`;
+      path = at('ClippingGeometry');
       geometry = parseGeometry(a.ClippingGeometry, path);
       if (a.ClippingRaster !== undefined) warnings.push('ClippingGeometry given: ClippingRaster is ignored');
     } else if (a.ClippingRaster !== undefined) {
-      path = `${P}ClippingRaster`;
+      path = at('ClippingRaster');
       const r = inputs[a.ClippingRaster]!;
       if (r.constant !== undefined) throw invalidArgument(path, 'ClippingRaster must be a raster, not a constant');
       const sr = r.spatialReference;
       geometry = { parts: [[envelopeRing(r.extent)]], envelope: true, ...(sr ? { spatialReference: sr } : {}) };
     } else if (a.Extent !== undefined) {
-      path = `${P}Extent`;
+      path = at('Extent');
       geometry = parseGeometry(a.Extent, path);
     } else {
-      throw invalidArgument(`${P}ClippingGeometry`, 'Clip needs a ClippingGeometry (or a ClippingRaster or an Extent)');
+      throw invalidArgument(at('ClippingGeometry'), 'Clip needs a ClippingGeometry (or a ClippingRaster or an Extent)');
     }
 
     let parts: Parts = partsInRasterSR(geometry, src, path);
@@ -113,10 +114,10 @@ export const clip = defineFunction<typeof args, ClipParams>({
     if (keepInside) {
       let region = envelopeOf(parts);
       let regionPath = path;
-      if (a.Extent !== undefined && path !== `${P}Extent`) {
-        const ext = parseGeometry(a.Extent, `${P}Extent`);
-        region = envelopeOf(partsInRasterSR(ext, src, `${P}Extent`));
-        regionPath = `${P}Extent`;
+      if (a.Extent !== undefined && path !== at('Extent')) {
+        const ext = parseGeometry(a.Extent, at('Extent'));
+        region = envelopeOf(partsInRasterSR(ext, src, at('Extent')));
+        regionPath = at('Extent');
       }
       const w = windowOf(region, src);
       if (w === undefined) {

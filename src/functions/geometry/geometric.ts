@@ -40,6 +40,7 @@ import { isComplex, type PixelType } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
 import { interpolate, METHOD_MARGIN, sourceWindow, storeValue, type InterpolationMethod } from '../../core/resample.js';
 import { boundingSourceRect } from '../../graph/align.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -103,7 +104,7 @@ interface GeometricParams {
   readonly pixelType: PixelType;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const TERMS = [0, 3, 6, 10];
 
 /** Evaluate a polynomial at (x, y) into out[at], out[at + 1]. */
@@ -203,7 +204,7 @@ function prop(o: Record<string, unknown>, name: string): unknown {
 }
 
 function parseTransforms(raw: unknown): { steps: Step[]; sr?: SpatialReference } {
-  const base = `${P}GeodataTransforms`;
+  const base = at('GeodataTransforms');
   const list = Array.isArray(raw) ? raw : raw !== null && typeof raw === 'object' ? [raw] : undefined;
   if (list === undefined || list.length === 0) throw invalidArgument(base, 'GeodataTransforms needs at least one transform object');
   let sr: SpatialReference | undefined;
@@ -263,8 +264,8 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (src.constant !== undefined) throw invalidArgument(`${P}Raster`, 'Geometric needs a raster, not a constant');
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Geometric does not take complex (${src.pixelType}) rasters`);
+    if (src.constant !== undefined) throw invalidArgument(at('Raster'), 'Geometric needs a raster, not a constant');
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Geometric does not take complex (${src.pixelType}) rasters`);
     const { steps, sr } = parseTransforms(a.GeodataTransforms);
     const append = a.AppendGeodataXform;
     const W = src.width;
@@ -300,11 +301,11 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
     const [bx, by] = forward(corner(W, H));
     const cell = Math.hypot(bx - ax, by - ay) / Math.hypot(W, H);
     if (!(cell > 0 && Number.isFinite(cell) && xmax > xmin && ymax > ymin)) {
-      throw invalidArgument(`${P}GeodataTransforms`, 'the transform maps the raster onto a degenerate (zero or infinite) area');
+      throw invalidArgument(at('GeodataTransforms'), 'the transform maps the raster onto a degenerate (zero or infinite) area');
     }
     const width = Math.max(1, Math.round((xmax - xmin) / cell));
     const height = Math.max(1, Math.round((ymax - ymin) / cell));
-    if (width * height > 2 ** 40) throw invalidArgument(`${P}GeodataTransforms`, `the transform gives a ${width} x ${height} output, too large`);
+    if (width * height > 2 ** 40) throw invalidArgument(at('GeodataTransforms'), `the transform gives a ${width} x ${height} output, too large`);
     const method: InterpolationMethod = a.ResamplingType === 0 ? 'nearest' : a.ResamplingType === 2 ? 'cubic' : 'bilinear';
     const spatialReference = sr ?? src.spatialReference;
     const { histograms: _h, statistics, spatialReference: _s, ...rest } = src;

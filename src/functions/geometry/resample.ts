@@ -59,6 +59,7 @@ import {
   type SourceWindow,
 } from '../../core/resample.js';
 import { boundingSourceRect } from '../../graph/align.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -125,10 +126,10 @@ interface ResampleParams {
   readonly magDir: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** A cell size argument: a number, a numeric string, {x, y} or [x, y]; positive and finite. */
-function cellSizeArg(v: unknown, name: string): { x: number; y: number } | undefined {
+function cellSizeArg(v: unknown, name: 'InputCellsize' | 'OutputCellsize'): { x: number; y: number } | undefined {
   if (v === undefined || v === null) return undefined;
   let x: unknown;
   let y: unknown;
@@ -138,7 +139,7 @@ function cellSizeArg(v: unknown, name: string): { x: number; y: number } | undef
   const nx = typeof x === 'string' && x.trim() !== '' ? Number(x) : x;
   const ny = typeof y === 'string' && y.trim() !== '' ? Number(y) : y;
   if (typeof nx !== 'number' || typeof ny !== 'number' || !(nx > 0 && ny > 0 && Number.isFinite(nx) && Number.isFinite(ny))) {
-    throw invalidArgument(`${P}${name}`, `${name} must be a positive number or a point {x, y} of positive numbers`);
+    throw invalidArgument(at(name), `${name} must be a positive number or a point {x, y} of positive numbers`);
   }
   return { x: nx, y: ny };
 }
@@ -162,11 +163,11 @@ export const resample = defineFunction<typeof args, ResampleParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (src.constant !== undefined) throw invalidArgument(`${P}Raster`, 'Resample needs a raster, not a constant');
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Resample does not take complex (${src.pixelType}) rasters`);
+    if (src.constant !== undefined) throw invalidArgument(at('Raster'), 'Resample needs a raster, not a constant');
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Resample does not take complex (${src.pixelType}) rasters`);
     const type = a.ResamplingType;
     if (type === ResamplingType.VectorAverage && src.bandCount !== 2) {
-      throw invalidArgument(`${P}ResamplingType`, `VectorAverage needs a two-band raster (u/v or magnitude/direction); this one has ${src.bandCount}`);
+      throw invalidArgument(at('ResamplingType'), `VectorAverage needs a two-band raster (u/v or magnitude/direction); this one has ${src.bandCount}`);
     }
     const inCell = cellSizeArg(a.InputCellsize, 'InputCellsize') ?? src.cellSize;
     const outCell = cellSizeArg(a.OutputCellsize, 'OutputCellsize') ?? inCell;
@@ -175,7 +176,7 @@ export const resample = defineFunction<typeof args, ResampleParams>({
     const width = Math.max(1, Math.round(src.width / kx));
     const height = Math.max(1, Math.round(src.height / ky));
     if (!Number.isSafeInteger(width * height) || width * height > 2 ** 40) {
-      throw invalidArgument(`${P}OutputCellsize`, `OutputCellsize gives an output of ${width} x ${height} pixels, too large`);
+      throw invalidArgument(at('OutputCellsize'), `OutputCellsize gives an output of ${width} x ${height} pixels, too large`);
     }
     const { xmin, ymax } = src.extent;
     const kind: Kind =

@@ -38,6 +38,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { layoutBandNames, multidimOf, pairSlices } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod, CellsizeType, ExtentType, outputGrid } from './grid.js';
 
@@ -78,7 +79,7 @@ interface ArgStatisticsParams {
   readonly missing: number | undefined;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
   name: 'ArgStatistics',
@@ -92,8 +93,8 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
   plan(a, inputs) {
     const list = a.Rasters.map((r, i) => {
       const info = inputs[r]!;
-      if (info.constant !== undefined) throw invalidArgument(`${P}Rasters[${i}]`, 'ArgStatistics needs rasters, not constants');
-      if (isComplex(info.pixelType)) throw unsupportedInput(`${P}Rasters[${i}]`, `ArgStatistics does not take complex (${info.pixelType}) rasters`);
+      if (info.constant !== undefined) throw invalidArgument(at('Rasters', i), 'ArgStatistics needs rasters, not constants');
+      if (isComplex(info.pixelType)) throw unsupportedInput(at('Rasters', i), `ArgStatistics does not take complex (${info.pixelType}) rasters`);
       return info;
     });
     const ref = (k: number, band: number): BandRef => {
@@ -103,7 +104,7 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     // Several rasters, one multidimensional: the statistic per paired slice (seed rule 6).
     const md =
       a.Rasters.length > 1
-        ? pairSlices(list, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) })
+        ? pairSlices(list, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) })
         : undefined;
     const outputs: BandRef[][] = md
       ? Array.from({ length: md.sliceCount }, (_, s) => list.flatMap((_, k) => md.bands[k]![s]!.map((b) => ref(k, b))))
@@ -114,9 +115,9 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     let lo = 0;
     let hi: number;
     if (duration) {
-      if (a.MinValue === undefined) throw invalidArgument(`${P}MinValue`, 'Duration needs MinValue');
-      if (a.MaxValue === undefined) throw invalidArgument(`${P}MaxValue`, 'Duration needs MaxValue');
-      if (a.MinValue > a.MaxValue) throw invalidArgument(`${P}MaxValue`, `MaxValue (${a.MaxValue}) is below MinValue (${a.MinValue})`);
+      if (a.MinValue === undefined) throw invalidArgument(at('MinValue'), 'Duration needs MinValue');
+      if (a.MaxValue === undefined) throw invalidArgument(at('MaxValue'), 'Duration needs MaxValue');
+      if (a.MinValue > a.MaxValue) throw invalidArgument(at('MaxValue'), `MaxValue (${a.MaxValue}) is below MinValue (${a.MinValue})`);
       hi = n;
     } else {
       if (a.MinValue !== undefined || a.MaxValue !== undefined) warnings.push('MinValue and MaxValue only apply to Duration (ArgStatisticsType 3) and are ignored');
@@ -126,10 +127,10 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     // A multidimensional output needs a NoData value for missing slices: the type's maximum, above every result.
     const top = md ? hi + 1 : hi;
     const pixelType = (['U8', 'U16', 'S16', 'U32', 'S32'] as PixelType[]).find((t) => PIXEL_TYPE_INFO[t].min <= lo && PIXEL_TYPE_INFO[t].max >= top);
-    if (pixelType === undefined) throw invalidArgument(`${P}UndefinedClass`, `UndefinedClass ${a.UndefinedClass} does not fit a 32-bit integer`);
+    if (pixelType === undefined) throw invalidArgument(at('UndefinedClass'), `UndefinedClass ${a.UndefinedClass} does not fit a 32-bit integer`);
     const missing = md ? PIXEL_TYPE_INFO[pixelType].max : undefined;
     // NoData inputs are left out of the statistic: only an input outside the first one's extent is refused.
-    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: list.map((_, i) => `${P}Rasters[${i}]`), needsAll: false })!;
+    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: list.map((_, i) => at('Rasters', i)), needsAll: false })!;
     let info: RasterInfo = { ...grid, bandCount: 1, pixelType };
     if (md) {
       const multidimensional = md.layout(() => 1);

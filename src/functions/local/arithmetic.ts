@@ -32,12 +32,13 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
 
-export const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
+const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
 
 const args = {
   Raster: {
@@ -76,7 +77,7 @@ interface ArithmeticParams {
   readonly b: Operand;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
   name: 'Arithmetic',
@@ -95,14 +96,14 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
     const rasters = operands.filter((o) => o.info.constant === undefined);
     const firstRaster = rasters[0];
     if (firstRaster === undefined) {
-      throw invalidArgument(`${P}Raster`, 'at least one operand of Arithmetic must be a raster (both are constants)');
+      throw invalidArgument(at('Raster'), 'at least one operand of Arithmetic must be a raster (both are constants)');
     }
     for (const o of operands) {
       if (o.info.constant !== undefined && o.info.constant.length === 0) {
-        throw invalidArgument(`${P}${o.name}`, `${o.name} is an empty list of constants`);
+        throw invalidArgument(at(o.name), `${o.name} is an empty list of constants`);
       }
       if (o.info.constant === undefined && isComplex(o.info.pixelType)) {
-        throw unsupportedInput(`${P}${o.name}`, `Arithmetic does not take complex (${o.info.pixelType}) rasters`);
+        throw unsupportedInput(at(o.name), `Arithmetic does not take complex (${o.info.pixelType}) rasters`);
       }
     }
     // Every operation needs both operands at a pixel: inputs without a common area are refused.
@@ -110,7 +111,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       operands.map((o) => o.info),
       a.ExtentType,
       a.CellsizeType,
-      { paths: operands.map((o) => `${P}${o.name}`) },
+      { paths: operands.map((o) => at(o.name)) },
     )!;
 
     const counts = operands.map(bandsOf);
@@ -118,7 +119,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
     // Multidimensional operands: slices paired by variable and dimension values (seed rule 6).
     const md = pairMultidimensional(
       operands.map((o) => o.info),
-      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: ['Raster', 'Raster2'] },
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: [at('Raster'), at('Raster2')] },
     );
     // ASSUMPTION (spec: "a single-band operand is broadcast"): a one-band raster or one-value constant
     // broadcasts against any band count (numpy's rule), so a single-band raster with a 3-value
@@ -128,7 +129,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       const what = (o: (typeof operands)[number]): string =>
         o.info.constant !== undefined ? `${o.info.constant.length} constants` : `${o.info.bandCount} bands`;
       throw invalidArgument(
-        `${P}${bad.name}`,
+        at(bad.name),
         `band counts do not match: Raster has ${what(operands[0])}, Raster2 has ${what(operands[1])}; ` +
           'a constant needs one value or one value per band, rasters need equal band counts or a single band',
       );

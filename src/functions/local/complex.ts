@@ -22,6 +22,7 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -34,7 +35,7 @@ interface ComplexParams {
   readonly input: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const complex = defineFunction<typeof args, ComplexParams>({
   name: 'Complex',
@@ -48,7 +49,7 @@ export const complex = defineFunction<typeof args, ComplexParams>({
     const src = inputs[a.Raster]!;
     if (!isComplex(src.pixelType)) {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         `Complex needs a complex raster (C64 or C128); this one is ${src.pixelType}. Use outputPixelType C64 on the input rule to make one`,
       );
     }

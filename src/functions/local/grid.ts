@@ -23,13 +23,12 @@
  * (Snapping tolerance: 1e-6 of a cell, so extents that are whole cells never gain a pixel.)
  * Functions then ask the engine to resample their inputs onto it with `Plan.align`
  * (`alignMethod`: nearest for thematic inputs, bilinear otherwise).
- *
- * `requireSameGrid` is the older check for functions that still need inputs on one grid.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
-import { sameGrid, type Extent, type RasterInfo } from '../../core/pixel-block.js';
+import type { Extent, RasterInfo } from '../../core/pixel-block.js';
 import { isInteger } from '../../core/pixel-type.js';
 import { reprojection, sameSpatialReference, transformExtent } from '../../graph/align.js';
+import { ARGUMENTS } from '../../graph/args.js';
 import type { AlignSpec, ArgSpec } from '../../graph/types.js';
 
 export const ExtentType = { FirstOf: 0, IntersectionOf: 1, UnionOf: 2, LastOf: 3 } as const;
@@ -92,10 +91,10 @@ export function outputGrid(inputs: readonly RasterInfo[], extentType: number, ce
   // Extents and cell sizes in the first raster's spatial reference.
   const boxes = rasters.map((r, k) => {
     if (k === 0 || sameSpatialReference(r.spatialReference, sr)) return { extent: r.extent, cell: r.cellSize };
-    const [from, to] = reprojection(r.spatialReference, sr, 'rasterFunctionArguments');
+    const [from, to] = reprojection(r.spatialReference, sr, ARGUMENTS);
     const e = transformExtent(r.extent, from, to);
     if (e === undefined) {
-      throw unsupportedInput('rasterFunctionArguments', 'an input extent cannot be transformed into the first input’s spatial reference');
+      throw unsupportedInput(ARGUMENTS, 'an input extent cannot be transformed into the first input’s spatial reference');
     }
     return { extent: e, cell: { x: (e.xmax - e.xmin) / r.width, y: (e.ymax - e.ymin) / r.height } };
   });
@@ -180,7 +179,7 @@ function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[]
       : `${own}, that is ${box(extents[k]!)} in ${srName(rasters[0]!.spatialReference)}`;
   };
   const fail = (k: number, why: string): never => {
-    throw invalidArgument(paths[k] ?? 'rasterFunctionArguments', `${why}. Check that the inputs show the same place and that their spatial references are right.`);
+    throw invalidArgument(paths[k] ?? ARGUMENTS, `${why}. Check that the inputs show the same place and that their spatial references are right.`);
   };
   const mode = EXTENT_NAMES[extentType] ?? 'FirstOf';
   if (extentType === ExtentType.IntersectionOf || needsAll) {
@@ -256,24 +255,4 @@ function snap(a: number, b: number, mode: 'round' | 'out' | 'in'): [number, numb
  */
 export function alignMethod(info: RasterInfo): AlignSpec {
   return { method: isInteger(info.pixelType) || info.colormap !== undefined ? 'nearest' : 'bilinear' };
-}
-
-/** Throw UNSUPPORTED_INPUT at `path` unless `other` lies on `first`'s grid and spatial reference. */
-export function requireSameGrid(fn: string, first: RasterInfo, other: RasterInfo, path: string): void {
-  const a = first.spatialReference?.wkid;
-  const b = other.spatialReference?.wkid;
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw unsupportedInput(
-      path,
-      `${fn}: inputs in different spatial references (wkid ${a} and ${b}) are not supported by this function; ` +
-        'resample them first (Resample, or an Arithmetic with ExtentType/CellsizeType)',
-    );
-  }
-  if (!sameGrid(first, other)) {
-    throw unsupportedInput(
-      path,
-      `${fn}: inputs on different grids (${first.width}x${first.height} vs ${other.width}x${other.height}, ` +
-        'or different extent/cell size) are not supported by this function; resample them onto one grid first',
-    );
-  }
 }

@@ -47,6 +47,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema, type ArgValues, type Plan } from '../../graph/types.js';
 import type { Binding } from '../expr/compile.js';
 import { compileProgram, ExprBuilder, LOCAL_CODES, localOp, Op, type IrNode } from '../expr/index.js';
@@ -83,29 +84,29 @@ const args = {
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 function planLocal(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pixelType: PixelType): Plan<ExpressionParams> {
-  if (a.Operation === undefined) throw invalidArgument(`${P}Operation`, 'Operation is required (an operation code from the Local table)');
+  if (a.Operation === undefined) throw invalidArgument(at('Operation'), 'Operation is required (an operation code from the Local table)');
   const op = localOp(a.Operation);
   if (op === undefined) {
     throw invalidArgument(
-      `${P}Operation`,
+      at('Operation'),
       `operation code ${a.Operation} is not one the spec identifies (public material names no operation for it); known codes: ${LOCAL_CODES.join(', ')}`,
     );
   }
-  const all = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: `${P}Rasters[${j}]` }));
+  const all = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: at('Rasters', j) }));
   const [lo, hi] = op.def.arity;
   const warnings: string[] = [];
   if (all.length < lo) {
-    throw invalidArgument(`${P}Rasters`, `${op.name} (${a.Operation}) needs ${lo} operand(s) in Rasters, got ${all.length}`);
+    throw invalidArgument(at('Rasters'), `${op.name} (${a.Operation}) needs ${lo} operand(s) in Rasters, got ${all.length}`);
   }
   if (all.length > hi) warnings.push(`${op.name} uses ${hi} operand(s); the other ${all.length - hi} in Rasters are ignored`);
   const used = all.slice(0, Math.min(all.length, hi));
   // Ops where a NoData operand makes the pixel NoData need a common area of all operands; the
   // IgnoreNoData statistics, IsNull, Con, SetNull and Pick only need each operand to reach the output.
   const needsAll = !op.ignoreNoData && !([Op.IS_NULL, Op.CON, Op.SET_NULL, Op.PICK] as number[]).includes(op.def.op);
-  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension }, needsAll);
+  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, at('Rasters'), { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at }, needsAll);
 
   const statistic = STATISTIC_OPS.has(op.def.op);
   const params: number[] = statistic ? [op.ignoreNoData ? 1 : 0] : [];

@@ -21,6 +21,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
 export const NoDataInterpretation = { MatchAny: 0, MatchAll: 1 } as const;
@@ -62,7 +63,7 @@ interface MaskParams {
   readonly all: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const mask = defineFunction<typeof args, MaskParams>({
   name: 'Mask',
@@ -75,31 +76,31 @@ export const mask = defineFunction<typeof args, MaskParams>({
   plan(a, inputs) {
     if (a.NoDataValues === undefined && a.IncludedRanges === undefined && a.ExcludedRanges === undefined) {
       // A Mask with nothing to mask is a broken rule, not a pass-through.
-      throw invalidArgument(`${P}NoDataValues`, 'Mask needs NoDataValues, IncludedRanges or ExcludedRanges');
+      throw invalidArgument(at('NoDataValues'), 'Mask needs NoDataValues, IncludedRanges or ExcludedRanges');
     }
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw invalidArgument(`${P}Raster`, `Mask does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw invalidArgument(at('Raster'), `Mask does not take complex (${src.pixelType}) rasters`);
     const nb = src.bandCount;
     const f32 = src.pixelType === 'F32';
     const lists = (a.NoDataValues ?? []).map((s, i) => {
       const tokens = s.split(/[\s,;]+/).filter((t) => t !== '');
       return Float64Array.from(tokens, (t) => {
         const v = /^nan$/i.test(t) ? Number.NaN : Number(t);
-        if (Number.isNaN(v) && !/^nan$/i.test(t)) throw invalidArgument(`${P}NoDataValues[${i}]`, `not a number: ${JSON.stringify(t)}`);
+        if (Number.isNaN(v) && !/^nan$/i.test(t)) throw invalidArgument(at('NoDataValues', i), `not a number: ${JSON.stringify(t)}`);
         return f32 ? Math.fround(v) : v;
       });
     });
     if (lists.length > nb) {
-      throw invalidArgument(`${P}NoDataValues`, `NoDataValues has ${lists.length} entries but the raster has ${nb} band(s): one string per band`);
+      throw invalidArgument(at('NoDataValues'), `NoDataValues has ${lists.length} entries but the raster has ${nb} band(s): one string per band`);
     }
     const ranges = (name: 'IncludedRanges' | 'ExcludedRanges'): ([number, number] | undefined)[] => {
       const r = a[name] ?? [];
-      if (r.length % 2 !== 0) throw invalidArgument(`${P}${name}`, `${name} holds [min, max] pairs per band: an even count of numbers, got ${r.length}`);
-      if (r.length / 2 > nb) throw invalidArgument(`${P}${name}`, `${name} has ${r.length / 2} range(s) but the raster has ${nb} band(s)`);
+      if (r.length % 2 !== 0) throw invalidArgument(at(name), `${name} holds [min, max] pairs per band: an even count of numbers, got ${r.length}`);
+      if (r.length / 2 > nb) throw invalidArgument(at(name), `${name} has ${r.length / 2} range(s) but the raster has ${nb} band(s)`);
       return Array.from({ length: r.length / 2 }, (_, b) => {
         const lo = r[2 * b]!;
         const hi = r[2 * b + 1]!;
-        if (lo > hi) throw invalidArgument(`${P}${name}`, `range of band ${b} [${lo}, ${hi}] has min > max`);
+        if (lo > hi) throw invalidArgument(at(name), `range of band ${b} [${lo}, ${hi}] has min > max`);
         return [lo, hi];
       });
     };

@@ -34,6 +34,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema, type ArgValues, type Plan } from '../../graph/types.js';
 import { bindUserExpression, compileProgram, ExprBuilder, type IrNode } from '../expr/index.js';
 import { expressionKernel, operandsInfo, planOperands, type ExpressionParams } from '../expr/operands.js';
@@ -55,35 +56,35 @@ const args = {
   UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
 } as const satisfies ArgSchema;
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pixelType: PixelType): Plan<ExpressionParams> {
   const text = a.Expression;
-  if (text === undefined || text.trim() === '') throw invalidArgument(`${P}Expression`, 'Expression is required (a map-algebra expression over InputNames)');
+  if (text === undefined || text.trim() === '') throw invalidArgument(at('Expression'), 'Expression is required (a map-algebra expression over InputNames)');
   let names = [...(a.InputNames ?? [])];
   if (names.length === 1 && a.Rasters.length > 1) names = names[0]!.split(/[\s,;]+/).filter((n) => n !== '');
   names = names.map((n) => n.trim());
   if (names.length !== a.Rasters.length) {
     throw invalidArgument(
-      `${P}InputNames`,
+      at('InputNames'),
       `InputNames has ${names.length} name(s) but Rasters has ${a.Rasters.length} raster(s): give one name per raster`,
     );
   }
   const index = new Map<string, number>();
   names.forEach((n, i) => {
     if (!IDENT.test(n) || n.length > 128) {
-      throw invalidArgument(`${P}InputNames[${i}]`, `${JSON.stringify(n.slice(0, 60))} is not a valid name: use letters, digits and _ (not starting with a digit)`);
+      throw invalidArgument(at('InputNames', i), `${JSON.stringify(n.slice(0, 60))} is not a valid name: use letters, digits and _ (not starting with a digit)`);
     }
     const key = n.toLowerCase();
-    if (index.has(key)) throw invalidArgument(`${P}InputNames[${i}]`, `the name ${n} is given twice (names are case-insensitive)`);
+    if (index.has(key)) throw invalidArgument(at('InputNames', i), `the name ${n} is given twice (names are case-insensitive)`);
     index.set(key, i);
   });
 
-  const operands = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: `${P}Rasters[${j}]` }));
+  const operands = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: at('Rasters', j) }));
   // An expression may leave NoData operands out (Con, IsNull, ...IgnoreNoData): only operands that
   // do not reach the output extent at all are refused.
-  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, `${P}Rasters`, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension }, false);
+  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, at('Rasters'), { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at }, false);
   const b = new ExprBuilder();
   const outputs: IrNode[] = [];
   for (let band = 0; band < planned.bandCount; band++) {
@@ -100,7 +101,7 @@ function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[]
           },
           names: () => names,
         },
-        `${P}Expression`,
+        at('Expression'),
       ),
     );
   }

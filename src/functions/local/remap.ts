@@ -29,6 +29,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import type { BandStatistics, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { castValue, isComplex, PIXEL_TYPE_INFO, representable, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema, type ArgValues, type Plan } from '../../graph/types.js';
 import { fillInside, parseGeometry, partsInRasterSR, pixelEdges } from '../geometry/polygon.js';
 
@@ -77,7 +78,7 @@ interface RemapParams {
   readonly edges?: Float64Array;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const FLOAT_NUDGE = 1e-6;
 
 export const remap = defineFunction<typeof args, RemapParams>({
@@ -102,26 +103,26 @@ export const remap = defineFunction<typeof args, RemapParams>({
 
 function planRemap(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to: PixelType | undefined): Plan<RemapParams> {
   const src = inputs[a.Raster]!;
-  if (isComplex(src.pixelType)) throw invalidArgument(`${P}Raster`, `Remap does not take complex (${src.pixelType}) rasters`);
+  if (isComplex(src.pixelType)) throw invalidArgument(at('Raster'), `Remap does not take complex (${src.pixelType}) rasters`);
   const ranges = a.InputRanges ?? [];
   const outputs = a.OutputValues ?? [];
   const nd = a.NoDataRanges ?? [];
-  if (ranges.length % 2 !== 0) throw invalidArgument(`${P}InputRanges`, `InputRanges holds [from, to] pairs: an even count of numbers, got ${ranges.length}`);
-  if (nd.length % 2 !== 0) throw invalidArgument(`${P}NoDataRanges`, `NoDataRanges holds [from, to] pairs: an even count of numbers, got ${nd.length}`);
+  if (ranges.length % 2 !== 0) throw invalidArgument(at('InputRanges'), `InputRanges holds [from, to] pairs: an even count of numbers, got ${ranges.length}`);
+  if (nd.length % 2 !== 0) throw invalidArgument(at('NoDataRanges'), `NoDataRanges holds [from, to] pairs: an even count of numbers, got ${nd.length}`);
   const n = ranges.length / 2;
   if (outputs.length !== n) {
-    throw invalidArgument(`${P}OutputValues`, `OutputValues needs one value per input range: ${n} range(s), ${outputs.length} value(s)`);
+    throw invalidArgument(at('OutputValues'), `OutputValues needs one value per input range: ${n} range(s), ${outputs.length} value(s)`);
   }
   if (n === 0 && nd.length === 0 && !a.AllowUnmatched) {
-    throw invalidArgument(`${P}InputRanges`, 'Remap needs InputRanges (with OutputValues), NoDataRanges or AllowUnmatched');
+    throw invalidArgument(at('InputRanges'), 'Remap needs InputRanges (with OutputValues), NoDataRanges or AllowUnmatched');
   }
   for (let k = 0; k < n; k++) {
     if (ranges[2 * k]! > ranges[2 * k + 1]!) {
-      throw invalidArgument(`${P}InputRanges`, `range ${k} [${ranges[2 * k]}, ${ranges[2 * k + 1]}) has from > to`);
+      throw invalidArgument(at('InputRanges'), `range ${k} [${ranges[2 * k]}, ${ranges[2 * k + 1]}) has from > to`);
     }
   }
   for (let k = 0; k < nd.length / 2; k++) {
-    if (nd[2 * k]! > nd[2 * k + 1]!) throw invalidArgument(`${P}NoDataRanges`, `range ${k} [${nd[2 * k]}, ${nd[2 * k + 1]}] has from > to`);
+    if (nd[2 * k]! > nd[2 * k + 1]!) throw invalidArgument(at('NoDataRanges'), `range ${k} [${nd[2 * k]}, ${nd[2 * k + 1]}] has from > to`);
   }
 
   const warnings: string[] = [];
@@ -152,13 +153,13 @@ function planRemap(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to:
   if (a.Geometries !== undefined) {
     const gt = a.GeometryType?.trim().toLowerCase().replace(/^esrigeometry/, '');
     if (gt !== undefined && gt !== 'envelope' && gt !== 'polygon') {
-      throw invalidArgument(`${P}GeometryType`, `GeometryType must be esriGeometryEnvelope or esriGeometryPolygon, got ${JSON.stringify(a.GeometryType)}`);
+      throw invalidArgument(at('GeometryType'), `GeometryType must be esriGeometryEnvelope or esriGeometryPolygon, got ${JSON.stringify(a.GeometryType)}`);
     }
     const list = Array.isArray(a.Geometries) ? (a.Geometries as unknown[]) : [a.Geometries];
-    if (list.length === 0) throw invalidArgument(`${P}Geometries`, 'Geometries is empty');
+    if (list.length === 0) throw invalidArgument(at('Geometries'), 'Geometries is empty');
     // Each geometry is filled on its own (even-odd within each of its parts); their union is remapped.
     const parts = list.flatMap((g, i) => {
-      const path = Array.isArray(a.Geometries) ? `${P}Geometries[${i}]` : `${P}Geometries`;
+      const path = Array.isArray(a.Geometries) ? at('Geometries', i) : at('Geometries');
       return partsInRasterSR(parseGeometry(g, path), src, path);
     });
     edges = pixelEdges(parts, src);
@@ -276,7 +277,7 @@ function lookup(p: Omit<RemapParams, 'lut'>, x: number): number | undefined {
 }
 
 /** The smallest pixel type holding every value (integers: the smallest integer type; fractions: F32, F64 past its range). */
-export function typeHolding(values: readonly number[]): PixelType {
+function typeHolding(values: readonly number[]): PixelType {
   if (values.every((v) => Number.isInteger(v))) {
     const lo = Math.min(...values);
     const hi = Math.max(...values);

@@ -31,6 +31,7 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy.js';
 import type { BandStatistics, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -91,7 +92,7 @@ interface UnitConversionParams {
   readonly offset: number;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** The linear map `out = in × scale + offset` from unit `from` to unit `to` (same category). */
 export function conversion(from: number, to: number): { scale: number; offset: number } {
@@ -115,16 +116,16 @@ export const unitConversion = defineFunction<typeof args, UnitConversionParams>(
 
   plan(a, inputs, outputType) {
     const src = inputs[a.Raster]!;
-    if (a.FromUnit === undefined) throw invalidArgument(`${P}FromUnit`, 'FromUnit is required');
-    if (a.ToUnit === undefined) throw invalidArgument(`${P}ToUnit`, 'ToUnit is required');
+    if (a.FromUnit === undefined) throw invalidArgument(at('FromUnit'), 'FromUnit is required');
+    if (a.ToUnit === undefined) throw invalidArgument(at('ToUnit'), 'ToUnit is required');
     if (isComplex(src.pixelType)) {
-      throw unsupportedInput(`${P}Raster`, `UnitConversion does not take complex (${src.pixelType}) rasters; use Complex first`);
+      throw unsupportedInput(at('Raster'), `UnitConversion does not take complex (${src.pixelType}) rasters; use Complex first`);
     }
     const from = UNITS[a.FromUnit]!;
     const to = UNITS[a.ToUnit]!;
     if (from.category !== to.category) {
       throw invalidArgument(
-        `${P}ToUnit`,
+        at('ToUnit'),
         `cannot convert ${from.category} (${from.name}, ${a.FromUnit}) to ${to.category} (${to.name}, ${a.ToUnit}); ` +
           `ToUnit must be a ${from.category} unit (${CODES.filter((c) => UNITS[c]!.category === from.category).join(', ')})`,
       );

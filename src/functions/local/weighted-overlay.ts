@@ -34,6 +34,7 @@ import { invalidArgument } from '../../core/errors.js';
 import { multidimOf, pairMultidimensional, sliceValueMissing } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, roundHalfAway } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { checkRasterList, firstOfGrid } from './weighted-sum.js';
 
@@ -79,7 +80,7 @@ interface WeightedOverlayParams {
   readonly missing: number | undefined;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams>({
   name: 'WeightedOverlay',
@@ -94,32 +95,32 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
     const warnings: string[] = [];
     const n = a.Rasters.length;
     checkRasterList('WeightedOverlay', a.Rasters, inputs, a.Fields, warnings);
-    if (a.EvalFrom === undefined) throw invalidArgument(`${P}EvalFrom`, 'EvalFrom (the lowest value of the evaluation scale) is required');
-    if (a.EvalTo === undefined) throw invalidArgument(`${P}EvalTo`, 'EvalTo (the highest value of the evaluation scale) is required');
-    if (a.EvalFrom >= a.EvalTo) throw invalidArgument(`${P}EvalTo`, `EvalTo (${a.EvalTo}) must be greater than EvalFrom (${a.EvalFrom})`);
+    if (a.EvalFrom === undefined) throw invalidArgument(at('EvalFrom'), 'EvalFrom (the lowest value of the evaluation scale) is required');
+    if (a.EvalTo === undefined) throw invalidArgument(at('EvalTo'), 'EvalTo (the highest value of the evaluation scale) is required');
+    if (a.EvalFrom >= a.EvalTo) throw invalidArgument(at('EvalTo'), `EvalTo (${a.EvalTo}) must be greater than EvalFrom (${a.EvalFrom})`);
     const influences = a.Influences;
     if (influences === undefined || influences.length !== n) {
-      throw invalidArgument(`${P}Influences`, `Influences needs one value per raster: ${n} raster(s), ${influences?.length ?? 0} influence(s)`);
+      throw invalidArgument(at('Influences'), `Influences needs one value per raster: ${n} raster(s), ${influences?.length ?? 0} influence(s)`);
     }
     influences.forEach((w, i) => {
-      if (w < 0) throw invalidArgument(`${P}Influences`, `influence ${i} is negative (${w})`);
+      if (w < 0) throw invalidArgument(at('Influences'), `influence ${i} is negative (${w})`);
     });
     const total = influences.reduce((s, w) => s + w, 0);
-    if (!(total > 0)) throw invalidArgument(`${P}Influences`, 'the influences sum to 0');
+    if (!(total > 0)) throw invalidArgument(at('Influences'), 'the influences sum to 0');
     if (Math.abs(total - 1) > 1e-6 && Math.abs(total - 100) > 1e-6) {
       warnings.push(`Influences sum to ${total}, neither 1 nor 100; they are divided by their sum`);
     }
     const remaps = a.Remaps;
     if (remaps === undefined || remaps.length !== n) {
-      throw invalidArgument(`${P}Remaps`, `Remaps needs one remap string per raster: ${n} raster(s), ${remaps?.length ?? 0} string(s)`);
+      throw invalidArgument(at('Remaps'), `Remaps needs one remap string per raster: ${n} raster(s), ${remaps?.length ?? 0} string(s)`);
     }
-    const tables = remaps.map((s, i) => parseRemap(s, a.EvalFrom!, a.EvalTo!, `${P}Remaps[${i}]`));
+    const tables = remaps.map((s, i) => parseRemap(s, a.EvalFrom!, a.EvalTo!, at('Remaps', i)));
     const restricted = a.EvalFrom - 1;
     const anyRestricted = tables.some((t) => t.kind.includes(RESTRICTED) || t.noDataKind === RESTRICTED);
     // Multidimensional rasters: one overlay per paired slice (seed rule 6), else of first bands.
     const md = pairMultidimensional(
       a.Rasters.map((r) => inputs[r]!),
-      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) },
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) },
     );
     // A multidimensional output needs a NoData value for NoData slices: the type's minimum, below the restricted value.
     const pixelType = restricted - (md ? 1 : 0) >= -32768 && a.EvalTo <= 32767 ? 'S16' : 'S32';
@@ -201,7 +202,7 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
 });
 
 /** Parse one remap string into a table, checking new values against the scale. */
-export function parseRemap(s: string, from: number, to: number, path: string): RemapTable {
+function parseRemap(s: string, from: number, to: number, path: string): RemapTable {
   const lo: number[] = [];
   const hi: number[] = [];
   const kind: number[] = [];

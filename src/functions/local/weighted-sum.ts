@@ -21,6 +21,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
@@ -41,23 +42,23 @@ interface WeightedSumParams {
   readonly bands: readonly (readonly number[])[];
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Check `Fields` (only Value) and the rasters (no constants, no complex); shared by WeightedOverlay. */
 export function checkRasterList(fn: string, rasters: readonly number[], inputs: readonly RasterInfo[], fields: readonly string[] | undefined, warnings: string[]): void {
   rasters.forEach((r, i) => {
     const info = inputs[r]!;
-    if (info.constant !== undefined) throw invalidArgument(`${P}Rasters[${i}]`, `${fn} needs rasters, not constants`);
-    if (isComplex(info.pixelType)) throw unsupportedInput(`${P}Rasters[${i}]`, `${fn} does not take complex (${info.pixelType}) rasters`);
+    if (info.constant !== undefined) throw invalidArgument(at('Rasters', i), `${fn} needs rasters, not constants`);
+    if (isComplex(info.pixelType)) throw unsupportedInput(at('Rasters', i), `${fn} does not take complex (${info.pixelType}) rasters`);
     if (info.bandCount > 1) warnings.push(`Rasters[${i}] has ${info.bandCount} bands: ${fn} uses the first`);
   });
   if (fields !== undefined) {
     if (fields.length !== rasters.length) {
-      throw invalidArgument(`${P}Fields`, `Fields needs one entry per raster: ${rasters.length} raster(s), ${fields.length} field(s)`);
+      throw invalidArgument(at('Fields'), `Fields needs one entry per raster: ${rasters.length} raster(s), ${fields.length} field(s)`);
     }
     fields.forEach((f, i) => {
       if (f.trim() !== '' && f.trim().toLowerCase() !== 'value') {
-        throw unsupportedInput(`${P}Fields[${i}]`, `field ${JSON.stringify(f)}: rasters carry no attribute tables here, only the Value field (the pixel value) is available`);
+        throw unsupportedInput(at('Fields', i), `field ${JSON.stringify(f)}: rasters carry no attribute tables here, only the Value field (the pixel value) is available`);
       }
     });
   }
@@ -66,7 +67,7 @@ export function checkRasterList(fn: string, rasters: readonly number[], inputs: 
 /** The output RasterInfo of a one-band result on the first raster's grid, and the align list. */
 export function firstOfGrid(rasters: readonly number[], inputs: readonly RasterInfo[], pixelType: RasterInfo['pixelType'], noData: number | undefined, nearest: boolean) {
   const list = rasters.map((r) => inputs[r]!);
-  const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: rasters.map((_, i) => `rasterFunctionArguments.Rasters[${i}]`) })!;
+  const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: rasters.map((_, i) => at('Rasters', i)) })!;
   const info: RasterInfo = { ...grid, bandCount: 1, pixelType, ...(noData !== undefined ? { noData } : {}) };
   const align = inputs.map((i, k) => (rasters.includes(k) ? (nearest ? { method: 'nearest' as const } : alignMethod(i)) : undefined));
   return { info, align };
@@ -85,13 +86,13 @@ export const weightedSum = defineFunction<typeof args, WeightedSumParams>({
     checkRasterList('WeightedSum', a.Rasters, inputs, a.Fields, warnings);
     const weights = a.Weights ?? a.Rasters.map(() => 1);
     if (weights.length !== a.Rasters.length) {
-      throw invalidArgument(`${P}Weights`, `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`);
+      throw invalidArgument(at('Weights'), `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`);
     }
     const { info: one, align } = firstOfGrid(a.Rasters, inputs, floatOutputType(to, 'F32'), Number.NaN, false);
     // Multidimensional rasters: one weighted sum per paired slice (seed rule 6), else of first bands.
     const md = pairMultidimensional(
       a.Rasters.map((r) => inputs[r]!),
-      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: a.Rasters.map((_, i) => `Rasters[${i}]`) },
+      { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) },
     );
     const info: RasterInfo = md ? { ...one, bandCount: md.bandCount, multidimensional: md.multidimensional, bandNames: md.bandNames } : one;
     if (md) warnings.splice(0, warnings.length, ...md.warnings);

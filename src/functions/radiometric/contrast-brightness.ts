@@ -22,14 +22,16 @@
  */
 import { unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { P } from './statistics-args.js';
 
 const args = {
   ContrastOffset: { kind: 'number', min: -100, max: 100, default: 0, doc: 'Contrast change, -100..100 (0 = unchanged).' },
   BrightnessOffset: { kind: 'number', min: -100, max: 100, default: 0, doc: 'Brightness change, -100..100 (0 = unchanged).' },
   Raster: { kind: 'raster', default: '$$', doc: 'Input 8-bit raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
+
+const at = argPaths(args);
 
 export interface ContrastBrightnessParams {
   readonly input: number;
@@ -65,7 +67,7 @@ export const contrastBrightness = defineFunction<typeof args, ContrastBrightness
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (src.pixelType !== 'U8') {
-      throw unsupportedInput(`${P}Raster`, `ContrastBrightness works on 8-bit unsigned (U8) input only, got ${src.pixelType}: apply a Stretch (or outputPixelType U8) first`);
+      throw unsupportedInput(at('Raster'), `ContrastBrightness works on 8-bit unsigned (U8) input only, got ${src.pixelType}: apply a Stretch (or outputPixelType U8) first`);
     }
     const { histograms: _h, colormap: _c, ...rest } = src;
     const info: RasterInfo = { ...rest, statistics: Array.from({ length: src.bandCount }, () => ({ min: 0, max: 255 })) };

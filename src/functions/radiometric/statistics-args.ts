@@ -9,11 +9,10 @@
  * accepted. Histograms, one per band: `{ size, min, max, counts }` with `size` = counts.length
  * (size may be left out), min < max (or min == max for a single value), counts >= 0.
  * A list of one entry applies to every band [ours]; otherwise it must have one entry per band.
+ * Errors are at `path`, the argument's path from the caller's `argPaths(args)`, and below it.
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { BandStatistics, Histogram } from '../../core/pixel-block.js';
-
-export const P = 'rasterFunctionArguments.';
 
 function num(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
@@ -36,8 +35,7 @@ function perBand<T>(list: readonly T[], bands: number, path: string, what: strin
   throw invalidArgument(path, `${what} has ${list.length} entries but the raster has ${bands} band(s): give one entry per band, or one for all`);
 }
 
-export function parseStatistics(raw: unknown, bands: number, name = 'Statistics'): BandStatistics[] {
-  const path = `${P}${name}`;
+export function parseStatistics(raw: unknown, bands: number, path: string, name = 'Statistics'): BandStatistics[] {
   if (!Array.isArray(raw) || raw.length === 0) {
     throw invalidArgument(path, `${name} must be a non-empty array with one entry per band ([min, max, mean, standardDeviation] or {min, max, ...})`);
   }
@@ -85,8 +83,7 @@ export function parseStatistics(raw: unknown, bands: number, name = 'Statistics'
   return perBand(list, bands, path, name);
 }
 
-export function parseHistograms(raw: unknown, bands: number, name = 'Histograms'): Histogram[] {
-  const path = `${P}${name}`;
+export function parseHistograms(raw: unknown, bands: number, path: string, name = 'Histograms'): Histogram[] {
   if (!Array.isArray(raw) || raw.length === 0) {
     throw invalidArgument(path, `${name} must be a non-empty array of {size, min, max, counts}, one per band`);
   }
@@ -112,6 +109,6 @@ export function parseHistograms(raw: unknown, bands: number, name = 'Histograms'
 }
 
 /** Per-band lists given as one value for all bands or one per band (Gamma). */
-export function perBandNumbers(list: readonly number[], bands: number, name: string): number[] {
-  return perBand(list, bands, `${P}${name}`, name);
+export function perBandNumbers(list: readonly number[], bands: number, path: string, name: string): number[] {
+  return perBand(list, bands, path, name);
 }

@@ -17,14 +17,17 @@
 import { invalidArgument } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { P, parseHistograms, parseStatistics } from './statistics-args.js';
+import { parseHistograms, parseStatistics } from './statistics-args.js';
 
 const args = {
   Statistics: { kind: 'json', optional: true, doc: 'Per band {min, max, mean, standardDeviation, count, median, mode}.' },
   Histograms: { kind: 'json', optional: true, doc: 'Per band {size, min, max, counts}.' },
   Raster: { kind: 'raster', default: '$$', doc: 'Input raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
+
+const at = argPaths(args);
 
 export const statisticsHistogram = defineFunction<typeof args, { readonly input: number }>({
   name: 'StatisticsHistogram',
@@ -37,12 +40,12 @@ export const statisticsHistogram = defineFunction<typeof args, { readonly input:
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (a.Statistics === undefined && a.Histograms === undefined) {
-      throw invalidArgument(`${P}Statistics`, 'StatisticsHistogram needs Statistics, Histograms or both');
+      throw invalidArgument(at('Statistics'), 'StatisticsHistogram needs Statistics, Histograms or both');
     }
     const info: RasterInfo = {
       ...src,
-      ...(a.Statistics !== undefined ? { statistics: parseStatistics(a.Statistics, src.bandCount) } : {}),
-      ...(a.Histograms !== undefined ? { histograms: parseHistograms(a.Histograms, src.bandCount) } : {}),
+      ...(a.Statistics !== undefined ? { statistics: parseStatistics(a.Statistics, src.bandCount, at('Statistics')) } : {}),
+      ...(a.Histograms !== undefined ? { histograms: parseHistograms(a.Histograms, src.bandCount, at('Histograms')) } : {}),
     };
     return { info, halo: 0, params: { input: a.Raster } };
   },

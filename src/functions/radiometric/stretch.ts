@@ -80,9 +80,10 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { BandStatistics, Histogram, RasterInfo } from '../../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type RequestBandStatistics } from '../../graph/types.js';
-import { P, parseHistograms, parseStatistics, perBandNumbers } from './statistics-args.js';
+import { parseHistograms, parseStatistics, perBandNumbers } from './statistics-args.js';
 
 export const StretchType = { None: 0, StandardDeviation: 3, HistogramEqualization: 4, MinMax: 5, PercentClip: 6, Sigmoid: 9 } as const;
 
@@ -129,6 +130,8 @@ const args = {
   EstimateStatsHistogram: { kind: 'boolean', doc: 'Accepted for compatibility; statistics are always computed exactly.' },
   Raster: { kind: 'raster', default: '$$', doc: 'Input raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
+
+const at = argPaths(args);
 
 /** How one band's values become output values. */
 export interface Transfer {
@@ -193,7 +196,7 @@ export const stretch = defineFunction<typeof args, StretchParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (PIXEL_TYPE_INFO[src.pixelType].complex) {
-      throw unsupportedInput(`${P}Raster`, `Stretch needs real pixels, got ${src.pixelType}: apply Complex first`);
+      throw unsupportedInput(at('Raster'), `Stretch needs real pixels, got ${src.pixelType}: apply Complex first`);
     }
     const bands = src.bandCount;
     const type = a.StretchType;
@@ -209,11 +212,11 @@ export const stretch = defineFunction<typeof args, StretchParams>({
         if (a.Gamma !== undefined) warnings.push('ComputeGamma is true: Gamma is ignored');
       } else {
         if (a.Gamma === undefined || a.Gamma.length === 0) {
-          throw invalidArgument(`${P}Gamma`, 'UseGamma is true: give Gamma (one value per band, or one for all), or set ComputeGamma true');
+          throw invalidArgument(at('Gamma'), 'UseGamma is true: give Gamma (one value per band, or one for all), or set ComputeGamma true');
         }
-        gamma = perBandNumbers(a.Gamma, bands, 'Gamma');
+        gamma = perBandNumbers(a.Gamma, bands, at('Gamma'), 'Gamma');
         gamma.forEach((g, i) => {
-          if (!(g > 0)) throw invalidArgument(`${P}Gamma[${i}]`, `gamma must be > 0, got ${g}`);
+          if (!(g > 0)) throw invalidArgument(at('Gamma', i), `gamma must be > 0, got ${g}`);
         });
       }
     } else if (a.Gamma !== undefined || a.ComputeGamma) {
@@ -221,10 +224,10 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     }
 
     if (type === StretchType.PercentClip) {
-      if (a.MinPercent === undefined) throw invalidArgument(`${P}MinPercent`, 'StretchType 6 (PercentClip) needs MinPercent (percent clipped at the low end)');
-      if (a.MaxPercent === undefined) throw invalidArgument(`${P}MaxPercent`, 'StretchType 6 (PercentClip) needs MaxPercent (percent clipped at the high end)');
+      if (a.MinPercent === undefined) throw invalidArgument(at('MinPercent'), 'StretchType 6 (PercentClip) needs MinPercent (percent clipped at the low end)');
+      if (a.MaxPercent === undefined) throw invalidArgument(at('MaxPercent'), 'StretchType 6 (PercentClip) needs MaxPercent (percent clipped at the high end)');
       if (a.MinPercent + a.MaxPercent >= 100) {
-        throw invalidArgument(`${P}MaxPercent`, `MinPercent + MaxPercent must stay below 100, got ${a.MinPercent} + ${a.MaxPercent}`);
+        throw invalidArgument(at('MaxPercent'), `MinPercent + MaxPercent must stay below 100, got ${a.MinPercent} + ${a.MaxPercent}`);
       }
     } else if (a.MinPercent !== undefined || a.MaxPercent !== undefined) {
       warnings.push('MinPercent/MaxPercent only apply to StretchType 6 (PercentClip) and are ignored');
@@ -248,8 +251,8 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     };
 
     // Parse Statistics/Histograms even when DRA ignores them, so a malformed rule is reported.
-    const argStats = a.Statistics === undefined ? undefined : parseStatistics(a.Statistics, bands);
-    const argHists = a.Histograms === undefined ? undefined : parseHistograms(a.Histograms, bands);
+    const argStats = a.Statistics === undefined ? undefined : parseStatistics(a.Statistics, bands, at('Statistics'));
+    const argHists = a.Histograms === undefined ? undefined : parseHistograms(a.Histograms, bands, at('Histograms'));
 
     const outMin = a.Min;
     const outMax = a.Max;
@@ -287,22 +290,22 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     const how = 'give Statistics ([min, max, mean, standardDeviation] per band), set DRA true, or give the input statistics (StatisticsHistogram)';
     if (type === StretchType.StandardDeviation && !(stats?.every((s) => s.mean !== undefined && s.stdDev !== undefined) ?? false)) {
       throw invalidArgument(
-        `${P}Statistics`,
+        at('Statistics'),
         `StretchType 3 (StandardDeviation) needs each band's mean and standard deviation${fromWhere ? ` (${fromWhere} lack them)` : ''}: ${how}`,
       );
     }
     if (type === StretchType.MinMax && stats === undefined) {
-      throw invalidArgument(`${P}Statistics`, `StretchType 5 (MinMax) needs each band's min and max: ${how}`);
+      throw invalidArgument(at('Statistics'), `StretchType 5 (MinMax) needs each band's min and max: ${how}`);
     }
     if ((type === StretchType.PercentClip || type === StretchType.HistogramEqualization) && hists === undefined) {
       const name = type === StretchType.PercentClip ? '6 (PercentClip)' : '4 (HistogramEqualization)';
       throw invalidArgument(
-        `${P}Histograms`,
+        at('Histograms'),
         `StretchType ${name} needs a histogram per band: give Histograms ({size, min, max, counts} per band), set DRA true, or give the input histograms (StatisticsHistogram)`,
       );
     }
     if (gamma === 'compute' && !(stats?.every((s) => s.mean !== undefined) ?? false)) {
-      throw invalidArgument(`${P}Statistics`, `ComputeGamma needs each band's mean${fromWhere ? ` (${fromWhere} lack it)` : ''}: ${how}`);
+      throw invalidArgument(at('Statistics'), `ComputeGamma needs each band's mean${fromWhere ? ` (${fromWhere} lack it)` : ''}: ${how}`);
     }
     const transfers = transfersFor(config, bands, stats ?? [], hists ?? []);
     return plan(info, { ...base, transfers }, warnings);
@@ -374,7 +377,7 @@ export function naturalType(min: number, max: number): PixelType {
 
 /** DRAExtent as a pixel rectangle of the raster's grid (clipped; INVALID_ARGUMENT when outside). */
 function parseExtent(raw: unknown, src: RasterInfo): Rect {
-  const path = `${P}DRAExtent`;
+  const path = at('DRAExtent');
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw invalidArgument(path, 'DRAExtent must be {xmin, ymin, xmax, ymax} (raster coordinates) or {x, y, width, height} (pixels)');
   }
@@ -415,7 +418,7 @@ function typeRange(t: PixelType): [number, number] {
 }
 
 /** Per band transfers from statistics and histograms (entries may be undefined: type range). */
-export function transfersFor(
+function transfersFor(
   c: Config,
   bands: number,
   stats: readonly (BandStatistics | undefined)[],
@@ -499,7 +502,7 @@ export function equalizationLevels(counts: readonly number[]): number[] {
 }
 
 /** The vendor client's empirical gamma from a band's mean (spec "ComputeGamma"). */
-export function computeGamma(s: BandStatistics, inType: PixelType): number {
+function computeGamma(s: BandStatistics, inType: PixelType): number {
   const t = inType === 'U8' ? s.mean! : s.max > s.min ? (255 * (s.mean! - s.min)) / (s.max - s.min) : 0;
   if (!(t > 0 && t < 255)) return 1;
   const e = t === 150 ? 0 : t <= 150 ? 45 * Math.cos(0.01047 * t) : 17 * Math.sin(0.021 * t);
@@ -514,7 +517,7 @@ export function computeGamma(s: BandStatistics, inType: PixelType): number {
 const sig = (u: number): number => 1 / (1 + Math.exp(-u));
 
 /** The output value (unrounded) of input value v. */
-export function curve(t: Transfer, v: number, outMin: number, outMax: number): number {
+function curve(t: Transfer, v: number, outMin: number, outMax: number): number {
   const range = outMax - outMin;
   let m: number;
   if (t.equalize !== undefined) {

@@ -22,13 +22,15 @@
 import { unsupportedInput } from '../../core/errors.js';
 import type { Histogram, RasterInfo } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { P } from './statistics-args.js';
 
 const args = {
   ThresholdType: { kind: 'enum', values: [1], names: { otsu: 1 }, default: 1, doc: '1 Otsu (the only type).' },
   Raster: { kind: 'raster', default: '$$', doc: 'Input raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
+
+const at = argPaths(args);
 
 export interface ThresholdParams {
   readonly input: number;
@@ -90,7 +92,7 @@ export const threshold = defineFunction<typeof args, ThresholdParams>({
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (PIXEL_TYPE_INFO[src.pixelType].complex) {
-      throw unsupportedInput(`${P}Raster`, `Threshold needs real pixels, got ${src.pixelType}: apply Complex first`);
+      throw unsupportedInput(at('Raster'), `Threshold needs real pixels, got ${src.pixelType}: apply Complex first`);
     }
     const bands = src.bandCount;
     const { histograms: _h, colormap: _c, constant: _k, noData: _n, ...rest } = src;

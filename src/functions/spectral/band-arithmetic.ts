@@ -41,6 +41,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import type { Binding } from '../expr/compile.js';
@@ -145,7 +146,7 @@ const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'Input multiband raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const BAND_REF = /^[Bb](\d+)$/;
 
 export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
@@ -158,14 +159,14 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `BandArithmetic does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `BandArithmetic does not take complex (${src.pixelType}) rasters`);
     const raw = a.BandIndexes;
     let text: string;
     if (raw === undefined) text = '';
     else if (typeof raw === 'string') text = raw;
     else if (typeof raw === 'number') text = String(raw);
     else if (Array.isArray(raw) && raw.every((v) => typeof v === 'number' || typeof v === 'string')) text = raw.join(' ');
-    else throw invalidArgument(`${P}BandIndexes`, 'expected a string (space-separated band numbers and constants, or an expression)');
+    else throw invalidArgument(at('BandIndexes'), 'expected a string (space-separated band numbers and constants, or an expression)');
 
     const b = new ExprBuilder();
     const slots: { input: number; band: number }[] = [];
@@ -182,7 +183,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
     let outputs: IrNode[];
 
     if (a.Method === 0) {
-      if (text.trim() === '') throw invalidArgument(`${P}BandIndexes`, 'Method 0 (UserDefined) needs an expression in BandIndexes, e.g. "(B4 - B3)/(B4 + B3)"');
+      if (text.trim() === '') throw invalidArgument(at('BandIndexes'), 'Method 0 (UserDefined) needs an expression in BandIndexes, e.g. "(B4 - B3)/(B4 + B3)"');
       const refs = (): string[] => Array.from({ length: Math.min(src.bandCount, 20) }, (_, i) => `B${i + 1}`);
       outputs = [
         bindUserExpression(
@@ -199,7 +200,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
             },
             names: refs,
           },
-          `${P}BandIndexes`,
+          at('BandIndexes'),
         ),
       ];
     } else {
@@ -207,7 +208,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
       let given = text.trim();
       if (given === '') {
         if (m.defaults === undefined) {
-          throw invalidArgument(`${P}BandIndexes`, `${m.name} (Method ${a.Method}) needs BandIndexes: the 1-based band numbers of ${m.bands.join(' ')}`);
+          throw invalidArgument(at('BandIndexes'), `${m.name} (Method ${a.Method}) needs BandIndexes: the 1-based band numbers of ${m.bands.join(' ')}`);
         }
         given = m.defaults;
       }
@@ -215,11 +216,11 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
       const numbers = tokens.map(Number);
       const bad = tokens.findIndex((t, i) => t === '' || !Number.isFinite(numbers[i]));
       if (bad >= 0) {
-        throw invalidArgument(`${P}BandIndexes`, `${JSON.stringify(tokens[bad]!.slice(0, 40))} is not a number; ${m.name} takes "${usage(m)}"`);
+        throw invalidArgument(at('BandIndexes'), `${JSON.stringify(tokens[bad]!.slice(0, 40))} is not a number; ${m.name} takes "${usage(m)}"`);
       }
       const consts = m.constants ?? [];
       if (numbers.length < m.bands.length) {
-        throw invalidArgument(`${P}BandIndexes`, `${m.name} (Method ${a.Method}) needs ${m.bands.length} band numbers (${m.bands.join(' ')}), got ${numbers.length}: "${usage(m)}"`);
+        throw invalidArgument(at('BandIndexes'), `${m.name} (Method ${a.Method}) needs ${m.bands.length} band numbers (${m.bands.join(' ')}), got ${numbers.length}: "${usage(m)}"`);
       }
       if (numbers.length > m.bands.length + consts.length) {
         warnings.push(`BandIndexes has ${numbers.length - m.bands.length - consts.length} number(s) more than ${m.name} uses ("${usage(m)}"); they are ignored`);
@@ -229,7 +230,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
         const n = numbers[i]!;
         if (!Number.isInteger(n) || n < 1 || n > src.bandCount) {
           throw invalidArgument(
-            `${P}BandIndexes`,
+            at('BandIndexes'),
             `${role} band ${n} is not a band of the raster: band numbers are 1-based, 1..${src.bandCount}`,
           );
         }
@@ -241,7 +242,7 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
           formula,
           b,
           { dialect: 'full', division: 'zero', resolve: (n) => names.get(n.toLowerCase()), names: () => [...names.keys()] },
-          `${P}BandIndexes`,
+          at('BandIndexes'),
         );
       for (const [name, formula] of m.let ?? []) names.set(name, { node: bind(formula) });
       outputs = m.formulas.map(bind);

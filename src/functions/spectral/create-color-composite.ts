@@ -24,6 +24,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import type { Binding } from '../expr/compile.js';
@@ -49,7 +50,7 @@ const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'Input multiband raster; defaults to the service raster ($$).' },
 } as const satisfies ArgSchema;
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const BAND_REF = /^[Bb](\d+)$/;
 const WHOLE = /^\d+$/;
 
@@ -63,11 +64,11 @@ export const createColorComposite = defineFunction<typeof args, ExpressionParams
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `CreateColorComposite does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `CreateColorComposite does not take complex (${src.pixelType}) rasters`);
     const byName = a.Method === 0;
     const names = (src.bandNames ?? []).map((n) => n.trim().toLowerCase());
     if (byName && names.length === 0) {
-      throw unsupportedInput(`${P}Method`, 'Method 0 (band names) needs a raster with band names; this one has none: use Method 1 with B1, B2, ...');
+      throw unsupportedInput(at('Method'), 'Method 0 (band names) needs a raster with band names; this one has none: use Method 1 with B1, B2, ...');
     }
     const b = new ExprBuilder();
     const slots: { input: number; band: number }[] = [];
@@ -82,7 +83,7 @@ export const createColorComposite = defineFunction<typeof args, ExpressionParams
     };
     let copies = true;
     const outputs: IrNode[] = (['R', 'G', 'B'] as const).map((c) => {
-      const path = `${P}BandIndexes${c}`;
+      const path = at(`BandIndexes${c}`);
       const text = a[`BandIndexes${c}`];
       if (text === undefined || text.trim() === '') {
         throw invalidArgument(path, `BandIndexes${c} is required: ${byName ? 'a band name' : 'a band id such as B1'} or an expression`);

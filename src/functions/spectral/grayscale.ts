@@ -23,6 +23,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -41,7 +42,7 @@ export interface GrayscaleParams {
   readonly pixelType: PixelType;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const grayscale = defineFunction<typeof args, GrayscaleParams>({
   name: 'Grayscale',
@@ -54,11 +55,11 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `Grayscale needs real pixel values, got ${src.pixelType}`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Grayscale needs real pixel values, got ${src.pixelType}`);
     const weights = a.ConversionParameters ?? new Array<number>(src.bandCount).fill(1);
     if (weights.length !== src.bandCount) {
       throw invalidArgument(
-        `${P}ConversionParameters`,
+        at('ConversionParameters'),
         `needs one weight per band: the raster has ${src.bandCount} band(s), got ${weights.length} weight(s)`,
       );
     }

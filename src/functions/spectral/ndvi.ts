@@ -26,6 +26,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { checkHolds, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -49,7 +50,7 @@ interface NdviParams {
   readonly scaledFloat: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const ndvi = defineFunction<typeof args, NdviParams>({
   name: 'NDVI',
@@ -61,10 +62,10 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `NDVI does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `NDVI does not take complex (${src.pixelType}) rasters`);
     for (const [name, id] of [['VisibleBandID', a.VisibleBandID], ['InfraredBandID', a.InfraredBandID]] as const) {
       if (id >= src.bandCount) {
-        throw invalidArgument(`${P}${name}`, `band ${id} does not exist: the raster has ${src.bandCount} band(s), ids 0..${src.bandCount - 1} (0-based)`);
+        throw invalidArgument(at(name), `band ${id} does not exist: the raster has ${src.bandCount} band(s), ids 0..${src.bandCount - 1} (0-based)`);
       }
     }
     const scientific = a.ScientificOutput;

@@ -43,6 +43,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, PIXEL_TYPE_INFO, representable, type PixelType } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
@@ -82,7 +83,7 @@ interface PansharpenParams {
   readonly outType: PixelType;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const pansharpening = defineFunction<typeof args, PansharpenParams>({
   name: 'Pansharpening',
@@ -98,18 +99,18 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     const ms = inputs[a.MSImage]!;
     const warnings: string[] = [];
     for (const [name, info] of [['PanImage', pan], ['MSImage', ms]] as const) {
-      if (info.constant !== undefined) throw invalidArgument(`${P}${name}`, `${name} must be a raster, not a constant`);
-      if (isComplex(info.pixelType)) throw unsupportedInput(`${P}${name}`, `Pansharpening does not take complex (${info.pixelType}) rasters`);
+      if (info.constant !== undefined) throw invalidArgument(at(name), `${name} must be a raster, not a constant`);
+      if (isComplex(info.pixelType)) throw unsupportedInput(at(name), `Pansharpening does not take complex (${info.pixelType}) rasters`);
     }
     if (pan.bandCount > 1) warnings.push(`PanImage has ${pan.bandCount} bands: the first is the pan`);
     if (ms.bandCount !== 3 && ms.bandCount !== 4) {
-      throw unsupportedInput(`${P}MSImage`, `MSImage needs 3 or 4 bands (red, green, blue, NIR), got ${ms.bandCount}`);
+      throw unsupportedInput(at('MSImage'), `MSImage needs 3 or 4 bands (red, green, blue, NIR), got ${ms.bandCount}`);
     }
     let irInput = -1;
     let irBand = 0;
     if (a.InfraredImage !== undefined) {
       const ir = inputs[a.InfraredImage]!;
-      if (ir.constant !== undefined || isComplex(ir.pixelType)) throw invalidArgument(`${P}InfraredImage`, 'InfraredImage must be a real-valued raster');
+      if (ir.constant !== undefined || isComplex(ir.pixelType)) throw invalidArgument(at('InfraredImage'), 'InfraredImage must be a real-valued raster');
       irInput = a.InfraredImage;
       if (ir.bandCount > 1) warnings.push(`InfraredImage has ${ir.bandCount} bands: the first is used`);
     } else if (a.UseFourthBandOfMSAsIR && ms.bandCount === 4) {
@@ -118,16 +119,16 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     }
     const wl = a.Weights;
     if (wl.length !== 4 && !(wl.length === 3 && irInput < 0)) {
-      throw invalidArgument(`${P}Weights`, `Weights needs 4 values (red, green, blue, infrared)${irInput < 0 ? ' or 3 without infrared' : ''}, got ${wl.length}`);
+      throw invalidArgument(at('Weights'), `Weights needs 4 values (red, green, blue, infrared)${irInput < 0 ? ' or 3 without infrared' : ''}, got ${wl.length}`);
     }
-    if (wl.some((w) => w < 0)) throw invalidArgument(`${P}Weights`, 'Weights must not be negative');
+    if (wl.some((w) => w < 0)) throw invalidArgument(at('Weights'), 'Weights must not be negative');
     const w: [number, number, number, number] = [wl[0]!, wl[1]!, wl[2]!, irInput >= 0 ? (wl[3] ?? 0) : 0];
-    if (w[0] + w[1] + w[2] <= 0) throw invalidArgument(`${P}Weights`, 'the red, green and blue weights sum to 0');
+    if (w[0] + w[1] + w[2] <= 0) throw invalidArgument(at('Weights'), 'the red, green and blue weights sum to 0');
     const sum = w[0] + w[1] + w[2] + w[3];
     if (Math.abs(sum - 1) > 0.01) warnings.push(`Weights sum to ${sum}, not 1 (the pan model P = wR·R + wG·G + wB·B + wI·I assumes 1)`);
     if (a.Sensor !== undefined) warnings.push(`Sensor "${a.Sensor}": sensor-specific default weights are not published; Weights are used`);
 
-    const grid = outputGrid([pan, ms], ExtentType.IntersectionOf, CellsizeType.FirstOf, { paths: [`${P}PanImage`, `${P}MSImage`] })!;
+    const grid = outputGrid([pan, ms], ExtentType.IntersectionOf, CellsizeType.FirstOf, { paths: [at('PanImage'), at('MSImage')] })!;
     const outType = to === undefined ? ms.pixelType : realTypeOf(to);
     const info: RasterInfo = {
       ...grid,

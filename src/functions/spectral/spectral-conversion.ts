@@ -15,6 +15,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 
@@ -32,7 +33,7 @@ interface SpectralConversionParams {
   readonly matrix: readonly number[];
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** out_k = Σ_j M[k*nIn + j] · in_j over the selected input bands (F32 output, non-finite -> NoData). */
 export function linearBands(
@@ -79,13 +80,13 @@ export const spectralConversion = defineFunction<typeof args, SpectralConversion
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `SpectralConversion does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `SpectralConversion does not take complex (${src.pixelType}) rasters`);
     const n = src.bandCount;
     const matrix = a.ConversionMatrix;
-    if (matrix === undefined || matrix.length === 0) throw invalidArgument(`${P}ConversionMatrix`, 'ConversionMatrix is required');
+    if (matrix === undefined || matrix.length === 0) throw invalidArgument(at('ConversionMatrix'), 'ConversionMatrix is required');
     if (matrix.length !== n * n) {
       throw invalidArgument(
-        `${P}ConversionMatrix`,
+        at('ConversionMatrix'),
         `ConversionMatrix must hold N x N = ${n * n} numbers for the raster's ${n} band(s), got ${matrix.length}`,
       );
     }

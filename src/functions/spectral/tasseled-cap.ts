@@ -39,6 +39,7 @@
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, isInteger } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { linearBands } from './spectral-conversion.js';
@@ -60,7 +61,7 @@ interface Sensor {
 const BGW = ['Brightness', 'Greenness', 'Wetness'] as const;
 const seq = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
-export const SENSORS: readonly Sensor[] = [
+const SENSORS: readonly Sensor[] = [
   {
     label: 'Landsat MSS',
     match: (k) => k.includes('mss') || /^landsat[123]$/.test(k),
@@ -195,7 +196,7 @@ interface TasseledCapParams {
   readonly matrix: readonly number[];
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
   name: 'TasseledCap',
@@ -208,27 +209,27 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const warnings: string[] = [];
-    if (isComplex(src.pixelType)) throw unsupportedInput(`${P}Raster`, `TasseledCap does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `TasseledCap does not take complex (${src.pixelType}) rasters`);
     const name = a.SensorName?.trim() || src.sensorName;
     if (a.SensorName?.trim() && src.sensorName && sensorOf(src.sensorName) !== sensorOf(a.SensorName)) {
       warnings.push(`SensorName "${a.SensorName}" overrides the raster's sensor "${src.sensorName}"`);
     }
     const supported = SENSORS.map((s) => s.label).join(', ');
     if (!name) {
-      throw unsupportedInput(`${P}Raster`, `TasseledCap needs the raster's sensor name (metadata SENSOR_NAME, or the SensorName argument); supported: ${supported}`);
+      throw unsupportedInput(at('Raster'), `TasseledCap needs the raster's sensor name (metadata SENSOR_NAME, or the SensorName argument); supported: ${supported}`);
     }
     const sensor = sensorOf(name);
     if (sensor === undefined) {
-      throw unsupportedInput(a.SensorName?.trim() ? `${P}SensorName` : `${P}Raster`, `sensor "${name}" has no tasseled cap coefficients; supported: ${supported}`);
+      throw unsupportedInput(a.SensorName?.trim() ? at('SensorName') : at('Raster'), `sensor "${name}" has no tasseled cap coefficients; supported: ${supported}`);
     }
     if (src.radiometry === undefined) {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         'TasseledCap needs the sensor’s own pixel values, but a function that alters pixel values (Stretch, Pansharpening, Arithmetic, a narrowing outputPixelType, ...) precedes it',
       );
     }
     if (sensor.no8bit && src.pixelType === 'U8') {
-      throw unsupportedInput(`${P}Raster`, `8-bit ${sensor.label} products are preprocessed and not valid TasseledCap input; use the original (11-bit) data`);
+      throw unsupportedInput(at('Raster'), `8-bit ${sensor.label} products are preprocessed and not valid TasseledCap input; use the original (11-bit) data`);
     }
     if (sensor.label === 'Landsat ETM+' && src.radiometry !== 'apparentReflectance') {
       warnings.push('Landsat ETM+ coefficients (Huang et al. 2002) are for at-sensor reflectance; this input has not been through an apparent-reflectance step');
@@ -236,7 +237,7 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
     const layout = sensor.layouts[src.bandCount];
     if (layout === undefined) {
       throw unsupportedInput(
-        `${P}Raster`,
+        at('Raster'),
         `${sensor.label} TasseledCap needs one of these band counts: ${Object.keys(sensor.layouts).join(', ')}; the raster has ${src.bandCount}`,
       );
     }
@@ -255,7 +256,7 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
       ...(src.spatialReference ? { spatialReference: src.spatialReference } : {}),
       bandNames: [...sensor.components],
     };
-    if (bands.length === 0) throw invalidArgument(`${P}Raster`, 'no bands selected');
+    if (bands.length === 0) throw invalidArgument(at('Raster'), 'no bands selected');
     return { info, halo: 0, params: { input: a.Raster, bands, matrix }, ...(warnings.length ? { warnings } : {}) };
   },
 

@@ -31,6 +31,7 @@
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { floatOutputType } from '../../graph/output-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   atanUnitDegrees,
@@ -133,7 +134,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
   args,
 
   plan(a, inputs, to) {
-    const dem = demInfo(inputs, a.Raster, 'Aspect', 'Raster');
+    const dem = demInfo(inputs, a.Raster, 'Aspect', argPaths(args)('Raster'));
     // Only the ratio of the cell sizes matters: geographic cells always become metres (per row in
     // Geodesic mode; 111000 m on both axes in Vendor111000 mode, which keeps the degree ratio).
     const cell = cellGeometry(dem, a.GeographicCellSize, true);

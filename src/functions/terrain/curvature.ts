@@ -46,6 +46,7 @@ import { rowCellSize } from '../../core/geodesy.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { floatOutputType } from '../../graph/output-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   cellGeometry,
@@ -226,7 +227,7 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
   args,
 
   plan(a, inputs, to) {
-    const dem = demInfo(inputs, a.Raster, 'Curvature', 'Raster');
+    const dem = demInfo(inputs, a.Raster, 'Curvature', argPaths(args)('Raster'));
     const vendor = a.GeographicCellSize === GeographicCellSize.Vendor111000;
     const convert = vendor ? a.ZFactor > 0.001 : geodesicConverts(a.ZFactor);
     const cell = cellGeometry(dem, a.GeographicCellSize, convert);

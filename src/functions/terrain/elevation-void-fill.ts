@@ -49,13 +49,14 @@ import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { castValue, isComplex, type PixelType } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
+import { argPaths } from '../../graph/args.js';
 import { realTypeOf, retypedInfo } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 
 /** A void takes the rim's plane when its RMS residual is at most this share of the rim's range. */
-export const PLANE_TOLERANCE = 0.01;
+const PLANE_TOLERANCE = 0.01;
 /** Inverse-distance weighting power. */
-export const IDW_POWER = 2;
+const IDW_POWER = 2;
 /** Largest input context (pixels) one output tile may need. */
 export const MAX_CONTEXT_PIXELS = 1 << 26;
 
@@ -84,7 +85,7 @@ export interface VoidFillParams {
   readonly convert: boolean;
 }
 
-const path = (name: string): string => `rasterFunctionArguments.${name}`;
+const at = argPaths(args);
 
 export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
   name: 'ElevationVoidFill',
@@ -96,9 +97,9 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
 
   plan(a, inputs, to) {
     const dem = inputs[a.Raster];
-    if (dem === undefined) throw invalidArgument(path('Raster'), 'ElevationVoidFill needs an elevation raster');
-    if (dem.bandCount !== 1) throw invalidArgument(path('Raster'), `ElevationVoidFill needs a single-band raster, got ${dem.bandCount} bands`);
-    if (isComplex(dem.pixelType)) throw invalidArgument(path('Raster'), `ElevationVoidFill needs a real-valued raster, got ${dem.pixelType}`);
+    if (dem === undefined) throw invalidArgument(at('Raster'), 'ElevationVoidFill needs an elevation raster');
+    if (dem.bandCount !== 1) throw invalidArgument(at('Raster'), `ElevationVoidFill needs a single-band raster, got ${dem.bandCount} bands`);
+    if (isComplex(dem.pixelType)) throw invalidArgument(at('Raster'), `ElevationVoidFill needs a real-valued raster, got ${dem.pixelType}`);
     const W = dem.width;
     const H = dem.height;
     const v = a.MaxVoidWidth;
@@ -112,7 +113,7 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
       throw new EngineError(
         'LIMIT_EXCEEDED',
         `ElevationVoidFill would need ${context} pixels of context per tile (limit ${MAX_CONTEXT_PIXELS}); give a smaller MaxVoidWidth`,
-        { path: path('MaxVoidWidth') },
+        { path: at('MaxVoidWidth') },
       );
     }
     const { statistics: _s, histograms: _h, ...rest } = dem;

@@ -234,9 +234,9 @@ export function gradientParams(
 /**
  * The DEM input of a terrain function, checked at plan time: one real-valued band (as STYLE's
  * Slope example; GDAL would take band 1, the vendor's client reads pixels[0] of what it is given).
+ * `path` is the error path of the DEM argument (`argPaths(args)('DEM')`).
  */
-export function demInfo(inputs: readonly RasterInfo[], index: number, fnName: string, argName = 'DEM'): RasterInfo {
-  const path = `rasterFunctionArguments.${argName}`;
+export function demInfo(inputs: readonly RasterInfo[], index: number, fnName: string, path: string): RasterInfo {
   const dem = inputs[index];
   if (dem === undefined) throw invalidArgument(path, `${fnName} needs a DEM raster`);
   if (dem.bandCount !== 1) {

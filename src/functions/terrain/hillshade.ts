@@ -42,6 +42,7 @@
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isInteger, PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
 import { realTypeOf, refuseType } from '../../graph/output-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   cellGeometry,
@@ -207,7 +208,7 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   args,
 
   plan(a, inputs, to) {
-    const dem = demInfo(inputs, a.DEM, 'Hillshade');
+    const dem = demInfo(inputs, a.DEM, 'Hillshade', argPaths(args)('DEM'));
     const pixelType = to === undefined ? 'U8' : realTypeOf(to);
     if (isInteger(pixelType) && (PIXEL_TYPE_INFO[pixelType].min > 0 || PIXEL_TYPE_INFO[pixelType].max < 255)) {
       throw refuseType('Hillshade', pixelType, 'shades run 0..255; use U8, a wider integer type or F32');

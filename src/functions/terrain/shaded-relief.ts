@@ -58,6 +58,7 @@
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import { allocateBlock } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import { colormapIndex, denseColormapIndex, hueSaturation, parseColorRamp, parseColormap, predefinedRamp, rampColors } from '../color/ramps.js';
 import { hillshade, type HillshadeParams } from './hillshade.js';
@@ -67,7 +68,7 @@ import { rgbInfo } from '../color/rgb.js';
 export const FALLBACK_ELEVATION_RANGE = { min: 0, max: 8000 } as const;
 
 /** The ramp used when neither Colormap nor Colorramp is given (ASSUMPTION above). */
-export const DEFAULT_SHADED_RELIEF_RAMP = 'Elevation #1';
+const DEFAULT_SHADED_RELIEF_RAMP = 'Elevation #1';
 
 /** Index scale of the ramp lookup: k = floor((z - zmin) * 255.00001 / (zmax - zmin)) [spec, VJS]. */
 const RAMP_SCALE = 255.00001;
@@ -121,7 +122,7 @@ export interface ShadedReliefParams {
   readonly denseMin: number;
 }
 
-const PATH = 'rasterFunctionArguments';
+const at = argPaths(args);
 
 export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
   name: 'ShadedRelief',
@@ -141,16 +142,16 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
   plan(a, inputs) {
     const { Colormap, Colorramp, Raster, ...shading } = a;
     const dem = inputs[Raster];
-    if (dem === undefined) throw invalidArgument(`${PATH}.Raster`, 'ShadedRelief needs an elevation raster');
-    if (dem.bandCount !== 1) throw invalidArgument(`${PATH}.Raster`, `ShadedRelief needs a single-band DEM, got ${dem.bandCount} bands`);
-    if (isComplex(dem.pixelType)) throw invalidArgument(`${PATH}.Raster`, `ShadedRelief needs a real-valued DEM, got ${dem.pixelType}`);
+    if (dem === undefined) throw invalidArgument(at('Raster'), 'ShadedRelief needs an elevation raster');
+    if (dem.bandCount !== 1) throw invalidArgument(at('Raster'), `ShadedRelief needs a single-band DEM, got ${dem.bandCount} bands`);
+    if (isComplex(dem.pixelType)) throw invalidArgument(at('Raster'), `ShadedRelief needs a real-valued DEM, got ${dem.pixelType}`);
 
     let shadePlan;
     try {
       shadePlan = hillshade.plan({ ...shading, DEM: Raster }, inputs);
     } catch (e) {
       // Hillshade names its raster DEM; ours is Raster.
-      if (e instanceof EngineError && e.path === `${PATH}.DEM`) throw new EngineError(e.code, e.message, { path: `${PATH}.Raster`, cause: e });
+      if (e instanceof EngineError && e.path === argPaths(hillshade.args)('DEM')) throw new EngineError(e.code, e.message, { path: at('Raster'), cause: e });
       throw e;
     }
 
@@ -161,13 +162,13 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
     let zmin = 0;
     let scale = 0;
     if (Colormap !== undefined) {
-      const cm = parseColormap(Colormap, `${PATH}.Colormap`);
+      const cm = parseColormap(Colormap, at('Colormap'));
       table = cm.rgb;
       values = cm.values;
       dense = denseColormapIndex(values);
       if (Colorramp !== undefined) warnings.push('Colorramp is ignored: Colormap is given and takes precedence');
     } else {
-      const ramp = Colorramp === undefined ? predefinedRamp(DEFAULT_SHADED_RELIEF_RAMP)! : parseColorRamp(Colorramp, `${PATH}.Colorramp`);
+      const ramp = Colorramp === undefined ? predefinedRamp(DEFAULT_SHADED_RELIEF_RAMP)! : parseColorRamp(Colorramp, at('Colorramp'));
       table = rampColors(ramp, 256).rgb;
       const s = dem.statistics?.[0];
       const range = s !== undefined && Number.isFinite(s.min) && Number.isFinite(s.max) ? s : FALLBACK_ELEVATION_RANGE;

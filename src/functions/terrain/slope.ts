@@ -28,6 +28,7 @@
 import type { RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { floatOutputType } from '../../graph/output-type.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
 import {
   atanDegrees,
@@ -96,7 +97,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   args,
 
   plan(a, inputs, to) {
-    const dem = demInfo(inputs, a.DEM, 'Slope');
+    const dem = demInfo(inputs, a.DEM, 'Slope', argPaths(args)('DEM'));
     const scaled = a.SlopeType === SlopeType.Scaled;
     // Geographic DEMs: SCALED always works in metres; otherwise the mode's z-factor rule decides.
     const vendor = a.GeographicCellSize === GeographicCellSize.Vendor111000;

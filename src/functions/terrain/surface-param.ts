@@ -136,7 +136,7 @@ import {
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex, type Plane } from '../../core/pixel-type.js';
 import type { Rect } from '../../core/rect.js';
-import { nearest } from '../../graph/args.js';
+import { argPaths, closestSpelling } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction } from '../../graph/types.js';
 import { atanDegrees, SlopeType } from './gradient.js';
@@ -160,9 +160,9 @@ export const MAX_HALF_WIDTH = 50;
 
 // ASSUMPTION (vendor mechanism undocumented): the adaptive rule and its two constants are ours.
 /** UseAdaptiveScale: a larger window is kept while its residual error is at most this many times the 3x3 one. */
-export const ADAPTIVE_RESIDUAL_RATIO = 2;
+const ADAPTIVE_RESIDUAL_RATIO = 2;
 /** UseAdaptiveScale: residual errors below this (x,y units, 1 micrometre for metres) count as an exact fit. */
-export const ADAPTIVE_RESIDUAL_FLOOR = 1e-6;
+const ADAPTIVE_RESIDUAL_FLOOR = 1e-6;
 
 /** Lattice of the azimuth correction: at most this many intervals per axis. */
 const LATTICE_INTERVALS = 64;
@@ -456,7 +456,7 @@ export function biquadraticFilter(hx: number, hy: number): WindowFilter {
 
 // ---- Plan helpers
 
-const argPath = (name: string): string => `rasterFunctionArguments.${name}`;
+const at = argPaths(args);
 
 /** Metres per unit of the raster's x,y (1 for geographic rasters: they are converted to metres). */
 function xyMetersPerUnit(dem: RasterInfo): number {
@@ -467,7 +467,7 @@ function xyMetersPerUnit(dem: RasterInfo): number {
 /** Window half-widths from AnalysisScaleWithUnits. */
 function halfWidths(raw: string | undefined, dem: RasterInfo): { nx: number; ny: number } {
   if (raw === undefined || raw.trim() === '') return { nx: 1, ny: 1 };
-  const path = argPath('AnalysisScaleWithUnits');
+  const path = at('AnalysisScaleWithUnits');
   const m = /^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*(.*?)\s*$/i.exec(raw);
   if (!m) throw invalidArgument(path, `expected a distance like "30 Meters" or a number, got ${JSON.stringify(raw)}`);
   const d = Number(m[1]);
@@ -543,7 +543,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
   const geographic = sr?.geographic === true;
   if (sr === undefined || (sr.wkid === undefined && sr.proj4 === undefined && !geographic)) {
     if (equatorial) {
-      throw unsupportedInput(argPath('UseEquatorialAspect'), 'UseEquatorialAspect needs the raster to have a spatial reference (longitude and latitude of every cell)');
+      throw unsupportedInput(at('UseEquatorialAspect'), 'UseEquatorialAspect needs the raster to have a spatial reference (longitude and latitude of every cell)');
     }
     return undefined; // ASSUMPTION: a grid without a spatial reference is its own north (nothing to correct)
   }
@@ -571,7 +571,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
     const which = equatorial && project ? 'UseEquatorialAspect' : 'ProjectAzimuths';
     if (def === undefined) {
       throw unsupportedInput(
-        argPath(which),
+        at(which),
         'true-north azimuths need the grid convergence, but the raster\'s spatial reference has no proj4 definition; ' +
           (equatorial ? 'UseEquatorialAspect cannot be honoured' : 'set ProjectAzimuths: true for grid azimuths'),
       );
@@ -579,7 +579,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
     const name = /\+proj=(\w+)/.exec(def)?.[1] ?? '';
     if (!CONFORMAL.has(name)) {
       throw unsupportedInput(
-        argPath(which),
+        at(which),
         `the raster's projection (+proj=${name}) is not conformal, so grid azimuths do not turn into true azimuths by a rotation; ` +
           (equatorial ? 'UseEquatorialAspect cannot be honoured' : 'set ProjectAzimuths: true for grid azimuths'),
       );
@@ -588,7 +588,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
     try {
       conv = proj4Lib()(def);
     } catch (e) {
-      throw unsupportedInput(argPath(which), `proj4 cannot read the raster's projection ${def}: ${e instanceof Error ? e.message : String(e)}`);
+      throw unsupportedInput(at(which), `proj4 cannot read the raster's projection ${def}: ${e instanceof Error ? e.message : String(e)}`);
     }
     const D = 1e-5; // degrees of latitude for the direction of north
     node = (x, y) => {
@@ -615,7 +615,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
       const x = dem.extent.xmin + (px + 0.5) * dem.cellSize.x;
       const v = node(x, y);
       if (!v.every(Number.isFinite)) {
-        throw unsupportedInput(argPath(project ? 'ProjectAzimuths' : 'UseEquatorialAspect'), `cannot compute azimuths at map point (${x}, ${y})`);
+        throw unsupportedInput(at(project ? 'ProjectAzimuths' : 'UseEquatorialAspect'), `cannot compute azimuths at map point (${x}, ${y})`);
       }
       m.set(v, (j * nx + i) * 4);
     }
@@ -635,7 +635,7 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
 
   plan(a, inputs, to) {
     const dem = inputs[a.Raster];
-    const rasterPath = argPath('Raster');
+    const rasterPath = at('Raster');
     if (dem === undefined) throw invalidArgument(rasterPath, 'SurfaceParamFunction needs an elevation raster');
     if (dem.bandCount !== 1) throw invalidArgument(rasterPath, `SurfaceParamFunction needs a single-band raster, got ${dem.bandCount} bands`);
     if (isComplex(dem.pixelType)) throw invalidArgument(rasterPath, `SurfaceParamFunction needs a real-valued raster, got ${dem.pixelType}`);
@@ -648,9 +648,9 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
 
     const zUnit = parseLinearUnit(a.ZUnit);
     if (zUnit === undefined) {
-      const near = nearest(a.ZUnit, Object.keys(LINEAR_UNITS));
+      const near = closestSpelling(a.ZUnit, Object.keys(LINEAR_UNITS));
       throw invalidArgument(
-        argPath('ZUnit'),
+        at('ZUnit'),
         `unknown z unit ${JSON.stringify(a.ZUnit)}; expected one of ${Object.keys(LINEAR_UNITS).join(', ')} or a unit code 1..12${near ? ` (did you mean ${near}?)` : ''}`,
       );
     }

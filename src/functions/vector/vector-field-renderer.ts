@@ -53,11 +53,12 @@ import { groundCellSize, METERS_PER_EQUATORIAL_DEGREE } from '../../core/geodesy
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { intersect, rect, type Rect } from '../../core/rect.js';
+import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { predefinedRamp, rampColors } from '../color/ramps.js';
 import { VECTOR_BAND_NAMES } from './vector-field.js';
 
-export const SYMBOLOGIES = [
+const SYMBOLOGIES = [
   'Simple Scalar',
   'Single Arrow',
   'Wind Barb',
@@ -67,7 +68,7 @@ export const SYMBOLOGIES = [
   'Ocean Current (MetersPerSecond)',
 ] as const;
 
-export const CALCULATION_METHODS = ['Vector Average', 'Nearest neighbor', 'Bilinear', 'Cubic', 'Minimum', 'Maximum'] as const;
+const CALCULATION_METHODS = ['Vector Average', 'Nearest neighbor', 'Bilinear', 'Cubic', 'Minimum', 'Maximum'] as const;
 
 const SIZE_UNITS = ['Pixels', 'Meters', 'Kilometers', 'Feet', 'Miles', 'NauticalMiles', 'DecimalDegrees', 'MapUnits'] as const;
 
@@ -188,7 +189,7 @@ interface RendererParams {
   readonly needsRange: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 
 /** Cells (column or row indexes) whose symbols can touch [start, start + length). */
 function cellRange(start: number, length: number, p: RendererParams, count: number): [number, number] {
@@ -217,14 +218,14 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
 
   plan(a, inputs) {
     const info = inputs[a.Raster]!;
-    if (info.constant !== undefined) throw invalidArgument(`${P}Raster`, 'VectorFieldRenderer needs a raster, not a constant');
-    if (isComplex(info.pixelType)) throw unsupportedInput(`${P}Raster`, `complex input (${info.pixelType}) is not a vector raster`);
+    if (info.constant !== undefined) throw invalidArgument(at('Raster'), 'VectorFieldRenderer needs a raster, not a constant');
+    if (isComplex(info.pixelType)) throw unsupportedInput(at('Raster'), `complex input (${info.pixelType}) is not a vector raster`);
     for (const [name, band] of [['MagnitudeBandID', a.MagnitudeBandID], ['DirectionBandID', a.DirectionBandID]] as const) {
       if (band >= info.bandCount) {
-        throw invalidArgument(`${P}${name}`, `band ${band} does not exist: the input has ${info.bandCount} band(s) (band ids are 0-based)`);
+        throw invalidArgument(at(name), `band ${band} does not exist: the input has ${info.bandCount} band(s) (band ids are 0-based)`);
       }
     }
-    if (a.MagnitudeBandID === a.DirectionBandID) throw invalidArgument(`${P}DirectionBandID`, 'DirectionBandID must differ from MagnitudeBandID');
+    if (a.MagnitudeBandID === a.DirectionBandID) throw invalidArgument(at('DirectionBandID'), 'DirectionBandID must differ from MagnitudeBandID');
     const uvNames = VECTOR_BAND_NAMES['Vector-UV'];
     const uv = a.IsUVComponents ?? (info.bandNames?.[a.MagnitudeBandID] === uvNames[0] && info.bandNames?.[a.DirectionBandID] === uvNames[1]);
 
@@ -234,16 +235,16 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
     else if (units !== 'Pixels') cell = (cell * METERS[units]!) / groundCellSize(info).x;
     cell = Math.round(cell);
     if (!(cell >= 1 && cell <= 4096)) {
-      throw invalidArgument(`${P}SymbolTileSize`, `the symbol cell must be 1..4096 pixels, got ${a.SymbolTileSize} ${a.SymbolTileSizeUnits} = ${cell} px`);
+      throw invalidArgument(at('SymbolTileSize'), `the symbol cell must be 1..4096 pixels, got ${a.SymbolTileSize} ${a.SymbolTileSizeUnits} = ${cell} px`);
     }
     const minSize = a.MinimumSymbolSize ?? 0.2 * cell;
     const maxSize = a.MaximumSymbolSize ?? 0.8 * cell;
-    if (maxSize < minSize) throw invalidArgument(`${P}MaximumSymbolSize`, `MaximumSymbolSize ${maxSize} is below MinimumSymbolSize ${minSize}`);
+    if (maxSize < minSize) throw invalidArgument(at('MaximumSymbolSize'), `MaximumSymbolSize ${maxSize} is below MinimumSymbolSize ${minSize}`);
     if (maxSize > 8 * cell || maxSize > 2048) {
-      throw invalidArgument(`${P}MaximumSymbolSize`, `a symbol may span at most 8 cells and 2048 pixels, got ${maxSize}`);
+      throw invalidArgument(at('MaximumSymbolSize'), `a symbol may span at most 8 cells and 2048 pixels, got ${maxSize}`);
     }
     if (a.MinimumMagnitude !== undefined && a.MaximumMagnitude !== undefined && a.MaximumMagnitude < a.MinimumMagnitude) {
-      throw invalidArgument(`${P}MaximumMagnitude`, `MaximumMagnitude ${a.MaximumMagnitude} is below MinimumMagnitude ${a.MinimumMagnitude}`);
+      throw invalidArgument(at('MaximumMagnitude'), `MaximumMagnitude ${a.MaximumMagnitude} is below MinimumMagnitude ${a.MinimumMagnitude}`);
     }
 
     const name = a.SymbologyName;

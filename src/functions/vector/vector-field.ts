@@ -38,15 +38,16 @@ import { invalidArgument, unsupportedInput } from '../../core/errors.js';
 import { multidimOf, pairSlices, sliceBandName } from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
+import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { alignMethod } from '../local/grid.js';
 import { onGrid } from '../../graph/align.js';
 
-export const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
+const VECTOR_DATA_TYPES = ['Vector-UV', 'Vector-MagDir'] as const;
 
 /** Other spellings of the data types: the JS client's `dataType` values ("vector-uv", "vector-magdir") match as they are. */
-export const VECTOR_DATA_TYPE_NAMES: Readonly<Record<string, VectorDataType>> = {
+const VECTOR_DATA_TYPE_NAMES: Readonly<Record<string, VectorDataType>> = {
   UV: 'Vector-UV',
   MagDir: 'Vector-MagDir',
   MagnitudeDirection: 'Vector-MagDir',
@@ -88,17 +89,17 @@ interface VectorFieldParams {
   readonly geographic: boolean;
 }
 
-const P = 'rasterFunctionArguments.';
+const at = argPaths(args);
 const DEG = 180 / Math.PI;
 
-function singleBand(info: RasterInfo, name: string): void {
-  if (info.constant !== undefined) throw invalidArgument(`${P}${name}`, `${name} must be a raster, not a constant`);
+function singleBand(info: RasterInfo, name: 'Raster1' | 'Raster2'): void {
+  if (info.constant !== undefined) throw invalidArgument(at(name), `${name} must be a raster, not a constant`);
   const md = multidimOf(info);
   if (md) {
     const v = md.variables.find((w) => w.bandsPerSlice !== 1);
-    if (v) throw unsupportedInput(`${P}${name}`, `${name}: the slices of variable ${v.name} have ${v.bandsPerSlice} bands; VectorField needs one band per slice`);
-  } else if (info.bandCount !== 1) throw unsupportedInput(`${P}${name}`, `${name} must have one band, it has ${info.bandCount}`);
-  if (isComplex(info.pixelType)) throw unsupportedInput(`${P}${name}`, `${name} must not be complex (${info.pixelType})`);
+    if (v) throw unsupportedInput(at(name), `${name}: the slices of variable ${v.name} have ${v.bandsPerSlice} bands; VectorField needs one band per slice`);
+  } else if (info.bandCount !== 1) throw unsupportedInput(at(name), `${name} must have one band, it has ${info.bandCount}`);
+  if (isComplex(info.pixelType)) throw unsupportedInput(at(name), `${name} must not be complex (${info.pixelType})`);
 }
 
 /** The missing-slice value of a multidimensional input (NaN otherwise: NaN is missing anyway). */
@@ -122,7 +123,7 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     const mode = from === to ? 0 : from === 'Vector-UV' ? 1 : 2;
     const names = VECTOR_BAND_NAMES[to];
     // Multidimensional inputs: one vector per paired slice (seed rule 6).
-    const md = pairSlices([first, second], { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, path: P, names: ['Raster1', 'Raster2'] });
+    const md = pairSlices([first, second], { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: [at('Raster1'), at('Raster2')] });
     let info: RasterInfo = {
       ...first,
       bandCount: 2,
