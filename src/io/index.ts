@@ -5,7 +5,8 @@
  */
 export { openGeoTiff, outsizeSource, rasterInfoOf, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
 export { openerScope, openRaster, outsizeOpener, type OpenerScope, type Outsize, type RasterSource } from './source.js';
-export { encodeGeoTiff, outputNoData, type GeoTiffOptions } from './encode-tiff.js';
+export { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
+export { outputNoData } from './tiff-options.js';
 export { encodePng, type PngOptions } from './encode-png.js';
 export { encodeJpeg, type JpegOptions } from './encode-jpeg.js';
 export { encodeAs, encodeByExtension, formatOfPath, type EncodeOptions, type OutputFormat } from './encode.js';
