@@ -10,6 +10,6 @@ export { outputNoData } from './tiff-options.js';
 export { encodePng, type PngOptions } from './encode-png.js';
 export { encodeJpeg, type JpegOptions } from './encode-jpeg.js';
 export { encodeAs, encodeByExtension, formatOfPath, type EncodeOptions, type OutputFormat } from './encode.js';
-export { describeRaster, computeStatistics, type DescribeOptions, type RasterSummary } from './info.js';
+export { describeRaster, computeSourceStatistics, type DescribeOptions, type RasterSummary } from './info.js';
 export { proj4ForEpsg } from './srs.js';
 export { pamAuxXml, worldFilePath, worldFileText, writeGeoreferenceSidecars } from './georeference-sidecars.js';
