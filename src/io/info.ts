@@ -33,8 +33,9 @@ export interface DescribeOptions extends OpenOptions {
   /** Compute statistics when the file has none (default true). */
   readonly computeStatistics?: boolean;
   /**
-   * Told when the summary comes from the header alone but the file is broken (a block cut short
-   * or past its end): as gdalinfo, the header is still described; a read of those pixels fails.
+   * Also told (besides what opening warns of, OpenOptions) when the summary comes from the header
+   * alone but the file is broken (a block cut short or past its end): as gdalinfo, the header is
+   * still described; a read of those pixels fails.
    */
   readonly onWarning?: (message: string) => void;
 }
