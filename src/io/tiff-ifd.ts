@@ -26,7 +26,7 @@ const TYPE_SIZE: Readonly<Record<TypeName, number>> = { ASCII: 1, SHORT: 2, LONG
 /** The largest offset of a classic TIFF. */
 export const MAX_CLASSIC = 0xffffffff;
 
-export const align8 = (n: number): number => (n + 7) & ~7;
+const align8 = (n: number): number => (n + 7) & ~7;
 
 /** One encoded IFD entry. */
 export interface Entry {
