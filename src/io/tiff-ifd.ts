@@ -129,7 +129,7 @@ export class PlacedIfd {
 }
 
 /** Bytes of the file header before the first IFD. */
-export const headerSize = (big: boolean): number => (big ? 16 : 8);
+const headerSize = (big: boolean): number => (big ? 16 : 8);
 
 /** Write the little-endian header ("II", 42 or BigTIFF 43) pointing at the first IFD. */
 export function writeHeader(out: Uint8Array, big: boolean, firstIfd: number): void {
