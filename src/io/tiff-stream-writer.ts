@@ -7,6 +7,12 @@
  * when there are no overviews. DEFLATE runs on the codec threads
  * (codec-pool.ts) while the renderer computes the next tiles.
  *
+ * One encoder (TiffBlockEncoder: tags, levels, rows, overviews, statistics, block bytes), two
+ * outputs: TiffStreamWriter writes a file; TiffMemoryWriter keeps the blocks in memory, deflates
+ * them on the calling thread and lays the file out at the end (encodeGeoTiff, encode-tiff.ts).
+ * The pieces below it: tiff-ifd.ts (IFDs, tag values), tiff-predictors.ts (predictors, bit
+ * packing), tiff-options.ts (options, creation options, the NoData decision).
+ *
  * What it writes (tags as `encodeGeoTiff` writes them; see encode-tiff.ts for the NoData policy,
  * the palette, complex types and the internal mask):
  * - Little-endian classic TIFF, or BigTIFF (BIGTIFF=YES; IF_NEEDED, the default, when the
