@@ -15,7 +15,7 @@ import { PIXEL_TYPE_INFO } from '../src/core/pixel-type.js';
 import { registry } from '../src/functions/index.js';
 import { render } from '../src/graph/render.js';
 import { encodeGeoTiff } from '../src/io/index.js';
-import { colorMapTag } from '../src/io/encode-tiff.js';
+import { colorMapTag } from '../src/io/tiff-ifd.js';
 import { buildGraph } from '../src/rule/build.js';
 import { bindSources } from '../src/rule/sources.js';
 import { closingOpener, firstDifference, runCli, utmInfoFor } from './helpers.js';

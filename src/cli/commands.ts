@@ -12,7 +12,8 @@ import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
 import { describeRaster, encodeAs, formatOfPath, openerScope, outsizeOpener, writeGeoreferenceSidecars, type OutputFormat, type Outsize } from '../io/index.js';
-import { parseCreationOptions, writeTiffStream } from '../io/tiff-stream-writer.js';
+import { parseCreationOptions } from '../io/tiff-options.js';
+import { writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
 

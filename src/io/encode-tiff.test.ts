@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, PIXEL_TYPES, type PixelType, type Plane } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
-import { encodeGeoTiff, outputNoData, type GeoTiffOptions } from './encode-tiff.js';
+import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
+import { outputNoData } from './tiff-options.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { firstDifference, utmInfoFor } from '../../test/helpers.js';
 

@@ -63,6 +63,11 @@ export interface OpenOptions {
   readonly signal?: AbortSignal;
   /** Node id; defaults to the location. */
   readonly id?: string;
+  /**
+   * Told of what a source could not read but can open without (optional data: a Zarr store's
+   * spatial reference declared in a form it cannot read); the caller decides how to show it.
+   */
+  readonly onWarning?: (message: string) => void;
 }
 
 /** An overview level: its size in pixels. */

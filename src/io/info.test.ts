@@ -91,3 +91,17 @@ describe('describeRaster', () => {
     await expect(describeRaster(join(DATA, 'nope.tif'))).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input' });
   });
 });
+
+describe('computeSourceStatistics', () => {
+  it('is exported from the engine entry beside the request statistics, neither hiding the other', async () => {
+    const api = await import('../index.js');
+    const { computeSourceStatistics } = await import('./info.js');
+    const { computeStatistics } = await import('../graph/request-statistics.js');
+    expect(api.computeSourceStatistics).toBe(computeSourceStatistics);
+    expect(api.computeStatistics).toBe(computeStatistics);
+    const { memorySource } = await import('../graph/memory-source.js');
+    const info: RasterInfo = { width: 3, height: 1, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: 0, xmax: 3, ymax: 1 }, cellSize: { x: 1, y: 1 } };
+    const src = memorySource('s', info, [Float32Array.of(1, 2, 6)]);
+    expect(await computeSourceStatistics(src)).toEqual([{ min: 1, max: 6, mean: 3, stdDev: expect.closeTo(Math.sqrt(14 / 3), 12), count: 3 }]);
+  });
+});

@@ -33,8 +33,9 @@ export interface DescribeOptions extends OpenOptions {
   /** Compute statistics when the file has none (default true). */
   readonly computeStatistics?: boolean;
   /**
-   * Told when the summary comes from the header alone but the file is broken (a block cut short
-   * or past its end): as gdalinfo, the header is still described; a read of those pixels fails.
+   * Also told (besides what opening warns of, OpenOptions) when the summary comes from the header
+   * alone but the file is broken (a block cut short or past its end): as gdalinfo, the header is
+   * still described; a read of those pixels fails.
    */
   readonly onWarning?: (message: string) => void;
 }
@@ -47,7 +48,7 @@ export async function describeRaster(location: string, options: DescribeOptions 
     let statisticsSource: RasterSummary['statisticsSource'] = statistics ? 'file' : 'none';
     if (!statistics && options.computeStatistics !== false && !PIXEL_TYPE_INFO[info.pixelType].complex) {
       // Reads every pixel: a broken block is an IO_ERROR naming it.
-      statistics = await computeStatistics(source, options.signal);
+      statistics = await computeSourceStatistics(source, options.signal);
       statisticsSource = 'computed';
     } else {
       try {
@@ -77,10 +78,12 @@ export async function describeRaster(location: string, options: DescribeOptions 
 }
 
 /**
- * min, max, mean, stdDev and count of the valid pixels of each band (null for a band without any).
- * Real-valued sources only (complex planes are read as their real parts).
+ * min, max, mean, stdDev and count of the valid pixels of each band of a whole source (null for a
+ * band without any), read in strips. Real-valued sources only (complex planes are read as their
+ * real parts). Not to be confused with graph/request-statistics.ts `computeStatistics`, the
+ * statistics and histograms of any node over a request's rectangle.
  */
-export async function computeStatistics(source: SourceNode, signal?: AbortSignal): Promise<(BandStatistics | null)[]> {
+export async function computeSourceStatistics(source: SourceNode, signal?: AbortSignal): Promise<(BandStatistics | null)[]> {
   const { width, height, bandCount } = source.info;
   const k = PIXEL_TYPE_INFO[source.info.pixelType].complex ? 2 : 1;
   const acc = Array.from({ length: bandCount }, () => ({ n: 0, min: Infinity, max: -Infinity, shift: Number.NaN, s: 0, ss: 0 }));

@@ -17,7 +17,7 @@ import type { Rect } from '../core/rect.js';
 import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { firstDifference, utmInfoFor } from '../../test/helpers.js';
-import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-writer.js';
+import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-ifd.js';
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
 const PYTHON = '/usr/bin/python3';

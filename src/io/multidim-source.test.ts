@@ -1,7 +1,7 @@
 // The three multidimensional source kinds. Golden inputs come from golden/change/make-goldens.py
 // (GDAL's netCDF -> GTiff and Zarr drivers); other stores are written here with zarrita.
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import FileSystemStore from '@zarrita/storage/fs';
@@ -191,6 +191,20 @@ describe('Zarr stores written with zarrita (v3, y ascending)', () => {
   });
 });
 
+/** A 3 x 2 Zarr v3 store (coordinates x, y; one variable `v`) written with zarrita in a fresh directory. */
+async function smallStore(groupAttributes: Record<string, unknown>, varAttributes: Record<string, unknown> = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'rf-zarr-err-'));
+  const root = zarr.root(new FileSystemStore(dir));
+  await zarr.create(root, { attributes: groupAttributes });
+  for (const [name, values] of [['x', [15, 45, 75]], ['y', [145, 115]]] as const) {
+    const a = await zarr.create(root.resolve(name), { shape: [values.length], chunkShape: [values.length], dtype: 'float64', dimensionNames: [name] });
+    await zarr.set(a, null, { data: Float64Array.from(values), shape: [values.length], stride: [1] });
+  }
+  const v = await zarr.create(root.resolve('v'), { shape: [2, 3], chunkShape: [2, 3], dtype: 'float32', dimensionNames: ['y', 'x'], attributes: varAttributes });
+  await zarr.set(v, null, { data: Float32Array.from([1, 2, 3, 4, 5, 6]), shape: [2, 3], stride: [3, 1] });
+  return dir;
+}
+
 describe('errors', () => {
   it('a malformed manifest is an IO_ERROR at input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rf-man-'));
@@ -217,6 +231,41 @@ describe('errors', () => {
       expect([f.code, f.path]).toEqual(['UNSUPPORTED_INPUT', 'input']);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a Zarr coordinate array that is there but cannot be read is IO_ERROR at input, not "no coordinate"', async () => {
+    const dir = await smallStore({ crs: 'EPSG:32616' });
+    try {
+      expect((await readAll(dir)).info.spatialReference?.wkid).toBe(32616);
+      // An I/O error reading the chunk (EISDIR: the chunk key is a directory).
+      await rm(join(dir, 'x', 'c', '0'));
+      await mkdir(join(dir, 'x', 'c', '0'));
+      const e = (await openRaster(dir).catch((x: unknown) => x)) as EngineError;
+      expect(e).toBeInstanceOf(EngineError);
+      expect([e.code, e.path]).toEqual(['IO_ERROR', 'input']);
+      expect(e.message).toMatch(/coordinate array x/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a Zarr spatial reference that cannot be read is a warning, not dropped silently', async () => {
+    const missing = await smallStore({}, { grid_mapping: 'spatial_ref' });
+    const odd = await smallStore({ crs: 'WGS 84' });
+    try {
+      for (const [dir, expected] of [[missing, /grid mapping variable spatial_ref .* is not in the store/], [odd, /crs "WGS 84" is not EPSG:n/]] as const) {
+        const warnings: string[] = [];
+        const s = await openRaster(dir, { onWarning: (m) => warnings.push(m) });
+        await s.close();
+        expect(s.info.spatialReference).toBeUndefined();
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(expected);
+        expect(warnings[0]).toMatch(/no spatial reference/);
+      }
+    } finally {
+      await rm(missing, { recursive: true, force: true });
+      await rm(odd, { recursive: true, force: true });
     }
   });
 });

@@ -35,7 +35,11 @@
  * Per-slice NoData (core/multidim.ts): the mask is 1 where any slice is valid; missing slice
  * pixels hold NoData (integer rasters with a common NoData value) or NaN (pixel type promoted to
  * F32, or F64 for 32-bit integers). Errors: IO_ERROR at `input` for unreadable files and
- * malformed manifests, UNSUPPORTED_INPUT at `input` for what the model cannot hold.
+ * malformed manifests (in a Zarr store: any node, coordinate array or grid mapping that is there
+ * but cannot be read; only an absent one counts as absent), UNSUPPORTED_INPUT at `input` for what
+ * the model cannot hold. A spatial reference declared in a form that cannot be read, or through a
+ * grid-mapping variable that is missing, is a warning (`OpenOptions.onWarning`): the raster opens
+ * without one.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -429,30 +433,61 @@ export function spatialReferenceFromWkt(wkt: string): SpatialReference | undefin
   };
 }
 
-function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | undefined): SpatialReference | undefined {
+/**
+ * The spatial reference the attributes declare (see the file header), or undefined when they
+ * declare none. A declaration that is there but cannot be read (a `_CRS` with neither WKT nor an
+ * EPSG URL, an empty WKT, a `crs` that is not `EPSG:n`) is told to `warn`, not dropped silently.
+ */
+function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | undefined, warn: (message: string) => void): SpatialReference | undefined {
+  const fromWkt = (wkt: string, where: string): SpatialReference | undefined => {
+    const sr = spatialReferenceFromWkt(wkt);
+    if (!sr) warn(`${where} is an empty WKT`);
+    return sr;
+  };
   const c = attrs._CRS as { wkt?: unknown; url?: unknown } | undefined;
-  if (c && typeof c.wkt === 'string') return spatialReferenceFromWkt(c.wkt);
-  if (c && typeof c.url === 'string') {
-    const m = /EPSG\/\d+\/(\d+)/i.exec(c.url);
+  if (c !== undefined) {
+    if (typeof c === 'object' && c !== null && typeof c.wkt === 'string') return fromWkt(c.wkt, '_CRS.wkt');
+    const m = typeof c === 'object' && c !== null && typeof c.url === 'string' ? /EPSG\/\d+\/(\d+)/i.exec(c.url) : null;
     if (m) return spatialReferenceFromWkt(`ID["EPSG",${m[1]}]`);
+    warn(`_CRS ${JSON.stringify(c)} has neither a wkt nor an EPSG url`);
   }
   for (const k of ['crs_wkt', 'spatial_ref']) {
     const w = grid?.[k] ?? attrs[k];
-    if (typeof w === 'string') return spatialReferenceFromWkt(w);
+    if (typeof w === 'string') return fromWkt(w, k);
   }
-  const e = /^EPSG:(\d+)$/i.exec(String(attrs.crs ?? ''));
-  return e ? spatialReferenceFromWkt(`ID["EPSG",${e[1]}]`) : undefined;
+  if (attrs.crs === undefined) return undefined;
+  const e = /^EPSG:(\d+)$/i.exec(String(attrs.crs));
+  if (e) return spatialReferenceFromWkt(`ID["EPSG",${e[1]}]`);
+  warn(`crs ${JSON.stringify(attrs.crs)} is not EPSG:n`);
+  return undefined;
 }
 
-async function readCoordinate(root: Zarrita.Location<FileSystemStore>, name: string): Promise<{ values: number[]; attrs: Record<string, unknown> } | undefined> {
+/** zarrita's "nothing there" (a missing array, group or key): the only Zarr error that means absent. */
+const notFound = (e: unknown): boolean => zarr.isZarritaError(e, 'NotFoundError');
+
+/**
+ * The 1-D coordinate array `name`, or undefined when the store has none (or it is not 1-D). Any
+ * other failure (unreadable metadata or chunks) is an IO_ERROR: it is not the same as no coordinate.
+ */
+async function readCoordinate(
+  root: Zarrita.Location<FileSystemStore>,
+  name: string,
+  location: string,
+): Promise<{ values: number[]; attrs: Record<string, unknown> } | undefined> {
+  let arr: ZArray;
   try {
-    const arr = (await zarr.open(root.resolve(name), { kind: 'array' })) as ZArray;
-    if (arr.shape.length !== 1) return undefined;
+    arr = (await zarr.open(root.resolve(name), { kind: 'array' })) as ZArray;
+  } catch (e) {
+    if (notFound(e)) return undefined;
+    throw ioError(`cannot read the coordinate array ${name} of ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+  }
+  if (arr.shape.length !== 1) return undefined;
+  try {
     const chunk = await zarr.get(arr, null);
     const data = chunk.data as ArrayLike<number | bigint>;
     return { values: Array.from(data, (v) => Number(v)), attrs: arr.attrs };
-  } catch {
-    return undefined;
+  } catch (e) {
+    throw ioError(`cannot read the coordinate array ${name} of ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
 }
 
@@ -483,15 +518,17 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     try {
       const node = await zarr.open(root.resolve(name));
       if (node instanceof zarr.Array) arrays.push({ name, arr: node as ZArray });
-    } catch {
-      // not a Zarr node: ignore
+    } catch (e) {
+      // A directory that is not a Zarr node is ignored; a node that cannot be read is an error.
+      if (!notFound(e)) throw ioError(`cannot read ${name} of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
     }
   }
   let groupAttrs: Record<string, unknown> = {};
   try {
     groupAttrs = (await zarr.open(root, { kind: 'group' })).attrs;
-  } catch {
-    // a store without a root group is fine
+  } catch (e) {
+    // A store without a root group is fine; one whose root group cannot be read is not.
+    if (!notFound(e)) throw ioError(`cannot read the root group of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   if (arrays.length === 0) {
     const files = await readdir(dir).catch(() => [] as string[]);
@@ -507,8 +544,8 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
   const d0 = spatial[0]!.arr.dimensionNames!;
   const [yName, xName] = [d0[d0.length - 2]!, d0[d0.length - 1]!];
   const [height, width] = spatial[0]!.arr.shape.slice(-2) as [number, number];
-  const xs = await readCoordinate(root, xName);
-  const ys = await readCoordinate(root, yName);
+  const xs = await readCoordinate(root, xName, location);
+  const ys = await readCoordinate(root, yName, location);
   if (!xs || !ys || xs.values.length !== width || ys.values.length !== height || width < 2 || height < 2) {
     throw unsupported(location, `the Zarr store needs 1-D coordinate arrays ${xName} and ${yName} of the grid's size (at least 2 x 2)`);
   }
@@ -546,7 +583,7 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     const values: number[][] = [];
     for (const a of dimAxes) {
       const dn = dims[a]!;
-      if (!coords.has(dn)) coords.set(dn, await readCoordinate(root, dn));
+      if (!coords.has(dn)) coords.set(dn, await readCoordinate(root, dn, location));
       const c = coords.get(dn);
       const n = arr.shape[a]!;
       const units = typeof c?.attrs.units === 'string' ? c.attrs.units : undefined;
@@ -579,10 +616,20 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     noDatas.push(noData);
   }
   const { pixelType, noData } = storage(types, noDatas, true);
-  const gridAttrs = (spatial[0]!.arr.attrs.grid_mapping && typeof spatial[0]!.arr.attrs.grid_mapping === 'string'
-    ? (await zarr.open(root.resolve(spatial[0]!.arr.attrs.grid_mapping), { kind: 'array' }).then((a) => a.attrs).catch(() => undefined))
-    : undefined) as Record<string, unknown> | undefined;
-  const spatialReference = crsOf(spatial[0]!.arr.attrs, gridAttrs) ?? crsOf(groupAttrs, undefined);
+  // The spatial reference is optional data: one declared but unreadable is a warning (as GDAL
+  // warns), the raster opens without it; a store that cannot be read is an IO_ERROR.
+  const warn = (message: string): void => options.onWarning?.(`${location}: ${message}; the raster has no spatial reference from it`);
+  const gridMapping = spatial[0]!.arr.attrs.grid_mapping;
+  let gridAttrs: Record<string, unknown> | undefined;
+  if (typeof gridMapping === 'string' && gridMapping) {
+    try {
+      gridAttrs = (await zarr.open(root.resolve(gridMapping), { kind: 'array' })).attrs;
+    } catch (e) {
+      if (!notFound(e)) throw ioError(`cannot read the grid mapping ${gridMapping} of ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+      warn(`the grid mapping variable ${gridMapping} named by ${spatial[0]!.name} is not in the store`);
+    }
+  }
+  const spatialReference = crsOf(spatial[0]!.arr.attrs, gridAttrs, warn) ?? crsOf(groupAttrs, undefined, warn);
   const multidimensional: Multidimensional = { variables };
   const info: RasterInfo = {
     width,

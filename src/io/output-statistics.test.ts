@@ -19,7 +19,8 @@ import { bindSources } from '../rule/sources.js';
 import { encodeGeoTiff } from './encode-tiff.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { openerScope } from './source.js';
-import { writeTiffStream, type StreamTiffOptions } from './tiff-stream-writer.js';
+import { type StreamTiffOptions } from './tiff-options.js';
+import { writeTiffStream } from './tiff-stream-writer.js';
 
 const PYTHON = '/usr/bin/python3';
 const haveGdal = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'from osgeo import gdal; import numpy'], { encoding: 'utf8' }).status === 0;

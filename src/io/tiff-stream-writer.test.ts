@@ -14,7 +14,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, PIXEL_TYPES, type PixelType, type Plane } from '../core/pixel-type.js';
 import { openGeoTiff } from './geotiff-source.js';
-import { downsample, parseCreationOptions, TiffStreamWriter, writeTiffStream, type StreamTiffOptions } from './tiff-stream-writer.js';
+import { parseCreationOptions, type StreamTiffOptions } from './tiff-options.js';
+import { downsample, TiffStreamWriter, writeTiffStream } from './tiff-stream-writer.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = resolve(import.meta.dirname, '../../test/gdal-tiffs.py');
