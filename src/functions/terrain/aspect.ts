@@ -92,7 +92,7 @@ export const aspectOf = (u: number, v: number): number => {
 };
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
-function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number): void {
   const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   rows.writeOtherCells(dst, mask, o, Number.NaN, aspectOf);
   if (f0 >= f1) return;
@@ -153,7 +153,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      aspectRow(rows, dst, out.mask, y * w, w);
+      aspectRow(rows, dst, out.mask, y * w);
     }
   },
 });

@@ -126,7 +126,7 @@ const shadeMany = (u: number, v: number, s: readonly number[], c: number): numbe
 };
 
 /** One output row, one source: the reader's cells from gx/gy/ok, the fast span by sliding. */
-function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number): void {
   const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const k0 = p.sources[0]!;
   const k1 = p.sources[1]!;
@@ -171,7 +171,7 @@ function traditionalFast(
 }
 
 /** One output row, several sources. */
-function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Array, o: number): void {
   const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   const s = p.sources;
   const c = p.constant;
@@ -250,8 +250,8 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
     const one = p.sources.length === 3 && p.constant === 0;
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      if (one) traditionalRow(rows, p, dst, out.mask, y * w, w);
-      else multiRow(rows, p, dst, out.mask, y * w, w);
+      if (one) traditionalRow(rows, p, dst, out.mask, y * w);
+      else multiRow(rows, p, dst, out.mask, y * w);
     }
   },
 });

@@ -60,7 +60,7 @@ const degreeCell = (u: number, v: number): number => slopeOf(u, v, false);
 const percentCell = (u: number, v: number): number => slopeOf(u, v, true);
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
-function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number, kx: number, ky: number, percent: boolean): void {
+function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, kx: number, ky: number, percent: boolean): void {
   const { src, fastFrom: f0, fastTo: f1, top, mid, bot } = rows;
   rows.writeOtherCells(dst, mask, o, Number.NaN, percent ? percentCell : degreeCell);
   if (f0 >= f1) return;
@@ -125,7 +125,7 @@ export const slope = defineFunction<typeof args, SlopeParams>({
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      slopeRow(rows, dst, out.mask, y * w, w, rows.kx, rows.ky, p.percent);
+      slopeRow(rows, dst, out.mask, y * w, rows.kx, rows.ky, p.percent);
     }
   },
 });
