@@ -141,7 +141,8 @@ function traditionalFast(
 ): void {
   // Sliding Horn window (see HornRows and slope.ts), written out: hornSum, hornGx, hornGy and
   // shadeOne in the same order of operations (the same bits), with int32 offsets, so the hot
-  // loop has no call to guard and no overflow check.
+  // loop has no call to guard and no overflow check. Not a shared driver, by measurement (HornRows,
+  // "One sliding loop per function"): through one, traditional Hillshade ran at 0.33-0.70x this loop.
   let t = top | 0;
   let m = mid | 0;
   let b = bot | 0;
@@ -177,6 +178,8 @@ function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Arr
   const c = p.constant;
   rows.writeOtherCells(dst, mask, o, 0, (u, v) => shadeMany(u, v, s, c));
   if (f0 >= f1) return;
+  // Sliding Horn window (see traditionalFast). Its own loop, by measurement (HornRows, "One sliding
+  // loop per function"): through a shared driver, multidirectional Hillshade ran at 0.74x this loop.
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
   let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
   let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
