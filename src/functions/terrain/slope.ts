@@ -66,7 +66,7 @@ function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, kx: n
   if (f0 >= f1) return;
   // Sliding Horn window (see HornRows): carry the west and middle column sums and differences.
   // Written out here, not passed to a shared driver, by measurement (HornRows, "One sliding loop
-  // per function"): through a driver taking the formula, Slope ran at 0.57-0.61x this loop.
+  // per function"): through a driver taking the formula, Slope ran at 0.57-0.66x this loop.
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
   let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
   let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
