@@ -98,11 +98,13 @@ export const aspectOf = (u: number, v: number): number => {
 };
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
-function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, w: number): void {
+function aspectRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number): void {
   const { src, fastFrom: f0, fastTo: f1, top, mid, bot, kx, ky } = rows;
   rows.writeOtherCells(dst, mask, o, Number.NaN, aspectOf);
   if (f0 >= f1) return;
-  // Sliding Horn window (see HornRows and slope.ts).
+  // Sliding Horn window (see HornRows and slope.ts). Aspect alone would lose nothing through a
+  // shared driver (measured 1.00-1.05x), but Slope and Hillshade would (HornRows, "One sliding
+  // loop per function"), so a driver would serve Aspect only: the loop stays here like theirs.
   let sW = hornSum(src[top + f0 - 1]!, src[mid + f0 - 1]!, src[bot + f0 - 1]!);
   let dW = src[bot + f0 - 1]! - src[top + f0 - 1]!;
   let sM = hornSum(src[top + f0]!, src[mid + f0]!, src[bot + f0]!);
@@ -159,7 +161,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      aspectRow(rows, dst, out.mask, y * w, w);
+      aspectRow(rows, dst, out.mask, y * w);
     }
   },
 });
