@@ -263,7 +263,7 @@ export function mdRasterOf(o: GridOptions, variables: readonly MdVariable[], f: 
   if (mask) for (let i = 0; i < any.length; i++) if (!mask[i]) any[i] = 0;
   // memorySource masks every pixel equal to noData in any band: give it none, then put it back.
   const node = rasterOf({ ...o, noData: undefined, bandCount: band, extra: { ...o.extra, multidimensional: md } }, f, any);
-  return { ...node, info: { ...node.info, noData: o.noData } } as RasterNode;
+  return { ...node, info: { ...node.info, noData: o.noData } };
 }
 
 /**

@@ -776,7 +776,7 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
     // Labeled_Tiles: blacken around the feature.
     if (p.blackenAroundFeature && format === 'Labeled_Tiles' && c.feature !== undefined) {
       const inside = new Uint8Array(w * h);
-      for (const o of objects) classRaster([o], w, h, inside as Uint8Array);
+      for (const o of objects) classRaster([o], w, h, inside);
       for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
     }
 

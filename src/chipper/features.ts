@@ -215,7 +215,7 @@ export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeatur
   const list = doc.type === 'Feature' ? [doc] : doc.features;
   if (!Array.isArray(list)) throw bad(`${o.path}.features`, 'expected an array of features');
   let from: SpatialReference | undefined;
-  const declared = isGeoJson ? geoJsonCrs(json as { crs?: unknown }, o.path) : undefined;
+  const declared = isGeoJson ? geoJsonCrs(json, o.path) : undefined;
   if (isGeoJson) from = declared ?? { wkid: 4326 };
   else {
     const sr = doc.spatialReference;

@@ -174,7 +174,7 @@ export function copyInto(src: PixelBlock, dst: PixelBlock): void {
     dst.mask.set(src.mask.subarray(so, so + w), d);
     for (let b = 0; b < dst.bands.length; b++) {
       const s = src.bands[b]!;
-      (dst.bands[b] as Plane).set(s.subarray(k * so, k * (so + w)) as never, k * d);
+      (dst.bands[b] as Plane).set(s.subarray(k * so, k * (so + w)), k * d);
     }
   }
 }

@@ -78,7 +78,7 @@ export function converter(from: string, to: string): Converter {
   const key = `${from}|${to}`;
   let c = converters.get(key);
   if (c === undefined) {
-    c = proj4Lib()(from, to) as unknown as Converter;
+    c = proj4Lib()(from, to);
     converters.set(key, c);
   }
   return c;
@@ -424,7 +424,7 @@ export function alignNode(input: RasterNode, target: RasterInfo, method: Resampl
   const node: FunctionNode = {
     kind: 'function',
     id: `Align(${JSON.stringify({ grid, method })};${input.id})`,
-    fn: alignFunction as unknown as RasterFunction,
+    fn: alignFunction,
     args: { grid, method },
     inputs: [input],
     plan: { info, halo: 0, inputRect, params },

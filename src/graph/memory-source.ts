@@ -56,7 +56,7 @@ export function memorySource(id: string, info: RasterInfo, bands: readonly Plane
         if (!(inside && allValid)) mask.set(valid.subarray(s, s + x1 - x0), d);
         if (rowsCopied) continue;
         for (let b = 0; b < bands.length; b++) {
-          (bandsOut[b] as Plane).set(bands[b]!.subarray(k * s, k * (s + x1 - x0)) as never, k * d);
+          (bandsOut[b] as Plane).set(bands[b]!.subarray(k * s, k * (s + x1 - x0)), k * d);
         }
       }
       return Promise.resolve({ rect: r, pixelType: info.pixelType, bands: bandsOut, mask });

@@ -102,7 +102,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   if (LIBRARY_COMPRESSIONS.has(l.compression)) {
     // geotiff.js is loaded only for these compressions (it weighs on every CLI start otherwise).
     const { getDecoder } = await import('geotiff');
-    library = (await getDecoder(l.compression, {
+    library = await getDecoder(l.compression, {
       tileWidth: bw,
       tileHeight: bh,
       planarConfiguration: l.planar,
@@ -111,7 +111,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
       samplesPerPixel: l.samplesPerPixel,
       ...(l.jpegTables ? { JPEGTables: l.jpegTables } : {}),
       ...(l.lercParameters ? { LercParameters: Array.from(l.lercParameters) } : {}),
-    } as never)) as unknown as typeof library;
+    });
   }
 
   return async (raw, index) => {
@@ -134,13 +134,13 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         bytes = packBitsDecode(raw, blockBytes, needed);
         break;
       default: {
-        const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : (raw.slice().buffer as ArrayBuffer);
+        const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : (raw.slice().buffer);
         const out = await library!.decodeBlock(ab);
         if (l.compression === 34887) {
           // LERC gives host-order samples of the right type, no predictor.
           const arr = new storage.array(numbers);
           const src = new storage.array(out, 0, Math.min(numbers, out.byteLength / storage.size));
-          (arr as Float64Array).set(src as Float64Array);
+          (arr as Float64Array).set(src);
           return arr;
         }
         bytes = new Uint8Array(out);

@@ -296,8 +296,8 @@ function gdalPixels(path: string, t: PixelType, bands: number, n: number): Plane
   const raw = readFileSync(out);
   const k = PIXEL_TYPE_INFO[t].complex ? 2 : 1;
   const Ctor = allocatePlane(t, 0).constructor as new (b: ArrayBuffer, o: number, l: number) => Plane;
-  const all = new Ctor(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength) as ArrayBuffer, 0, bands * k * n);
-  return Array.from({ length: bands }, (_, b) => all.subarray(b * k * n, (b + 1) * k * n) as Plane);
+  const all = new Ctor(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength), 0, bands * k * n);
+  return Array.from({ length: bands }, (_, b) => all.subarray(b * k * n, (b + 1) * k * n));
 }
 
 /** Undefined when equal, else the first differing index and values (fast on big planes). */

@@ -86,7 +86,7 @@ function storage(types: readonly PixelType[], noData: readonly (number | undefin
   if (PIXEL_TYPE_INFO[t].complex) throw new EngineError('UNSUPPORTED_INPUT', 'complex multidimensional rasters are not supported', { path: INPUT });
   const nd0 = noData[0];
   const common = nd0 !== undefined && noData.every((v) => v === nd0 || (v !== v && nd0 !== nd0));
-  if (!PIXEL_TYPE_INFO[t].integer) return { pixelType: t, noData: common ? nd0! : Number.NaN };
+  if (!PIXEL_TYPE_INFO[t].integer) return { pixelType: t, noData: common ? nd0 : Number.NaN };
   if (common) return { pixelType: t, noData: nd0 };
   if (!needsNoData) return { pixelType: t };
   return { pixelType: t === 'U32' || t === 'S32' ? 'F64' : 'F32', noData: Number.NaN };
@@ -517,7 +517,7 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
   for (const name of entries) {
     try {
       const node = await zarr.open(root.resolve(name));
-      if (node instanceof zarr.Array) arrays.push({ name, arr: node as ZArray });
+      if (node instanceof zarr.Array) arrays.push({ name, arr: node });
     } catch (e) {
       // A directory that is not a Zarr node is ignored; a node that cannot be read is an error.
       if (!notFound(e)) throw ioError(`cannot read ${name} of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);

@@ -125,7 +125,7 @@ async function* piecesOf(block: PixelBlock, tw: number, th: number): AsyncGenera
       const h = Math.min(th, H - y);
       const bands = block.bands.map((p) => {
         const q = allocatePlane(block.pixelType, w * h);
-        for (let r = 0; r < h; r++) q.set(p.subarray((y + r) * W + x, (y + r) * W + x + w) as never, r * w);
+        for (let r = 0; r < h; r++) q.set(p.subarray((y + r) * W + x, (y + r) * W + x + w), r * w);
         return q;
       });
       const mask = new Uint8Array(w * h);

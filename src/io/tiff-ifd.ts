@@ -227,7 +227,7 @@ export function assembleTiff(
   writeHeader(out, big, placed[0]!.at);
   placed.forEach((p, i) => {
     p.serialise(out, 0, placed[i + 1]?.at ?? 0);
-    blocks[i]!.forEach((b, j) => out.set(b, offsets[i]![j]!));
+    blocks[i]!.forEach((b, j) => out.set(b, offsets[i]![j]));
   });
   return out;
 }

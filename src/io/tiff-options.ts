@@ -113,7 +113,7 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
         break;
       case 'OVERVIEWS':
         if (u !== 'AUTO' && u !== 'NONE') throw co(name, `OVERVIEWS must be AUTO or NONE, got ${v}`);
-        o.overviews = u as 'AUTO';
+        o.overviews = u;
         break;
       case 'OVERVIEW_COUNT':
         o.overviews = int(name, v, 0, 30);
@@ -121,7 +121,7 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
       case 'OVERVIEW_RESAMPLING':
       case 'RESAMPLING':
         if (u !== 'NEAREST' && u !== 'AVERAGE') throw co(name, `${name} must be NEAREST or AVERAGE, got ${v}`);
-        o.overviewResampling = u as 'NEAREST';
+        o.overviewResampling = u;
         break;
       case 'STATISTICS':
         o.statistics = yes(name, v);

@@ -310,7 +310,7 @@ function decodeValues(v: DataView, at: number, type: number, n: number, le: bool
 
 /** ASCII tags are bytes; GDAL writes UTF-8 in them (band names). Fall back to Latin-1. */
 function decodeUtf8Lenient(latin1: string): string {
-  // eslint-disable-next-line no-control-regex
+   
   if (!/[\x80-\xff]/.test(latin1)) return latin1;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(latin1, (c) => c.charCodeAt(0)));

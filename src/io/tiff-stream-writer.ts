@@ -473,7 +473,7 @@ abstract class TiffBlockEncoder {
   /** The bytes of one block before compression: packed, or predicted in place. */
   private encodeBlock(tile: Plane, rows: number): Uint8Array {
     const ti = PIXEL_TYPE_INFO[this.t];
-    if (this.bits % 8 !== 0 || this.bits < ti.bits) return packSamples(tile as Uint8Array | Uint16Array | Uint32Array, this.bw, rows, this.bits);
+    if (this.bits % 8 !== 0 || this.bits < ti.bits) return packSamples(tile, this.bw, rows, this.bits);
     const bytes = new Uint8Array(tile.buffer, tile.byteOffset, tile.byteLength);
     if (this.predictor === 2) horizontalDifference(tile, this.bw, rows);
     else if (this.predictor === 3) floatingPointDifference(bytes, this.bw, rows, ti.bits / 8);

@@ -141,7 +141,7 @@ function parseNode(
   let variableName: string | undefined;
   const vnKey = lower.get('variablename');
   if (vnKey !== undefined && obj[vnKey] !== null && obj[vnKey] !== undefined) {
-    if (typeof obj[vnKey] === 'string') variableName = obj[vnKey] as string;
+    if (typeof obj[vnKey] === 'string') variableName = obj[vnKey];
     else issues.push({ code: 'INVALID_RULE', path: join(path, vnKey), message: 'variableName must be a string' });
   }
 

@@ -71,7 +71,7 @@ describe('worker pool', () => {
       await Promise.all([zero.destroy(), one.destroy()]);
     }
     // Both classes occur, so the check is not vacuous.
-    expect(new Set(inline.bands[0]!)).toEqual(new Set([0, 1]));
+    expect(new Set(inline.bands[0])).toEqual(new Set([0, 1]));
   });
 
   it('reports a worker-side error as an EngineError', async () => {

@@ -188,7 +188,7 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
         for (let i = 0; i < n; i++) to[2 * i] = from[i]!;
       } else {
         // Same layout; the promoted type holds every value, so the typed-array copy is exact.
-        to.set(from as never);
+        to.set(from);
       }
     }
   },

@@ -121,7 +121,7 @@ export const extractBand = defineFunction<typeof args, ExtractBandParams>({
   kernel(p, inputs, out) {
     const src = inputs[p.input]!;
     out.mask.set(src.mask);
-    for (let k = 0; k < p.bands.length; k++) out.bands[k]!.set(src.bands[p.bands[k]!]! as never);
+    for (let k = 0; k < p.bands.length; k++) out.bands[k]!.set(src.bands[p.bands[k]!]!);
   },
 });
 

@@ -105,7 +105,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     let fill = 0;
     let fillBits = 0; // bits the fill may occupy
     if (useRaster) {
-      const f = inputs[a.FillRaster!]!;
+      const f = inputs[a.FillRaster]!;
       if (isComplex(f.pixelType)) throw unsupportedInput(at('FillRaster'), `FillRaster cannot be complex (${f.pixelType})`);
       outputGrid([src, f], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('FillRaster')] });
       if (f.bandCount > 1) warnings.push(`FillRaster has ${f.bandCount} bands; TransposeBits reads the first one`);

@@ -382,7 +382,7 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
           const dt = p.t[to - 1]! - p.t[from]!;
           for (let b = 0; b < nb; b++) {
             const slope = coef[b * P8 + 1]! / p.d.ts;
-            test += (Math.abs(slope * dt) + Math.abs(y[b * N + from]! - predict(coef, b, from)) + Math.abs(y[b * N + to - 1]! - predict(coef, b, to - 1)!)) / (3 * rmse[b]!);
+            test += (Math.abs(slope * dt) + Math.abs(y[b * N + from]! - predict(coef, b, from)) + Math.abs(y[b * N + to - 1]! - predict(coef, b, to - 1))) / (3 * rmse[b]!);
           }
           if (test / nb <= 1) stable = true;
           else {

@@ -134,7 +134,7 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
   plan(a, inputs, outputType) {
     const from = inputs[a.Raster]!;
     const to = inputs[a.Raster2]!;
-    const method = a.Method as ComputeChangeParams['method'];
+    const method = a.Method;
     const name = `Method ${method} (${METHOD_NAMES[method]})`;
     for (const [arg, info] of [['Raster', from], ['Raster2', to]] as const) {
       if (info.constant !== undefined) throw invalidArgument(at(arg), 'ComputeChange takes rasters, not constants');

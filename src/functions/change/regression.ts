@@ -188,7 +188,7 @@ export function inverseDiagonal(w: Workspace, p: number, k: number): number {
   e.fill(0, 0, p);
   e[k] = 1;
   choleskySolve(w.g, p, e);
-  return e[k]!;
+  return e[k];
 }
 
 /** Model value at row i of the design for scaled coefficients. */

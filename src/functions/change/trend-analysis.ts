@@ -294,7 +294,7 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
     }
     const trend: TrendModel = {
       kind: 'trend',
-      regression: a.RegressionType as TrendModel['regression'],
+      regression: a.RegressionType,
       frequency: a.Frequency,
       order: a.Order,
       dimension: { name: dim.name, time: dim.time, ...(dim.unit ? { unit: dim.unit } : {}) },

@@ -132,14 +132,14 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
     if (!def.classes.every((c) => c.rgb !== undefined)) warnings.push('not every class has Red/Green/Blue: no colormap is attached');
     const segmented = a.Raster2 !== undefined;
     if (segmented) {
-      const seg = inputs[a.Raster2!]!;
+      const seg = inputs[a.Raster2]!;
       outputGrid([src, seg], ExtentType.FirstOf, CellsizeType.FirstOf, { paths: [at('Raster'), at('Raster2')] });
       if (isComplex(seg.pixelType)) throw unsupportedInput(at('Raster2'), `the segmented raster must be real-valued, got ${seg.pixelType}`);
       checkWholeImageLimit('Classify with a segmented Raster2', src.width, src.height, at('Raster2'));
     }
     const params: ClassifyParams = {
       raster: a.Raster,
-      segments: segmented ? a.Raster2! : -1,
+      segments: segmented ? a.Raster2 : -1,
       model,
       width: src.width,
       height: src.height,

@@ -283,7 +283,7 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
     const mask = out.mask;
     mask.set(src.mask);
     if (p.toU8From === undefined) {
-      out.bands[0]!.set(src.bands[0]! as never);
+      out.bands[0]!.set(src.bands[0]!);
       return;
     }
     const from = src.bands[0]!;

@@ -219,7 +219,7 @@ export function runProgram(p: Program, sources: readonly (SlotSource | undefined
         for (let i = 0; i < len; i++) {
           const j = start + i;
           dst[j] = r[i]!;
-          const s = dst[j]!;
+          const s = dst[j];
           if (s - s !== 0) m[j] = 0;
         }
       } else {

@@ -150,8 +150,8 @@ export function parseKernel(value: unknown, cols: number | undefined, rows: numb
   } else if (r === undefined) {
     r = flat.length / c;
   }
-  if (!Number.isInteger(c) || !Number.isInteger(r) || c! * r! !== flat.length) {
+  if (!Number.isInteger(c) || !Number.isInteger(r) || c * r! !== flat.length) {
     return { error: `Kernel has ${flat.length} numbers but Columns x Rows is ${cols ?? '?'} x ${rows ?? '?'} (the counts must match)` };
   }
-  return { cols: c!, rows: r!, weights: flat };
+  return { cols: c, rows: r!, weights: flat };
 }

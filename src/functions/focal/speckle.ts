@@ -147,7 +147,7 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
       throw unsupportedInput(at('Raster'), `Speckle needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
     if (!(a.NLooks > 0)) throw invalidArgument(at('NLooks'), `NLooks must be positive, got ${a.NLooks}`);
-    const filter = a.FilterType as FilterCode;
+    const filter = a.FilterType;
     const warnings: string[] = [];
     const ignored = (name: string, value: number, dflt: number, why: string): void => {
       if (value !== dflt) warnings.push(`${name} is ignored: ${why}`);
@@ -183,7 +183,7 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
       params: {
         input: a.Raster,
         filter,
-        model: a.NoiseModel as NoiseModelCode,
+        model: a.NoiseModel,
         win,
         noiseVar: a.NoiseVar,
         addMean: a.AdditiveNoiseMean,

@@ -136,7 +136,7 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
     if (isComplex(src.pixelType)) {
       throw unsupportedInput(at('Raster'), `Statistics needs a real-valued raster, got ${src.pixelType}; use Complex first`);
     }
-    const type = a.Type as StatisticsTypeCode;
+    const type = a.Type;
     const area = a.Columns * a.Rows;
     if (type >= StatisticsType.Median && area > MAX_RANK_AREA) {
       throw new EngineError(

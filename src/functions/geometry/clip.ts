@@ -144,7 +144,7 @@ export const clip = defineFunction<typeof args, ClipParams>({
     const m = out.mask;
     const want = p.keepInside ? 1 : 0;
     for (let i = 0; i < m.length; i++) m[i] = src.mask[i]! !== 0 && inside[i] === want ? 1 : 0;
-    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]! as never);
+    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]!);
   },
 });
 

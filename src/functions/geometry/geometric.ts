@@ -385,9 +385,9 @@ function sourcePositions(p: GeometricParams, r: Rect, out: Float64Array): void {
       const o = 2 * (j * r.width + i);
       out[o] = p.xmin + (r.x + i + 0.5) * p.cell;
       out[o + 1] = Y;
-      for (let k = last; k >= 0; k--) evalPolynomial(steps[k]!.inverse, out[o]!, out[o + 1]!, out, o);
+      for (let k = last; k >= 0; k--) evalPolynomial(steps[k]!.inverse, out[o], out[o + 1]!, out, o);
       if (g !== undefined) {
-        out[o] = (out[o]! - g.xmin) / g.cx;
+        out[o] = (out[o] - g.xmin) / g.cx;
         out[o + 1] = (g.ymax - out[o + 1]!) / g.cy;
       }
     }

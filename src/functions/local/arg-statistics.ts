@@ -182,7 +182,7 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
         for (let c = 0; c < count; c++) if (vals[c] === vals[c]) valid++;
         if (valid === 0) {
           // No valid band: NoData (multidimensional output: this slice is missing).
-          dst[i] = multi ? p.missing! : 0;
+          dst[i] = multi ? p.missing : 0;
           continue;
         }
         any[i] = 1;

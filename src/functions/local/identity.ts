@@ -38,6 +38,6 @@ export const identity = defineFunction<typeof args, IdentityParams>({
     const src = inputs[p.input]!;
     // Copied rather than aliased: the per-tile memo may hand the same input block to other nodes.
     out.mask.set(src.mask);
-    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]! as never);
+    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]!);
   },
 });

@@ -126,7 +126,7 @@ export const mask = defineFunction<typeof args, MaskParams>({
   kernel(p, inputs, out) {
     const src = inputs[p.input]!;
     const n = out.mask.length;
-    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]! as never);
+    for (let b = 0; b < out.bands.length; b++) out.bands[b]!.set(src.bands[b]!);
     // hits[i] = number of bands in which pixel i is NoData.
     const hits = new Uint16Array(n);
     let ruled = 0;

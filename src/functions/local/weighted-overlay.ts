@@ -190,7 +190,7 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
       const dst = out.bands[b]!;
       for (let i = 0; i < n; i++) {
         const s = state[i]!;
-        if (s === NODATA) dst[i] = multi ? p.missing! : 0;
+        if (s === NODATA) dst[i] = multi ? p.missing : 0;
         else {
           any[i] = 1;
           dst[i] = s === RESTRICTED ? p.restricted : roundHalfAway(acc[i]!);

@@ -53,6 +53,6 @@ export const statisticsHistogram = defineFunction<typeof args, { readonly input:
   kernel(p, inputs, out) {
     const src = inputs[p.input]!;
     out.mask.set(src.mask);
-    for (let b = 0; b < out.bands.length; b++) (out.bands[b] as Plane).set(src.bands[b]! as never);
+    for (let b = 0; b < out.bands.length; b++) (out.bands[b] as Plane).set(src.bands[b]!);
   },
 });

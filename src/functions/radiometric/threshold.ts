@@ -106,7 +106,7 @@ export const threshold = defineFunction<typeof args, ThresholdParams>({
   },
 
   bindStatistics(p, [bands]) {
-    return { ...p, thresholds: p.thresholds.map((_, b) => (bands?.[b] === undefined ? Infinity : otsuThreshold(bands[b]!.histogram))) };
+    return { ...p, thresholds: p.thresholds.map((_, b) => (bands?.[b] === undefined ? Infinity : otsuThreshold(bands[b].histogram))) };
   },
 
   kernel(p, inputs, out) {

@@ -32,7 +32,7 @@ interface Case {
   readonly edge?: number;
 }
 
-const FUNCTIONS: Record<string, RasterFunction> = { slope, hillshade, aspect, curvature } as Record<string, RasterFunction>;
+const FUNCTIONS: Record<string, RasterFunction> = { slope, hillshade, aspect, curvature };
 const cases = JSON.parse(readFileSync(resolve(ROOT, 'golden/terrain/cases.json'), 'utf8')) as Case[];
 
 interface Raster {

@@ -268,7 +268,7 @@ interface GoldenCase {
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const golden = JSON.parse(readFileSync(join(ROOT, 'golden/shaded-relief/cases.json'), 'utf8')) as GoldenCase[];
-const registry = createRegistry(builtinFunctions.includes(shadedRelief as never) ? builtinFunctions : [...builtinFunctions, shadedRelief as never]);
+const registry = createRegistry(builtinFunctions.includes(shadedRelief) ? builtinFunctions : [...builtinFunctions, shadedRelief]);
 
 describe('ShadedRelief goldens (gdaldem + NumPy) through the engine', () => {
   it('has cases', () => expect(golden.length).toBeGreaterThanOrEqual(3));
