@@ -23,6 +23,11 @@
  * PNG, else TIFF); images with more than 3 bands or not 8-bit cannot be PNG/JPEG chips (an error
  * naming chipFormat). Label rasters use the class raster's values; box formats over a class raster
  * take 4-connected components of each class as objects.
+ *
+ * This module runs the export; its parts live beside it: inputs.ts (opening and checking inputs),
+ * grid.ts (candidates and their labels from the geometry), pixels.ts (rendering a chip),
+ * files.ts (atomic asynchronous writes), journal.ts (resume and append), label-writers.ts (one
+ * label writer per metadataFormat, and the COCO/YOLO label sets).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
@@ -31,12 +36,12 @@ import { EngineError } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
 import { openerScope } from '../io/source.js';
-import { ExportFolder, writeAtomic } from './files.js';
+import { all, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
 import { openInputs, type ExportInputs, type RasterOpener } from './inputs.js';
 import { folderState, Journal, type ChipEntry, type EarlierExport } from './journal.js';
-import { LABEL_SETS, LABEL_WRITERS, type LabelChip, type LabelContext, type LabelSet, type LabelWriter } from './label-writers.js';
+import { LABEL_SETS, LABEL_WRITERS, type ChipLabels, type LabelChip, type LabelContext, type LabelSet, type LabelWriter } from './label-writers.js';
 import { classRaster, type ChipObject } from './labels.js';
 import { accumulatedStats, addChip, emptyStats, mergeStats, modelDefinition, momentsOf, statsText, vendorJson, type ChipRecordStats, type ClassInfo, type MetadataContext } from './metadata.js';
 import { parseChipParams, type ChipParams, type RasterInput } from './params.js';
@@ -318,24 +323,26 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
 const labelSetsOf = (p: ChipParams): LabelSet[] => (['YOLO', 'COCO'] as const).filter((s) => p.labelSets.includes(s));
 
 /**
- * Write one chip: its image(s), its labels and label sets, each file through a temporary name.
- * Returns the journal entry, to be recorded once every file is in place.
+ * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
+ * all at once. Returns the journal entry, to be recorded once every file is in place.
  */
 async function writeChip(run: ChipRun, c: Candidate, index: number, chip: LabelChip, empty: boolean, image: PixelBlock, image2: PixelBlock | undefined): Promise<ChipEntry> {
   const { p, writer, inputs } = run;
   const files = run.folder.chip(c, inputs.info);
   const imagePath = `${writer.imageFolder?.(chip, run.labels) ?? 'images'}/${chip.imageName}`;
-  await files.raster(imagePath, image, true);
-  const tokens = [imagePath];
-  if (image2 !== undefined && inputs.extra !== undefined) {
-    const p2 = `images2/${chip.imageName}`;
-    await files.raster(p2, image2, true, inputs.extra.info);
-    tokens.push(p2);
-  }
-  const labels = await writer.write(chip, run.labels, files);
-  const objects = labels.objects ?? chip.objects;
+  const extra = image2 !== undefined ? inputs.extra : undefined;
+  const tokens = extra ? [imagePath, `images2/${chip.imageName}`] : [imagePath];
+  let labels: ChipLabels = { tokens: [], count: 0 };
   const sets: Pick<ChipEntry, 'coco'> = {};
-  for (const set of labelSetsOf(p)) Object.assign(sets, await LABEL_SETS[set].chip(objects, chip, run.labels, files));
+  await all([
+    files.raster(imagePath, image, true),
+    extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
+    (async () => {
+      labels = await writer.write(chip, run.labels, files);
+      for (const set of labelSetsOf(p)) Object.assign(sets, await LABEL_SETS[set].chip(labels.objects ?? chip.objects, chip, run.labels, files));
+    })(),
+  ]);
+  const objects = labels.objects ?? chip.objects;
 
   const sep = p.mapTxtStyle === 'vendor';
   const wsl = (s: string): string => s.replace(/\//g, '\\');

@@ -1,6 +1,7 @@
 /**
  * The files of an export. Every file is written under a temporary name and renamed into place,
- * so a file holds all its bytes or is absent; writes are asynchronous (node:fs/promises). Image
+ * so a file holds all its bytes or is absent; writes are asynchronous (node:fs/promises), the
+ * files of one chip written at once and awaited together. Image
  * and label rasters go through the encoders, georeferenced by a world file and a PAM `.aux.xml`.
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises';
@@ -21,6 +22,11 @@ export async function writeAtomic(path: string, data: string | Uint8Array, makeD
   await writeFile(tmp, data);
   await rename(tmp, path);
   return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+}
+
+/** Await every promise, then throw the first rejection: no write is left running behind an error. */
+export async function all(promises: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  for (const r of await Promise.allSettled(promises)) if (r.status === 'rejected') throw r.reason;
 }
 
 /** The output folder of one export: atomic writes below it, each folder made once. */
@@ -57,7 +63,8 @@ export class ChipFiles {
 
   /** A text (or binary) file at `rel` below the export folder. */
   async file(rel: string, data: string | Uint8Array): Promise<void> {
-    this.bytes += await this.folder.write(rel, data);
+    const n = await this.folder.write(rel, data);
+    this.bytes += n;
   }
 
   /**
@@ -67,17 +74,17 @@ export class ChipFiles {
   async raster(rel: string, block: PixelBlock, sidecars: boolean, rasterInfo = this.info): Promise<void> {
     const info: RasterInfo = { ...windowInfo(rasterInfo, this.c.window), bandCount: block.bands.length, pixelType: block.pixelType };
     const ext = extname(rel).slice(1);
-    if (ext === 'tif') await this.file(rel, encodeGeoTiff(block, info));
-    else if (ext === 'png') await this.file(rel, encodePng(block, info));
-    else if (ext === 'jpg') await this.file(rel, encodeJpeg(block, info, { quality: 90 }));
+    const writes: Promise<void>[] = [];
+    if (ext === 'tif') writes.push(this.file(rel, encodeGeoTiff(block, info)));
+    else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
+    else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
     else {
       const base = rel.slice(rel.lastIndexOf('/') + 1, -4);
       const m = encodeMrf(block, info, base);
-      await this.file(`${rel.slice(0, -4)}.idx`, m.index);
-      await this.file(`${rel.slice(0, -4)}.pzp`, m.data);
-      await this.file(rel, m.header);
+      writes.push(this.file(`${rel.slice(0, -4)}.idx`, m.index), this.file(`${rel.slice(0, -4)}.pzp`, m.data), this.file(rel, m.header));
     }
-    if (sidecars) await this.sidecars(rel, rasterInfo);
+    if (sidecars) writes.push(this.sidecars(rel, rasterInfo));
+    await all(writes);
   }
 
   /** World file (six lines: A D B E C F with C, F at the centre of the first pixel) and PAM `.aux.xml`. */
@@ -86,10 +93,10 @@ export class ChipFiles {
     const [a, b, cc, d, e, f] = [gt[1]!, gt[2]!, gt[0]!, gt[4]!, gt[5]!, gt[3]!];
     const world = [a, d, b, e, cc + a / 2 + b / 2, f + d / 2 + e / 2].map((v) => v.toFixed(10)).join('\n');
     const ext = extname(rel).slice(1);
-    await this.file(`${rel.slice(0, -ext.length)}${WORLD_EXT[ext] ?? 'wld'}`, `${world}\n`);
+    const worldFile = this.file(`${rel.slice(0, -ext.length)}${WORLD_EXT[ext] ?? 'wld'}`, `${world}\n`);
     const sr = rasterInfo.spatialReference;
     const srs = sr?.wkt ?? (sr?.wkid !== undefined ? `EPSG:${sr.wkid}` : undefined);
     const aux = ['<PAMDataset>', ...(srs ? [`  <SRS>${srs.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</SRS>`] : []), `  <GeoTransform>${gt.map((v) => v.toPrecision(17)).join(', ')}</GeoTransform>`, '</PAMDataset>', ''];
-    await this.file(`${rel}.aux.xml`, aux.join('\n'));
+    await all([worldFile, this.file(`${rel}.aux.xml`, aux.join('\n'))]);
   }
 }
