@@ -29,14 +29,13 @@
  * files.ts (atomic asynchronous writes), journal.ts (resume and append), label-writers.ts (one
  * label writer per metadataFormat, and the COCO/YOLO label sets).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
 import { openerScope } from '../io/source.js';
-import { all, ExportFolder, writeAtomic } from './files.js';
+import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
 import { openInputs, type ExportInputs, type RasterOpener } from './inputs.js';
@@ -102,8 +101,8 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   // from a broken file. (An append or a resume keeps its folder and journal.)
   let fresh: string | undefined;
   try {
-    return await exportWith(rawParams, options, open, (out) => {
-      if (!existsSync(out)) fresh = out;
+    return await exportWith(rawParams, options, open, async (out) => {
+      if (!(await exists(out))) fresh = out;
     });
   } catch (e) {
     if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR') await rm(fresh, { recursive: true, force: true });
@@ -131,7 +130,7 @@ interface ChipRun {
   readonly emd: MetadataContext;
 }
 
-async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener, creating: (out: string) => void): Promise<ExportSummary> {
+async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener, creating: (out: string) => Promise<void>): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
   const { signal } = options;
   const out = p.outputLocation;
@@ -206,7 +205,7 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
     return { outputLocation: out, dryRun: true, candidates: total, chips, labels, firstIndex: p.context.startIndex, nextIndex: p.context.startIndex + chips, skipped, labelsOutsideRaster, bytes, classes };
   }
 
-  creating(out);
+  await creating(out);
   await mkdir(out, { recursive: true });
   const run: ChipRun = {
     p,

@@ -4,7 +4,7 @@
  * files of one chip written at once and awaited together. Image
  * and label rasters go through the encoders, georeferenced by a world file and a PAM `.aux.xml`.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { encodeGeoTiff } from '../io/encode-tiff.js';
@@ -14,6 +14,13 @@ import { encodePng } from '../io/encode-png.js';
 import { geoTransform, type Candidate } from './grid.js';
 
 const WORLD_EXT: Readonly<Record<string, string>> = { tif: 'tfw', png: 'pgw', jpg: 'jgw', mrf: 'mfw' };
+
+/** Whether `path` exists. */
+export const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Write `data` to `path` through a temporary name; returns the bytes written. */
 export async function writeAtomic(path: string, data: string | Uint8Array, makeDir: (dir: string) => Promise<unknown> = (dir) => mkdir(dir, { recursive: true })): Promise<number> {

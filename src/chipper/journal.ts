@@ -7,10 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineError } from '../core/errors.js';
 import type { RasterInfo } from '../core/pixel-block.js';
+import { exists } from './files.js';
 import { classesOf } from './inputs.js';
 import type { cocoAnnotations } from './labels.js';
 import { statsFromEas, type ChipRecordStats, type ClassInfo } from './metadata.js';
@@ -57,7 +57,8 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
   const out = p.outputLocation;
   const journalPath = join(out, JOURNAL);
   let done: ChipEntry[] = [];
-  if (existsSync(journalPath)) {
+  const journal = await exists(journalPath);
+  if (journal) {
     if (!p.resume) throw new EngineError('INVALID_ARGUMENT', `${out} holds an unfinished export; pass "resume": true to continue it, or choose another folder`, { path: 'outputLocation' });
     const lines = (await readFile(journalPath, 'utf8')).split('\n');
     const head = safeJson(lines[0]) as { paramsHash?: string } | undefined;
@@ -65,7 +66,7 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
     done = lines.slice(1).map(safeJson).filter((e): e is ChipEntry => e !== undefined && typeof (e as ChipEntry).index === 'number');
   }
   const easPath = join(out, 'geo_accumulated_stats.json');
-  if (!existsSync(easPath) || done.length > 0 || existsSync(journalPath)) return { done, classes };
+  if (journal || !(await exists(easPath))) return { done, classes };
   if (p.context.startIndex === 0) throw new EngineError('INVALID_ARGUMENT', `${out} already holds an export; set context.startIndex to append to it, or choose another folder`, { path: 'outputLocation' });
   const eas = JSON.parse(await readFile(easPath, 'utf8')) as Record<string, unknown>;
   const mismatch =
@@ -80,7 +81,7 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
   const merged: ClassInfo[] =
     classes.length === 0 ? oldClasses.map((c) => ({ value: c.ClassValue, name: c.ClassName, color: oldColors.get(c.ClassValue) ?? [0, 0, 0] })) : classes.map((c) => ({ ...c, color: oldColors.get(c.value) ?? c.color }));
   const mapPath = join(out, 'map.txt');
-  const earlier = { stats: statsFromEas(eas, merged), mapTxt: existsSync(mapPath) ? await readFile(mapPath, 'utf8') : '' };
+  const earlier = { stats: statsFromEas(eas, merged), mapTxt: (await exists(mapPath)) ? await readFile(mapPath, 'utf8') : '' };
   if (p.context.startIndex < earlier.stats.nextIndex) {
     throw new EngineError('INVALID_ARGUMENT', `context.startIndex ${p.context.startIndex} would overwrite chips of the existing export (its next free index is ${earlier.stats.nextIndex})`, { path: 'context.startIndex' });
   }
@@ -99,7 +100,7 @@ export class Journal {
   /** Open the journal of `p.outputLocation` for appending; a new journal starts with its head line. */
   static async open(p: ChipParams, firstCandidate: number): Promise<Journal> {
     const path = join(p.outputLocation, JOURNAL);
-    const fresh = !existsSync(path);
+    const fresh = !(await exists(path));
     const handle = await open(path, 'a');
     const journal = new Journal(path, handle);
     if (fresh) await journal.line({ paramsHash: paramsHash(p), started: firstCandidate });
