@@ -4,7 +4,7 @@
  * files of one chip written at once and awaited together. Image
  * and label rasters go through the encoders, georeferenced by a world file and a PAM `.aux.xml`.
  */
-import { access, mkdir, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { encodeGeoTiff } from '../io/encode-tiff.js';
@@ -22,6 +22,9 @@ export const exists = (path: string): Promise<boolean> =>
     () => false,
   );
 
+/** A temporary file of writeAtomic: the final name, `.part-`, the writing process's id. */
+const TEMPORARY = /\.part-\d+$/;
+
 /** Write `data` to `path` through a temporary name; returns the bytes written. */
 export async function writeAtomic(path: string, data: string | Uint8Array, makeDir: (dir: string) => Promise<unknown> = (dir) => mkdir(dir, { recursive: true })): Promise<number> {
   await makeDir(dirname(path));
@@ -29,6 +32,16 @@ export async function writeAtomic(path: string, data: string | Uint8Array, makeD
   await writeFile(tmp, data);
   await rename(tmp, path);
   return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+}
+
+/**
+ * Remove the temporary files below `root` that a killed export left (it died between writing a
+ * file and renaming it into place); returns how many.
+ */
+export async function removeTemporaries(root: string): Promise<number> {
+  const stale = (await readdir(root, { recursive: true })).filter((f) => TEMPORARY.test(f));
+  await all(stale.map((f) => rm(join(root, f), { force: true })));
+  return stale.length;
 }
 
 /** Await every promise, then throw the first rejection: no write is left running behind an error. */

@@ -2,7 +2,7 @@
  * The output folder's state. The resume journal (`.rasterflow-journal.ndjson`): a head line with a
  * hash of the parameters, then one JSON line per finished chip, appended after all of that chip's
  * files are in place, so a killed export is continued after its last recorded chip (a line cut by
- * the kill is a chip not finished). An earlier finished export in the folder (its EAS present) is
+ * the kill is a chip not finished; the temporary files the kill left are removed). An earlier finished export in the folder (its EAS present) is
  * appended to with `context.startIndex`, merging its statistics and classes.
  */
 import { createHash } from 'node:crypto';
@@ -10,7 +10,7 @@ import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../core/errors.js';
 import type { RasterInfo } from '../core/pixel-block.js';
-import { exists } from './files.js';
+import { exists, removeTemporaries } from './files.js';
 import { classesOf } from './inputs.js';
 import type { cocoAnnotations } from './labels.js';
 import { statsFromEas, type ChipRecordStats, type ClassInfo } from './metadata.js';
@@ -64,6 +64,8 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
     const head = safeJson(lines[0]) as { paramsHash?: string } | undefined;
     if (head?.paramsHash !== paramsHash(p)) throw new EngineError('INVALID_ARGUMENT', `the unfinished export in ${out} was started with other parameters; it cannot be resumed with these`, { path: 'resume' });
     done = lines.slice(1).map(safeJson).filter((e): e is ChipEntry => e !== undefined && typeof (e as ChipEntry).index === 'number');
+    // A kill between a file's write and its rename left its temporary: the chip is written again.
+    await removeTemporaries(out);
   }
   const easPath = join(out, 'geo_accumulated_stats.json');
   if (journal || !(await exists(easPath))) return { done, classes };

@@ -1,6 +1,8 @@
 /**
- * Pins two representative exports by one hash each, so that a change to the exporter that is
- * meant to keep its output (a refactor) shows any file that moved. The hash covers the sorted
+ * An export keeps its bytes. A resume after a hard kill ends with the bytes of an uninterrupted
+ * run, even when the kill left a temporary file behind. And two representative exports are pinned
+ * by one hash each, so that a change to the exporter that is meant to keep its output (a
+ * refactor) shows any file that moved. The hash covers the sorted
  * file list, the bytes of every text file (labels, sidecars, map.txt, manifest, EMD, EAS, stats,
  * COCO, YOLO, split lists) and the decoded pixels and mask of every raster: rasters are compared
  * decoded (TIFF and MRF by our reader, PNG by pngjs), never as encoded bytes, so a new byte
@@ -9,7 +11,7 @@
  * the exporter before its split into label writers (issue 16), whose output it kept byte for byte.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, relative } from 'node:path';
 import { PNG } from 'pngjs';
@@ -23,7 +25,7 @@ import { exportTrainingData } from './export.js';
 const files = closingOpener();
 afterEach(files.closeAll);
 
-const dir = mkdtempSync(join(tmpdir(), 'rf-chipper-pin-'));
+const dir = mkdtempSync(join(tmpdir(), 'rf-chipper-bytes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const info = { ...gridInfo({ width: 30, height: 30, bandCount: 3, pixelType: 'U8', origin: { x: 1000, y: 2000 } }), spatialReference: { wkid: 32616, metersPerUnit: 1 } };
@@ -98,5 +100,25 @@ describe('representative exports keep their output', () => {
     const out = join(dir, name.split(/\W/)[0]!);
     await exportTrainingData({ ...base, outputLocation: out, ...params });
     expect(await folderHash(out)).toBe(expected);
+  });
+});
+
+describe('a resume after a hard kill', () => {
+  it('removes the temporary files the kill left and ends with the bytes of an uninterrupted run', async () => {
+    const params = { ...base, metadataFormat: 'Classified_Tiles', labelSets: ['COCO', 'YOLO'], context: { exportAllTiles: true } };
+    const whole = join(dir, 'whole');
+    await exportTrainingData({ ...params, outputLocation: whole });
+    const out = join(dir, 'killed');
+    let calls = 0;
+    const kill = (): void => {
+      if (++calls === 4) throw new Error('killed');
+    };
+    await expect(exportTrainingData({ ...params, outputLocation: out }, { onProgress: kill })).rejects.toThrow('killed');
+    // What a SIGKILL between a write and its rename leaves: the next chip's files under temporary names.
+    for (const f of ['images/000000003.tif', 'images/000000003.tfw', 'labels/000000003.tif.aux.xml']) writeFileSync(join(out, `${f}.part-99999`), 'cut');
+    const s = await exportTrainingData({ ...params, outputLocation: out, resume: true });
+    expect(s.resumedFrom).toBe(3);
+    expect(existsSync(join(out, 'images/000000003.tif.part-99999'))).toBe(false);
+    expect(await folderHash(out)).toBe(await folderHash(whole));
   });
 });
