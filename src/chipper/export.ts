@@ -318,8 +318,8 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
   }
 }
 
-/** The label sets in the order their files are written. */
-const labelSetsOf = (p: ChipParams): LabelSet[] => (['YOLO', 'COCO'] as const).filter((s) => p.labelSets.includes(s));
+/** The label sets the export writes, in the order of LABEL_SETS. */
+const labelSetsOf = (p: ChipParams): LabelSet[] => (Object.keys(LABEL_SETS) as LabelSet[]).filter((s) => p.labelSets.includes(s));
 
 /**
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
@@ -410,7 +410,7 @@ async function writeMetadata(run: ChipRun, written: readonly ChipEntry[], earlie
     bytes += await folder.write('train.txt', written.filter((e) => e.split === 'train').map((e) => `${e.image}\n`).join(''));
     bytes += await folder.write('valid.txt', written.filter((e) => e.split === 'valid').map((e) => `${e.image}\n`).join(''));
   }
-  for (const set of labelSetsOf(p).reverse()) bytes += await LABEL_SETS[set].finish(written, run.labels, folder);
+  for (const set of labelSetsOf(p)) bytes += await LABEL_SETS[set].finish(written, run.labels, folder);
   // The EAS last: its presence marks a finished export.
   bytes += await folder.write('geo_accumulated_stats.json', vendorJson(accumulatedStats(emd, stats)));
   return { bytes, labels, nextIndex: stats.nextIndex };
