@@ -1,0 +1,122 @@
+/**
+ * The files of an export. Every file is written under a temporary name and renamed into place,
+ * so a file holds all its bytes or is absent; writes are asynchronous (node:fs/promises), the
+ * files of one chip written at once and awaited together. Image
+ * and label rasters go through the encoders, georeferenced by a world file and a PAM `.aux.xml`.
+ */
+import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
+import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
+import { encodeGeoTiff } from '../io/encode-tiff.js';
+import { encodeJpeg } from '../io/encode-jpeg.js';
+import { encodeMrf } from '../io/encode-mrf.js';
+import { encodePng } from '../io/encode-png.js';
+import { geoTransform, type Candidate } from './grid.js';
+
+const WORLD_EXT: Readonly<Record<string, string>> = { tif: 'tfw', png: 'pgw', jpg: 'jgw', mrf: 'mfw' };
+
+/** Whether `path` exists. */
+export const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** A temporary file of writeAtomic: the final name, `.part-`, the writing process's id. */
+const TEMPORARY = /\.part-\d+$/;
+
+/** Write `data` to `path` through a temporary name; returns the bytes written. */
+export async function writeAtomic(path: string, data: string | Uint8Array, makeDir: (dir: string) => Promise<unknown> = (dir) => mkdir(dir, { recursive: true })): Promise<number> {
+  await makeDir(dirname(path));
+  const tmp = `${path}.part-${process.pid}`;
+  await writeFile(tmp, data);
+  await rename(tmp, path);
+  return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+}
+
+/**
+ * Remove the temporary files below `root` that a killed export left (it died between writing a
+ * file and renaming it into place); returns how many.
+ */
+export async function removeTemporaries(root: string): Promise<number> {
+  const stale = (await readdir(root, { recursive: true })).filter((f) => TEMPORARY.test(f));
+  await all(stale.map((f) => rm(join(root, f), { force: true })));
+  return stale.length;
+}
+
+/** Await every promise, then throw the first rejection: no write is left running behind an error. */
+export async function all(promises: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  for (const r of await Promise.allSettled(promises)) if (r.status === 'rejected') throw r.reason;
+}
+
+/** The output folder of one export: atomic writes below it, each folder made once. */
+export class ExportFolder {
+  private readonly dirs = new Map<string, Promise<unknown>>();
+  private readonly makeDir = (dir: string): Promise<unknown> => {
+    let made = this.dirs.get(dir);
+    if (made === undefined) this.dirs.set(dir, (made = mkdir(dir, { recursive: true })));
+    return made;
+  };
+
+  constructor(readonly root: string) {}
+
+  /** Write `data` to `rel` below the folder; returns the bytes written. */
+  write(rel: string, data: string | Uint8Array): Promise<number> {
+    return writeAtomic(join(this.root, rel), data, this.makeDir);
+  }
+
+  /** The files of chip `c` of a raster described by `info`. */
+  chip(c: Candidate, info: RasterInfo): ChipFiles {
+    return new ChipFiles(this, c, info);
+  }
+}
+
+/** The files of one chip, counting the bytes written. */
+export class ChipFiles {
+  bytes = 0;
+
+  constructor(
+    private readonly folder: ExportFolder,
+    private readonly c: Candidate,
+    private readonly info: RasterInfo,
+  ) {}
+
+  /** A text (or binary) file at `rel` below the export folder. */
+  async file(rel: string, data: string | Uint8Array): Promise<void> {
+    const n = await this.folder.write(rel, data);
+    this.bytes += n;
+  }
+
+  /**
+   * A raster chip at `rel` in the format its extension names (tif, png, jpg, mrf), on the grid of
+   * `rasterInfo` (default the export's raster); `sidecars` adds its world file and `.aux.xml`.
+   */
+  async raster(rel: string, block: PixelBlock, sidecars: boolean, rasterInfo = this.info): Promise<void> {
+    const info: RasterInfo = { ...windowInfo(rasterInfo, this.c.window), bandCount: block.bands.length, pixelType: block.pixelType };
+    const ext = extname(rel).slice(1);
+    const writes: Promise<void>[] = [];
+    if (ext === 'tif') writes.push(this.file(rel, encodeGeoTiff(block, info)));
+    else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
+    else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
+    else {
+      const base = rel.slice(rel.lastIndexOf('/') + 1, -4);
+      const m = encodeMrf(block, info, base);
+      writes.push(this.file(`${rel.slice(0, -4)}.idx`, m.index), this.file(`${rel.slice(0, -4)}.pzp`, m.data), this.file(rel, m.header));
+    }
+    if (sidecars) writes.push(this.sidecars(rel, rasterInfo));
+    await all(writes);
+  }
+
+  /** World file (six lines: A D B E C F with C, F at the centre of the first pixel) and PAM `.aux.xml`. */
+  private async sidecars(rel: string, rasterInfo: RasterInfo): Promise<void> {
+    const gt = geoTransform(this.c, rasterInfo);
+    const [a, b, cc, d, e, f] = [gt[1]!, gt[2]!, gt[0]!, gt[4]!, gt[5]!, gt[3]!];
+    const world = [a, d, b, e, cc + a / 2 + b / 2, f + d / 2 + e / 2].map((v) => v.toFixed(10)).join('\n');
+    const ext = extname(rel).slice(1);
+    const worldFile = this.file(`${rel.slice(0, -ext.length)}${WORLD_EXT[ext] ?? 'wld'}`, `${world}\n`);
+    const sr = rasterInfo.spatialReference;
+    const srs = sr?.wkt ?? (sr?.wkid !== undefined ? `EPSG:${sr.wkid}` : undefined);
+    const aux = ['<PAMDataset>', ...(srs ? [`  <SRS>${srs.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</SRS>`] : []), `  <GeoTransform>${gt.map((v) => v.toPrecision(17)).join(', ')}</GeoTransform>`, '</PAMDataset>', ''];
+    await all([worldFile, this.file(`${rel}.aux.xml`, aux.join('\n'))]);
+  }
+}
