@@ -62,7 +62,7 @@ function resampleRotated(src: PixelBlock, c: Candidate, nearest: boolean): Pixel
         const wk = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
         if (wk === 0 || x < 0 || y < 0 || x >= sw || y >= sh || src.mask[y * sw + x] === 0) continue;
         wsum += wk;
-        for (let b = 0; b < nb; b++) acc[b] += wk * src.bands[b]![y * sw + x]!;
+        for (let b = 0; b < nb; b++) acc[b]! += wk * src.bands[b]![y * sw + x]!;
       }
       // Renormalised over valid neighbours; NoData when less than half the weight is valid.
       if (wsum < 0.5) {
