@@ -2,7 +2,6 @@
 import { createReadStream, readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
 import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';

@@ -58,7 +58,7 @@ import {
 import { sameGrid, type PixelBlock, type RasterInfo, type SpatialReference } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, promote, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
-import { parseGdalMetadata, type GdalMetadata } from './gdal-metadata.js';
+import type { GdalMetadata } from './gdal-metadata.js';
 import { openGeoTiff, readDownsampledFrom, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
 import type { SourceNode } from '../graph/types.js';
 import { proj4ForEpsg, unitsOfProj4 } from './srs.js';
