@@ -8,7 +8,7 @@ import { parseArgs } from '../src/graph/args.js';
 import { constantSource, memorySource } from '../src/graph/memory-source.js';
 import { createFunctionNode } from '../src/graph/node.js';
 import { render } from '../src/graph/render.js';
-import type { FunctionNode, RasterFunction, RasterNode } from '../src/graph/types.js';
+import type { FunctionNode, PlanWarning, RasterFunction, RasterNode } from '../src/graph/types.js';
 
 export interface GridOptions {
   readonly width: number;
@@ -210,6 +210,10 @@ export async function tiledVersusWhole(node: RasterNode, tile: [number, number] 
   const tiled = await render(node, { tileSize: tile });
   return firstDifference(whole, tiled);
 }
+
+/** The texts of a plan's warnings (each a string or a `{ message, arg }`); none gives []. */
+export const warningMessages = (warnings: readonly (string | PlanWarning)[] | undefined): string[] =>
+  (warnings ?? []).map((w) => (typeof w === 'string' ? w : w.message));
 
 export function catchError(f: () => unknown): EngineError | undefined {
   try {
