@@ -456,6 +456,8 @@ function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | u
     if (typeof w === 'string') return fromWkt(w, k);
   }
   if (attrs.crs === undefined) return undefined;
+  // String() only feeds the EPSG:n test: an object's "[object Object]" fails it, and the warning prints JSON.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   const e = /^EPSG:(\d+)$/i.exec(String(attrs.crs));
   if (e) return spatialReferenceFromWkt(`ID["EPSG",${e[1]}]`);
   warn(`crs ${JSON.stringify(attrs.crs)} is not EPSG:n`);
