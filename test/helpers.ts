@@ -211,6 +211,28 @@ export async function tiledVersusWhole(node: RasterNode, tile: [number, number] 
   return firstDifference(whole, tiled);
 }
 
+/** The fields of `gdalinfo -json` the tests read (metadata: domain -> key -> value). */
+export interface GdalInfo {
+  readonly size: [number, number];
+  readonly geoTransform: number[];
+  readonly stac: Readonly<Record<string, unknown>>;
+  readonly metadata: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** One entry per band (never empty for a raster). */
+  readonly bands: [GdalBand, ...GdalBand[]];
+}
+
+export interface GdalBand {
+  readonly type: string;
+  readonly block: [number, number];
+  readonly colorInterpretation: string;
+  readonly description?: string;
+  /** A number, or 'NaN' / 'Infinity' (turned into strings before JSON.parse). */
+  readonly noDataValue?: number | string;
+  readonly mask?: { readonly flags: string[] };
+  readonly metadata: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly colorTable?: { readonly count: number; readonly entries: number[][] };
+}
+
 /** The texts of a plan's warnings (each a string or a `{ message, arg }`); none gives []. */
 export const warningMessages = (warnings: readonly (string | PlanWarning)[] | undefined): string[] =>
   (warnings ?? []).map((w) => (typeof w === 'string' ? w : w.message));
