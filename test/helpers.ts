@@ -8,7 +8,7 @@ import { parseArgs } from '../src/graph/args.js';
 import { constantSource, memorySource } from '../src/graph/memory-source.js';
 import { createFunctionNode } from '../src/graph/node.js';
 import { render } from '../src/graph/render.js';
-import type { FunctionNode, RasterFunction, RasterNode } from '../src/graph/types.js';
+import type { FunctionNode, PlanWarning, RasterFunction, RasterNode } from '../src/graph/types.js';
 
 export interface GridOptions {
   readonly width: number;
@@ -210,6 +210,32 @@ export async function tiledVersusWhole(node: RasterNode, tile: [number, number] 
   const tiled = await render(node, { tileSize: tile });
   return firstDifference(whole, tiled);
 }
+
+/** The fields of `gdalinfo -json` the tests read (metadata: domain -> key -> value). */
+export interface GdalInfo {
+  readonly size: [number, number];
+  readonly geoTransform: number[];
+  readonly stac: Readonly<Record<string, unknown>>;
+  readonly metadata: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** One entry per band (never empty for a raster). */
+  readonly bands: [GdalBand, ...GdalBand[]];
+}
+
+export interface GdalBand {
+  readonly type: string;
+  readonly block: [number, number];
+  readonly colorInterpretation: string;
+  readonly description?: string;
+  /** A number, or 'NaN' / 'Infinity' (turned into strings before JSON.parse). */
+  readonly noDataValue?: number | string;
+  readonly mask?: { readonly flags: string[] };
+  readonly metadata: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly colorTable?: { readonly count: number; readonly entries: number[][] };
+}
+
+/** The texts of a plan's warnings (each a string or a `{ message, arg }`); none gives []. */
+export const warningMessages = (warnings: readonly (string | PlanWarning)[] | undefined): string[] =>
+  (warnings ?? []).map((w) => (typeof w === 'string' ? w : w.message));
 
 export function catchError(f: () => unknown): EngineError | undefined {
   try {

@@ -18,7 +18,7 @@ import { encodeGeoTiff } from '../src/io/index.js';
 import { colorMapTag } from '../src/io/tiff-ifd.js';
 import { buildGraph } from '../src/rule/build.js';
 import { bindSources } from '../src/rule/sources.js';
-import { closingOpener, firstDifference, runCli, utmInfoFor } from './helpers.js';
+import { closingOpener, firstDifference, runCli, utmInfoFor, type GdalInfo } from './helpers.js';
 
 // Rasters opened here are closed after each test (no file handle left to the garbage collector).
 const files = closingOpener();
@@ -44,10 +44,10 @@ const withGdal = hasGdal && hasOsgeo;
 const cli = (...args: string[]): { code: number | null; stderr: string } => runCli(args);
 
 /** gdalinfo -json (bare NaN turned into a string so JSON.parse accepts it). */
-function gdalinfo(path: string): any {
+function gdalinfo(path: string): GdalInfo {
   const r = spawnSync('gdalinfo', ['-json', path], { encoding: 'utf8', env, maxBuffer: 1 << 28 });
   if (r.status !== 0) throw new Error(r.stderr || String(r.error));
-  return JSON.parse(r.stdout.replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"'));
+  return JSON.parse(r.stdout.replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"')) as GdalInfo;
 }
 
 const READ_PY = `
@@ -117,7 +117,7 @@ describe('packed pixel types through rasterflow render', () => {
       if (!withGdal) return;
       const j = gdalinfo(file);
       expect(j.bands[0].type).toBe('Byte');
-      expect(j.bands[0].metadata.IMAGE_STRUCTURE.NBITS).toBe(String(PIXEL_TYPE_INFO[t].bits));
+      expect(j.bands[0].metadata.IMAGE_STRUCTURE?.NBITS).toBe(String(PIXEL_TYPE_INFO[t].bits));
       expect(gdalPixels(file)[0]).toEqual(field);
     });
   }
@@ -193,8 +193,8 @@ describe('palette GeoTIFFs', () => {
     if (!withGdal) return;
     const b = gdalinfo(file).bands[0];
     expect(b.colorInterpretation).toBe('Palette');
-    expect(b.colorTable.count).toBe(256);
-    expect(b.colorTable.entries.slice(0, 5)).toEqual([[0, 0, 0, 255], [255, 0, 0, 255], [0, 128, 255, 255], [250, 250, 250, 255], [0, 0, 0, 255]]);
+    expect(b.colorTable?.count).toBe(256);
+    expect(b.colorTable?.entries.slice(0, 5)).toEqual([[0, 0, 0, 255], [255, 0, 0, 255], [0, 128, 255, 255], [250, 250, 250, 255], [0, 0, 0, 255]]);
     expect(gdalPixels(file)[0]).toEqual(Array.from(back.bands[0]!));
   });
 
@@ -203,9 +203,9 @@ describe('palette GeoTIFFs', () => {
     expect(info.pixelType).toBe('U2');
     if (!withGdal) return;
     const b = gdalinfo(file).bands[0];
-    expect(b.metadata.IMAGE_STRUCTURE.NBITS).toBe('2');
+    expect(b.metadata.IMAGE_STRUCTURE?.NBITS).toBe('2');
     expect(b.colorInterpretation).toBe('Palette');
-    expect(b.colorTable.entries).toEqual(entries.map((e) => [...e.slice(1), 255]));
+    expect(b.colorTable?.entries).toEqual(entries.map((e) => [...e.slice(1), 255]));
     expect(gdalPixels(file)[0]).toEqual(Array.from(back.bands[0]!));
   });
 
@@ -222,8 +222,8 @@ describe('palette GeoTIFFs', () => {
     expect(photometric(s16)).toBe(1);
     if (!withGdal) return;
     const t = gdalinfo(u16).bands[0].colorTable;
-    expect(t.count).toBe(65536);
-    expect([t.entries[0], t.entries[1], t.entries[65535]]).toEqual([[0, 0, 0, 255], [10, 20, 30, 255], [40, 50, 60, 255]]);
+    expect(t?.count).toBe(65536);
+    expect([t?.entries[0], t?.entries[1], t?.entries[65535]]).toEqual([[0, 0, 0, 255], [10, 20, 30, 255], [40, 50, 60, 255]]);
     expect(gdalinfo(s16).bands[0].colorTable).toBeUndefined();
   });
 });

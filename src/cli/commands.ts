@@ -2,7 +2,6 @@
 import { createReadStream, readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
 import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
@@ -19,13 +18,13 @@ import { createPool } from '../workers/pool.js';
 
 export interface CliIo {
   /** Data: JSON listings, `info`, `validate`'s DAG. One line per call. */
-  out(s: string): void;
+  readonly out: (s: string) => void;
   /** Everything else: summaries, warnings, errors. One line per call. */
-  err(s: string): void;
+  readonly err: (s: string) => void;
   /** Whether stderr is a terminal (progress bars are drawn only then). */
   readonly isTTY: boolean;
   /** Raw stderr writes for the progress bar (no newline added); default process.stderr. */
-  progress?(s: string): void;
+  readonly progress?: (s: string) => void;
   /** How long a command runs before its progress bar appears (default 1000 ms). */
   readonly progressAfterMs?: number;
   /** Where `--output -` writes the image (default process.stdout). */
@@ -280,14 +279,16 @@ function findFunction(name: string) {
 /** One argument's type in words: `number 0..90`, `enum`, `raster (required)`. */
 function describeKind(a: Record<string, unknown>): string {
   const kind = String(a.kind);
-  const range = a.min !== undefined || a.max !== undefined ? ` ${a.min ?? ''}..${a.max ?? ''}` : '';
+  // min, max and minLength are numbers (ArgSpec); anything else prints as absent.
+  const num = (v: unknown): string => (typeof v === 'number' ? String(v) : '');
+  const range = a.min !== undefined || a.max !== undefined ? ` ${num(a.min)}..${num(a.max)}` : '';
   switch (kind) {
     case 'raster':
       return a.default === '$$' ? 'raster (default: the input raster $$)' : a.optional ? 'raster (optional)' : `raster (required)${a.scalar ? ' or number' : ''}`;
     case 'rasters':
-      return `list of rasters${a.minLength ? ` (at least ${String(a.minLength)})` : ''}${a.default === '$$' ? ' (default: [$$])' : ''}`;
+      return `list of rasters${a.minLength ? ` (at least ${num(a.minLength)})` : ''}${a.default === '$$' ? ' (default: [$$])' : ''}`;
     case 'numbers':
-      return `list of ${a.integer ? 'integers' : 'numbers'}${a.minLength ? ` (at least ${String(a.minLength)})` : ''}`;
+      return `list of ${a.integer ? 'integers' : 'numbers'}${a.minLength ? ` (at least ${num(a.minLength)})` : ''}`;
     case 'strings':
       return 'list of strings';
     case 'int':
@@ -439,7 +440,7 @@ export function run(program: Command, io: CliIo): Command {
         checkOutputSize(info.width, info.height, maxPixels, window ? 'window' : outsize ? 'outsize' : 'output');
         const started = Date.now();
         const pool = createPool({ size: workers });
-        const recipe = { rule: typeof rule === 'string' ? JSON.parse(rule) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
+        const recipe = { rule: typeof rule === 'string' ? (JSON.parse(rule) as unknown) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
         // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
         // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
         const renderOptions = { rect: window, tileSize: tile, pool, recipe, signal, ...(pool.size === 0 ? { concurrency: 16 } : {}) };

@@ -128,7 +128,7 @@ export function parseArgs(schema: ArgSchema, raw: unknown, basePath: string): Pa
         rasters.push({ name, value, path, elements: [{ value, path }], bandsOf: true });
         continue;
       }
-      let list = value === undefined ? [] : Array.isArray(value) ? value : [value];
+      let list: unknown[] = value === undefined ? [] : Array.isArray(value) ? value : [value];
       if (list.length === 0 && spec.default === '$$') list = ['$$'];
       if (list.length < (spec.minLength ?? 1)) {
         issues.push({ code: 'INVALID_ARGUMENT', path, message: `${name} needs at least ${spec.minLength ?? 1} raster(s)` });

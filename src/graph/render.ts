@@ -59,7 +59,8 @@ function plan(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: R
   if (area.width <= 0 || area.height <= 0 || !Number.isInteger(area.x + area.y + area.width + area.height)) {
     throw new EngineError('INVALID_ARGUMENT', `bad output window ${JSON.stringify(area)}`, { path: 'window' });
   }
-  const [tw, th] = Array.isArray(opts.tileSize) ? opts.tileSize : [opts.tileSize ?? DEFAULT_TILE, opts.tileSize ?? DEFAULT_TILE];
+  const size = opts.tileSize ?? DEFAULT_TILE;
+  const [tw, th] = typeof size === 'number' ? [size, size] : size;
   if (!(tw >= 1 && th >= 1)) throw new EngineError('INVALID_ARGUMENT', `bad tile size ${tw}x${th}`, { path: 'tileSize' });
   return { area, tileRects: tiles(area, tw, th) };
 }

@@ -237,7 +237,7 @@ export interface SourceNode {
   readonly id: string;
   readonly info: RasterInfo;
   /** Pixels of `rect`; pixels outside the raster come back with mask 0. */
-  read(rect: Rect, signal?: AbortSignal): Promise<PixelBlock>;
+  readonly read: (rect: Rect, signal?: AbortSignal) => Promise<PixelBlock>;
   /**
    * Optional: `read(block.rect)` into the caller's block (planes and mask overwritten whole), as
    * GDAL's RasterIO fills the caller's buffer, so a caller reading many windows of one size
@@ -245,7 +245,7 @@ export interface SourceNode {
    * The block must have `info`'s pixel type and band count and planes and mask of its rect's
    * size (else INVALID_ARGUMENT naming the field). Resolves to `block`.
    */
-  readInto?(block: PixelBlock, signal?: AbortSignal): Promise<PixelBlock>;
+  readonly readInto?: (block: PixelBlock, signal?: AbortSignal) => Promise<PixelBlock>;
   /**
    * Optional: per-band statistics of the valid pixels as GDAL's ComputeStatistics with bApproxOK
    * computes them (`gdalinfo -approx_stats`): from the smallest overview with more than 2500

@@ -109,6 +109,9 @@ function spawn(): Thread | undefined {
 
 const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 
+/** What zlib threw: its Errors (with their `code`) as they are; anything else wrapped, as the cause. */
+const zlibError = (e: unknown): Error => (e instanceof Error ? e : new Error('zlib failed', { cause: e }));
+
 function runInline(job: Job): void {
   try {
     const out = job.op === INFLATE ? inflateSync(job.data, { chunkSize: job.arg }) : deflateSync(job.data, { level: job.arg });
@@ -175,7 +178,7 @@ export function inflateBlock(data: Uint8Array, expected: number, transfer = fals
   try {
     return Promise.resolve(bytesOf(inflateSync(data, { chunkSize })));
   } catch (e) {
-    return Promise.reject(e);
+    return Promise.reject(zlibError(e));
   }
 }
 
@@ -185,7 +188,7 @@ export function deflateBlock(data: Uint8Array, level: number, transfer = false):
   try {
     return Promise.resolve(bytesOf(deflateSync(data, { level })));
   } catch (e) {
-    return Promise.reject(e);
+    return Promise.reject(zlibError(e));
   }
 }
 

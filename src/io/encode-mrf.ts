@@ -42,12 +42,12 @@ export function encodeMrf(block: PixelBlock, info: RasterInfo, base: string): Mr
   const raw = new Uint8Array(n * c * t.bytes);
   const view = new DataView(raw.buffer);
   const fill = info.noData !== undefined && Number.isFinite(info.noData) ? info.noData : 0;
-  const set = view[t.setter] as (offset: number, value: number, little?: boolean) => void;
+  const set = (view[t.setter] as (offset: number, value: number, little?: boolean) => void).bind(view);
   let o = 0;
   for (let i = 0; i < n; i++) {
     const valid = block.mask[i] !== 0;
     for (let b = 0; b < c; b++) {
-      set.call(view, o, valid ? block.bands[b]![i]! : fill, true);
+      set(o, valid ? block.bands[b]![i]! : fill, true);
       o += t.bytes;
     }
   }

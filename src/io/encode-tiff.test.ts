@@ -19,7 +19,7 @@ import type { Rect } from '../core/rect.js';
 import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { outputNoData } from './tiff-options.js';
 import { openGeoTiff } from './geotiff-source.js';
-import { firstDifference, utmInfoFor } from '../../test/helpers.js';
+import { firstDifference, utmInfoFor, type GdalInfo } from '../../test/helpers.js';
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
 const GOLDEN = ['jacksboro_fault_dem_utm16n_75m.tif', 'jacksboro_fault_dem_3arcsec.tif', 'olinda_dem_utm25s.tif', 'L7_ETMs.tif'];
@@ -283,8 +283,8 @@ function gdal(tool: string, args: string[]): string {
 }
 
 /** gdalinfo -json, with GDAL's bare NaN / Infinity turned into strings so JSON.parse accepts it. */
-function gdalinfo(path: string): any {
-  return JSON.parse(gdal('gdalinfo', ['-json', path]).replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"'));
+function gdalinfo(path: string): GdalInfo {
+  return JSON.parse(gdal('gdalinfo', ['-json', path]).replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"')) as GdalInfo;
 }
 
 /** The pixels GDAL reads, band-sequential, dumped raw by gdal_translate -of ENVI. */
@@ -344,7 +344,7 @@ describe('GDAL reads what we write', () => {
         expect(b.noDataValue).toBe(nd);
         expect(b.block).toEqual([16, 16]);
       }
-      if (PIXEL_TYPE_INFO[t].bits < 8) expect(j.bands[0].metadata.IMAGE_STRUCTURE.NBITS).toBe(String(PIXEL_TYPE_INFO[t].bits));
+      if (PIXEL_TYPE_INFO[t].bits < 8) expect(j.bands[0].metadata.IMAGE_STRUCTURE?.NBITS).toBe(String(PIXEL_TYPE_INFO[t].bits));
       expect(j.stac['proj:epsg']).toBe(32616);
       expect(j.geoTransform).toEqual([500000, 30, 0, 4100000, 0, -30]);
       expect(j.metadata['']?.AREA_OR_POINT).toBe('Area');
@@ -375,9 +375,9 @@ describe('GDAL reads what we write', () => {
     expect(b.description).toBe('elevation (m)');
     // The pixels' statistics, not the advertised ones.
     const values = Array.from(block.bands[0]!).filter((_, i) => block.mask[i] !== 0);
-    expect(Number(b.metadata[''].STATISTICS_MINIMUM)).toBe(Math.min(...values));
-    expect(Number(b.metadata[''].STATISTICS_MAXIMUM)).toBe(Math.max(...values));
-    expect(Number(b.metadata[''].STATISTICS_VALID_PERCENT)).toBeCloseTo((100 * values.length) / 200, 1);
+    expect(Number(b.metadata['']?.STATISTICS_MINIMUM)).toBe(Math.min(...values));
+    expect(Number(b.metadata['']?.STATISTICS_MAXIMUM)).toBe(Math.max(...values));
+    expect(Number(b.metadata['']?.STATISTICS_VALID_PERCENT)).toBeCloseTo((100 * values.length) / 200, 1);
     const got = gdalPixels(path, 'F32', 1, 200)[0]!;
     block.mask.forEach((m, i) => (m ? expect(got[i]).toBe(block.bands[0]![i]) : expect(got[i]).toBeNaN()));
   });

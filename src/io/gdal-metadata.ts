@@ -35,7 +35,7 @@ export function parseGdalMetadata(xml: string): GdalMetadata {
       const s = Number(sample);
       if (!Number.isInteger(s) || s < 0) continue;
       let band = bands.get(s);
-      if (!band) bands.set(s, (band = new Map()));
+      if (!band) bands.set(s, (band = new Map<string, string>()));
       band.set(key, value);
     }
   }

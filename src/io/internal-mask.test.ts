@@ -16,7 +16,7 @@ import { allocatePlane, PIXEL_TYPE_INFO, PIXEL_TYPES, type PixelType, type Plane
 import type { Rect } from '../core/rect.js';
 import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { openGeoTiff } from './geotiff-source.js';
-import { firstDifference, utmInfoFor } from '../../test/helpers.js';
+import { firstDifference, utmInfoFor, type GdalInfo } from '../../test/helpers.js';
 import { writeClassicTiff, type TagValue, type TiffImage } from './tiff-ifd.js';
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), '../../golden/data');
@@ -318,8 +318,8 @@ function run(tool: string, args: string[]): string {
   return r.stdout;
 }
 
-function gdalinfo(path: string): any {
-  return JSON.parse(run('gdalinfo', ['-json', path]).replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"'));
+function gdalinfo(path: string): GdalInfo {
+  return JSON.parse(run('gdalinfo', ['-json', path]).replace(/:\s*(-?)(NaN|Infinity)\b/g, ': "$1$2"')) as GdalInfo;
 }
 
 const DUMP_MASK = `
@@ -375,7 +375,7 @@ describe('GDAL reads our internal mask', () => {
       const j = gdalinfo(path);
       expect(j.bands).toHaveLength(bands);
       for (const b of j.bands) {
-        expect(b.mask.flags).toEqual(['PER_DATASET']);
+        expect(b.mask?.flags).toEqual(['PER_DATASET']);
         expect(b.noDataValue).toBeUndefined();
       }
       if (!hasOsgeo) return;
@@ -416,7 +416,7 @@ describe('we read the internal masks GDAL writes', () => {
       writeFileSync(mask, block.mask.map((m) => (m ? 255 : 0)));
       const path = join(dir, `from-gdal-${layout}.tif`);
       run(PYTHON, ['-c', MAKE, path, String(w), String(h), String(bands), layout, data, mask]);
-      expect(gdalinfo(path).bands[0].mask.flags).toEqual(['PER_DATASET']);
+      expect(gdalinfo(path).bands[0].mask?.flags).toEqual(['PER_DATASET']);
       const chain = ifdsOf(path);
       const at = chain.findIndex((d) => d.tags.get(254)?.[0] === 4);
       expect(at).toBeGreaterThan(0);
@@ -447,7 +447,7 @@ describe('we read the internal masks GDAL writes', () => {
       const ours = write(`copy-src-${name.replace(/\W+/g, '_')}.tif`, block, utmInfoFor(block), { tileSize: 16 });
       const path = join(dir, `copy-${name.replace(/\W+/g, '_')}.tif`);
       run('gdal_translate', ['-q', ...args, ours, path]);
-      expect(gdalinfo(path).bands[0].mask.flags).toEqual(['PER_DATASET']);
+      expect(gdalinfo(path).bands[0].mask?.flags).toEqual(['PER_DATASET']);
       const back = await readAll(path);
       expect(firstDifference(block, back.block)).toBeUndefined();
     });

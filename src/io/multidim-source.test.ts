@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { multidimOf } from '../core/multidim.js';
 import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
-import type { GeoTiffSource } from './geotiff-source.js';
 import { parseGdalMetadata } from './gdal-metadata.js';
 import { cfTimeUnits, layoutFromBandMetadata, spatialReferenceFromWkt } from './multidim-source.js';
 import { openRaster } from './source.js';

@@ -58,7 +58,7 @@ import {
 import { sameGrid, type PixelBlock, type RasterInfo, type SpatialReference } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, promote, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
-import { parseGdalMetadata, type GdalMetadata } from './gdal-metadata.js';
+import type { GdalMetadata } from './gdal-metadata.js';
 import { openGeoTiff, readDownsampledFrom, type GeoTiffSource, type OpenOptions } from './geotiff-source.js';
 import type { SourceNode } from '../graph/types.js';
 import { proj4ForEpsg, unitsOfProj4 } from './srs.js';
@@ -456,6 +456,8 @@ function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | u
     if (typeof w === 'string') return fromWkt(w, k);
   }
   if (attrs.crs === undefined) return undefined;
+  // String() only feeds the EPSG:n test: an object's "[object Object]" fails it, and the warning prints JSON.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   const e = /^EPSG:(\d+)$/i.exec(String(attrs.crs));
   if (e) return spatialReferenceFromWkt(`ID["EPSG",${e[1]}]`);
   warn(`crs ${JSON.stringify(attrs.crs)} is not EPSG:n`);

@@ -11,7 +11,7 @@
  * (OGC 19-008r4, section 7). Strings match what GDAL 3.6 `OSRExportToProj4` prints.
  */
 import type { SpatialReference } from '../core/pixel-block.js';
-import { DATUM_BY_GCS, GRS80_TOWGS84, parseProj4, proj4ForEpsg, utmOfEpsg } from '../core/crs.js';
+import { DATUM_BY_GCS, parseProj4, proj4ForEpsg } from '../core/crs.js';
 
 export { parseProj4, proj4ForEpsg };
 

@@ -171,7 +171,6 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
   describe('a COG over HTTP', () => {
     let server: Server;
     let base = '';
-    let served = 0;
     beforeAll(async () => {
       const body = readFileSync(join(dir, 'F32-cog.tif'));
       server = createServer((req, res) => {
@@ -179,7 +178,6 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
         if (!m) return void res.writeHead(200, { 'content-length': body.length }).end(body);
         const start = Number(m[1]);
         const end = Math.min(m[2] ? Number(m[2]) : body.length - 1, body.length - 1);
-        served += end - start + 1;
         res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 }).end(body.subarray(start, end + 1));
       });
       server.listen(0, '127.0.0.1');
@@ -189,7 +187,6 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
     afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
     it('reads the smallest overview with range requests only for its tiles', async () => {
-      served = 0;
       const s = await openGeoTiff(`${base}/cog.tif`);
       const local = await openGeoTiff(join(dir, 'F32-cog.tif'));
       const a = await s.overview!(2).read({ x: 0, y: 0, width: 75, height: 50 });

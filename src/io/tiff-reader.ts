@@ -7,7 +7,7 @@
  *
  * `describeTiffImage` turns an IFD into what the block decoder needs (size, blocks, samples,
  * compression, predictor, offsets). Byte sources coalesce nearby block reads into one read
- * (`readRanges`), so a window of a COG costs one request per run of adjacent tiles.
+ * (`readRangesEach`), so a window of a COG costs one request per run of adjacent tiles.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
 
@@ -38,14 +38,9 @@ export interface ByteRange {
 
 /**
  * Read several ranges, merging those less than a gap apart into one read (unless `merge` is
- * false: one read per range, each into its own buffer); results in the order of `ranges`.
- * Zero-length ranges give empty arrays.
+ * false: one read per range, each into its own buffer); one promise per range, in the order of
+ * `ranges`, each settled as soon as its own read is done. Zero-length ranges give empty arrays.
  */
-async function readRanges(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array[]> {
-  return Promise.all(readRangesEach(src, ranges, signal, merge));
-}
-
-/** `readRanges`, one promise per range, each settled as soon as its own read is done. */
 export function readRangesEach(src: ByteSource, ranges: readonly ByteRange[], signal?: AbortSignal, merge = true): Promise<Uint8Array>[] {
   const http = /^https?:/i.test(src.location);
   const gap = !merge ? -1 : http ? GAP_HTTP : GAP_FILE;

@@ -215,7 +215,7 @@ describe('TiffStreamWriter', () => {
       const ti = PIXEL_TYPE_INFO[c.t];
       const k = ti.complex ? 2 : 1;
       if (d.width !== W || d.height !== H || d.bands !== c.bands) failures.push(`${name}: size`);
-      if (JSON.stringify(d.geotransform) !== JSON.stringify([500000, 30, 0, 4100000, 0, -30])) failures.push(`${name}: geotransform ${d.geotransform}`);
+      if (JSON.stringify(d.geotransform) !== JSON.stringify([500000, 30, 0, 4100000, 0, -30])) failures.push(`${name}: geotransform ${String(d.geotransform)}`);
       if (d.epsg !== '32616') failures.push(`${name}: EPSG ${d.epsg}`);
       const integerMask = ti.integer && c.info?.noData === undefined;
       if (!ti.integer && !(d.nodata !== null && Number.isNaN(Number(d.nodata)))) failures.push(`${name}: NoData ${d.nodata}`);
@@ -285,12 +285,12 @@ describe('TiffStreamWriter', () => {
         if (Number(md.STATISTICS_MINIMUM) !== min || Number(md.STATISTICS_MAXIMUM) !== max || Math.abs(Number(md.STATISTICS_MEAN) - s / n) > 1e-9) {
           failures.push(`${name}: statistics ${JSON.stringify(md)}`);
         }
-        if (JSON.stringify(d.description) !== JSON.stringify(['a', 'b'])) failures.push(`${name}: band names ${d.description}`);
+        if (JSON.stringify(d.description) !== JSON.stringify(['a', 'b'])) failures.push(`${name}: band names ${String(d.description)}`);
       }
       if (c.info?.colormap && JSON.stringify(d.colorTable?.slice(0, 4)) !== JSON.stringify([[255, 0, 0], [0, 255, 0], [0, 0, 255], [0, 0, 0]])) {
         failures.push(`${name}: colour table ${JSON.stringify(d.colorTable)}`);
       }
-      if (c.options.tiled === false && d.block[0] !== W) failures.push(`${name}: strips ${d.block}`);
+      if (c.options.tiled === false && d.block[0] !== W) failures.push(`${name}: strips ${String(d.block)}`);
     });
     expect(failures).toEqual([]);
   }, 120_000);

@@ -504,7 +504,7 @@ export class TiffStreamWriter extends TiffBlockEncoder {
   private fh!: FileHandle;
   private fileSize = 0;
   private chain: Promise<void> = Promise.resolve();
-  private failure: unknown;
+  private failure: Error | undefined;
   private inFlight = 0;
   private headerSize = 0;
   private finished = false;
@@ -577,10 +577,15 @@ export class TiffStreamWriter extends TiffBlockEncoder {
 
   /** Add a rendered block (its rect in the output's coordinates plus `offset`). */
   async write(block: PixelBlock): Promise<void> {
-    if (this.failure) throw this.failure;
+    this.throwFailure();
     if (this.finished) throw new EngineError('INTERNAL', 'write after close');
     this.add(block);
     if (this.inFlight > MAX_IN_FLIGHT) await this.chain;
+    this.throwFailure();
+  }
+
+  /** Throw the first block write's failure, if one failed. */
+  private throwFailure(): void {
     if (this.failure) throw this.failure;
   }
 
@@ -599,7 +604,7 @@ export class TiffStreamWriter extends TiffBlockEncoder {
       this.inFlight -= size;
     });
     this.chain.catch((e: unknown) => {
-      this.failure ??= e;
+      this.failure ??= e instanceof Error ? e : new Error('writing a block failed', { cause: e });
     });
   }
 
@@ -615,7 +620,7 @@ export class TiffStreamWriter extends TiffBlockEncoder {
     try {
       this.checkComplete();
       await this.chain;
-      if (this.failure) throw this.failure;
+      this.throwFailure();
       this.finished = true;
       await this.finish();
       await this.fh.close();

@@ -211,7 +211,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
       return undefined;
     }
     if (typeof v === 'object' && v !== null) {
-      const url = Object.entries(v).find(([k]) => k.toLowerCase() === 'url')?.[1];
+      const url: unknown = Object.entries(v).find(([k]) => k.toLowerCase() === 'url')?.[1];
       if (typeof url === 'string' && url !== '') return intern({ kind: 'source', id: `url:${url}`, ref: { kind: 'url', url }, path });
     }
     issues.push({

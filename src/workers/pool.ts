@@ -72,7 +72,8 @@ export function createPool(options: { readonly size: number }): WorkerPool {
       if (destroyed) return Promise.reject(new EngineError('ABORTED', 'the worker pool was destroyed'));
       if (signal?.aborted) return Promise.reject(new EngineError('ABORTED', 'the request was aborted'));
       const live = slots.filter((s) => s.failed === undefined);
-      if (live.length === 0) return Promise.reject(slots[0]!.failed);
+      // Every slot has failed (none is live), so slots[0].failed is set.
+      if (live.length === 0) return Promise.reject(slots[0]!.failed!);
       const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
       const id = ++seq;
       let onAbort: (() => void) | undefined;

@@ -87,7 +87,8 @@ function graphFor(recipe: Recipe): Graph {
   return g;
 }
 
-parentPort?.on('message', async (m: TileRequest) => {
+/** Render one requested tile and post it (or its error) back. */
+async function serve(m: TileRequest): Promise<void> {
   let build: Build | undefined;
   try {
     const graph = graphFor(m.recipe);
@@ -104,4 +105,6 @@ parentPort?.on('message', async (m: TileRequest) => {
   } finally {
     if (build) release(build);
   }
-});
+}
+
+parentPort?.on('message', (m: TileRequest) => void serve(m));

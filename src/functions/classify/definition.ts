@@ -63,6 +63,16 @@ function member(o: Obj, name: string): unknown {
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/**
+ * A user value as text, as String() gives it (arrays included), except that an object prints as
+ * its JSON rather than as "[object Object]".
+ */
+function text(v: unknown): string {
+  if (Array.isArray(v)) return String(v);
+  if (typeof v === 'object' && v !== null) return JSON.stringify(v);
+  return String(v as string | number | boolean | bigint | symbol | null | undefined);
+}
+
 function num(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
   if (typeof v === 'string' && v.trim() !== '') {
@@ -111,16 +121,16 @@ export function parseDefinition(raw: unknown, path: string, o: ParseOptions): De
   }
   if (defs.length > 1) warnings.push(`${o.what}: only the first of ${defs.length} definitions is used`);
   const dp = `${path}.Definitions[0]`;
-  const def = defs[0];
+  const def: unknown = defs[0];
   if (!isObj(def)) throw invalidArgument(dp, 'a definition must be an object');
 
   const classifierRaw = member(def, 'Classifier');
-  const classifier = classifierRaw === undefined ? 'MaximumLikelihood' : String(classifierRaw);
+  const classifier = classifierRaw === undefined ? 'MaximumLikelihood' : text(classifierRaw);
   const segRaw = member(def, 'RasterIsSegmented');
-  if (segRaw !== undefined && typeof segRaw !== 'boolean' && segRaw !== 0 && segRaw !== 1 && !/^(true|false)$/i.test(String(segRaw))) {
+  if (segRaw !== undefined && typeof segRaw !== 'boolean' && segRaw !== 0 && segRaw !== 1 && !/^(true|false)$/i.test(text(segRaw))) {
     throw invalidArgument(`${dp}.RasterIsSegmented`, `expected true or false, got ${JSON.stringify(segRaw)}`);
   }
-  const rasterIsSegmented = segRaw === true || segRaw === 1 || String(segRaw).toLowerCase() === 'true';
+  const rasterIsSegmented = segRaw === true || segRaw === 1 || text(segRaw).toLowerCase() === 'true';
 
   const classes = member(def, 'Classes');
   if (!Array.isArray(classes) || classes.length === 0) throw invalidArgument(`${dp}.Classes`, 'needs a non-empty Classes array');
@@ -154,7 +164,7 @@ export function parseDefinition(raw: unknown, path: string, o: ParseOptions): De
     if (prev !== undefined) throw invalidArgument(`${cp}.ClassValue`, `ClassValue ${value} is also used by Classes[${prev}]`);
     seen.set(value, k);
     const nameRaw = member(c, 'ClassName');
-    const name = nameRaw === undefined ? `Class ${value}` : String(nameRaw);
+    const name = nameRaw === undefined ? `Class ${value}` : text(nameRaw);
     const label = `class ${value} ("${name}")`;
 
     const rgbRaw = ['Red', 'Green', 'Blue'].map((ch) => member(c, ch));

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyFunction, catchError, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
-import { mean, variance, windowOf, type Grid } from '../../../test/focal-reference.js';
+import { mean, variance, windowOf } from '../../../test/focal-reference.js';
 import { statistics } from './statistics.js';
 
 // ---- Brute-force reference.

@@ -482,7 +482,9 @@ export class WindowMoments {
     let a = src[r0]!, b = src[r1]!, c = src[r2]!;
     let s0 = a + b + c;
     let q0 = a * a + b * b + c * c;
-    a = src[r0 + 1]!, b = src[r1 + 1]!, c = src[r2 + 1]!;
+    a = src[r0 + 1]!;
+    b = src[r1 + 1]!;
+    c = src[r2 + 1]!;
     let s1 = a + b + c;
     let q1 = a * a + b * b + c * c;
     for (let x = 0; x < outW; x++) {

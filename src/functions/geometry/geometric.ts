@@ -187,7 +187,7 @@ function solve(a: Float64Array[], b: Float64Array): Float64Array | undefined {
 function points(v: unknown, path: string): [number, number][] {
   if (!Array.isArray(v)) throw invalidArgument(path, 'expected an array of points {x, y}');
   return v.map((p, i) => {
-    const [x, y] = Array.isArray(p) ? p : p !== null && typeof p === 'object' ? [(p as { x?: unknown }).x, (p as { y?: unknown }).y] : [];
+    const [x, y] = Array.isArray(p) ? (p as unknown[]) : p !== null && typeof p === 'object' ? [(p as { x?: unknown }).x, (p as { y?: unknown }).y] : [];
     const nx = typeof x === 'string' ? Number(x) : x;
     const ny = typeof y === 'string' ? Number(y) : y;
     if (typeof nx !== 'number' || typeof ny !== 'number' || !Number.isFinite(nx) || !Number.isFinite(ny)) {

@@ -134,7 +134,7 @@ function cellSizeArg(v: unknown, name: 'InputCellsize' | 'OutputCellsize'): { x:
   let x: unknown;
   let y: unknown;
   if (typeof v === 'number' || typeof v === 'string') x = y = v;
-  else if (Array.isArray(v) && v.length === 2) [x, y] = v;
+  else if (Array.isArray(v) && v.length === 2) [x, y] = v as unknown[];
   else if (typeof v === 'object') ({ x, y } = v as { x?: unknown; y?: unknown });
   const nx = typeof x === 'string' && x.trim() !== '' ? Number(x) : x;
   const ny = typeof y === 'string' && y.trim() !== '' ? Number(y) : y;

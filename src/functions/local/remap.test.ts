@@ -1,7 +1,7 @@
 // Expected values derived by hand from the spec's Remap rules (ranges last-to-first, from inclusive /
 // to exclusive, float nudge 1e-6, NoData ranges, AllowUnmatched), not from our output.
 import { describe, expect, it } from 'vitest';
-import { applyFunction, catchError, rasterOf, runFunction, type Result } from '../../../test/helpers.js';
+import { applyFunction, catchError, rasterOf, runFunction, warningMessages, type Result } from '../../../test/helpers.js';
 import { remap } from './remap.js';
 
 const row = (v: number[], pixelType: 'U8' | 'F32' | 'S16' = 'F32') => rasterOf({ width: v.length, height: 1, pixelType }, (x) => v[x]!);
@@ -35,7 +35,7 @@ describe('Remap', () => {
     const r = await runFunction(remap, { InputRanges: [0, 10, 10, 20], OutputValues: [1000, -5] }, [row([1, 12], 'U8')]);
     expect(r.info.pixelType).toBe('U8');
     expect(px(r)).toEqual([255, 0]);
-    expect(r.node.plan.warnings?.join(' ')).toMatch(/1000, -5 do not fit/);
+    expect(warningMessages(r.node.plan.warnings).join(' ')).toMatch(/1000, -5 do not fit/);
     expect(r.info.statistics).toEqual([{ min: 0, max: 255 }]);
   });
 

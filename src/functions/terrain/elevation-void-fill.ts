@@ -21,7 +21,7 @@
  *   pixels that are NoData).
  * - Otherwise a plane z = a + b x + c y is fitted to the rim by least squares; when its RMS residual
  *   is at most `PLANE_TOLERANCE` (1 %) of the rim's elevation range the void takes the plane,
- *   otherwise inverse-distance weighting with power `IDW_POWER` (2) over all rim pixels, distances
+ *   otherwise inverse-distance weighting with power 2 over all rim pixels, distances
  *   between pixel centres in ground units (cellX, cellY).
  * Filled values are cast to the input type (integers: rounded half away from zero, saturated), or
  * to the rule's outputPixelType, which replaces it (kept values are cast to it too).
@@ -55,8 +55,6 @@ import { defineFunction } from '../../graph/types.js';
 
 /** A void takes the rim's plane when its RMS residual is at most this share of the rim's range. */
 const PLANE_TOLERANCE = 0.01;
-/** Inverse-distance weighting power. */
-const IDW_POWER = 2;
 /** Largest input context (pixels) one output tile may need. */
 export const MAX_CONTEXT_PIXELS = 1 << 26;
 
@@ -341,7 +339,7 @@ class VoidFiller {
         for (let r = 0; r < n; r++) {
           const ddx = x - rx[r]!;
           const ddy = y - ry[r]!;
-          const w = 1 / (ddx * ddx * cx2 + ddy * ddy * cy2); // IDW_POWER 2: 1 / d^2
+          const w = 1 / (ddx * ddx * cx2 + ddy * ddy * cy2); // power 2: 1 / d^2
           sw += w;
           swz += w * rz[r]!;
         }

@@ -81,7 +81,7 @@ describe('VectorField', () => {
 
   it('tiled equals whole', async () => {
     const node = applyFunction(vectorField, { Raster2: '$2' }, [
-      rasterOf({ width: 23, height: 17 }, (x, y) => x - 11),
+      rasterOf({ width: 23, height: 17 }, (x) => x - 11),
       rasterOf({ width: 23, height: 17 }, (x, y) => 8 - y),
     ]);
     expect(await tiledVersusWhole(node, [5, 7])).toBeUndefined();
