@@ -46,7 +46,7 @@ export async function removeTemporaries(root: string): Promise<number> {
 
 /** Await every promise, then throw the first rejection: no write is left running behind an error. */
 export async function all(promises: readonly (Promise<unknown> | undefined)[]): Promise<void> {
-  for (const r of await Promise.allSettled(promises)) if (r.status === 'rejected') throw r.reason;
+  for (const r of await Promise.allSettled(promises.map((p) => p ?? Promise.resolve()))) if (r.status === 'rejected') throw r.reason;
 }
 
 /** The output folder of one export: atomic writes below it, each folder made once. */

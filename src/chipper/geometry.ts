@@ -63,7 +63,7 @@ export function area(mp: MultiPolygon): number {
 export function mapPoints(mp: MultiPolygon, f: (x: number, y: number) => readonly [number, number]): MultiPolygon {
   return mp.map((poly) =>
     poly.map((ring) => {
-      const out: Ring = new Array(ring.length);
+      const out: Ring = new Array<number>(ring.length);
       for (let i = 0; i < ring.length; i += 2) {
         const [x, y] = f(ring[i]!, ring[i + 1]!);
         out[i] = x;

@@ -81,6 +81,7 @@ export interface LabelWriter {
 const wholeChip = (chip: LabelChip): Box => ({ xmin: 0, ymin: 0, xmax: chip.width, ymax: chip.height });
 
 /** Folder names from class names: no path separators or characters Windows refuses. */
+// eslint-disable-next-line no-control-regex -- control characters are what this strips from folder names
 const safeName = (s: string): string => s.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').trim() || '_';
 
 const kitti: LabelWriter = {

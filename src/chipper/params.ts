@@ -221,7 +221,7 @@ export function parseChipParams(raw: unknown): ChipParams {
   if (ctxRaw !== undefined && ctxRaw !== null) {
     if (typeof ctxRaw !== 'object' || Array.isArray(ctxRaw)) problem('context', 'context must be an object');
     else {
-      const c = new Map(Object.entries(ctxRaw).map(([k, v]) => [k.toLowerCase(), v] as const));
+      const c = new Map(Object.entries(ctxRaw as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), v] as const));
       for (const k of c.keys()) {
         if (!['cellsize', 'extent', 'parallelprocessingfactor', 'exportalltiles', 'startindex', 'outsr', 'processsr'].includes(k)) problem(`context.${k}`, `unknown context setting ${JSON.stringify(k)}`);
       }
@@ -244,7 +244,7 @@ export function parseChipParams(raw: unknown): ChipParams {
       const ppf = c.get('parallelprocessingfactor');
       let parallel = 1;
       if (ppf !== undefined && ppf !== null && ppf !== '') {
-        const s = String(ppf).trim();
+        const s = typeof ppf === 'string' ? ppf.trim() : typeof ppf === 'number' ? String(ppf) : JSON.stringify(ppf);
         const n = s.endsWith('%') ? (Number(s.slice(0, -1)) / 100) * 2 : Number(s);
         if (!Number.isFinite(n) || n < 0) problem('context.parallelProcessingFactor', `expected a number or a percentage, got ${JSON.stringify(ppf)}`);
         else parallel = Math.max(0, Math.round(n));
@@ -260,7 +260,7 @@ export function parseChipParams(raw: unknown): ChipParams {
   const labelSetsRaw = get('labelSets');
   const labelSets: ('COCO' | 'YOLO')[] = [];
   if (labelSetsRaw !== undefined) {
-    const list = Array.isArray(labelSetsRaw) ? labelSetsRaw : String(labelSetsRaw).split(/[\s,]+/).filter(Boolean);
+    const list: unknown[] = Array.isArray(labelSetsRaw) ? labelSetsRaw : typeof labelSetsRaw === 'string' ? labelSetsRaw.split(/[\s,]+/).filter(Boolean) : [labelSetsRaw];
     list.forEach((v, i) => {
       const s = String(v).toUpperCase();
       if (s === 'COCO' || s === 'YOLO') labelSets.push(s);
