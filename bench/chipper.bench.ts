@@ -40,7 +40,14 @@ async function upscaled(): Promise<string> {
       for (let x = 0; x < SIZE; x++) d[o + x] = s[row + colOf[x]!]!;
     }
   }
-  const info = { ...src.info, width: SIZE, height: SIZE, bandCount: 3, bandNames: undefined, cellSize: { x: (src.info.cellSize.x * w) / SIZE, y: (src.info.cellSize.y * h) / SIZE } };
+  const info = {
+    ...src.info,
+    width: SIZE,
+    height: SIZE,
+    bandCount: 3,
+    bandNames: undefined,
+    cellSize: { x: (src.info.cellSize.x * w) / SIZE, y: (src.info.cellSize.y * h) / SIZE },
+  };
   writeFileSync(path, encodeGeoTiff(big, info, { tileSize: 512 }));
   return path;
 }
@@ -55,7 +62,13 @@ export async function chipperBench(): Promise<BenchRow[]> {
       const out = join(tmpdir(), 'rasterflow-bench', `chips-${metadataFormat}`);
       rmSync(out, { recursive: true, force: true });
       const t = performance.now();
-      const s = await exportTrainingData({ inputRaster: raster, inputClassData: join(ROOT, 'golden/chipper/l7-labels.geojson'), outputLocation: out, metadataFormat, tileSize: { x: 256, y: 256 } });
+      const s = await exportTrainingData({
+        inputRaster: raster,
+        inputClassData: join(ROOT, 'golden/chipper/l7-labels.geojson'),
+        outputLocation: out,
+        metadataFormat,
+        tileSize: { x: 256, y: 256 },
+      });
       times.push(performance.now() - t);
       chips = s.chips;
       rmSync(out, { recursive: true, force: true });
@@ -63,7 +76,9 @@ export async function chipperBench(): Promise<BenchRow[]> {
     times.sort((a, b) => a - b);
     const median = times[1]!;
     const perMinute = (chips / median) * 60000;
-    console.log(`chipper ${metadataFormat}: ${chips} chips of 256x256 in ${(median / 1000).toFixed(2)} s median = ${perMinute.toFixed(0)} chips/min`);
+    console.log(
+      `chipper ${metadataFormat}: ${chips} chips of 256x256 in ${(median / 1000).toFixed(2)} s median = ${perMinute.toFixed(0)} chips/min`,
+    );
     rows.push({
       name: `Chipper ${metadataFormat} 256px (${chips} chips, ${perMinute.toFixed(0)} chips/min)`,
       medianMs: median,

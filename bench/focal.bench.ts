@@ -88,8 +88,20 @@ const CASES: readonly FocalCase[] = [
   { label: 'Convolution 3x3 Smoothing3x3', fn: convolution, args: { Type: 11 }, scipy: 'correlate3', plain: plainConv3 },
   { label: 'Convolution 5x5 Smoothing5x5', fn: convolution, args: { Type: 12 }, scipy: 'correlate5' },
   { label: 'Convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
-  { label: 'Statistics Mean 3x3', fn: statistics, args: { Type: 3 }, scipy: 'mean3', plain: (z, o, w, h) => plainMoments3(z, o, w, h, false) },
-  { label: 'Statistics StdDev 3x3', fn: statistics, args: { Type: 4 }, scipy: 'std3', plain: (z, o, w, h) => plainMoments3(z, o, w, h, true) },
+  {
+    label: 'Statistics Mean 3x3',
+    fn: statistics,
+    args: { Type: 3 },
+    scipy: 'mean3',
+    plain: (z, o, w, h) => plainMoments3(z, o, w, h, false),
+  },
+  {
+    label: 'Statistics StdDev 3x3',
+    fn: statistics,
+    args: { Type: 4 },
+    scipy: 'std3',
+    plain: (z, o, w, h) => plainMoments3(z, o, w, h, true),
+  },
   { label: 'Statistics Min 3x3', fn: statistics, args: { Type: 1 }, scipy: 'min3', plain: plainMin3 },
   { label: 'Statistics Mean 15x15', fn: statistics, args: { Type: 3, Columns: 15, Rows: 15 } },
   { label: 'Speckle Lee 3x3', fn: speckle, args: {} },
@@ -130,7 +142,11 @@ function scipyTimings(n: number): Partial<Record<ScipyOp, number>> | undefined {
   const py = '/usr/bin/python3';
   if (!existsSync(py)) return undefined;
   try {
-    const out = execFileSync(py, ['-c', SCIPY_SCRIPT, String(n), '5'], { encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync(py, ['-c', SCIPY_SCRIPT, String(n), '5'], {
+      encoding: 'utf8',
+      timeout: 600_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return JSON.parse(out) as Partial<Record<ScipyOp, number>>;
   } catch {
     return undefined;

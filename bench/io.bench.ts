@@ -56,13 +56,25 @@ const p99 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.min(xs.
 function row(name: string, ms: number[], pixels: number, reference?: number[]): BenchRow {
   const mpxPerSec = pixels / 1e6 / (median(ms) / 1000);
   const ref = reference && pixels / 1e6 / (median(reference) / 1000);
-  return { name, medianMs: median(ms), mpxPerSec, meanMs: mean(ms), p99Ms: p99(ms), samples: ms.length, ...(ref ? { reference: ref, ratio: mpxPerSec / ref } : {}) };
+  return {
+    name,
+    medianMs: median(ms),
+    mpxPerSec,
+    meanMs: mean(ms),
+    p99Ms: p99(ms),
+    samples: ms.length,
+    ...(ref ? { reference: ref, ratio: mpxPerSec / ref } : {}),
+  };
 }
 
 /** Wall time, CPU time (user + system, every thread) and peak RSS of one process. */
 function timed(cmd: string, args: string[]): { ms: number; cpuMs: number; rssMb: number } {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', cmd, ...args], { encoding: 'utf8', cwd: DATA, env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', cmd, ...args], {
+    encoding: 'utf8',
+    cwd: DATA,
+    env: { ...process.env, GDAL_PAM_ENABLED: 'NO' },
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
   const [user, sys, kb] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
@@ -79,9 +91,20 @@ export async function ioBench(): Promise<BenchRow[]> {
   execFileSync(resolve(ROOT, 'bench/make-big-dem.sh'), [DATA], { stdio: 'ignore' });
   // The CLI as users run it (package.json "build"): tsc (type errors elsewhere do not stop the
   // emit; the tile workers load these modules), then the esbuild bundle the `rasterflow` bin runs.
-  spawnSync(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', resolve(ROOT, 'tsconfig.json'), '--outDir', DIST], { stdio: 'ignore' });
+  spawnSync(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', resolve(ROOT, 'tsconfig.json'), '--outDir', DIST], {
+    stdio: 'ignore',
+  });
   const cli = resolve(DIST, 'cli/rasterflow.js');
-  const bundle = ['src/cli/main.ts', '--bundle', '--platform=node', '--format=esm', '--target=node20', '--packages=external', `--outfile=${cli}`, '--log-level=warning'];
+  const bundle = [
+    'src/cli/main.ts',
+    '--bundle',
+    '--platform=node',
+    '--format=esm',
+    '--target=node20',
+    '--packages=external',
+    `--outfile=${cli}`,
+    '--log-level=warning',
+  ];
   spawnSync(resolve(ROOT, 'node_modules/.bin/esbuild'), bundle, { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(cli)) throw new Error('io bench: the CLI did not compile');
   const rows: BenchRow[] = [];
@@ -103,7 +126,20 @@ async function wholeProcess(cli: string, rows: BenchRow[]): Promise<void> {
   const theirsCpu: number[] = [];
   const rule = '{"rasterFunction":"Hillshade"}';
   for (let i = 0; i < RUNS; i++) {
-    const a = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', dem, '--output', resolve(DATA, 'hs-ours.tif'), '--co', 'TILED=YES', '--co', 'COMPRESS=DEFLATE']);
+    const a = timed(process.execPath, [
+      cli,
+      'render',
+      '--rule',
+      rule,
+      '--input',
+      dem,
+      '--output',
+      resolve(DATA, 'hs-ours.tif'),
+      '--co',
+      'TILED=YES',
+      '--co',
+      'COMPRESS=DEFLATE',
+    ]);
     ours.push(a.ms);
     oursCpu.push(a.cpuMs);
     rss.push(a.rssMb);
@@ -111,12 +147,22 @@ async function wholeProcess(cli: string, rows: BenchRow[]): Promise<void> {
     theirs.push(g.ms);
     theirsCpu.push(g.cpuMs);
   }
-  rows.push(row(`whole process: rasterflow render Hillshade 4096x4096 DEFLATE -> DEFLATE tiles (peak RSS ${Math.max(...rss).toFixed(0)} MB)`, ours, PX4096, theirs));
+  rows.push(
+    row(
+      `whole process: rasterflow render Hillshade 4096x4096 DEFLATE -> DEFLATE tiles (peak RSS ${Math.max(...rss).toFixed(0)} MB)`,
+      ours,
+      PX4096,
+      theirs,
+    ),
+  );
   rows.push(row('whole process: gdaldem hillshade -co TILED=YES -co COMPRESS=DEFLATE, same input', theirs, PX4096));
-  console.log(`io bench: whole-process medians: rasterflow ${median(ours).toFixed(0)} ms, gdaldem ${median(theirs).toFixed(0)} ms (gdaldem/ours ${(median(theirs) / median(ours)).toFixed(2)})`);
+  console.log(
+    `io bench: whole-process medians: rasterflow ${median(ours).toFixed(0)} ms, gdaldem ${median(theirs).toFixed(0)} ms (gdaldem/ours ${(median(theirs) / median(ours)).toFixed(2)})`,
+  );
   // CPU time (all threads): on a busy machine the wall-time ratio hides how much work each does.
-  console.log(`io bench: whole-process CPU medians: rasterflow ${median(oursCpu).toFixed(0)} ms, gdaldem ${median(theirsCpu).toFixed(0)} ms`);
-
+  console.log(
+    `io bench: whole-process CPU medians: rasterflow ${median(oursCpu).toFixed(0)} ms, gdaldem ${median(theirsCpu).toFixed(0)} ms`,
+  );
 }
 
 /** 2. Decoding throughput beside GDAL's. */
@@ -194,12 +240,30 @@ print(json.dumps(out))`;
       ];
       if (i > 0) [ms.whole, ms.wholeInto, ms.tiled, ms.tiledInto].forEach((list, k) => list.push(t[k]!));
     }
-    const g = JSON.parse(execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } })) as Record<string, typeof ms>;
+    const g = JSON.parse(
+      execFileSync(PYTHON, ['-c', py, path], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } }),
+    ) as Record<string, typeof ms>;
     const ref = g[path]!;
     rows.push(row(`decode 4096x4096 F32 ${label}: openGeoTiff read vs GDAL ReadAsArray`, ms.whole, PX4096, ref.whole));
-    rows.push(row(`decode 4096x4096 F32 ${label} into a reused block: readInto vs GDAL ReadAsArray(buf_obj=)`, ms.wholeInto, PX4096, ref.wholeInto));
-    rows.push(row(`decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows (${TILES_IN_FLIGHT} in flight) vs GDAL ReadAsArray per window`, ms.tiled, PX4096, ref.tiled));
-    rows.push(row(`decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows into reused blocks vs GDAL ReadAsArray(buf_obj=) per window`, ms.tiledInto, PX4096, ref.tiledInto));
+    rows.push(
+      row(`decode 4096x4096 F32 ${label} into a reused block: readInto vs GDAL ReadAsArray(buf_obj=)`, ms.wholeInto, PX4096, ref.wholeInto),
+    );
+    rows.push(
+      row(
+        `decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows (${TILES_IN_FLIGHT} in flight) vs GDAL ReadAsArray per window`,
+        ms.tiled,
+        PX4096,
+        ref.tiled,
+      ),
+    );
+    rows.push(
+      row(
+        `decode 4096x4096 F32 ${label}, ${TILE}x${TILE} windows into reused blocks vs GDAL ReadAsArray(buf_obj=) per window`,
+        ms.tiledInto,
+        PX4096,
+        ref.tiledInto,
+      ),
+    );
   }
   tileCache.clear();
 }
@@ -207,7 +271,24 @@ print(json.dumps(out))`;
 /** 3. Bounded memory on the 16384 x 16384 DEM. */
 function bigRender(cli: string, rows: BenchRow[]): void {
   const rule = '{"rasterFunction":"Hillshade"}';
-  const big = timed(process.execPath, [cli, 'render', '--rule', rule, '--input', resolve(DATA, 'dem16384-deflate.tif'), '--output', resolve(DATA, 'hs16384.tif'), '--co', 'COMPRESS=DEFLATE']);
-  rows.push(row(`whole process: rasterflow render Hillshade 16384x16384 (peak RSS ${big.rssMb.toFixed(0)} MB, target < 400)`, [big.ms], 16384 * 16384));
+  const big = timed(process.execPath, [
+    cli,
+    'render',
+    '--rule',
+    rule,
+    '--input',
+    resolve(DATA, 'dem16384-deflate.tif'),
+    '--output',
+    resolve(DATA, 'hs16384.tif'),
+    '--co',
+    'COMPRESS=DEFLATE',
+  ]);
+  rows.push(
+    row(
+      `whole process: rasterflow render Hillshade 16384x16384 (peak RSS ${big.rssMb.toFixed(0)} MB, target < 400)`,
+      [big.ms],
+      16384 * 16384,
+    ),
+  );
   console.log(`io bench: 16384x16384 render peak RSS ${big.rssMb.toFixed(0)} MB in ${(big.ms / 1000).toFixed(1)} s`);
 }

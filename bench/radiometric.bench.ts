@@ -56,12 +56,21 @@ function plainPercentClip(src: Uint8Array | Uint16Array, out: Uint8Array, levels
   for (let i = 0; i < levels; i++) total += counts[i]!;
   let run = 0;
   let minCut = 0;
-  for (let i = 0; i < levels; i++) if ((run += counts[i]!) > (minPct * total) / 100) { minCut = i; break; }
+  for (let i = 0; i < levels; i++)
+    if ((run += counts[i]!) > (minPct * total) / 100) {
+      minCut = i;
+      break;
+    }
   run = total;
   let maxCut = levels - 1;
-  for (let i = levels - 1; i > 0; i--) if ((run -= counts[i]!) < (1 - maxPct / 100) * total) { maxCut = i; break; }
+  for (let i = levels - 1; i > 0; i--)
+    if ((run -= counts[i]!) < (1 - maxPct / 100) * total) {
+      maxCut = i;
+      break;
+    }
   const lut = new Uint8Array(levels);
-  for (let v = 0; v < levels; v++) lut[v] = v <= minCut ? 0 : v >= maxCut ? 255 : Math.floor(((v - minCut) / (maxCut - minCut)) * 255 + 0.5);
+  for (let v = 0; v < levels; v++)
+    lut[v] = v <= minCut ? 0 : v >= maxCut ? 255 : Math.floor(((v - minCut) / (maxCut - minCut)) * 255 + 0.5);
   for (let i = 0; i < src.length; i++) out[i] = lut[src[i]!]!;
 }
 
@@ -110,7 +119,13 @@ export async function radiometricBench(opts: RadiometricBenchOptions = {}): Prom
   const sources = { U8: memorySource('bench:u8', info(size, 'U8'), [u8]), U16: memorySource('bench:u16', info(size, 'U16'), [u16]) };
   const out8 = new Uint8Array(n);
 
-  const add = async (label: string, fn: RasterFunction, args: Record<string, unknown>, type: 'U8' | 'U16', plain: () => void): Promise<void> => {
+  const add = async (
+    label: string,
+    fn: RasterFunction,
+    args: Record<string, unknown>,
+    type: 'U8' | 'U16',
+    plain: () => void,
+  ): Promise<void> => {
     const node = applyFunction(fn, args, [sources[type]]);
     const ours = `${label} render (pre-pass + 256 tiles), ${type} ${size}x${size}`;
     const kernel = `${label} kernel (bound), ${type} ${size}x${size}`;

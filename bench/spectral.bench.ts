@@ -30,7 +30,12 @@ function info(size: number, bandCount: number): RasterInfo {
 }
 
 /** A kernel call over the whole block (inputs read once, output allocated once). */
-async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, sources: readonly RasterNode[], size: number): Promise<() => void> {
+async function kernelTask(
+  fn: RasterFunction,
+  args: Record<string, unknown>,
+  sources: readonly RasterNode[],
+  size: number,
+): Promise<() => void> {
   const node = applyFunction(fn, args, sources);
   const out = allocateBlock(rect(0, 0, size, size), node.info.pixelType, node.info.bandCount);
   const blocks: PixelBlock[] = [];
@@ -86,16 +91,37 @@ export async function spectralBench(opts: SpectralBenchOptions = {}): Promise<Be
     pairs.push({ ours, reference, pixels: n });
   };
   const tag = `${size}x${size} U8`;
-  await add(`NDVI scaled kernel, ${tag}`, await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1 }, [stack], size),
-    `NDVI scaled plain loop, ${tag}`, () => plainNdviU8(red, nir, u8));
-  await add(`NDVI scientific kernel, ${tag}`, await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1, ScientificOutput: true }, [stack], size),
-    `NDVI scientific plain loop, ${tag}`, () => plainNdviF32(red, nir, f32));
-  await add(`BandArithmetic NDVI (engine), ${tag}`, await kernelTask(bandArithmetic, { Method: 1, BandIndexes: '2 1' }, [stack], size),
-    `NDVI scientific plain loop (ref for engine), ${tag}`, () => plainNdviF32(red, nir, f32));
-  await add(`BandArithmetic UserDefined (B2-B1)/(B2+B1)*B3, ${tag}`,
-    await kernelTask(bandArithmetic, { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1) * B3' }, [stack], size));
-  await add(`RasterCalculator Con(ndvi > 0.2, nir, -swir), ${tag}`,
-    await kernelTask(rasterCalculator, { InputNames: ['red', 'nir', 'swir'], Expression: 'Con((nir - red) / (nir + red) > 0.2, nir, -swir)' }, [redSrc, nirSrc, swirSrc], size));
+  await add(
+    `NDVI scaled kernel, ${tag}`,
+    await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1 }, [stack], size),
+    `NDVI scaled plain loop, ${tag}`,
+    () => plainNdviU8(red, nir, u8),
+  );
+  await add(
+    `NDVI scientific kernel, ${tag}`,
+    await kernelTask(ndvi, { VisibleBandID: 0, InfraredBandID: 1, ScientificOutput: true }, [stack], size),
+    `NDVI scientific plain loop, ${tag}`,
+    () => plainNdviF32(red, nir, f32),
+  );
+  await add(
+    `BandArithmetic NDVI (engine), ${tag}`,
+    await kernelTask(bandArithmetic, { Method: 1, BandIndexes: '2 1' }, [stack], size),
+    `NDVI scientific plain loop (ref for engine), ${tag}`,
+    () => plainNdviF32(red, nir, f32),
+  );
+  await add(
+    `BandArithmetic UserDefined (B2-B1)/(B2+B1)*B3, ${tag}`,
+    await kernelTask(bandArithmetic, { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1) * B3' }, [stack], size),
+  );
+  await add(
+    `RasterCalculator Con(ndvi > 0.2, nir, -swir), ${tag}`,
+    await kernelTask(
+      rasterCalculator,
+      { InputNames: ['red', 'nir', 'swir'], Expression: 'Con((nir - red) / (nir + red) > 0.2, nir, -swir)' },
+      [redSrc, nirSrc, swirSrc],
+      size,
+    ),
+  );
   await add(`Local Mean of 3, ${tag}`, await kernelTask(local, { Operation: 40 }, [redSrc, nirSrc, swirSrc], size));
   await bench.run();
   return rowsOf(bench.tasks, pairs);

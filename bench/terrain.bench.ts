@@ -26,7 +26,6 @@ import { type BenchRow, rowsOf } from './rows.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-
 /** A seeded synthetic DEM: 40 Gaussian bumps (hills and pits) on a tilted plane, plus noise. */
 export function syntheticDem(size: number, seed = 42): Float32Array {
   const rnd = prng(seed);
@@ -117,9 +116,14 @@ function plainSlope(z: Float32Array, out: Float32Array, w: number, h: number, ce
     const r1 = y * w;
     const r2 = r1 + w;
     for (let x = 1; x < w - 1; x++) {
-      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
-      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
-      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const a = z[r0 + x - 1]!,
+        b = z[r0 + x]!,
+        c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!,
+        f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!,
+        hh = z[r2 + x]!,
+        i = z[r2 + x + 1]!;
       const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
       const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
       out[r1 + x] = Math.atan(Math.sqrt(dx * dx + dy * dy)) * DEG;
@@ -140,9 +144,14 @@ export function plainHillshade(z: Float32Array, out: Uint8Array, w: number, h: n
     const r1 = y * w;
     const r2 = r1 + w;
     for (let x = 1; x < w - 1; x++) {
-      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
-      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
-      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const a = z[r0 + x - 1]!,
+        b = z[r0 + x]!,
+        c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!,
+        f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!,
+        hh = z[r2 + x]!,
+        i = z[r2 + x + 1]!;
       const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
       const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
       const n = k0 + kdx * dx + kdy * dy;
@@ -160,9 +169,14 @@ export function plainAspect(z: Float32Array, out: Float32Array, w: number, h: nu
     const r1 = y * w;
     const r2 = r1 + w;
     for (let x = 1; x < w - 1; x++) {
-      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
-      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
-      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const a = z[r0 + x - 1]!,
+        b = z[r0 + x]!,
+        c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!,
+        f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!,
+        hh = z[r2 + x]!,
+        i = z[r2 + x + 1]!;
       const dx = (c + 2 * f + i - (a + 2 * d + g)) * kx;
       const dy = (g + 2 * hh + i - (a + 2 * b + c)) * ky;
       if (dx === 0 && dy === 0) {
@@ -183,9 +197,14 @@ export function plainQuadraticSlope(z: Float32Array, out: Float32Array, w: numbe
     const r1 = y * w;
     const r2 = r1 + w;
     for (let x = 1; x < w - 1; x++) {
-      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
-      const d = z[r1 + x - 1]!, f = z[r1 + x + 1]!;
-      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const a = z[r0 + x - 1]!,
+        b = z[r0 + x]!,
+        c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!,
+        f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!,
+        hh = z[r2 + x]!,
+        i = z[r2 + x + 1]!;
       const p = (c + f + i - a - d - g) * k;
       const q = (a + b + c - g - hh - i) * k;
       out[r1 + x] = Math.atan(Math.sqrt(p * p + q * q)) * DEG;
@@ -201,9 +220,15 @@ export function plainCurvature(z: Float32Array, out: Float32Array, w: number, h:
     const r1 = y * w;
     const r2 = r1 + w;
     for (let x = 1; x < w - 1; x++) {
-      const a = z[r0 + x - 1]!, b = z[r0 + x]!, c = z[r0 + x + 1]!;
-      const d = z[r1 + x - 1]!, e = z[r1 + x]!, f = z[r1 + x + 1]!;
-      const g = z[r2 + x - 1]!, hh = z[r2 + x]!, i = z[r2 + x + 1]!;
+      const a = z[r0 + x - 1]!,
+        b = z[r0 + x]!,
+        c = z[r0 + x + 1]!;
+      const d = z[r1 + x - 1]!,
+        e = z[r1 + x]!,
+        f = z[r1 + x + 1]!;
+      const g = z[r2 + x - 1]!,
+        hh = z[r2 + x]!,
+        i = z[r2 + x + 1]!;
       const D = ((d + f) / 2 - e) * l2;
       const E = ((b + hh) / 2 - e) * l2;
       if (type === 0) {

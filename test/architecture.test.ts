@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(import.meta.dirname, '../src');
 const RANK: Record<string, number> = {
-  core: 0, graph: 1, functions: 2, rule: 3, io: 4, workers: 4, chipper: 5, adapters: 6, server: 7, cli: 7,
+  core: 0,
+  graph: 1,
+  functions: 2,
+  rule: 3,
+  io: 4,
+  workers: 4,
+  chipper: 5,
+  adapters: 6,
+  server: 7,
+  cli: 7,
 };
 
 function files(dir: string): string[] {
@@ -33,7 +42,9 @@ describe('architecture', () => {
   });
 
   it('kernels stay free of io, workers and node built-ins', () => {
-    const bad = files(join(SRC, 'functions')).filter((f) => /from '(node:|\.\.\/\.\.\/io|\.\.\/\.\.\/workers)/.test(readFileSync(f, 'utf8')));
+    const bad = files(join(SRC, 'functions')).filter((f) =>
+      /from '(node:|\.\.\/\.\.\/io|\.\.\/\.\.\/workers)/.test(readFileSync(f, 'utf8')),
+    );
     expect(bad.map((f) => relative(SRC, f))).toEqual([]);
   });
 

@@ -47,7 +47,12 @@ export function setTag(b: Uint8Array, tag: number, i: number, value: number, ifd
 }
 
 /** A temporary folder for broken copies; `done()` removes it. */
-export function brokenCopies(): { dir: string; copy(src: string, name: string, edit?: (b: Uint8Array) => void): string; cut(src: string, name: string, size: number): string; done(): void } {
+export function brokenCopies(): {
+  dir: string;
+  copy(src: string, name: string, edit?: (b: Uint8Array) => void): string;
+  cut(src: string, name: string, size: number): string;
+  done(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'rasterflow-broken-'));
   return {
     dir,

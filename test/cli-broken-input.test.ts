@@ -21,14 +21,21 @@ describe('rasterflow on broken input', () => {
     for (const file of ['hs.tif', 'hs.png']) {
       const r = runCli(['render', '--rule', '{"rasterFunction":"Hillshade"}', '--input', cut, '--output', join(out, file)]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^error IO_ERROR at input: ${cut.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: strip 39 \\(rows 195-199\\) of band 1 is cut short`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^error IO_ERROR at input: ${cut.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: strip 39 \\(rows 195-199\\) of band 1 is cut short`,
+        ),
+      );
     }
     expect(readdirSync(out)).toEqual([]); // neither the image nor a .partial file
     const info = runCli(['info', cut]);
     expect(info.code).toBe(1);
     expect(info.stderr).toMatch(/^error IO_ERROR at input: .*strip 39/);
     const chips = join(out, 'chips');
-    const chip = runCli(['chip', JSON.stringify({ inputRaster: cut, outputLocation: chips, metadataFormat: 'Export_Tiles', tileSize: { x: 64, y: 64 } })]);
+    const chip = runCli([
+      'chip',
+      JSON.stringify({ inputRaster: cut, outputLocation: chips, metadataFormat: 'Export_Tiles', tileSize: { x: 64, y: 64 } }),
+    ]);
     expect(chip.code).toBe(1);
     // chip names the parameter the raster came from.
     expect(chip.stderr).toMatch(/^error IO_ERROR at inputRaster: .*strip 39/);
@@ -37,18 +44,49 @@ describe('rasterflow on broken input', () => {
 
   it('render refuses rasters that do not overlap, naming both extents; nothing is written', () => {
     const file = join(out, 'sum.tif');
-    const r = runCli(['render', '--rule', '{"rasterFunction":"Arithmetic","rasterFunctionArguments":{"Raster":"$1","Raster2":"$2","Operation":1}}', '--input', LANDSAT, '--input', DEM, '--output', file]);
+    const r = runCli([
+      'render',
+      '--rule',
+      '{"rasterFunction":"Arithmetic","rasterFunctionArguments":{"Raster":"$1","Raster2":"$2","Operation":1}}',
+      '--input',
+      LANDSAT,
+      '--input',
+      DEM,
+      '--output',
+      file,
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error INVALID_ARGUMENT at rasterFunctionArguments\.Raster2: the input rasters do not overlap: Raster2 covers \[732000, 4037625, 760725, 4068150\] in EPSG:32616/);
+    expect(r.stderr).toMatch(
+      /^error INVALID_ARGUMENT at rasterFunctionArguments\.Raster2: the input rasters do not overlap: Raster2 covers \[732000, 4037625, 760725, 4068150\] in EPSG:32616/,
+    );
     expect(r.stderr).toContain('Raster covers [288776.25, 9110728.75, 298722.75, 9120760.75] in EPSG:31985');
     expect(existsSync(file)).toBe(false);
   });
 
   it('chip: labels in metres without crs are refused with the member to add; labels outside the raster are counted', () => {
     const metres = join(out, 'metres.geojson');
-    const ring = [[290000, 9115000], [291000, 9115000], [291000, 9116000], [290000, 9116000], [290000, 9115000]];
-    writeFileSync(metres, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }] }));
-    const params = (labels: string, o: string) => JSON.stringify({ inputRaster: LANDSAT, inputClassData: labels, outputLocation: join(out, o), metadataFormat: 'KITTI_rectangles', tileSize: { x: 64, y: 64 } });
+    const ring = [
+      [290000, 9115000],
+      [291000, 9115000],
+      [291000, 9116000],
+      [290000, 9116000],
+      [290000, 9115000],
+    ];
+    writeFileSync(
+      metres,
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [{ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }],
+      }),
+    );
+    const params = (labels: string, o: string) =>
+      JSON.stringify({
+        inputRaster: LANDSAT,
+        inputClassData: labels,
+        outputLocation: join(out, o),
+        metadataFormat: 'KITTI_rectangles',
+        tileSize: { x: 64, y: 64 },
+      });
     const r = runCli(['chip', params(metres, 'metres')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error INVALID_ARGUMENT at inputClassData: feature 0 has the position \[290000, 9115000\]/);
@@ -57,7 +95,13 @@ describe('rasterflow on broken input', () => {
 
     // The bundled labels plus one around Jacksboro, Tennessee: far outside the Olinda scene.
     const doc = JSON.parse(readFileSync(L7_LABELS, 'utf8')) as { features: unknown[] };
-    const far = [[-84.3, 36.5], [-84.2, 36.5], [-84.2, 36.6], [-84.3, 36.6], [-84.3, 36.5]];
+    const far = [
+      [-84.3, 36.5],
+      [-84.2, 36.5],
+      [-84.2, 36.6],
+      [-84.3, 36.6],
+      [-84.3, 36.5],
+    ];
     doc.features.push({ type: 'Feature', properties: { classvalue: 1 }, geometry: { type: 'Polygon', coordinates: [far] } });
     const more = join(out, 'more.geojson');
     writeFileSync(more, JSON.stringify(doc));

@@ -11,7 +11,11 @@ const out = mkdtempSync(join(tmpdir(), 'rasterflow-cli-warnings-'));
 
 describe('rasterflow render warnings', () => {
   it('prints a value that cannot take effect with its path, and a misplaced rule field by name', () => {
-    const rule = JSON.stringify({ rasterFunction: 'Convolution', Raster: '$$', rasterFunctionArguments: { Type: 0, Kernel: [1, 2, 1], Columns: 3, Rows: 1 } });
+    const rule = JSON.stringify({
+      rasterFunction: 'Convolution',
+      Raster: '$$',
+      rasterFunctionArguments: { Type: 0, Kernel: [1, 2, 1], Columns: 3, Rows: 1 },
+    });
     const r = runCli(['render', '--rule', rule, '--input', DEM, '--output', join(out, 'conv.tif'), '--window', '0,0,32,32']);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/warning: .*Raster.*unknown rule field "Raster" ignored/);

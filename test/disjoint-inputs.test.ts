@@ -22,7 +22,8 @@ const OLINDA = join(DATA, 'olinda_dem_utm25s.tif');
 const files = openerScope();
 afterAll(files.closeAll);
 
-const build = (rule: unknown, inputs: Record<string, string>) => buildGraph(rule, { registry, resolveSource: bindSources(inputs, files.open) });
+const build = (rule: unknown, inputs: Record<string, string>) =>
+  buildGraph(rule, { registry, resolveSource: bindSources(inputs, files.open) });
 
 async function refusal(rule: unknown, inputs: Record<string, string> = { $1: LANDSAT, $2: DEM }): Promise<EngineError> {
   try {
@@ -58,10 +59,16 @@ describe('inputs that do not overlap are refused when the rule is built', () => 
       [fn('Local', { Rasters: ['$1', '$2'], Operation: 1 }), 'rasterFunctionArguments.Rasters[1]'],
       [fn('Local', { Rasters: ['$1', '$2'], Operation: 1, ExtentType: 2 }), 'rasterFunctionArguments.Rasters[1]'],
       [fn('Local', { Rasters: ['$1', '$2'], Operation: 67 }), 'rasterFunctionArguments.Rasters[1]'],
-      [fn('RasterCalculator', { Rasters: ['$1', '$2'], InputNames: ['a', 'b'], Expression: 'a + b' }), 'rasterFunctionArguments.Rasters[1]'],
+      [
+        fn('RasterCalculator', { Rasters: ['$1', '$2'], InputNames: ['a', 'b'], Expression: 'a + b' }),
+        'rasterFunctionArguments.Rasters[1]',
+      ],
       [fn('CompositeBand', { Rasters: ['$1', '$2'] }), 'rasterFunctionArguments.Rasters[1]'],
       [fn('WeightedSum', { Rasters: ['$1', '$2'], Weights: [0.5, 0.5] }), 'rasterFunctionArguments.Rasters[1]'],
-      [fn('ComputeChange', { Raster: '$2', Raster2: fn('ExtractBand', { Raster: '$1', BandIDs: [4] }) }), 'rasterFunctionArguments.Raster2'],
+      [
+        fn('ComputeChange', { Raster: '$2', Raster2: fn('ExtractBand', { Raster: '$1', BandIDs: [4] }) }),
+        'rasterFunctionArguments.Raster2',
+      ],
     ];
     for (const [rule, path] of cases) {
       const e = await refusal(rule);
@@ -73,9 +80,20 @@ describe('inputs that do not overlap are refused when the rule is built', () => 
 
   it('legitimate: partial overlaps, overlaps across spatial references, UnionOf mosaics that leave NoData out', async () => {
     // L7 and the Olinda DEM cover the same corner; the 3-arc-second DEM is the UTM one's source.
-    await expect(build(fn('Arithmetic', { Raster: '$1', Raster2: '$2', Operation: 1 }), { $1: LANDSAT, $2: OLINDA })).resolves.toBeDefined();
-    await expect(build(fn('Arithmetic', { Raster: '$1', Raster2: '$2', Operation: 1, ExtentType: 1 }), { $1: DEM, $2: DEM_GEO })).resolves.toBeDefined();
-    await expect(build(fn('Local', { Rasters: ['$1', '$2'], Operation: 67, ExtentType: 2 }), { $1: LANDSAT, $2: DEM })).resolves.toBeDefined();
-    await expect(build(fn('RasterCalculator', { Rasters: ['$1', '$2'], InputNames: ['a', 'b'], Expression: 'a + b', ExtentType: 2 }), { $1: LANDSAT, $2: DEM })).resolves.toBeDefined();
+    await expect(
+      build(fn('Arithmetic', { Raster: '$1', Raster2: '$2', Operation: 1 }), { $1: LANDSAT, $2: OLINDA }),
+    ).resolves.toBeDefined();
+    await expect(
+      build(fn('Arithmetic', { Raster: '$1', Raster2: '$2', Operation: 1, ExtentType: 1 }), { $1: DEM, $2: DEM_GEO }),
+    ).resolves.toBeDefined();
+    await expect(
+      build(fn('Local', { Rasters: ['$1', '$2'], Operation: 67, ExtentType: 2 }), { $1: LANDSAT, $2: DEM }),
+    ).resolves.toBeDefined();
+    await expect(
+      build(fn('RasterCalculator', { Rasters: ['$1', '$2'], InputNames: ['a', 'b'], Expression: 'a + b', ExtentType: 2 }), {
+        $1: LANDSAT,
+        $2: DEM,
+      }),
+    ).resolves.toBeDefined();
   });
 });

@@ -69,7 +69,11 @@ describe('golden', () => {
         const actual = await render(root, { tileSize: 128, ...(w ? { rect: { x: w[0], y: w[1], width: w[2], height: w[3] } } : {}) });
         const expectedSource = await openRaster(join(ROOT, c.expected));
         const { width, height } = expectedSource.info;
-        expect([w?.[2] ?? root.info.width, w?.[3] ?? root.info.height, root.info.bandCount]).toEqual([width, height, expectedSource.info.bandCount]);
+        expect([w?.[2] ?? root.info.width, w?.[3] ?? root.info.height, root.info.bandCount]).toEqual([
+          width,
+          height,
+          expectedSource.info.bandCount,
+        ]);
         if (c.pixelType !== undefined) expect(root.info.pixelType).toBe(c.pixelType);
         const expected = await expectedSource.read({ x: 0, y: 0, width, height });
         const edge = c.edge ?? 0;

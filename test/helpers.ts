@@ -67,11 +67,16 @@ export function rasterOf(o: GridOptions, f: (x: number, y: number, b: number) =>
 }
 
 /** A complex source (pixelType C64, or C128 when asked) whose band b pixel (x, y) is `f(x, y, b)` = [re, im]. */
-export function complexOf(o: GridOptions, f: (x: number, y: number, b: number) => readonly [number, number], mask?: Uint8Array): RasterNode {
+export function complexOf(
+  o: GridOptions,
+  f: (x: number, y: number, b: number) => readonly [number, number],
+  mask?: Uint8Array,
+): RasterNode {
   const info = gridInfo({ ...o, pixelType: o.pixelType === 'C128' ? 'C128' : 'C64' });
   const bands: Plane[] = [];
   for (let b = 0; b < info.bandCount; b++) {
-    const plane = info.pixelType === 'C128' ? new Float64Array(2 * info.width * info.height) : new Float32Array(2 * info.width * info.height);
+    const plane =
+      info.pixelType === 'C128' ? new Float64Array(2 * info.width * info.height) : new Float32Array(2 * info.width * info.height);
     for (let y = 0; y < info.height; y++) {
       for (let x = 0; x < info.width; x++) {
         const [re, im] = f(x, y, b);
@@ -86,14 +91,22 @@ export function complexOf(o: GridOptions, f: (x: number, y: number, b: number) =
 
 function typeArray(t: PixelType): new (n: number) => Plane {
   switch (t) {
-    case 'S8': return Int8Array;
-    case 'U16': return Uint16Array;
-    case 'S16': return Int16Array;
-    case 'U32': return Uint32Array;
-    case 'S32': return Int32Array;
-    case 'F32': return Float32Array;
-    case 'F64': return Float64Array;
-    default: return Uint8Array;
+    case 'S8':
+      return Int8Array;
+    case 'U16':
+      return Uint16Array;
+    case 'S16':
+      return Int16Array;
+    case 'U32':
+      return Uint32Array;
+    case 'S32':
+      return Int32Array;
+    case 'F32':
+      return Float32Array;
+    case 'F64':
+      return Float64Array;
+    default:
+      return Uint8Array;
   }
 }
 
@@ -104,7 +117,12 @@ export const constant = (values: readonly number[]): RasterNode => constantSourc
  * order (`rasters` arguments take all remaining inputs). Throws the first argument problem.
  * `to`: the rule's outputPixelType (the function's own output type).
  */
-export function applyFunction(fn: RasterFunction, rawArgs: Record<string, unknown>, inputs: readonly RasterNode[], to?: PixelType): FunctionNode {
+export function applyFunction(
+  fn: RasterFunction,
+  rawArgs: Record<string, unknown>,
+  inputs: readonly RasterNode[],
+  to?: PixelType,
+): FunctionNode {
   // Raster arguments take the inputs in schema order; stand-ins tell parseArgs which are present.
   const withRasters: Record<string, unknown> = { ...rawArgs };
   const slots: Record<string, number | number[]> = {};
@@ -262,7 +280,12 @@ export interface MdVariable {
  * the mask is 1 where any slice is valid (not NaN, not `noData`; and `mask` where given), and a
  * missing slice keeps its NaN or NoData value.
  */
-export function mdRasterOf(o: GridOptions, variables: readonly MdVariable[], f: (x: number, y: number, b: number) => number, mask?: Uint8Array): RasterNode {
+export function mdRasterOf(
+  o: GridOptions,
+  variables: readonly MdVariable[],
+  f: (x: number, y: number, b: number) => number,
+  mask?: Uint8Array,
+): RasterNode {
   let band = 0;
   const md = {
     variables: variables.map((v) => {
@@ -319,6 +342,8 @@ export function runCli(
     maxBuffer: 1 << 26,
   });
   const timedOut = r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
-  const stderr = timedOut ? `${r.stderr}\n[runCli] killed: still running after ${options.timeoutMs ?? 60_000} ms (rasterflow ${args.join(' ')})` : r.stderr;
+  const stderr = timedOut
+    ? `${r.stderr}\n[runCli] killed: still running after ${options.timeoutMs ?? 60_000} ms (rasterflow ${args.join(' ')})`
+    : r.stderr;
   return { code: r.status, stdout: r.stdout, stderr, timedOut };
 }

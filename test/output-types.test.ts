@@ -37,7 +37,9 @@ const env = { ...process.env, GDAL_PAM_ENABLED: 'NO' };
 const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0;
 const hasOsgeo = spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal; import numpy'], { env }).status === 0;
 if (!hasGdal || !hasOsgeo) {
-  console.warn(`[output-types.test] ${hasGdal ? '' : 'gdalinfo not found; '}${hasOsgeo ? '' : '/usr/bin/python3 has no osgeo/numpy; '}the GDAL cross-checks are SKIPPED (install gdal-bin and python3-gdal)`);
+  console.warn(
+    `[output-types.test] ${hasGdal ? '' : 'gdalinfo not found; '}${hasOsgeo ? '' : '/usr/bin/python3 has no osgeo/numpy; '}the GDAL cross-checks are SKIPPED (install gdal-bin and python3-gdal)`,
+  );
 }
 const withGdal = hasGdal && hasOsgeo;
 
@@ -101,7 +103,11 @@ const bits = (lo: number, n: number) => ({
 });
 
 describe('packed pixel types through rasterflow render', () => {
-  for (const [t, lo, n] of [['U1', 0, 1], ['U2', 2, 2], ['U4', 4, 4]] as const) {
+  for (const [t, lo, n] of [
+    ['U1', 0, 1],
+    ['U2', 2, 2],
+    ['U4', 4, 4],
+  ] as const) {
     it(`${t}: written packed (NBITS ${n}), read back unchanged by our reader and by GDAL`, async () => {
       const rule = { ...bits(lo, n), outputPixelType: t };
       const { file, want, info, back } = await viaCli(`qa-${t}.tif`, rule, [QA]);
@@ -175,11 +181,19 @@ describe('complex pixel types through rasterflow render', () => {
 });
 
 describe('palette GeoTIFFs', () => {
-  const entries = [[0, 0, 0, 0], [1, 255, 0, 0], [2, 0, 128, 255], [3, 250, 250, 250]];
+  const entries = [
+    [0, 0, 0, 0],
+    [1, 255, 0, 0],
+    [2, 0, 128, 255],
+    [3, 250, 250, 250],
+  ];
   const cloudPalette = { rasterFunction: 'Colormap', rasterFunctionArguments: { Colormap: entries, Raster: bits(14, 2) } };
 
   it('colorMapTag: reds, greens, blues of 2^bits entries, 8-bit x 257, others black, non-integer values left out', () => {
-    const tag = colorMapTag({ values: Float64Array.from([0, 2, 2.5, 9]), rgb: Uint8Array.from([1, 2, 3, 255, 128, 0, 9, 9, 9, 7, 7, 7]) }, 2);
+    const tag = colorMapTag(
+      { values: Float64Array.from([0, 2, 2.5, 9]), rgb: Uint8Array.from([1, 2, 3, 255, 128, 0, 9, 9, 9, 7, 7, 7]) },
+      2,
+    );
     expect(tag).toEqual({ type: 'SHORT', values: [257, 0, 65535, 0, 514, 0, 32896, 0, 771, 0, 0, 0] });
   });
 
@@ -194,7 +208,13 @@ describe('palette GeoTIFFs', () => {
     const b = gdalinfo(file).bands[0];
     expect(b.colorInterpretation).toBe('Palette');
     expect(b.colorTable?.count).toBe(256);
-    expect(b.colorTable?.entries.slice(0, 5)).toEqual([[0, 0, 0, 255], [255, 0, 0, 255], [0, 128, 255, 255], [250, 250, 250, 255], [0, 0, 0, 255]]);
+    expect(b.colorTable?.entries.slice(0, 5)).toEqual([
+      [0, 0, 0, 255],
+      [255, 0, 0, 255],
+      [0, 128, 255, 255],
+      [250, 250, 250, 255],
+      [0, 0, 0, 255],
+    ]);
     expect(gdalPixels(file)[0]).toEqual(Array.from(back.bands[0]!));
   });
 
@@ -210,7 +230,12 @@ describe('palette GeoTIFFs', () => {
   });
 
   it('a U16 palette has 65536 entries; types that cannot hold a TIFF palette keep MinIsBlack', () => {
-    const block: PixelBlock = { rect: { x: 0, y: 0, width: 4, height: 2 }, pixelType: 'U16', bands: [Uint16Array.from([0, 1, 2, 65535, 7, 7, 7, 7])], mask: new Uint8Array(8).fill(1) };
+    const block: PixelBlock = {
+      rect: { x: 0, y: 0, width: 4, height: 2 },
+      pixelType: 'U16',
+      bands: [Uint16Array.from([0, 1, 2, 65535, 7, 7, 7, 7])],
+      mask: new Uint8Array(8).fill(1),
+    };
     const colormap = { values: Float64Array.from([1, 65535]), rgb: Uint8Array.from([10, 20, 30, 40, 50, 60]) };
     const u16 = join(out, 'palette-u16.tif');
     writeFileSync(u16, encodeGeoTiff(block, utmInfoFor(block, { colormap })));
@@ -223,7 +248,11 @@ describe('palette GeoTIFFs', () => {
     if (!withGdal) return;
     const t = gdalinfo(u16).bands[0].colorTable;
     expect(t?.count).toBe(65536);
-    expect([t?.entries[0], t?.entries[1], t?.entries[65535]]).toEqual([[0, 0, 0, 255], [10, 20, 30, 255], [40, 50, 60, 255]]);
+    expect([t?.entries[0], t?.entries[1], t?.entries[65535]]).toEqual([
+      [0, 0, 0, 255],
+      [10, 20, 30, 255],
+      [40, 50, 60, 255],
+    ]);
     expect(gdalinfo(s16).bands[0].colorTable).toBeUndefined();
   });
 });

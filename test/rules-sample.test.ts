@@ -14,7 +14,9 @@ import { resolveRule } from '../src/rule/build.js';
 import { createTemplates } from '../src/rule/templates.js';
 
 const DIR = join(import.meta.dirname, 'rules-sample');
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 interface Sample {
   readonly rule: unknown;
@@ -60,4 +62,5 @@ describe('rules-sample', () => {
   }
 });
 
-const isPending = (message: string): boolean => /well-known raster function of the spec that this version of rasterflow does not provide yet/.test(message);
+const isPending = (message: string): boolean =>
+  /well-known raster function of the spec that this version of rasterflow does not provide yet/.test(message);

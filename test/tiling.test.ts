@@ -12,22 +12,46 @@ import { applyFunction, complexOf, constant, mdRasterOf, rasterOf, tiledVersusWh
 const W = 61;
 const H = 47;
 const holes = new Uint8Array(W * H).fill(1);
-for (const [x, y] of [[10, 10], [11, 10], [30, 5], [0, 20], [60, 46], [45, 30]] as const) holes[y * W + x] = 0;
+for (const [x, y] of [
+  [10, 10],
+  [11, 10],
+  [30, 5],
+  [0, 20],
+  [60, 46],
+  [45, 30],
+] as const)
+  holes[y * W + x] = 0;
 for (let y = 20; y < 24; y++) for (let x = 25; x < 29; x++) holes[y * W + x] = 0;
-const surface = (x: number, y: number): number => 500 + 120 * Math.sin(x / 7) * Math.cos(y / 5) + 3 * x - 2 * y + ((x * 7919 + y * 104729) % 13);
+const surface = (x: number, y: number): number =>
+  500 + 120 * Math.sin(x / 7) * Math.cos(y / 5) + 3 * x - 2 * y + ((x * 7919 + y * 104729) % 13);
 
 const dem = rasterOf({ width: W, height: H, cellSize: 30 }, surface, holes);
 const demGeo = rasterOf({ width: W, height: H, cellSize: 1 / 1200, geographic: true, origin: { x: -84.4, y: 36.7 } }, surface, holes);
-const bands = rasterOf({ width: W, height: H, cellSize: 30, bandCount: 3, pixelType: 'U8' }, (x, y, b) => (x * 3 + y * 5 + b * 40) % 256, holes);
+const bands = rasterOf(
+  { width: W, height: H, cellSize: 30, bandCount: 3, pixelType: 'U8' },
+  (x, y, b) => (x * 3 + y * 5 + b * 40) % 256,
+  holes,
+);
 const s16 = rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'S16' }, (x, y) => x * 11 - y * 13);
 const u8 = rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U8' }, (x, y) => (x * 7 + y * 3) % 256, holes);
 /** A registered function applied to inputs (a node to feed another function, e.g. a colormap source). */
 const byName = (name: string, args: Record<string, unknown>, inputs: readonly RasterNode[]): RasterNode =>
-  applyFunction(builtinFunctions.find((f) => f.name === name)!, args, inputs);
+  applyFunction(
+    builtinFunctions.find((f) => f.name === name)!,
+    args,
+    inputs,
+  );
 const colormapped = (entries: number[][]): RasterNode => byName('Colormap', { Colormap: entries }, [s16]);
 // Multidimensional pairs (MatchVariable / UnionDimension): 3 dates x 2 bands with NaN slices, 2 dates x 1 band, a u/v pair.
-const mdA = mdRasterOf({ width: W, height: H, cellSize: 30 }, [{ name: 'm', values: [2001, 2002, 2003], bandsPerSlice: 2 }], (x, y, b) => ((x + y + (b >> 1)) % 11 === 0 ? Number.NaN : 1 + ((x * 3 + y * 5 + b * 7) % 9)), holes);
-const mdB = mdRasterOf({ width: W, height: H, cellSize: 30 }, [{ name: 'm', values: [2002, 2003] }], (x, y, k) => ((2 * x + y + k) % 13 === 0 ? Number.NaN : 1 + ((x + y * 3 + k) % 9)));
+const mdA = mdRasterOf(
+  { width: W, height: H, cellSize: 30 },
+  [{ name: 'm', values: [2001, 2002, 2003], bandsPerSlice: 2 }],
+  (x, y, b) => ((x + y + (b >> 1)) % 11 === 0 ? Number.NaN : 1 + ((x * 3 + y * 5 + b * 7) % 9)),
+  holes,
+);
+const mdB = mdRasterOf({ width: W, height: H, cellSize: 30 }, [{ name: 'm', values: [2002, 2003] }], (x, y, k) =>
+  (2 * x + y + k) % 13 === 0 ? Number.NaN : 1 + ((x + y * 3 + k) % 9),
+);
 
 interface Case {
   readonly args: Record<string, unknown>;
@@ -91,7 +115,16 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { Type: 13 }, inputs: [u8] },
     { args: { Columns: 7, Rows: 5, Kernel: Array.from({ length: 35 }, (_, i) => (1 + (i % 7)) * (1 + Math.floor(i / 7))) }, inputs: [dem] },
     { args: { Columns: 4, Rows: 3, Kernel: '1 -2 3 0.5 2 0 -1 4 0 1 1 -3' }, inputs: [dem] },
-    { args: { Kernel: [[1, 0, -1], [0, 0, 0], [-1, 0, 1]] }, inputs: [s16] },
+    {
+      args: {
+        Kernel: [
+          [1, 0, -1],
+          [0, 0, 0],
+          [-1, 0, 1],
+        ],
+      },
+      inputs: [s16],
+    },
   ],
   Statistics: [
     ...[1, 2, 3, 4, 5, 6, 7].flatMap((Type): Case[] => [
@@ -115,28 +148,62 @@ const CASES: Record<string, readonly Case[]> = {
   ],
   Identity: [{ args: {}, inputs: [bands] }],
   // Classify per pixel, and per segment of a block-id Raster2 (whole-image context).
-  Classify: [[bands], [bands, rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U16' }, (x, y) => Math.floor(x / 9) + 10 * Math.floor(y / 7), holes)]].map((inputs) => ({
+  Classify: [
+    [bands],
+    [bands, rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U16' }, (x, y) => Math.floor(x / 9) + 10 * Math.floor(y / 7), holes)],
+  ].map((inputs) => ({
     args: {
       ClassifierDefinition: {
-        Definitions: [{
-          Classifier: 'MaximumLikelihood', NumberBands: 3,
-          Classes: [60, 130, 200].map((m, k) => ({ ClassValue: k + 1, ClassName: `c${k}`, Means: [m, m + 40, m - 30], Covariances: [[400 + 300 * k, 50, 0], [50, 500, 20], [0, 20, 900 - 300 * k]] })),
-        }],
+        Definitions: [
+          {
+            Classifier: 'MaximumLikelihood',
+            NumberBands: 3,
+            Classes: [60, 130, 200].map((m, k) => ({
+              ClassValue: k + 1,
+              ClassName: `c${k}`,
+              Means: [m, m + 40, m - 30],
+              Covariances: [
+                [400 + 300 * k, 50, 0],
+                [50, 500, 20],
+                [0, 20, 900 - 300 * k],
+              ],
+            })),
+          },
+        ],
       },
     },
     inputs,
   })),
-  MLClassify: [{ args: { SignatureFile: '1 2 3 3\n1 10 a\n60 100 140\n1 400 50 0\n2 50 500 20\n3 0 20 600\n2 10 b\n180 200 220\n1 300 0 0\n2 0 300 0\n3 0 0 300' }, inputs: [bands] }],
-  SpectralUnmixing: [[false, false], [true, false], [false, true], [true, true]].map(([NonNegative, SumToOne]) => ({
+  MLClassify: [
+    {
+      args: {
+        SignatureFile:
+          '1 2 3 3\n1 10 a\n60 100 140\n1 400 50 0\n2 50 500 20\n3 0 20 600\n2 10 b\n180 200 220\n1 300 0 0\n2 0 300 0\n3 0 0 300',
+      },
+      inputs: [bands],
+    },
+  ],
+  SpectralUnmixing: [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ].map(([NonNegative, SumToOne]) => ({
     args: { NonNegative, SumToOne, SpectralProfileDefinition: { a: [20, 60, 100], b: [200, 150, 90], c: [90, 240, 30] } },
     inputs: [bands],
   })),
   SegmentMeanShift: [
     { args: {}, inputs: [bands] },
-    { args: { SpectralRadius: 3, SpatialRadius: 2, MinNumPixelsPerSegment: 5, MaxNumPixelsPerSegment: 40, BoundariesOnly: true }, inputs: [bands] },
+    {
+      args: { SpectralRadius: 3, SpatialRadius: 2, MinNumPixelsPerSegment: 5, MaxNumPixelsPerSegment: 40, BoundariesOnly: true },
+      inputs: [bands],
+    },
   ],
   Complex: [
-    { args: {}, inputs: [complexOf({ width: W, height: H, cellSize: 30, bandCount: 2 }, (x, y, b) => [surface(x, y) - 600, b * x - y], holes)] },
+    {
+      args: {},
+      inputs: [complexOf({ width: W, height: H, cellSize: 30, bandCount: 2 }, (x, y, b) => [surface(x, y) - 600, b * x - y], holes)],
+    },
     { args: {}, inputs: [complexOf({ width: W, height: H, cellSize: 30, pixelType: 'C128' }, (x, y) => [x * 1e200, y * 1e-200], holes)] },
   ],
   UnitConversion: [
@@ -185,15 +252,47 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { ContrastOffset: 30, BrightnessOffset: -10 }, inputs: [bands] },
     { args: { ContrastOffset: -50 }, inputs: [u8] },
   ],
-  StatisticsHistogram: [{ args: { Statistics: [{ min: 0, max: 255, mean: 120, standardDeviation: 40 }], Histograms: [{ size: 2, min: 0, max: 255, counts: [5, 7] }] }, inputs: [bands] }],
+  StatisticsHistogram: [
+    {
+      args: {
+        Statistics: [{ min: 0, max: 255, mean: 120, standardDeviation: 40 }],
+        Histograms: [{ size: 2, min: 0, max: 255, counts: [5, 7] }],
+      },
+      inputs: [bands],
+    },
+  ],
   Colormap: [
-    { args: { Colormap: [[-100, 1, 2, 3], [0, 4, 5, 6], [37, 7, 8, 9, 0]] }, inputs: [s16] },
+    {
+      args: {
+        Colormap: [
+          [-100, 1, 2, 3],
+          [0, 4, 5, 6],
+          [37, 7, 8, 9, 0],
+        ],
+      },
+      inputs: [s16],
+    },
     { args: { ColorrampName: 'Slope' }, inputs: [s16] },
     { args: { ColormapName: 'Random' }, inputs: [u8] },
   ],
   ColormapToRGB: [
-    { args: {}, inputs: [colormapped(Array.from({ length: 300 }, (_, i) => [-300 + 4 * i, i % 256, (3 * i) % 256, (7 * i) % 256, i % 5 === 0 ? 0 : 255]))] },
-    { args: { UnmappedAsRandomColor: true }, inputs: [colormapped([[-2_000_000, 1, 2, 3], [0, 9, 9, 9], [22, 4, 5, 6], [3_000_000, 7, 8, 9]])] },
+    {
+      args: {},
+      inputs: [
+        colormapped(Array.from({ length: 300 }, (_, i) => [-300 + 4 * i, i % 256, (3 * i) % 256, (7 * i) % 256, i % 5 === 0 ? 0 : 255])),
+      ],
+    },
+    {
+      args: { UnmappedAsRandomColor: true },
+      inputs: [
+        colormapped([
+          [-2_000_000, 1, 2, 3],
+          [0, 9, 9, 9],
+          [22, 4, 5, 6],
+          [3_000_000, 7, 8, 9],
+        ]),
+      ],
+    },
     { args: {}, inputs: [byName('Colormap', { ColormapName: 'NDVI3' }, [u8])] },
   ],
   ColorspaceConversion: [
@@ -209,8 +308,37 @@ const CASES: Record<string, readonly Case[]> = {
   // Issue 5 part B (Remap ... Clip); inputs at 60 m and a 4-band source with sensor metadata.
   Remap: [
     { args: { InputRanges: [0, 100, 100, 200, 150, 256], OutputValues: [1, 2, 3], NoDataRanges: [40, 45] }, inputs: [u8] },
-    { args: { InputRanges: [400, 500, 500, 600], OutputValues: [1, 2], AllowUnmatched: true, IsLastInputRangeInclusive: true }, inputs: [dem] },
-    { args: { InputRanges: [0, 300], OutputValues: [7], GeometryType: 'esriGeometryPolygon', Geometries: [{ rings: [[[100, -100], [1500, -300], [700, -1200], [100, -100]], [[400, -400], [800, -450], [600, -700], [400, -400]]] }, { xmin: 1000, ymin: -1400, xmax: 1700, ymax: -900 }] }, inputs: [s16] },
+    {
+      args: { InputRanges: [400, 500, 500, 600], OutputValues: [1, 2], AllowUnmatched: true, IsLastInputRangeInclusive: true },
+      inputs: [dem],
+    },
+    {
+      args: {
+        InputRanges: [0, 300],
+        OutputValues: [7],
+        GeometryType: 'esriGeometryPolygon',
+        Geometries: [
+          {
+            rings: [
+              [
+                [100, -100],
+                [1500, -300],
+                [700, -1200],
+                [100, -100],
+              ],
+              [
+                [400, -400],
+                [800, -450],
+                [600, -700],
+                [400, -400],
+              ],
+            ],
+          },
+          { xmin: 1000, ymin: -1400, xmax: 1700, ymax: -900 },
+        ],
+      },
+      inputs: [s16],
+    },
   ],
   Mask: [
     { args: { NoDataValues: ['0 40', '', '200'], IncludedRanges: [10, 250, 0, 200] }, inputs: [bands] },
@@ -218,11 +346,25 @@ const CASES: Record<string, readonly Case[]> = {
   ],
   WeightedSum: [
     { args: { Weights: [0.5, -2, 0.25] }, inputs: [dem, s16, u8] },
-    { args: { Weights: [1, 1] }, inputs: [dem, rasterOf({ width: 31, height: 24, cellSize: 60, origin: { x: -15, y: 20 } }, (x, y) => x * y)] },
+    {
+      args: { Weights: [1, 1] },
+      inputs: [dem, rasterOf({ width: 31, height: 24, cellSize: 60, origin: { x: -15, y: 20 } }, (x, y) => x * y)],
+    },
   ],
   WeightedOverlay: [
-    { args: { Influences: [60, 40], Remaps: ['0 99 1, 100 199 5, 200 255 9', '-1000 -100 RESTRICTED, -100 0 3, 0 1000 7, NODATA 2'], EvalFrom: 1, EvalTo: 9 }, inputs: [u8, s16] },
-    { args: { Influences: [1, 1], Remaps: ['1 3 1, 4 6 5, 7 RESTRICTED, 8 9 9', '1 4 2, 5 9 8, NODATA 1'], EvalFrom: 1, EvalTo: 9 }, inputs: [mdB, mdB] },
+    {
+      args: {
+        Influences: [60, 40],
+        Remaps: ['0 99 1, 100 199 5, 200 255 9', '-1000 -100 RESTRICTED, -100 0 3, 0 1000 7, NODATA 2'],
+        EvalFrom: 1,
+        EvalTo: 9,
+      },
+      inputs: [u8, s16],
+    },
+    {
+      args: { Influences: [1, 1], Remaps: ['1 3 1, 4 6 5, 7 RESTRICTED, 8 9 9', '1 4 2, 5 9 8, NODATA 1'], EvalFrom: 1, EvalTo: 9 },
+      inputs: [mdB, mdB],
+    },
   ],
   ArgStatistics: [
     ...[0, 1, 2].map((ArgStatisticsType) => ({ args: { ArgStatisticsType, UndefinedClass: 99 }, inputs: [bands, u8] })),
@@ -232,19 +374,75 @@ const CASES: Record<string, readonly Case[]> = {
   ],
   SpectralConversion: [{ args: { ConversionMatrix: [0.5, 0.3, 0.2, -1, 1, 0, 0.1, 0.1, 0.8] }, inputs: [bands] }],
   TasseledCap: [
-    { args: {}, inputs: [rasterOf({ width: W, height: H, cellSize: 30, bandCount: 4, pixelType: 'U16', extra: { sensorName: 'QuickBird', radiometry: 'source' } }, (x, y, b) => 200 + ((x * 13 + y * 7 + b * 50) % 400), holes)] },
-    { args: { SensorName: 'Landsat 8 OLI' }, inputs: [rasterOf({ width: W, height: H, cellSize: 30, bandCount: 7, extra: { radiometry: 'source' } }, (x, y, b) => 0.01 * ((x + 2 * y + 5 * b) % 50), holes)] },
+    {
+      args: {},
+      inputs: [
+        rasterOf(
+          { width: W, height: H, cellSize: 30, bandCount: 4, pixelType: 'U16', extra: { sensorName: 'QuickBird', radiometry: 'source' } },
+          (x, y, b) => 200 + ((x * 13 + y * 7 + b * 50) % 400),
+          holes,
+        ),
+      ],
+    },
+    {
+      args: { SensorName: 'Landsat 8 OLI' },
+      inputs: [
+        rasterOf(
+          { width: W, height: H, cellSize: 30, bandCount: 7, extra: { radiometry: 'source' } },
+          (x, y, b) => 0.01 * ((x + 2 * y + 5 * b) % 50),
+          holes,
+        ),
+      ],
+    },
   ],
   Pansharpening: [0, 1, 2, 3, 4].map((PansharpeningType) => ({
     args: { PansharpeningType },
     inputs: [
       dem,
-      rasterOf({ width: 31, height: 24, cellSize: 60, bandCount: 4, pixelType: 'U16', origin: { x: -30, y: 0 } }, (x, y, b) => 300 + ((x * 17 + y * 11 + b * 90) % 300)),
+      rasterOf(
+        { width: 31, height: 24, cellSize: 60, bandCount: 4, pixelType: 'U16', origin: { x: -30, y: 0 } },
+        (x, y, b) => 300 + ((x * 17 + y * 11 + b * 90) % 300),
+      ),
     ],
   })),
   Clip: [
-    { args: { ClippingGeometry: { rings: [[[100, -100], [1500, -300], [700, -1200], [100, -100]], [[400, -400], [800, -450], [600, -700], [400, -400]]] } }, inputs: [dem] },
-    { args: { ClippingGeometry: { rings: [[[100, -100], [1500, -300], [700, -1200], [100, -100]]] }, ClippingType: 2 }, inputs: [bands] },
+    {
+      args: {
+        ClippingGeometry: {
+          rings: [
+            [
+              [100, -100],
+              [1500, -300],
+              [700, -1200],
+              [100, -100],
+            ],
+            [
+              [400, -400],
+              [800, -450],
+              [600, -700],
+              [400, -400],
+            ],
+          ],
+        },
+      },
+      inputs: [dem],
+    },
+    {
+      args: {
+        ClippingGeometry: {
+          rings: [
+            [
+              [100, -100],
+              [1500, -300],
+              [700, -1200],
+              [100, -100],
+            ],
+          ],
+        },
+        ClippingType: 2,
+      },
+      inputs: [bands],
+    },
   ],
   CompositeBand: [
     { args: {}, inputs: [bands, dem, s16] },
@@ -271,44 +469,85 @@ const CASES: Record<string, readonly Case[]> = {
     { args: { InputNames: ['d', 'b'], Expression: 'Con(IsNull(d), -1, Sqrt(d) * (b > 100))' }, inputs: [dem, u8] },
     { args: { InputNames: ['m', 'k'], Expression: 'm / k - Ln(m + 1)' }, inputs: [bands, constant([2])] },
   ],
-  Arithmetic: [1, 2, 3, 4, 5, 6].flatMap((Operation): Case[] => [
-    { args: { Operation }, inputs: [dem, s16] },
-    { args: { Operation }, inputs: [bands, constant([2])] },
-  ]).concat(((): Case[] => {
-    // Across grids (Align nodes): another UTM grid (bilinear / nearest), and geographic <-> UTM.
-    const utm = rasterOf({ width: 40, height: 30, cellSize: 45, origin: { x: 310, y: -220 } }, surface, holes.subarray(0, 1200));
-    const utmS16 = rasterOf({ width: 50, height: 40, cellSize: 37, origin: { x: -95, y: 64 }, pixelType: 'S16' }, (x, y) => x * 11 - y * 13);
-    const utmFar = rasterOf({ width: W, height: H, cellSize: 30, origin: { x: 500000, y: 4000000 } }, surface, holes);
-    const geoNear = rasterOf({ width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } }, surface, holes.subarray(0, 1200));
-    return [
-      { args: { ExtentType: 2, CellsizeType: 1 }, inputs: [dem, utm] },
-      { args: { ExtentType: 1, CellsizeType: 3, Operation: 3 }, inputs: [bands, utmS16] },
-      { args: { ExtentType: 3, CellsizeType: 4, Operation: 2 }, inputs: [dem, utmS16] },
-      { args: { Operation: 2 }, inputs: [utmFar, geoNear] },
-      { args: { Operation: 2, ExtentType: 2, CellsizeType: 1 }, inputs: [geoNear, utmFar] },
-    ];
-  })()),
+  Arithmetic: [1, 2, 3, 4, 5, 6]
+    .flatMap((Operation): Case[] => [
+      { args: { Operation }, inputs: [dem, s16] },
+      { args: { Operation }, inputs: [bands, constant([2])] },
+    ])
+    .concat(
+      ((): Case[] => {
+        // Across grids (Align nodes): another UTM grid (bilinear / nearest), and geographic <-> UTM.
+        const utm = rasterOf({ width: 40, height: 30, cellSize: 45, origin: { x: 310, y: -220 } }, surface, holes.subarray(0, 1200));
+        const utmS16 = rasterOf(
+          { width: 50, height: 40, cellSize: 37, origin: { x: -95, y: 64 }, pixelType: 'S16' },
+          (x, y) => x * 11 - y * 13,
+        );
+        const utmFar = rasterOf({ width: W, height: H, cellSize: 30, origin: { x: 500000, y: 4000000 } }, surface, holes);
+        const geoNear = rasterOf(
+          { width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } },
+          surface,
+          holes.subarray(0, 1200),
+        );
+        return [
+          { args: { ExtentType: 2, CellsizeType: 1 }, inputs: [dem, utm] },
+          { args: { ExtentType: 1, CellsizeType: 3, Operation: 3 }, inputs: [bands, utmS16] },
+          { args: { ExtentType: 3, CellsizeType: 4, Operation: 2 }, inputs: [dem, utmS16] },
+          { args: { Operation: 2 }, inputs: [utmFar, geoNear] },
+          { args: { Operation: 2, ExtentType: 2, CellsizeType: 1 }, inputs: [geoNear, utmFar] },
+        ];
+      })(),
+    ),
   Resample: [
     ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((ResamplingType) => ({ args: { ResamplingType, OutputCellsize: 75 }, inputs: [dem] })),
     ...[0, 1, 2, 3, 4, 7, 8, 9].map((ResamplingType) => ({ args: { ResamplingType, OutputCellsize: { x: 12, y: 17 } }, inputs: [dem] })),
     ...[5, 6].map((ResamplingType) => ({ args: { ResamplingType, OutputCellsize: { x: 130, y: 70 } }, inputs: [bands] })),
     { args: { ResamplingType: 7, InputCellsize: 20, OutputCellsize: 50 }, inputs: [s16] },
-    { args: { ResamplingType: 10, OutputCellsize: 70 }, inputs: [rasterOf({ width: W, height: H, cellSize: 30, bandCount: 2 }, (x, y, b) => (b === 0 ? 1 + ((x * y) % 9) : (x * 37 + y * 11) % 360), holes)] },
-    { args: { ResamplingType: 10, OutputCellsize: 41, InputDataType: 'Vector-UV' }, inputs: [rasterOf({ width: W, height: H, cellSize: 30, bandCount: 2 }, (x, y, b) => (b === 0 ? x - 30 : 20 - y), holes)] },
+    {
+      args: { ResamplingType: 10, OutputCellsize: 70 },
+      inputs: [
+        rasterOf(
+          { width: W, height: H, cellSize: 30, bandCount: 2 },
+          (x, y, b) => (b === 0 ? 1 + ((x * y) % 9) : (x * 37 + y * 11) % 360),
+          holes,
+        ),
+      ],
+    },
+    {
+      args: { ResamplingType: 10, OutputCellsize: 41, InputDataType: 'Vector-UV' },
+      inputs: [rasterOf({ width: W, height: H, cellSize: 30, bandCount: 2 }, (x, y, b) => (b === 0 ? x - 30 : 20 - y), holes)],
+    },
   ],
   Geometric: [
     { order: 1, append: false, ResamplingType: 1 },
     { order: 2, append: true, ResamplingType: 2 },
     { order: 3, append: false, ResamplingType: 0 },
   ].map(({ order, append, ResamplingType }) => {
-    const src = [[0, 0], [61, 0], [0, 47], [61, 47], [30, 20], [10, 35], [50, 12], [20, 5], [45, 40], [5, 20], [33, 44], [58, 30]];
+    const src = [
+      [0, 0],
+      [61, 0],
+      [0, 47],
+      [61, 47],
+      [30, 20],
+      [10, 35],
+      [50, 12],
+      [20, 5],
+      [45, 40],
+      [5, 20],
+      [33, 44],
+      [58, 30],
+    ];
     const sourcePoints = src.map(([x, y]) => (append ? { x: x! * 30, y: -y! * 30 } : { x, y }));
-    const targetPoints = src.map(([x, y]) => ({ x: 1000 + 25 * x! + 4 * y! + (order > 1 ? 0.05 * x! * y! : 0), y: 5000 + 3 * x! - 27 * y! + (order > 2 ? 0.002 * y! ** 3 : 0) }));
+    const targetPoints = src.map(([x, y]) => ({
+      x: 1000 + 25 * x! + 4 * y! + (order > 1 ? 0.05 * x! * y! : 0),
+      y: 5000 + 3 * x! - 27 * y! + (order > 2 ? 0.002 * y! ** 3 : 0),
+    }));
     return {
       args: {
         AppendGeodataXform: append,
         ResamplingType,
-        GeodataTransforms: [{ geodataTransform: 'Polynomial', geodataTransformArguments: { sourcePoints, targetPoints, polynomialOrder: order } }],
+        GeodataTransforms: [
+          { geodataTransform: 'Polynomial', geodataTransformArguments: { sourcePoints, targetPoints, polynomialOrder: order } },
+        ],
       },
       inputs: [dem],
     };
@@ -318,18 +557,42 @@ const CASES: Record<string, readonly Case[]> = {
   ...((): Record<string, readonly Case[]> => {
     const DAY = 86400000;
     const times = Array.from({ length: 30 }, (_, k) => Date.UTC(2000, 0, 5) + k * 36 * DAY);
-    const md = { variables: [{ name: 'S', dimensions: [{ name: 'StdTime', time: true }], bandsPerSlice: 2, slices: times.map((t, k) => ({ values: [t], band: 2 * k })) }] };
-    const series = rasterOf({ width: W, height: H, cellSize: 30, bandCount: 60, extra: { multidimensional: md } }, (x, y, b) => {
-      const k = b >> 1;
-      if ((x + y + k) % 17 === 0) return Number.NaN;
-      const w = (2 * Math.PI * times[k]!) / DAY / 365.25;
-      return 50 + (b & 1 ? 12 * Math.cos(w) : 8 * Math.sin(w)) + 0.3 * x + ((x * 7919 + y * 104729 + k * 31) % 7) + (k >= 15 && x > 30 ? (b & 1 ? -40 : 35) : 0);
-    }, holes);
+    const md = {
+      variables: [
+        {
+          name: 'S',
+          dimensions: [{ name: 'StdTime', time: true }],
+          bandsPerSlice: 2,
+          slices: times.map((t, k) => ({ values: [t], band: 2 * k })),
+        },
+      ],
+    };
+    const series = rasterOf(
+      { width: W, height: H, cellSize: 30, bandCount: 60, extra: { multidimensional: md } },
+      (x, y, b) => {
+        const k = b >> 1;
+        if ((x + y + k) % 17 === 0) return Number.NaN;
+        const w = (2 * Math.PI * times[k]!) / DAY / 365.25;
+        return (
+          50 +
+          (b & 1 ? 12 * Math.cos(w) : 8 * Math.sin(w)) +
+          0.3 * x +
+          ((x * 7919 + y * 104729 + k * 31) % 7) +
+          (k >= 15 && x > 30 ? (b & 1 ? -40 : 35) : 0)
+        );
+      },
+      holes,
+    );
     const linear = byName('TrendAnalysis', {}, [series]);
     const harmonic = byName('TrendAnalysis', { RegressionType: 1, Frequency: 2 }, [series]);
     const model = byName('CCDC', { TmaskBandIDs: [0, 1] }, [series]);
-    const classes = (seed: number) => rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U8' }, (x, y) => 1 + ((x * seed + y * 3) % 4), holes);
-    const bands2 = rasterOf({ width: W, height: H, cellSize: 30, bandCount: 3, pixelType: 'U8' }, (x, y, b) => (x * 5 + y * 2 + b * 60) % 256, holes);
+    const classes = (seed: number) =>
+      rasterOf({ width: W, height: H, cellSize: 30, pixelType: 'U8' }, (x, y) => 1 + ((x * seed + y * 3) % 4), holes);
+    const bands2 = rasterOf(
+      { width: W, height: H, cellSize: 30, bandCount: 3, pixelType: 'U8' },
+      (x, y, b) => (x * 5 + y * 2 + b * 60) % 256,
+      holes,
+    );
     return {
       TrendAnalysis: [
         { args: {}, inputs: [series] },
@@ -341,7 +604,16 @@ const CASES: Record<string, readonly Case[]> = {
       ],
       Trend: [
         { args: { DimensionValues: '2005-01-01;2010-06-30' }, inputs: [linear] },
-        { args: { DimensionDefinitionType: 1, DimensionStart: '2003-01-01', DimensionEnd: '2004-01-01', DimensionInterval: 3, DimensionUnit: 'MONTHS' }, inputs: [harmonic] },
+        {
+          args: {
+            DimensionDefinitionType: 1,
+            DimensionStart: '2003-01-01',
+            DimensionEnd: '2004-01-01',
+            DimensionInterval: 3,
+            DimensionUnit: 'MONTHS',
+          },
+          inputs: [harmonic],
+        },
       ],
       TrendToRGB: [
         { args: {}, inputs: [linear] },
@@ -356,7 +628,10 @@ const CASES: Record<string, readonly Case[]> = {
       ComputeChange: [
         ...[0, 1].map((Method) => ({ args: { Method, Raster2: '$2' }, inputs: [dem, s16] })),
         ...[3, 4, 5].map((Method) => ({ args: { Method, Raster2: '$2' }, inputs: [bands, bands2] })),
-        { args: { Method: 2, Raster2: '$2', FromClassValues: [1, 2, 3, 4], ToClassValues: [4, 3, 2, 1] }, inputs: [classes(7), classes(5)] },
+        {
+          args: { Method: 2, Raster2: '$2', FromClassValues: [1, 2, 3, 4], ToClassValues: [4, 3, 2, 1] },
+          inputs: [classes(7), classes(5)],
+        },
         { args: { Method: 2, Raster2: '$2', KeepMethod: 0 }, inputs: [classes(7), classes(5)] },
       ],
     };
@@ -372,7 +647,12 @@ describe('tiled rendering equals whole rendering', () => {
     for (const [i, c] of (CASES[fn.name] ?? []).entries()) {
       it(`${fn.name} #${i} ${JSON.stringify(c.args)}`, async () => {
         const node = applyFunction(fn, c.args, c.inputs);
-        for (const tile of [[37, 53], [7, 5], [1, 3], [16, 16]] as [number, number][]) {
+        for (const tile of [
+          [37, 53],
+          [7, 5],
+          [1, 3],
+          [16, 16],
+        ] as [number, number][]) {
           expect(await tiledVersusWhole(node, tile), `tile ${tile.join('x')}`).toBeUndefined();
         }
       });

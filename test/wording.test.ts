@@ -20,10 +20,14 @@ describe('user-facing text', () => {
   it('the README and CONTRIBUTING.md name nothing outside the repository and no spec sections', () => {
     const root = resolve(import.meta.dirname, '..');
     const lines = ['README.md', 'CONTRIBUTING.md'].flatMap((f) =>
-      readFileSync(resolve(root, f), 'utf8').split('\n').map((l, i) => [`${f}:${i + 1}`, l] as const),
+      readFileSync(resolve(root, f), 'utf8')
+        .split('\n')
+        .map((l, i) => [`${f}:${i + 1}`, l] as const),
     );
     // CONTRIBUTING.md explains what "seed section N" in old code comments means: that paragraph quotes them.
-    expect(offending(lines.filter(([w, l]) => !(w.startsWith('CONTRIBUTING') && /comments|"seed section N"|"spec §N"/.test(l))))).toEqual([]);
+    expect(offending(lines.filter(([w, l]) => !(w.startsWith('CONTRIBUTING') && /comments|"seed section N"|"spec §N"/.test(l))))).toEqual(
+      [],
+    );
   });
 
   it('function summaries, argument docs and verification lines say it in their own words', () => {

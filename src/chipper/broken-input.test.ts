@@ -24,7 +24,10 @@ afterAll(() => {
   broken.done();
 });
 
-const info = { ...gridInfo({ width: 30, height: 30, bandCount: 1, pixelType: 'U8', origin: { x: 1000, y: 2000 } }), spatialReference: { wkid: 32616, metersPerUnit: 1 } };
+const info = {
+  ...gridInfo({ width: 30, height: 30, bandCount: 1, pixelType: 'U8', origin: { x: 1000, y: 2000 } }),
+  spatialReference: { wkid: 32616, metersPerUnit: 1 },
+};
 const block = allocateBlock(rect(0, 0, 30, 30), 'U8', 1);
 for (let i = 0; i < 900; i++) block.bands[0]![i] = i % 251;
 const raster = join(dir, 'raster.tif');
@@ -34,7 +37,18 @@ writeFileSync(raster, encodeGeoTiff(block, info));
 const square = (x0: number, y0: number, x1: number, y1: number) => ({
   type: 'Feature',
   properties: { classvalue: 1 },
-  geometry: { type: 'Polygon', coordinates: [[[1000 + x0, 2000 - y0], [1000 + x1, 2000 - y0], [1000 + x1, 2000 - y1], [1000 + x0, 2000 - y1], [1000 + x0, 2000 - y0]]] },
+  geometry: {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [1000 + x0, 2000 - y0],
+        [1000 + x1, 2000 - y0],
+        [1000 + x1, 2000 - y1],
+        [1000 + x0, 2000 - y1],
+        [1000 + x0, 2000 - y0],
+      ],
+    ],
+  },
 });
 
 let n = 0;
@@ -42,7 +56,13 @@ const run = (labels: unknown, options: { dryRun?: boolean } = {}) => {
   const file = join(dir, `labels${++n}.geojson`);
   writeFileSync(file, JSON.stringify(labels));
   const out = join(dir, `out${n}`);
-  return { out, result: exportTrainingData({ inputRaster: raster, inputClassData: file, tileSize: { x: 10, y: 10 }, metadataFormat: 'KITTI_rectangles', outputLocation: out }, options) };
+  return {
+    out,
+    result: exportTrainingData(
+      { inputRaster: raster, inputClassData: file, tileSize: { x: 10, y: 10 }, metadataFormat: 'KITTI_rectangles', outputLocation: out },
+      options,
+    ),
+  };
 };
 
 async function failure(p: Promise<unknown>): Promise<EngineError> {
@@ -68,20 +88,32 @@ describe('label coordinates that cannot be what the file claims', () => {
 
   it('the same GeoJSON with the crs member gives the boxes of the metres', async () => {
     for (const name of ['EPSG:32616', 'urn:ogc:def:crs:EPSG::32616']) {
-      const { out, result } = run({ type: 'FeatureCollection', crs: { type: 'name', properties: { name } }, features: [square(2, 3, 7, 9)] });
+      const { out, result } = run({
+        type: 'FeatureCollection',
+        crs: { type: 'name', properties: { name } },
+        features: [square(2, 3, 7, 9)],
+      });
       const s = await result;
       expect(s.labels).toBe(1);
-      expect(readFileSync(join(out, 'labels/000000000.txt'), 'utf8')).toBe('1 0.00 0 0.00 2.00 3.00 7.00 9.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
+      expect(readFileSync(join(out, 'labels/000000000.txt'), 'utf8')).toBe(
+        '1 0.00 0 0.00 2.00 3.00 7.00 9.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n',
+      );
     }
   });
 
   it('a crs member the engine cannot read is an error at inputClassData.crs', async () => {
-    const e = await failure(run({ type: 'FeatureCollection', crs: { type: 'link', properties: { href: 'x.prj' } }, features: [square(2, 3, 7, 9)] }).result);
+    const e = await failure(
+      run({ type: 'FeatureCollection', crs: { type: 'link', properties: { href: 'x.prj' } }, features: [square(2, 3, 7, 9)] }).result,
+    );
     expect(e).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'inputClassData.crs' });
   });
 
   it('labels entirely outside the raster are counted in the summary (library and dry run), not dropped in silence', async () => {
-    const labels = { type: 'FeatureCollection', crs: { type: 'name', properties: { name: 'EPSG:32616' } }, features: [square(2, 3, 7, 9), square(100, 100, 110, 110), square(-50, 2, -40, 8), square(28, 28, 35, 35)] };
+    const labels = {
+      type: 'FeatureCollection',
+      crs: { type: 'name', properties: { name: 'EPSG:32616' } },
+      features: [square(2, 3, 7, 9), square(100, 100, 110, 110), square(-50, 2, -40, 8), square(28, 28, 35, 35)],
+    };
     const s = await run(labels).result;
     expect(s.labelsOutsideRaster).toBe(2);
     expect(s.labels).toBe(2);
@@ -91,7 +123,12 @@ describe('label coordinates that cannot be what the file claims', () => {
 });
 
 describe('broken TIFFs: no chip is written', () => {
-  const params = (inputRaster: string, outputLocation: string) => ({ inputRaster, outputLocation, metadataFormat: 'Export_Tiles', tileSize: { x: 64, y: 64 } });
+  const params = (inputRaster: string, outputLocation: string) => ({
+    inputRaster,
+    outputLocation,
+    metadataFormat: 'Export_Tiles',
+    tileSize: { x: 64, y: 64 },
+  });
 
   it('a raster cut short fails before any chip, naming the file and the block', async () => {
     const cut = broken.cut(DEM, 'cut.tif', 300_000);

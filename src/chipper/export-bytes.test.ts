@@ -76,10 +76,23 @@ describe('representative exports keep their output', () => {
   it.each([
     [
       'PASCAL VOC, rotated PNG chips from a rule, COCO and YOLO, a validation split',
-      { metadataFormat: 'PASCAL_VOC_rectangles', inputRaster: rgb, chipFormat: 'PNG', rotationAngle: 90, labelSets: ['COCO', 'YOLO'], vocExtras: true, validationFraction: 0.4, splitBlockSize: 1 },
+      {
+        metadataFormat: 'PASCAL_VOC_rectangles',
+        inputRaster: rgb,
+        chipFormat: 'PNG',
+        rotationAngle: 90,
+        labelSets: ['COCO', 'YOLO'],
+        vocExtras: true,
+        validationFraction: 0.4,
+        splitBlockSize: 1,
+      },
       '9357b1be9f4af92d',
     ],
-    ['Panoptic_Segmentation: class rasters and instance masks, TIFF chips', { metadataFormat: 'Panoptic_Segmentation', inputInstanceData: LABELS }, 'f985fe2f1210b3a1'],
+    [
+      'Panoptic_Segmentation: class rasters and instance masks, TIFF chips',
+      { metadataFormat: 'Panoptic_Segmentation', inputInstanceData: LABELS },
+      'f985fe2f1210b3a1',
+    ],
   ])('%s', async (name, params, expected) => {
     const out = join(dir, name.split(/\W/)[0]!);
     await exportTrainingData({ ...base, outputLocation: out, ...params });
@@ -99,7 +112,8 @@ describe('a resume after a hard kill', () => {
     };
     await expect(exportTrainingData({ ...params, outputLocation: out }, { onProgress: kill })).rejects.toThrow('killed');
     // What a SIGKILL between a write and its rename leaves: the next chip's files under temporary names.
-    for (const f of ['images/000000003.tif', 'images/000000003.tfw', 'labels/000000003.tif.aux.xml']) writeFileSync(join(out, `${f}.part-99999`), 'cut');
+    for (const f of ['images/000000003.tif', 'images/000000003.tfw', 'labels/000000003.tif.aux.xml'])
+      writeFileSync(join(out, `${f}.part-99999`), 'cut');
     const s = await exportTrainingData({ ...params, outputLocation: out, resume: true });
     expect([chips, s.resumedFrom]).toEqual([3, 3]);
     expect(existsSync(join(out, 'images/000000003.tif.part-99999'))).toBe(false);

@@ -22,14 +22,21 @@ const files = closingOpener();
 const openRaster = files.open;
 afterEach(files.closeAll);
 
-const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
-if (!hasGdal) console.warn('[chipper export.test] gdalinfo or python3-gdal not found: the GDAL/xml.etree cross-checks are SKIPPED (install gdal-bin and python3-gdal to run them)');
+const hasGdal =
+  spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
+if (!hasGdal)
+  console.warn(
+    '[chipper export.test] gdalinfo or python3-gdal not found: the GDAL/xml.etree cross-checks are SKIPPED (install gdal-bin and python3-gdal to run them)',
+  );
 
 const dir = mkdtempSync(join(tmpdir(), 'rf-chipper-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // The raster: 3 x U8 bands, band b pixel (x, y) = (x + 7y + 50b) % 256.
-const info = { ...gridInfo({ width: 30, height: 30, bandCount: 3, pixelType: 'U8', origin: { x: 1000, y: 2000 } }), spatialReference: { wkid: 32616, metersPerUnit: 1 } };
+const info = {
+  ...gridInfo({ width: 30, height: 30, bandCount: 3, pixelType: 'U8', origin: { x: 1000, y: 2000 } }),
+  spatialReference: { wkid: 32616, metersPerUnit: 1 },
+};
 const block = allocateBlock(rect(0, 0, 30, 30), 'U8', 3);
 for (let b = 0; b < 3; b++) for (let i = 0; i < 900; i++) block.bands[b]![i] = ((i % 30) + 7 * Math.floor(i / 30) + 50 * b) % 256;
 const rasterPath = join(dir, 'raster.tif');
@@ -37,7 +44,13 @@ writeFileSync(rasterPath, encodeGeoTiff(block, info));
 
 /** A rectangle polygon from pixel corners (x0, y0) - (x1, y1), in map coordinates. */
 const box = (x0: number, y0: number, x1: number, y1: number): number[][][] => [
-  [[1000 + x0, 2000 - y0], [1000 + x0, 2000 - y1], [1000 + x1, 2000 - y1], [1000 + x1, 2000 - y0], [1000 + x0, 2000 - y0]],
+  [
+    [1000 + x0, 2000 - y0],
+    [1000 + x0, 2000 - y1],
+    [1000 + x1, 2000 - y1],
+    [1000 + x1, 2000 - y0],
+    [1000 + x0, 2000 - y0],
+  ],
 ];
 const labels = {
   spatialReference: { wkid: 32616 },
@@ -113,13 +126,21 @@ describe('exportTrainingData', () => {
       { Value: 1, Name: 'pond', Color: expect.any(Array) },
       { Value: 2, Name: 'roof', Color: expect.any(Array) },
     ]);
-    const eas = JSON.parse(read(out, 'geo_accumulated_stats.json')) as { FeatureStats: { NumFeaturesPerClass: number[] }; NumTiles: number; NextTileIndex: number };
+    const eas = JSON.parse(read(out, 'geo_accumulated_stats.json')) as {
+      FeatureStats: { NumFeaturesPerClass: number[] };
+      NumTiles: number;
+      NextTileIndex: number;
+    };
     expect([eas.NumTiles, eas.NextTileIndex, eas.FeatureStats.NumFeaturesPerClass]).toEqual([4, 4, [2, 2]]);
   });
 
   it.skipIf(!hasGdal)('VOC parses with xml.etree; GDAL reads TIFF and MRF chips with the right georeferencing', async () => {
     const { out } = await run({ metadataFormat: 'PASCAL_VOC_rectangles', chipFormat: 'MRF' });
-    const py = spawnSync('/usr/bin/python3', ['-c', `
+    const py = spawnSync(
+      '/usr/bin/python3',
+      [
+        '-c',
+        `
 import xml.etree.ElementTree as ET, sys
 from osgeo import gdal
 r = ET.parse(sys.argv[1]).getroot()
@@ -127,7 +148,12 @@ o = r.find('object'); b = o.find('bndbox')
 print(r.find('filename').text, o.find('name').text, [float(b.find(k).text) for k in ('xmin','ymin','xmax','ymax')])
 d = gdal.Open(sys.argv[2])
 print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform(), d.GetRasterBand(3).ReadAsArray()[9, 9])
-`, join(out, 'labels/000000002.xml'), join(out, 'images/000000002.mrf')], { encoding: 'utf8' });
+`,
+        join(out, 'labels/000000002.xml'),
+        join(out, 'images/000000002.mrf'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(py.stderr).toBe('');
     const [voc, mrf] = py.stdout.trim().split('\n');
     expect(voc).toBe('000000002.mrf 2 [8.0, 2.0, 10.0, 5.0]');
@@ -160,7 +186,11 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
   });
 
   it('rotation: an extra chip per angle with boxes from the rotated geometry', async () => {
-    const { s, out } = await run({ metadataFormat: 'KITTI_rectangles', rotationAngle: 90, context: { extent: { xmin: 1000, ymin: 1990, xmax: 1010, ymax: 2000 } } });
+    const { s, out } = await run({
+      metadataFormat: 'KITTI_rectangles',
+      rotationAngle: 90,
+      context: { extent: { xmin: 1000, ymin: 1990, xmax: 1010, ymax: 2000 } },
+    });
     expect(s.chips).toBe(2);
     // Box [2,3]-[7,9] about the centre (5, 5), turned 90 degrees counter-clockwise: [3,3]-[9,8].
     expect(read(out, 'labels/000000001.txt')).toBe('1 0.00 0 0.00 3.00 3.00 9.00 8.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
@@ -205,8 +235,17 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
   });
 
   it('COCO and YOLO sets from the same run; a spatial train/validation split in the manifest', async () => {
-    const { out } = await run({ metadataFormat: 'PASCAL_VOC_rectangles', labelSets: ['COCO', 'YOLO'], validationFraction: 0.5, splitBlockSize: 1 });
-    const coco = JSON.parse(read(out, 'coco/annotations.json')) as { images: unknown[]; annotations: { bbox: number[]; category_id: number }[]; categories: unknown[] };
+    const { out } = await run({
+      metadataFormat: 'PASCAL_VOC_rectangles',
+      labelSets: ['COCO', 'YOLO'],
+      validationFraction: 0.5,
+      splitBlockSize: 1,
+    });
+    const coco = JSON.parse(read(out, 'coco/annotations.json')) as {
+      images: unknown[];
+      annotations: { bbox: number[]; category_id: number }[];
+      categories: unknown[];
+    };
     expect(coco.images).toHaveLength(4);
     expect(coco.annotations[0]).toMatchObject({ bbox: [2, 3, 5, 6], category_id: 1 });
     expect(read(out, 'yolo/labels/000000000.txt')).toBe('0 0.450000 0.600000 0.500000 0.600000\n');
@@ -244,8 +283,15 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
 
   it('appends with startIndex, merging statistics', async () => {
     const first = await run({ metadataFormat: 'KITTI_rectangles' });
-    await expect(exportTrainingData({ ...base, outputLocation: first.out, metadataFormat: 'KITTI_rectangles' })).rejects.toMatchObject({ path: 'outputLocation' });
-    const s = await exportTrainingData({ ...base, outputLocation: first.out, metadataFormat: 'KITTI_rectangles', context: { startIndex: 4 } });
+    await expect(exportTrainingData({ ...base, outputLocation: first.out, metadataFormat: 'KITTI_rectangles' })).rejects.toMatchObject({
+      path: 'outputLocation',
+    });
+    const s = await exportTrainingData({
+      ...base,
+      outputLocation: first.out,
+      metadataFormat: 'KITTI_rectangles',
+      context: { startIndex: 4 },
+    });
     expect([s.firstIndex, s.nextIndex]).toEqual([4, 8]);
     const eas = JSON.parse(read(first.out, 'geo_accumulated_stats.json')) as { NumTiles: number; BandStatsState: { Num: number }[] };
     expect([eas.NumTiles, eas.BandStatsState[0]!.Num]).toEqual([8, 800]);
@@ -264,7 +310,15 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
     [{ chipFormat: 'PNG', inputRaster: join(dir, 'six.tif') }, 'chipFormat'],
     [{ tileSize: { x: 64, y: 64 } }, 'tileSize'],
     [{ tileSize: { x: 0, y: 4 } }, 'tileSize.x'],
-    [{ inputClassData: { type: 'FeatureCollection', features: [{ type: 'Feature', properties: { value: 0 }, geometry: { type: 'Point', coordinates: [0, 0] } }] } }, 'inputClassData.features[0]'],
+    [
+      {
+        inputClassData: {
+          type: 'FeatureCollection',
+          features: [{ type: 'Feature', properties: { value: 0 }, geometry: { type: 'Point', coordinates: [0, 0] } }],
+        },
+      },
+      'inputClassData.features[0]',
+    ],
     [{ inputClassData: rasterPath.replace('raster.tif', 'missing.json') }, 'inputClassData'],
     [{ context: { startIndex: -1 } }, 'context.startIndex'],
     [{ additionalInputRaster: rasterPath }, 'additionalInputRaster'],
@@ -286,7 +340,10 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
     expect(c.s.chips).toBe(9); // a class raster labels every chip (0 = background)
     const lab = await (await openRaster(join(c.out, 'labels/000000003.tif'))).read(rect(0, 0, 10, 10));
     expect([lab.bands[0]![2 * 10 + 3], lab.bands[0]![2 * 10 + 6]]).toEqual([3, 0]);
-    const eas = JSON.parse(read(c.out, 'geo_accumulated_stats.json')) as { ClassPixelStats: { NumPixelsPerClass: number[] }; OutputFeatures: boolean };
+    const eas = JSON.parse(read(c.out, 'geo_accumulated_stats.json')) as {
+      ClassPixelStats: { NumPixelsPerClass: number[] };
+      OutputFeatures: boolean;
+    };
     expect([eas.OutputFeatures, eas.ClassPixelStats.NumPixelsPerClass]).toEqual([false, [9, 20]]);
     const k = await run({ metadataFormat: 'KITTI_rectangles', inputClassData: classPath });
     expect(read(k.out, 'labels/000000003.txt')).toBe('3 0.00 0 0.00 3.00 2.00 6.00 5.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
@@ -294,9 +351,25 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
   });
 
   it('PIXEL_SPACE labels, several raster items (processAllRasterItems), PNG chips from a rule with world files', async () => {
-    const pixelLabels = { type: 'FeatureCollection', features: [{ type: 'Feature', properties: { value: 4 }, geometry: { type: 'Polygon', coordinates: box(2, 3, 7, 9).map((r) => r.map(([x, y]) => [x! - 1000, 2000 - y!])) } }] };
+    const pixelLabels = {
+      type: 'FeatureCollection',
+      features: [
+        {
+          type: 'Feature',
+          properties: { value: 4 },
+          geometry: { type: 'Polygon', coordinates: box(2, 3, 7, 9).map((r) => r.map(([x, y]) => [x! - 1000, 2000 - y!])) },
+        },
+      ],
+    };
     const rule = { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2, 1, 0], Raster: { url: rasterPath } } };
-    const { s, out } = await run({ inputRaster: [rule, rasterPath], processAllRasterItems: true, referenceSystem: 'PIXEL_SPACE', inputClassData: pixelLabels, metadataFormat: 'KITTI_rectangles', chipFormat: 'PNG' });
+    const { s, out } = await run({
+      inputRaster: [rule, rasterPath],
+      processAllRasterItems: true,
+      referenceSystem: 'PIXEL_SPACE',
+      inputClassData: pixelLabels,
+      metadataFormat: 'KITTI_rectangles',
+      chipFormat: 'PNG',
+    });
     expect(s.chips).toBe(2); // chip (0, 0) of each item
     expect(read(out, 'labels/000000001.txt')).toBe('4 0.00 0 0.00 2.00 3.00 7.00 9.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
     expect(read(out, 'images/000000000.pgw').split('\n').map(Number).slice(0, 6)).toEqual([1, 0, 0, -1, 1000.5, 1999.5]);
@@ -306,7 +379,12 @@ print(d.GetDriver().ShortName, d.RasterXSize, d.RasterCount, d.GetGeoTransform()
   });
 
   it('context.cellSize resamples through the engine (Resample), labels follow the new grid', async () => {
-    const { s, out } = await run({ metadataFormat: 'KITTI_rectangles', tileSize: { x: 5, y: 5 }, bufferRadius: 0, context: { cellSize: 2 } });
+    const { s, out } = await run({
+      metadataFormat: 'KITTI_rectangles',
+      tileSize: { x: 5, y: 5 },
+      bufferRadius: 0,
+      context: { cellSize: 2 },
+    });
     // 15 x 15 pixels of 2 m: A (map 1002..1007 x 1991..1997) is pixels 1..3.5 x 1.5..4.5 of chip (0, 0).
     expect(read(out, 'labels/000000000.txt')).toBe('1 0.00 0 0.00 1.00 1.50 3.50 4.50 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n');
     const chip = await openRaster(join(out, 'images/000000000.tif'));

@@ -40,9 +40,29 @@ import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
 import { openInputs, type ExportInputs, type RasterOpener } from './inputs.js';
 import { folderState, Journal, type ChipEntry, type EarlierExport } from './journal.js';
-import { LABEL_SETS, LABEL_WRITERS, type ChipLabels, type LabelChip, type LabelContext, type LabelSet, type LabelWriter } from './label-writers.js';
+import {
+  LABEL_SETS,
+  LABEL_WRITERS,
+  type ChipLabels,
+  type LabelChip,
+  type LabelContext,
+  type LabelSet,
+  type LabelWriter,
+} from './label-writers.js';
 import { classRaster, type ChipObject } from './labels.js';
-import { accumulatedStats, addChip, emptyStats, mergeStats, modelDefinition, momentsOf, statsText, vendorJson, type ChipRecordStats, type ClassInfo, type MetadataContext } from './metadata.js';
+import {
+  accumulatedStats,
+  addChip,
+  emptyStats,
+  mergeStats,
+  modelDefinition,
+  momentsOf,
+  statsText,
+  vendorJson,
+  type ChipRecordStats,
+  type ClassInfo,
+  type MetadataContext,
+} from './metadata.js';
 import { parseChipParams, type ChipParams, type RasterInput } from './params.js';
 import { renderChip } from './pixels.js';
 
@@ -130,7 +150,12 @@ interface ChipRun {
   readonly emd: MetadataContext;
 }
 
-async function exportWith(rawParams: unknown, options: ExportOptions, open: RasterOpener, creating: (out: string) => Promise<void>): Promise<ExportSummary> {
+async function exportWith(
+  rawParams: unknown,
+  options: ExportOptions,
+  open: RasterOpener,
+  creating: (out: string) => Promise<void>,
+): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
   const { signal } = options;
   const out = p.outputLocation;
@@ -152,7 +177,9 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
   const candidates = chipGrid(p, items, features, writer.chipPerFeature === true && classRasterSource === undefined);
 
   // Existing folder: journal (resume), or an earlier export (append with startIndex).
-  const { done, earlier, classes } = options.dryRun ? { done: [], earlier: undefined, classes: inputs.classes } : await folderState(p, info, inputs.classes);
+  const { done, earlier, classes } = options.dryRun
+    ? { done: [], earlier: undefined, classes: inputs.classes }
+    : await folderState(p, info, inputs.classes);
 
   const imageExt = IMAGE_EXT[p.chipFormat];
   const emd: MetadataContext = {
@@ -180,13 +207,17 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
   for (const c of candidates.slice(firstCandidate)) {
     const objects = classRasterSource ? [] : vectorObjects(c, features, boxes, p.minPolygonOverlapRatio);
     const instanceObjects = writer.instances === true ? vectorObjects(c, instances, instanceBoxes, p.minPolygonOverlapRatio) : [];
-    if (mask !== undefined && !boxInside(mask, { xmin: c.window.x, ymin: c.window.y, xmax: c.window.x + c.window.width, ymax: c.window.y + c.window.height })) {
+    if (
+      mask !== undefined &&
+      !boxInside(mask, { xmin: c.window.x, ymin: c.window.y, xmax: c.window.x + c.window.width, ymax: c.window.y + c.window.height })
+    ) {
       skipped.outsideMask++;
       continue;
     }
     planned.push({ c, objects, instanceObjects });
   }
-  const labelled = (pl: Planned): boolean => pl.objects.length > 0 || pl.instanceObjects.length > 0 || classRasterSource !== undefined || p.inputClassData === undefined;
+  const labelled = (pl: Planned): boolean =>
+    pl.objects.length > 0 || pl.instanceObjects.length > 0 || classRasterSource !== undefined || p.inputClassData === undefined;
 
   const total = candidates.length;
   if (options.dryRun) {
@@ -201,8 +232,24 @@ async function exportWith(rawParams: unknown, options: ExportOptions, open: Rast
       labels += pl.objects.length + pl.instanceObjects.length;
     }
     const pixelBytes = { U8: 1, S8: 1, U16: 2, S16: 2, U32: 4, S32: 4, F32: 4, F64: 8 }[info.pixelType as 'U8'] ?? 1;
-    const bytes = chips * p.tileSize.x * p.tileSize.y * (info.bandCount * pixelBytes + (extra ? extra.info.bandCount : 0) + (writer.rasterLabels === true ? 1 : 0));
-    return { outputLocation: out, dryRun: true, candidates: total, chips, labels, firstIndex: p.context.startIndex, nextIndex: p.context.startIndex + chips, skipped, labelsOutsideRaster, bytes, classes };
+    const bytes =
+      chips *
+      p.tileSize.x *
+      p.tileSize.y *
+      (info.bandCount * pixelBytes + (extra ? extra.info.bandCount : 0) + (writer.rasterLabels === true ? 1 : 0));
+    return {
+      outputLocation: out,
+      dryRun: true,
+      candidates: total,
+      chips,
+      labels,
+      firstIndex: p.context.startIndex,
+      nextIndex: p.context.startIndex + chips,
+      skipped,
+      labelsOutsideRaster,
+      bytes,
+      classes,
+    };
   }
 
   await creating(out);
@@ -325,7 +372,15 @@ const labelSetsOf = (p: ChipParams): LabelSet[] => (Object.keys(LABEL_SETS) as L
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
  * all at once. Returns the journal entry, to be recorded once every file is in place.
  */
-async function writeChip(run: ChipRun, c: Candidate, index: number, chip: LabelChip, empty: boolean, image: PixelBlock, image2: PixelBlock | undefined): Promise<ChipEntry> {
+async function writeChip(
+  run: ChipRun,
+  c: Candidate,
+  index: number,
+  chip: LabelChip,
+  empty: boolean,
+  image: PixelBlock,
+  image2: PixelBlock | undefined,
+): Promise<ChipEntry> {
   const { p, writer, inputs } = run;
   const files = run.folder.chip(c, inputs.info);
   const imagePath = `${writer.imageFolder?.(chip, run.labels) ?? 'images'}/${chip.imageName}`;
@@ -338,7 +393,8 @@ async function writeChip(run: ChipRun, c: Candidate, index: number, chip: LabelC
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);
-      for (const set of labelSetsOf(p)) Object.assign(sets, await LABEL_SETS[set].chip(labels.objects ?? chip.objects, chip, run.labels, files));
+      for (const set of labelSetsOf(p))
+        Object.assign(sets, await LABEL_SETS[set].chip(labels.objects ?? chip.objects, chip, run.labels, files));
     })(),
   ]);
   const objects = labels.objects ?? chip.objects;
@@ -348,7 +404,10 @@ async function writeChip(run: ChipRun, c: Candidate, index: number, chip: LabelC
   let mapLine = '';
   if (!(writer.mapLineNeedsLabels === true && labels.tokens.length === 0)) {
     if (labels.tokens.length === 0) mapLine = `${wsl(tokens.join(' '))}${sep ? ' ' : ''}`;
-    else mapLine = sep ? `${tokens.map(wsl).join(' ')}  ${labels.tokens.map(wsl).join(' ')} ` : `${[...tokens, ...labels.tokens].map(wsl).join(' ')}`;
+    else
+      mapLine = sep
+        ? `${tokens.map(wsl).join(' ')}  ${labels.tokens.map(wsl).join(' ')} `
+        : `${[...tokens, ...labels.tokens].map(wsl).join(' ')}`;
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
@@ -379,7 +438,12 @@ async function writeChip(run: ChipRun, c: Candidate, index: number, chip: LabelC
  * stats.txt, manifest.json, the split lists, the label sets' files, and the EAS last (its presence
  * marks a finished export).
  */
-async function writeMetadata(run: ChipRun, written: readonly ChipEntry[], earlier: EarlierExport | undefined, classValues: readonly number[]): Promise<{ bytes: number; labels: number; nextIndex: number }> {
+async function writeMetadata(
+  run: ChipRun,
+  written: readonly ChipEntry[],
+  earlier: EarlierExport | undefined,
+  classValues: readonly number[],
+): Promise<{ bytes: number; labels: number; nextIndex: number }> {
   const { p, emd, folder } = run;
   const stats = emptyStats(run.inputs.info.bandCount, run.inputs.extra?.info.bandCount);
   if (earlier) mergeStats(stats, earlier.stats);
@@ -403,12 +467,32 @@ async function writeMetadata(run: ChipRun, written: readonly ChipEntry[], earlie
     strideSize: p.strideSize,
     validationFraction: p.validationFraction,
     splitBlockSize: p.splitBlockSize,
-    chips: written.map((e) => ({ index: e.index, image: e.image, item: e.item, window: e.window, angle: e.angle, split: e.split, labels: e.labels })),
+    chips: written.map((e) => ({
+      index: e.index,
+      image: e.image,
+      item: e.item,
+      window: e.window,
+      angle: e.angle,
+      split: e.split,
+      labels: e.labels,
+    })),
   };
   bytes += await folder.write('manifest.json', `${JSON.stringify(manifest, null, 1)}\n`);
   if (p.validationFraction > 0) {
-    bytes += await folder.write('train.txt', written.filter((e) => e.split === 'train').map((e) => `${e.image}\n`).join(''));
-    bytes += await folder.write('valid.txt', written.filter((e) => e.split === 'valid').map((e) => `${e.image}\n`).join(''));
+    bytes += await folder.write(
+      'train.txt',
+      written
+        .filter((e) => e.split === 'train')
+        .map((e) => `${e.image}\n`)
+        .join(''),
+    );
+    bytes += await folder.write(
+      'valid.txt',
+      written
+        .filter((e) => e.split === 'valid')
+        .map((e) => `${e.image}\n`)
+        .join(''),
+    );
   }
   for (const set of labelSetsOf(p)) bytes += await LABEL_SETS[set].finish(written, run.labels, folder);
   // The EAS last: its presence marks a finished export.
@@ -420,7 +504,10 @@ async function writeMetadata(run: ChipRun, written: readonly ChipEntry[], earlie
 async function exportCycleGan(p: ChipParams, options: ExportOptions): Promise<ExportSummary> {
   const base = { ...(paramsEcho(p) as Record<string, unknown>), metadataFormat: 'Export_Tiles', additionalInputRaster: undefined };
   const a = await exportTrainingData({ ...base, outputLocation: join(p.outputLocation, 'A') }, options);
-  const b = await exportTrainingData({ ...base, inputRaster: rasterEcho(p.additionalInputRaster!), outputLocation: join(p.outputLocation, 'B') }, options);
+  const b = await exportTrainingData(
+    { ...base, inputRaster: rasterEcho(p.additionalInputRaster!), outputLocation: join(p.outputLocation, 'B') },
+    options,
+  );
   for (const side of ['A', 'B']) {
     for (const f of ['geo_model_definition.emd', 'geo_accumulated_stats.json']) {
       const path = join(p.outputLocation, side, f);
@@ -438,7 +525,8 @@ async function exportCycleGan(p: ChipParams, options: ExportOptions): Promise<Ex
   };
 }
 
-const rasterEcho = (r: RasterInput): unknown => (r.kind === 'rule' ? r.rule : r.rule !== undefined ? { url: r.location, renderingRule: r.rule } : r.location);
+const rasterEcho = (r: RasterInput): unknown =>
+  r.kind === 'rule' ? r.rule : r.rule !== undefined ? { url: r.location, renderingRule: r.rule } : r.location;
 
 /** Parameters back in wire form (for the CycleGAN sub-exports). */
 function paramsEcho(p: ChipParams): unknown {
@@ -461,4 +549,3 @@ function paramsEcho(p: ChipParams): unknown {
     resume: p.resume,
   };
 }
-

@@ -66,7 +66,14 @@ function transformBetween(
 }
 
 function numberArray(v: unknown, path: string): number[] {
-  if (!Array.isArray(v) || v.length < 2 || typeof v[0] !== 'number' || typeof v[1] !== 'number' || !Number.isFinite(v[0]) || !Number.isFinite(v[1])) {
+  if (
+    !Array.isArray(v) ||
+    v.length < 2 ||
+    typeof v[0] !== 'number' ||
+    typeof v[1] !== 'number' ||
+    !Number.isFinite(v[0]) ||
+    !Number.isFinite(v[1])
+  ) {
     throw bad(path, `expected a coordinate [x, y], got ${JSON.stringify(v)?.slice(0, 60)}`);
   }
   return v as number[];
@@ -86,7 +93,11 @@ function ringOf(coords: unknown, path: string): Ring {
 }
 
 function pointsToPolygons(points: number[][], radius: number | undefined): MultiPolygon {
-  return points.map(([x, y]) => (radius !== undefined && radius > 0 ? circle(x!, y!, radius) : ([[x!, y!, x! + 1e-9, y!, x! + 1e-9, y! + 1e-9, x!, y! + 1e-9]] as Polygon)));
+  return points.map(([x, y]) =>
+    radius !== undefined && radius > 0
+      ? circle(x!, y!, radius)
+      : ([[x!, y!, x! + 1e-9, y!, x! + 1e-9, y! + 1e-9, x!, y! + 1e-9]] as Polygon),
+  );
 }
 
 /** GeoJSON geometry -> multipolygon (in its own CRS). */
@@ -108,7 +119,10 @@ function geoJsonGeometry(g: unknown, path: string, radius: number | undefined): 
       return pointsToPolygons([numberArray(coordinates, cp)], radius);
     case 'MultiPoint':
       if (!Array.isArray(coordinates)) throw bad(cp, 'expected an array of positions');
-      return pointsToPolygons(coordinates.map((c, i) => numberArray(c, `${cp}[${i}]`)), radius);
+      return pointsToPolygons(
+        coordinates.map((c, i) => numberArray(c, `${cp}[${i}]`)),
+        radius,
+      );
     case 'GeometryCollection':
       if (!Array.isArray(geometries)) throw bad(`${path}.geometries`, 'expected an array of geometries');
       return geometries.flatMap((x, i) => geoJsonGeometry(x, `${path}.geometries[${i}]`, radius));
@@ -143,7 +157,11 @@ function esriGeometry(g: unknown, path: string, radius: number | undefined): Mul
     return polys;
   }
   if (typeof o.x === 'number' && typeof o.y === 'number') return pointsToPolygons([[o.x, o.y]], radius);
-  if (Array.isArray(o.points)) return pointsToPolygons(o.points.map((c, i) => numberArray(c, `${path}.points[${i}]`)), radius);
+  if (Array.isArray(o.points))
+    return pointsToPolygons(
+      o.points.map((c, i) => numberArray(c, `${path}.points[${i}]`)),
+      radius,
+    );
   if (typeof o.xmin === 'number') {
     const e = o as unknown as { xmin: number; ymin: number; xmax: number; ymax: number };
     return [[[e.xmin, e.ymin, e.xmax, e.ymin, e.xmax, e.ymax, e.xmin, e.ymax]]];
@@ -176,7 +194,8 @@ function geoJsonCrs(doc: { crs?: unknown }, path: string): SpatialReference | un
     );
   }
   const wkid = Number(epsg);
-  if (proj4ForEpsg(wkid) === undefined) throw bad(`${path}.crs`, `EPSG:${wkid} (the crs member) is not a spatial reference the engine knows`);
+  if (proj4ForEpsg(wkid) === undefined)
+    throw bad(`${path}.crs`, `EPSG:${wkid} (the crs member) is not a spatial reference the engine knows`);
   return { wkid };
 }
 
@@ -209,7 +228,8 @@ function checkLonLat(g: MultiPolygon, index: number, o: ReadFeaturesOptions): vo
 
 /** Read label features from parsed GeoJSON or Esri JSON. */
 export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeature[] {
-  if (json === null || typeof json !== 'object') throw bad(o.path, 'label data must be a GeoJSON FeatureCollection or an Esri JSON feature set');
+  if (json === null || typeof json !== 'object')
+    throw bad(o.path, 'label data must be a GeoJSON FeatureCollection or an Esri JSON feature set');
   const doc = json as { type?: unknown; features?: unknown; spatialReference?: { wkid?: number; latestWkid?: number; wkt?: string } };
   const isGeoJson = doc.type === 'FeatureCollection' || doc.type === 'Feature';
   const list = doc.type === 'Feature' ? [doc] : doc.features;
@@ -236,7 +256,11 @@ export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeatur
     let raw: unknown = 1;
     if (field !== undefined) {
       raw = pick(props, [field]);
-      if (raw === undefined) throw bad(`${fp}.${isGeoJson ? 'properties' : 'attributes'}`, `the feature has no field ${JSON.stringify(o.classValueField)} (classValueField)`);
+      if (raw === undefined)
+        throw bad(
+          `${fp}.${isGeoJson ? 'properties' : 'attributes'}`,
+          `the feature has no field ${JSON.stringify(o.classValueField)} (classValueField)`,
+        );
     } else {
       raw = pick(props, ['value', 'classvalue']) ?? 1;
     }
@@ -247,10 +271,18 @@ export function readFeatures(json: unknown, o: ReadFeaturesOptions): LabelFeatur
     if (classValue === 0) throw bad(fp, 'class value 0 is reserved for background/NoData; use 1 or more');
     const name = pick(props, ['classname', 'class_name', 'name']);
     if (feat.geometry === null || feat.geometry === undefined) return; // null geometry: no label
-    let geometry = isGeoJson ? geoJsonGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius) : esriGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius);
+    let geometry = isGeoJson
+      ? geoJsonGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius)
+      : esriGeometry(feat.geometry, `${fp}.geometry`, o.bufferRadius);
     if (isGeoJson && declared === undefined) checkLonLat(geometry, i, o);
     if (transform !== undefined) geometry = mapPoints(geometry, transform);
-    out.push({ classValue, className: typeof name === 'string' && name !== '' ? name : String(classValue), geometry, area: area(geometry), index: i });
+    out.push({
+      classValue,
+      className: typeof name === 'string' && name !== '' ? name : String(classValue),
+      geometry,
+      area: area(geometry),
+      index: i,
+    });
   });
   return out;
 }

@@ -26,7 +26,11 @@ export const exists = (path: string): Promise<boolean> =>
 const TEMPORARY = /\.part-\d+$/;
 
 /** Write `data` to `path` through a temporary name; returns the bytes written. */
-export async function writeAtomic(path: string, data: string | Uint8Array, makeDir: (dir: string) => Promise<unknown> = (dir) => mkdir(dir, { recursive: true })): Promise<number> {
+export async function writeAtomic(
+  path: string,
+  data: string | Uint8Array,
+  makeDir: (dir: string) => Promise<unknown> = (dir) => mkdir(dir, { recursive: true }),
+): Promise<number> {
   await makeDir(dirname(path));
   const tmp = `${path}.part-${process.pid}`;
   await writeFile(tmp, data);
@@ -116,7 +120,13 @@ export class ChipFiles {
     const worldFile = this.file(`${rel.slice(0, -ext.length)}${WORLD_EXT[ext] ?? 'wld'}`, `${world}\n`);
     const sr = rasterInfo.spatialReference;
     const srs = sr?.wkt ?? (sr?.wkid !== undefined ? `EPSG:${sr.wkid}` : undefined);
-    const aux = ['<PAMDataset>', ...(srs ? [`  <SRS>${srs.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</SRS>`] : []), `  <GeoTransform>${gt.map((v) => v.toPrecision(17)).join(', ')}</GeoTransform>`, '</PAMDataset>', ''];
+    const aux = [
+      '<PAMDataset>',
+      ...(srs ? [`  <SRS>${srs.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</SRS>`] : []),
+      `  <GeoTransform>${gt.map((v) => v.toPrecision(17)).join(', ')}</GeoTransform>`,
+      '</PAMDataset>',
+      '',
+    ];
     await all([worldFile, this.file(`${rel}.aux.xml`, aux.join('\n'))]);
   }
 }

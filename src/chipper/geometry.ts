@@ -169,7 +169,8 @@ function onBoundary(poly: Polygon, x: number, y: number, eps = 1e-9): boolean {
       const by = ring[i + 1]!;
       const cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
       if (Math.abs(cross) > eps * Math.hypot(bx - ax, by - ay)) continue;
-      if (x >= Math.min(ax, bx) - eps && x <= Math.max(ax, bx) + eps && y >= Math.min(ay, by) - eps && y <= Math.max(ay, by) + eps) return true;
+      if (x >= Math.min(ax, bx) - eps && x <= Math.max(ax, bx) + eps && y >= Math.min(ay, by) - eps && y <= Math.max(ay, by) + eps)
+        return true;
     }
   }
   return false;
@@ -186,7 +187,8 @@ export function boxInside(mp: MultiPolygon, b: Box): boolean {
   for (const poly of mp) {
     let all = true;
     // Corners on the polygon's boundary count as inside (a chip may touch the mask's edge).
-    for (let k = 0; k < 8 && all; k += 2) all = pointInPolygon(poly, corners[k]!, corners[k + 1]!) || onBoundary(poly, corners[k]!, corners[k + 1]!);
+    for (let k = 0; k < 8 && all; k += 2)
+      all = pointInPolygon(poly, corners[k]!, corners[k + 1]!) || onBoundary(poly, corners[k]!, corners[k + 1]!);
     if (!all) continue;
     let crossed = false;
     for (const ring of poly) {

@@ -28,7 +28,12 @@ export interface Candidate {
  * (or, `perFeature`, one chip per feature touching the processing window), each followed by its
  * rotations.
  */
-export function chipGrid(p: ChipParams, items: readonly OpenedRaster[], features: readonly LabelFeature[], perFeature: boolean): Candidate[] {
+export function chipGrid(
+  p: ChipParams,
+  items: readonly OpenedRaster[],
+  features: readonly LabelFeature[],
+  perFeature: boolean,
+): Candidate[] {
   const candidates: Candidate[] = [];
   const angles = p.rotationAngle === 0 ? [] : p.rotationMode === 'single' ? [p.rotationAngle] : multiples(p.rotationAngle);
   const push = (item: number, window: Rect, feature?: LabelFeature): void => {
@@ -53,7 +58,8 @@ export function chipGrid(p: ChipParams, items: readonly OpenedRaster[], features
       }
     } else {
       for (const y of starts(area.y, area.height, p.tileSize.y, p.strideSize.y, p.edgeMode)) {
-        for (const x of starts(area.x, area.width, p.tileSize.x, p.strideSize.x, p.edgeMode)) push(k, rect(x, y, p.tileSize.x, p.tileSize.y));
+        for (const x of starts(area.x, area.width, p.tileSize.x, p.strideSize.x, p.edgeMode))
+          push(k, rect(x, y, p.tileSize.x, p.tileSize.y));
       }
     }
   }
@@ -67,7 +73,8 @@ function processingWindow(p: ChipParams, info: RasterInfo): Rect {
   const x1 = Math.min(info.width, Math.ceil((e.xmax - info.extent.xmin) / info.cellSize.x - 1e-9));
   const y0 = Math.max(0, Math.floor((info.extent.ymax - e.ymax) / info.cellSize.y + 1e-9));
   const y1 = Math.min(info.height, Math.ceil((info.extent.ymax - e.ymin) / info.cellSize.y - 1e-9));
-  if (x1 <= x0 || y1 <= y0) throw new EngineError('INVALID_ARGUMENT', 'context.extent does not overlap the raster', { path: 'context.extent' });
+  if (x1 <= x0 || y1 <= y0)
+    throw new EngineError('INVALID_ARGUMENT', 'context.extent does not overlap the raster', { path: 'context.extent' });
   return rect(x0, y0, x1 - x0, y1 - y0);
 }
 
@@ -101,7 +108,12 @@ function multiples(angle: number): number[] {
  * How many features (in `info`'s pixel space, or each item's own in PIXEL_SPACE) have no area
  * inside any raster item: labels a user gave that can label no chip.
  */
-export function countOutside(features: readonly LabelFeature[], items: readonly OpenedRaster[], info: RasterInfo, pixelSpace: boolean): number {
+export function countOutside(
+  features: readonly LabelFeature[],
+  items: readonly OpenedRaster[],
+  info: RasterInfo,
+  pixelSpace: boolean,
+): number {
   const regions: Box[] = items.map((it) =>
     pixelSpace
       ? { xmin: 0, ymin: 0, xmax: it.info.width, ymax: it.info.height }
@@ -205,7 +217,14 @@ export function vectorObjects(c: Candidate, features: readonly LabelFeature[], b
       // A point without buffer: a zero-area box where it falls inside the chip.
       const pb = boxOf(g);
       if (whole === 0 && pb.xmin >= 0 && pb.xmin <= w && pb.ymin >= 0 && pb.ymin <= h) {
-        out.push({ classValue: f.classValue, className: f.className, geometry: [], box: { xmin: pb.xmin, ymin: pb.ymin, xmax: pb.xmin, ymax: pb.ymin }, truncated: false, area: f.area });
+        out.push({
+          classValue: f.classValue,
+          className: f.className,
+          geometry: [],
+          box: { xmin: pb.xmin, ymin: pb.ymin, xmax: pb.xmin, ymax: pb.ymin },
+          truncated: false,
+          area: f.area,
+        });
       }
       return;
     }
@@ -213,7 +232,14 @@ export function vectorObjects(c: Candidate, features: readonly LabelFeature[], b
     if (minOverlap > 0 && whole > 0 && part / whole < minOverlap) return;
     const b0 = boxOf(inside);
     const box = { xmin: Math.max(0, b0.xmin), ymin: Math.max(0, b0.ymin), xmax: Math.min(w, b0.xmax), ymax: Math.min(h, b0.ymax) };
-    out.push({ classValue: f.classValue, className: f.className, geometry: inside, box, truncated: part < whole * (1 - 1e-9), area: f.area });
+    out.push({
+      classValue: f.classValue,
+      className: f.className,
+      geometry: inside,
+      box,
+      truncated: part < whole * (1 - 1e-9),
+      area: f.area,
+    });
   });
   return out;
 }
@@ -255,8 +281,14 @@ export function componentObjects(labels: ArrayLike<number>, w: number, h: number
     }
     // Geometry: the component's pixels as unit squares would be exact but large; its box serves the
     // box formats, and masks are rasterized from the class chip directly.
-    out.push({ classValue: v, className: names.get(v) ?? String(v), geometry: [[[xmin, ymin, xmax, ymin, xmax, ymax, xmin, ymax]]], box: { xmin, ymin, xmax, ymax }, truncated: false, area: ring.length });
+    out.push({
+      classValue: v,
+      className: names.get(v) ?? String(v),
+      geometry: [[[xmin, ymin, xmax, ymin, xmax, ymax, xmin, ymax]]],
+      box: { xmin, ymin, xmax, ymax },
+      truncated: false,
+      area: ring.length,
+    });
   }
   return out;
 }
-

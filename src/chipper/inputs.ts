@@ -49,28 +49,56 @@ export interface ExportInputs {
   readonly instanceClasses?: ClassInfo[];
 }
 
-export async function openInputs(p: ChipParams, writer: LabelWriter, open: RasterOpener, signal: AbortSignal | undefined): Promise<ExportInputs> {
+export async function openInputs(
+  p: ChipParams,
+  writer: LabelWriter,
+  open: RasterOpener,
+  signal: AbortSignal | undefined,
+): Promise<ExportInputs> {
   // Rasters.
   const items: OpenedRaster[] = [];
-  for (const [i, input] of p.inputRasters.entries()) items.push(await openInput(open, input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster', p.context.cellSize));
+  for (const [i, input] of p.inputRasters.entries())
+    items.push(await openInput(open, input, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster', p.context.cellSize));
   if (items.length > 1 && !p.processAllRasterItems) {
-    throw new EngineError('INVALID_ARGUMENT', 'several input rasters need processAllRasterItems: true (mosaicking rasters is not supported)', { path: 'processAllRasterItems' });
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      'several input rasters need processAllRasterItems: true (mosaicking rasters is not supported)',
+      { path: 'processAllRasterItems' },
+    );
   }
   const info = items[0]!.info;
   for (const [i, it] of items.entries()) {
     if (it.info.bandCount !== info.bandCount || it.info.pixelType !== info.pixelType) {
-      throw new EngineError('INVALID_ARGUMENT', `every raster item must have ${info.bandCount} ${info.pixelType} band(s); item ${i} has ${it.info.bandCount} ${it.info.pixelType}`, { path: `inputRaster[${i}]` });
+      throw new EngineError(
+        'INVALID_ARGUMENT',
+        `every raster item must have ${info.bandCount} ${info.pixelType} band(s); item ${i} has ${it.info.bandCount} ${it.info.pixelType}`,
+        { path: `inputRaster[${i}]` },
+      );
     }
     if (p.tileSize.x > it.info.width && p.tileSize.y > it.info.height && writer.chipPerFeature !== true) {
-      throw new EngineError('INVALID_ARGUMENT', `the chip (${p.tileSize.x} x ${p.tileSize.y}) is larger than the raster (${it.info.width} x ${it.info.height})`, { path: 'tileSize' });
+      throw new EngineError(
+        'INVALID_ARGUMENT',
+        `the chip (${p.tileSize.x} x ${p.tileSize.y}) is larger than the raster (${it.info.width} x ${it.info.height})`,
+        { path: 'tileSize' },
+      );
     }
   }
   if ((p.chipFormat === 'PNG' || p.chipFormat === 'JPEG') && (info.bandCount > 3 || info.pixelType !== 'U8')) {
-    throw new EngineError('INVALID_ARGUMENT', `${p.chipFormat} chips hold at most 3 bands of 8-bit data; the input has ${info.bandCount} ${info.pixelType} band(s): use TIFF or MRF, or a rule (ExtractBand, Stretch) making 3 x U8`, { path: 'chipFormat' });
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `${p.chipFormat} chips hold at most 3 bands of 8-bit data; the input has ${info.bandCount} ${info.pixelType} band(s): use TIFF or MRF, or a rule (ExtractBand, Stretch) making 3 x U8`,
+      { path: 'chipFormat' },
+    );
   }
-  const extra = p.additionalInputRaster ? await openInput(open, p.additionalInputRaster, 'additionalInputRaster', p.context.cellSize) : undefined;
+  const extra = p.additionalInputRaster
+    ? await openInput(open, p.additionalInputRaster, 'additionalInputRaster', p.context.cellSize)
+    : undefined;
   if (extra !== undefined && !sameGrid(extra.info, info)) {
-    throw new EngineError('UNSUPPORTED_INPUT', 'additionalInputRaster must lie on the input raster\'s grid (same extent and cell size); align it first (Resample/Clip rule)', { path: 'additionalInputRaster' });
+    throw new EngineError(
+      'UNSUPPORTED_INPUT',
+      "additionalInputRaster must lie on the input raster's grid (same extent and cell size); align it first (Resample/Clip rule)",
+      { path: 'additionalInputRaster' },
+    );
   }
 
   // Labels.
@@ -80,23 +108,46 @@ export async function openInputs(p: ChipParams, writer: LabelWriter, open: Raste
   let classRasterSource: OpenedRaster | undefined;
   if (p.inputClassData !== undefined) {
     if (isRasterLocation(p.inputClassData)) {
-      classRasterSource = await openInput(open, { kind: 'location', location: (p.inputClassData as { location: string }).location }, 'inputClassData', p.context.cellSize, true);
+      classRasterSource = await openInput(
+        open,
+        { kind: 'location', location: (p.inputClassData as { location: string }).location },
+        'inputClassData',
+        p.context.cellSize,
+        true,
+      );
       const ci = classRasterSource.info;
       if (ci.bandCount !== 1 || ci.pixelType.startsWith('F') || ci.pixelType.startsWith('C')) {
-        throw new EngineError('INVALID_ARGUMENT', `a class raster must have one integer band; it has ${ci.bandCount} ${ci.pixelType}`, { path: 'inputClassData' });
+        throw new EngineError('INVALID_ARGUMENT', `a class raster must have one integer band; it has ${ci.bandCount} ${ci.pixelType}`, {
+          path: 'inputClassData',
+        });
       }
       if (!sameGrid(ci, info)) {
-        throw new EngineError('UNSUPPORTED_INPUT', "the class raster must lie on the input raster's grid (same extent and cell size)", { path: 'inputClassData' });
+        throw new EngineError('UNSUPPORTED_INPUT', "the class raster must lie on the input raster's grid (same extent and cell size)", {
+          path: 'inputClassData',
+        });
       }
     } else {
       const json = await readJsonLocation(p.inputClassData, 'inputClassData');
-      features = toPixelSpace(readFeatures(json, { classValueField: p.classValueField, bufferRadius: p.bufferRadius, target, path: 'inputClassData' }), info, pixelSpace);
+      features = toPixelSpace(
+        readFeatures(json, { classValueField: p.classValueField, bufferRadius: p.bufferRadius, target, path: 'inputClassData' }),
+        info,
+        pixelSpace,
+      );
     }
   }
   let instances: LabelFeature[] = [];
   if (p.inputInstanceData !== undefined) {
     const json = await readJsonLocation(p.inputInstanceData, 'inputInstanceData');
-    instances = toPixelSpace(readFeatures(json, { classValueField: p.instanceClassValueField ?? p.classValueField, bufferRadius: p.bufferRadius, target, path: 'inputInstanceData' }), info, pixelSpace);
+    instances = toPixelSpace(
+      readFeatures(json, {
+        classValueField: p.instanceClassValueField ?? p.classValueField,
+        bufferRadius: p.bufferRadius,
+        target,
+        path: 'inputInstanceData',
+      }),
+      info,
+      pixelSpace,
+    );
   }
   let mask: MultiPolygon | undefined;
   if (p.inputMaskPolygons !== undefined) {
@@ -116,9 +167,12 @@ export async function openInputs(p: ChipParams, writer: LabelWriter, open: Raste
   } else {
     classes = classesOf([...features, ...instances].map((f) => [f.classValue, f.className] as [number, string]));
   }
-  const instanceClasses = writer.instances === true ? classesOf(instances.map((f) => [f.classValue, f.className] as [number, string])) : undefined;
+  const instanceClasses =
+    writer.instances === true ? classesOf(instances.map((f) => [f.classValue, f.className] as [number, string])) : undefined;
   if (writer.instances === true && instances.length === 0) {
-    throw new EngineError('INVALID_ARGUMENT', `${p.metadataFormat} needs inputInstanceData with at least one feature`, { path: 'inputInstanceData' });
+    throw new EngineError('INVALID_ARGUMENT', `${p.metadataFormat} needs inputInstanceData with at least one feature`, {
+      path: 'inputInstanceData',
+    });
   }
   return {
     items,
@@ -135,9 +189,18 @@ export async function openInputs(p: ChipParams, writer: LabelWriter, open: Raste
 
 /** Whether `a` lies on `b`'s grid (same size and origin, to a millionth of a cell). */
 const sameGrid = (a: RasterInfo, b: RasterInfo): boolean =>
-  a.width === b.width && a.height === b.height && Math.abs(a.extent.xmin - b.extent.xmin) <= 1e-6 * b.cellSize.x && Math.abs(a.extent.ymax - b.extent.ymax) <= 1e-6 * b.cellSize.y;
+  a.width === b.width &&
+  a.height === b.height &&
+  Math.abs(a.extent.xmin - b.extent.xmin) <= 1e-6 * b.cellSize.x &&
+  Math.abs(a.extent.ymax - b.extent.ymax) <= 1e-6 * b.cellSize.y;
 
-async function openInput(open: RasterOpener, input: RasterInput, name: string, cellSize?: { readonly x: number; readonly y: number }, nearest = false): Promise<OpenedRaster> {
+async function openInput(
+  open: RasterOpener,
+  input: RasterInput,
+  name: string,
+  cellSize?: { readonly x: number; readonly y: number },
+  nearest = false,
+): Promise<OpenedRaster> {
   let opened: OpenedRaster;
   if (input.kind === 'location' && input.rule === undefined) {
     const src = await open(input.location).catch((e: unknown) => {
@@ -150,7 +213,10 @@ async function openInput(open: RasterOpener, input: RasterInput, name: string, c
   const cs = opened.info.cellSize;
   if (Math.abs(cs.x - cellSize.x) <= 1e-9 * cellSize.x && Math.abs(cs.y - cellSize.y) <= 1e-9 * cellSize.y) return opened;
   const inner = input.kind === 'location' && input.rule === undefined ? '$$' : input.rule;
-  const rule = { rasterFunction: 'Resample', rasterFunctionArguments: { Raster: inner, ResamplingType: nearest ? 0 : 1, OutputCellsize: { x: cellSize.x, y: cellSize.y } } };
+  const rule = {
+    rasterFunction: 'Resample',
+    rasterFunctionArguments: { Raster: inner, ResamplingType: nearest ? 0 : 1, OutputCellsize: { x: cellSize.x, y: cellSize.y } },
+  };
   return openRule(open, rule, input.kind === 'location' ? { $$: input.location } : {}, name);
 }
 
@@ -165,12 +231,18 @@ async function openRule(open: RasterOpener, rule: unknown, bound: Record<string,
   const hint = (): string =>
     `a rule given as ${name} names its rasters as plain paths or {"url": PATH} (e.g. "Raster": "scene.tif"), or applies to one raster as {"url": PATH, "renderingRule": RULE}`;
   const prefix = (path: string | undefined): string => `${name}${path ? `.${path}` : ''}`;
-  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, open, { unbound, hint }) }).catch((e: unknown) => {
-    if (e instanceof EngineError) {
-      throw new EngineError(e.code, e.message, { path: prefix(e.path), issues: e.issues.map((i) => ({ ...i, path: prefix(i.path) })), cause: e });
-    }
-    throw e;
-  });
+  const { root } = await buildGraph(rule, { registry, resolveSource: bindSources(sources, open, { unbound, hint }) }).catch(
+    (e: unknown) => {
+      if (e instanceof EngineError) {
+        throw new EngineError(e.code, e.message, {
+          path: prefix(e.path),
+          issues: e.issues.map((i) => ({ ...i, path: prefix(i.path) })),
+          cause: e,
+        });
+      }
+      throw e;
+    },
+  );
   return { root, info: root.info, recipe: { rule, sources }, name };
 }
 
@@ -197,7 +269,10 @@ const isRasterLocation = (input: LabelInput | undefined): boolean =>
 function toPixelSpace(features: LabelFeature[], info: RasterInfo, pixelSpace: boolean): LabelFeature[] {
   if (pixelSpace) return features;
   const { extent, cellSize } = info;
-  return features.map((f) => ({ ...f, geometry: mapPoints(f.geometry, (x, y) => [(x - extent.xmin) / cellSize.x, (extent.ymax - y) / cellSize.y]) }));
+  return features.map((f) => ({
+    ...f,
+    geometry: mapPoints(f.geometry, (x, y) => [(x - extent.xmin) / cellSize.x, (extent.ymax - y) / cellSize.y]),
+  }));
 }
 
 /** A deterministic, well-spread colour per class (golden-angle hues). */
@@ -219,9 +294,13 @@ export function classesOf(values: Iterable<[number, string]>): ClassInfo[] {
 
 async function classValuesOf(r: OpenedRaster, signal: AbortSignal | undefined): Promise<number[]> {
   const seen = new Set<number>();
-  const rows = Math.max(1, Math.floor(1 << 20 / Math.max(1, r.info.width)));
+  const rows = Math.max(1, Math.floor(1 << (20 / Math.max(1, r.info.width))));
   for (let y = 0; y < r.info.height; y += rows) {
-    const b = await render(r.root, { rect: rect(0, y, r.info.width, Math.min(rows, r.info.height - y)), tileSize: Math.max(r.info.width, rows), signal });
+    const b = await render(r.root, {
+      rect: rect(0, y, r.info.width, Math.min(rows, r.info.height - y)),
+      tileSize: Math.max(r.info.width, rows),
+      signal,
+    });
     const band = b.bands[0]!;
     for (let i = 0; i < band.length; i++) if (b.mask[i] && band[i] !== 0) seen.add(band[i]!);
   }

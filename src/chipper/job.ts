@@ -26,7 +26,13 @@ export const JOB_STATUSES = [
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const TERMINAL: ReadonlySet<JobStatus> = new Set(['geoJobSucceeded', 'geoJobFailed', 'geoJobTimedOut', 'geoJobCancelled', 'geoJobDeleted']);
+export const TERMINAL: ReadonlySet<JobStatus> = new Set([
+  'geoJobSucceeded',
+  'geoJobFailed',
+  'geoJobTimedOut',
+  'geoJobCancelled',
+  'geoJobDeleted',
+]);
 
 export interface JobMessage {
   readonly type: 'geoJobMessageTypeInformative' | 'geoJobMessageTypeWarning' | 'geoJobMessageTypeError';
@@ -110,12 +116,17 @@ export function createJobManager(options: JobManagerOptions = {}): JobManager {
       running++;
       job.status = 'geoJobExecuting';
       job.messages.push(info('Executing...'));
-      const timer = options.timeoutMs !== undefined ? setTimeout(() => job.controller.abort(new Error('timeout')), options.timeoutMs) : undefined;
+      const timer =
+        options.timeoutMs !== undefined ? setTimeout(() => job.controller.abort(new Error('timeout')), options.timeoutMs) : undefined;
       run(job.params, {
         signal: job.controller.signal,
         pool: options.pool,
         onProgress: (p) => {
-          job.progress = { type: 'step', message: p.message === 'done' ? 'Writing metadata' : 'Exporting image chips', percent: Math.floor((100 * p.done) / Math.max(1, p.total)) };
+          job.progress = {
+            type: 'step',
+            message: p.message === 'done' ? 'Writing metadata' : 'Exporting image chips',
+            percent: Math.floor((100 * p.done) / Math.max(1, p.total)),
+          };
         },
       })
         .then((summary) => {
@@ -127,7 +138,10 @@ export function createJobManager(options: JobManagerOptions = {}): JobManager {
         .catch((e: unknown) => {
           if (job.controller.signal.aborted) {
             const timedOut = (job.controller.signal.reason as Error | undefined)?.message === 'timeout';
-            job.messages.push({ type: timedOut ? 'geoJobMessageTypeError' : 'geoJobMessageTypeWarning', description: timedOut ? 'The job timed out.' : 'Cancelled.' });
+            job.messages.push({
+              type: timedOut ? 'geoJobMessageTypeError' : 'geoJobMessageTypeWarning',
+              description: timedOut ? 'The job timed out.' : 'Cancelled.',
+            });
             settle(job, timedOut ? 'geoJobTimedOut' : 'geoJobCancelled');
           } else {
             const err = e instanceof EngineError ? e : new EngineError('INTERNAL', String((e as Error)?.message ?? e));
@@ -178,7 +192,8 @@ export function createJobManager(options: JobManagerOptions = {}): JobManager {
     },
     result(jobId, name) {
       const job = get(jobId);
-      if (name !== 'outLocation') throw new EngineError('INVALID_ARGUMENT', `the task has no result ${JSON.stringify(name)} (outLocation)`, { path: 'paramName' });
+      if (name !== 'outLocation')
+        throw new EngineError('INVALID_ARGUMENT', `the task has no result ${JSON.stringify(name)} (outLocation)`, { path: 'paramName' });
       if (job.status !== 'geoJobSucceeded' || job.summary === undefined) {
         throw new EngineError('INVALID_ARGUMENT', `job ${jobId} has no results yet (${job.status})`, { path: 'jobId' });
       }
@@ -187,13 +202,18 @@ export function createJobManager(options: JobManagerOptions = {}): JobManager {
     input(jobId, name) {
       const job = get(jobId);
       const key = Object.keys(job.params).find((k) => k.toLowerCase() === name.toLowerCase());
-      if (key === undefined) throw new EngineError('INVALID_ARGUMENT', `job ${jobId} has no input ${JSON.stringify(name)}`, { path: 'paramName' });
+      if (key === undefined)
+        throw new EngineError('INVALID_ARGUMENT', `job ${jobId} has no input ${JSON.stringify(name)}`, { path: 'paramName' });
       return { paramName: key, dataType: typeof job.params[key] === 'string' ? 'GPString' : 'GPRecordSet', value: job.params[key] };
     },
     cancel(jobId) {
       const job = get(jobId);
       if (job.status !== 'geoJobWaiting' && job.status !== 'geoJobExecuting') {
-        throw new EngineError('INVALID_ARGUMENT', `Invalid or missing input parameters: job ${jobId} is ${job.status} and cannot be cancelled`, { path: 'jobId' });
+        throw new EngineError(
+          'INVALID_ARGUMENT',
+          `Invalid or missing input parameters: job ${jobId} is ${job.status} and cannot be cancelled`,
+          { path: 'jobId' },
+        );
       }
       if (job.status === 'geoJobWaiting') {
         job.messages.push({ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' });

@@ -59,33 +59,78 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
   let done: ChipEntry[] = [];
   const journal = await exists(journalPath);
   if (journal) {
-    if (!p.resume) throw new EngineError('INVALID_ARGUMENT', `${out} holds an unfinished export; pass "resume": true to continue it, or choose another folder`, { path: 'outputLocation' });
+    if (!p.resume)
+      throw new EngineError(
+        'INVALID_ARGUMENT',
+        `${out} holds an unfinished export; pass "resume": true to continue it, or choose another folder`,
+        { path: 'outputLocation' },
+      );
     const lines = (await readFile(journalPath, 'utf8')).split('\n');
     const head = safeJson(lines[0]) as { paramsHash?: string } | undefined;
-    if (head?.paramsHash !== paramsHash(p)) throw new EngineError('INVALID_ARGUMENT', `the unfinished export in ${out} was started with other parameters; it cannot be resumed with these`, { path: 'resume' });
-    done = lines.slice(1).map(safeJson).filter((e): e is ChipEntry => e !== undefined && typeof (e as ChipEntry).index === 'number');
+    if (head?.paramsHash !== paramsHash(p))
+      throw new EngineError(
+        'INVALID_ARGUMENT',
+        `the unfinished export in ${out} was started with other parameters; it cannot be resumed with these`,
+        { path: 'resume' },
+      );
+    done = lines
+      .slice(1)
+      .map(safeJson)
+      .filter((e): e is ChipEntry => e !== undefined && typeof (e as ChipEntry).index === 'number');
     // A kill between a file's write and its rename left its temporary: the chip is written again.
     await removeTemporaries(out);
   }
   const easPath = join(out, 'geo_accumulated_stats.json');
   if (journal || !(await exists(easPath))) return { done, classes };
-  if (p.context.startIndex === 0) throw new EngineError('INVALID_ARGUMENT', `${out} already holds an export; set context.startIndex to append to it, or choose another folder`, { path: 'outputLocation' });
+  if (p.context.startIndex === 0)
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `${out} already holds an export; set context.startIndex to append to it, or choose another folder`,
+      { path: 'outputLocation' },
+    );
   const eas = JSON.parse(await readFile(easPath, 'utf8')) as Record<string, unknown>;
   const mismatch =
-    eas.MetaDataMode !== p.metadataFormat ? `MetaDataMode ${String(eas.MetaDataMode)}` : eas.NumBands !== info.bandCount ? `NumBands ${String(eas.NumBands)}` : eas.TileSizeX !== p.tileSize.x || eas.TileSizeY !== p.tileSize.y ? 'tile size' : undefined;
+    eas.MetaDataMode !== p.metadataFormat
+      ? `MetaDataMode ${String(eas.MetaDataMode)}`
+      : eas.NumBands !== info.bandCount
+        ? `NumBands ${String(eas.NumBands)}`
+        : eas.TileSizeX !== p.tileSize.x || eas.TileSizeY !== p.tileSize.y
+          ? 'tile size'
+          : undefined;
   const oldClasses = (Array.isArray(eas.Classes) ? eas.Classes : []) as { ClassValue: number; ClassName: string }[];
-  if (mismatch) throw new EngineError('INVALID_ARGUMENT', `cannot append to ${out}: its ${mismatch} differs from this export`, { path: 'context.startIndex' });
-  const union = classesOf([...oldClasses.map((c) => [c.ClassValue, c.ClassName] as [number, string]), ...classes.map((c) => [c.value, c.name] as [number, string])]);
+  if (mismatch)
+    throw new EngineError('INVALID_ARGUMENT', `cannot append to ${out}: its ${mismatch} differs from this export`, {
+      path: 'context.startIndex',
+    });
+  const union = classesOf([
+    ...oldClasses.map((c) => [c.ClassValue, c.ClassName] as [number, string]),
+    ...classes.map((c) => [c.value, c.name] as [number, string]),
+  ]);
   if (union.length !== oldClasses.length || oldClasses.some((c, i) => union[i]?.value !== c.ClassValue)) {
-    throw new EngineError('INVALID_ARGUMENT', `cannot append to ${out}: its classes (${oldClasses.map((c) => c.ClassValue).join(', ')}) differ from this export's (${classes.map((c) => c.value).join(', ')})`, { path: 'inputClassData' });
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `cannot append to ${out}: its classes (${oldClasses.map((c) => c.ClassValue).join(', ')}) differ from this export's (${classes.map((c) => c.value).join(', ')})`,
+      { path: 'inputClassData' },
+    );
   }
-  const oldColors = new Map((Array.isArray(eas.Classes) ? (eas.Classes as { ClassValue: number; Color: [number, number, number] }[]) : []).map((c) => [c.ClassValue, c.Color]));
+  const oldColors = new Map(
+    (Array.isArray(eas.Classes) ? (eas.Classes as { ClassValue: number; Color: [number, number, number] }[]) : []).map((c) => [
+      c.ClassValue,
+      c.Color,
+    ]),
+  );
   const merged: ClassInfo[] =
-    classes.length === 0 ? oldClasses.map((c) => ({ value: c.ClassValue, name: c.ClassName, color: oldColors.get(c.ClassValue) ?? [0, 0, 0] })) : classes.map((c) => ({ ...c, color: oldColors.get(c.value) ?? c.color }));
+    classes.length === 0
+      ? oldClasses.map((c) => ({ value: c.ClassValue, name: c.ClassName, color: oldColors.get(c.ClassValue) ?? [0, 0, 0] }))
+      : classes.map((c) => ({ ...c, color: oldColors.get(c.value) ?? c.color }));
   const mapPath = join(out, 'map.txt');
   const earlier = { stats: statsFromEas(eas, merged), mapTxt: (await exists(mapPath)) ? await readFile(mapPath, 'utf8') : '' };
   if (p.context.startIndex < earlier.stats.nextIndex) {
-    throw new EngineError('INVALID_ARGUMENT', `context.startIndex ${p.context.startIndex} would overwrite chips of the existing export (its next free index is ${earlier.stats.nextIndex})`, { path: 'context.startIndex' });
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `context.startIndex ${p.context.startIndex} would overwrite chips of the existing export (its next free index is ${earlier.stats.nextIndex})`,
+      { path: 'context.startIndex' },
+    );
   }
   return { done, earlier, classes: merged };
 }
@@ -132,7 +177,11 @@ export class Journal {
   }
 }
 
-const paramsHash = (p: ChipParams): string => createHash('sha256').update(JSON.stringify({ ...p, resume: undefined })).digest('hex').slice(0, 16);
+const paramsHash = (p: ChipParams): string =>
+  createHash('sha256')
+    .update(JSON.stringify({ ...p, resume: undefined }))
+    .digest('hex')
+    .slice(0, 16);
 
 function safeJson(line: string | undefined): unknown {
   if (line === undefined || line.trim() === '') return undefined;

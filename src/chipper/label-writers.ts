@@ -117,13 +117,27 @@ const multiLabeledTiles: LabelWriter = {
   async write(chip, ctx, files) {
     const lp = `labels/${chip.stem}.xml`;
     const present = ctx.classes.filter((cl) => chip.objects.some((o) => o.classValue === cl.value)).map((cl) => cl.name);
-    await files.file(lp, vocXml(chip.imageName, chip.width, chip.height, ctx.info.bandCount, [{ name: present.join(','), box: wholeChip(chip) }], ctx.vocExtras));
+    await files.file(
+      lp,
+      vocXml(
+        chip.imageName,
+        chip.width,
+        chip.height,
+        ctx.info.bandCount,
+        [{ name: present.join(','), box: wholeChip(chip) }],
+        ctx.vocExtras,
+      ),
+    );
     return { tokens: [lp], count: present.length };
   },
 };
 
 /** Classified_Tiles (and the class raster of Panoptic_Segmentation): a class raster per chip, georeferenced like the chip. */
-async function classifiedTile(chip: LabelChip, ctx: LabelContext, files: ChipFiles): Promise<ChipLabels & { classPixels: Record<string, number> }> {
+async function classifiedTile(
+  chip: LabelChip,
+  ctx: LabelContext,
+  files: ChipFiles,
+): Promise<ChipLabels & { classPixels: Record<string, number> }> {
   const { width: w, height: h } = chip;
   const big = ctx.maxClass > 255;
   const values = chip.classValues ?? (big ? new Uint16Array(w * h) : new Uint8Array(w * h));
@@ -192,7 +206,8 @@ export const LABEL_WRITERS: Readonly<Record<MetadataFormat, LabelWriter>> = {
   // Images in one folder per class: the chip's feature's, or the class raster's majority.
   Imagenet: {
     ...tileClass,
-    imageFolder: (chip, ctx) => `images/${safeName(chip.feature ? chip.feature.className : (ctx.names.get(majority(chip.classValues)) ?? 'background'))}`,
+    imageFolder: (chip, ctx) =>
+      `images/${safeName(chip.feature ? chip.feature.className : (ctx.names.get(majority(chip.classValues)) ?? 'background'))}`,
   },
   Panoptic_Segmentation: panoptic,
 };
@@ -226,9 +241,22 @@ export const LABEL_SETS: Readonly<Record<LabelSet, LabelSetWriter>> = {
 
 function cocoJson(entries: readonly ChipEntry[], ctx: LabelContext): string {
   let annId = 1;
-  const images = entries.map((e) => ({ id: e.index, file_name: e.image.replace(/^images\//, ''), width: e.window[2], height: e.window[3] }));
+  const images = entries.map((e) => ({
+    id: e.index,
+    file_name: e.image.replace(/^images\//, ''),
+    width: e.window[2],
+    height: e.window[3],
+  }));
   const annotations = entries.flatMap((e) =>
-    (e.coco ?? []).map((a) => ({ id: annId++, image_id: e.index, category_id: a.classValue, bbox: a.bbox, segmentation: a.segmentation, area: a.area, iscrowd: 0 })),
+    (e.coco ?? []).map((a) => ({
+      id: annId++,
+      image_id: e.index,
+      category_id: a.classValue,
+      bbox: a.bbox,
+      segmentation: a.segmentation,
+      area: a.area,
+      iscrowd: 0,
+    })),
   );
   const categories = ctx.classes.map((c) => ({ id: c.value, name: c.name, supercategory: 'none' }));
   return `${JSON.stringify({ info: { description: `rasterflow ${ctx.format} export`, version: '1.0' }, images, annotations, categories })}\n`;
@@ -280,4 +308,3 @@ function masksFromClassChip(values: ArrayLike<number>, w: number, h: number): Ma
   }
   return out;
 }
-

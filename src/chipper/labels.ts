@@ -34,10 +34,23 @@ export interface VocObject {
  * PASCAL VOC annotation as the vendor writes it (§6.1): filename, source/annotation, size, one
  * object per box with a numeric class `name`. `extras` adds truncated/difficult for generic tools.
  */
-export function vocXml(filename: string, width: number, height: number, depth: number, objects: readonly VocObject[], extras = false): string {
+export function vocXml(
+  filename: string,
+  width: number,
+  height: number,
+  depth: number,
+  objects: readonly VocObject[],
+  extras = false,
+): string {
   const lines = ['<?xml version="1.0"?>', '<annotation>', `    <filename>${escapeXml(filename)}</filename>`];
   lines.push('    <source>', '        <annotation>rasterflow</annotation>', '    </source>');
-  lines.push('    <size>', `        <width>${width}</width>`, `        <height>${height}</height>`, `        <depth>${depth}</depth>`, '    </size>');
+  lines.push(
+    '    <size>',
+    `        <width>${width}</width>`,
+    `        <height>${height}</height>`,
+    `        <depth>${depth}</depth>`,
+    '    </size>',
+  );
   for (const o of objects) {
     lines.push('    <object>', `        <name>${escapeXml(o.name)}</name>`);
     if (extras) lines.push(`        <truncated>${o.truncated ? 1 : 0}</truncated>`, '        <difficult>0</difficult>');
@@ -58,7 +71,10 @@ export function vocXml(filename: string, width: number, height: number, depth: n
 /** KITTI rows (§6.2): class value, unused columns as zeros, left top right bottom with 2 decimals. */
 export function kittiText(objects: readonly ChipObject[]): string {
   return objects
-    .map((o) => `${o.classValue} 0.00 0 0.00 ${f2(o.box.xmin)} ${f2(o.box.ymin)} ${f2(o.box.xmax)} ${f2(o.box.ymax)} 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n`)
+    .map(
+      (o) =>
+        `${o.classValue} 0.00 0 0.00 ${f2(o.box.xmin)} ${f2(o.box.ymin)} ${f2(o.box.xmax)} ${f2(o.box.ymax)} 0.00 0.00 0.00 0.00 0.00 0.00 0.00\n`,
+    )
     .join('');
 }
 
@@ -107,7 +123,9 @@ export function instanceMasks(objects: readonly ChipObject[], width: number, hei
 }
 
 /** COCO pieces for one chip (ours, beyond the vendor): polygons and boxes in chip pixels. */
-export function cocoAnnotations(objects: readonly ChipObject[]): { bbox: number[]; segmentation: number[][]; area: number; classValue: number }[] {
+export function cocoAnnotations(
+  objects: readonly ChipObject[],
+): { bbox: number[]; segmentation: number[][]; area: number; classValue: number }[] {
   return objects
     .filter((o) => !boxIsEmpty(o.box))
     .map((o) => {
@@ -124,6 +142,11 @@ export function cocoAnnotations(objects: readonly ChipObject[]): { bbox: number[
         });
       }
       const b = o.box;
-      return { bbox: [b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin].map((v) => Math.round(v * 100) / 100), segmentation, area: Math.round(a * 100) / 100, classValue: o.classValue };
+      return {
+        bbox: [b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin].map((v) => Math.round(v * 100) / 100),
+        segmentation,
+        area: Math.round(a * 100) / 100,
+        classValue: o.classValue,
+      };
     });
 }

@@ -17,8 +17,12 @@ import { METADATA_FORMATS } from './params.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const RASTER = join(ROOT, 'golden/data/L7_ETMs.tif');
 const LABELS = join(ROOT, 'golden/chipper/l7-labels.geojson');
-const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
-if (!hasGdal) console.warn('[chipper landsat.test] GDAL not found: the xml.etree and GDAL read-back checks are SKIPPED (install gdal-bin and python3-gdal)');
+const hasGdal =
+  spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
+if (!hasGdal)
+  console.warn(
+    '[chipper landsat.test] GDAL not found: the xml.etree and GDAL read-back checks are SKIPPED (install gdal-bin and python3-gdal)',
+  );
 
 const dir = mkdtempSync(join(tmpdir(), 'rf-landsat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,7 +35,14 @@ const exportAs = (format: string, extra: Record<string, unknown> = {}) =>
     metadataFormat: format,
     tileSize: { x: 64, y: 64 },
     strideSize: { x: 48, y: 48 },
-    ...(format === 'CycleGAN' ? { additionalInputRaster: { url: RASTER, renderingRule: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2, 1, 0] } } } } : {}),
+    ...(format === 'CycleGAN'
+      ? {
+          additionalInputRaster: {
+            url: RASTER,
+            renderingRule: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [2, 1, 0] } },
+          },
+        }
+      : {}),
     ...(format === 'Panoptic_Segmentation' ? { inputInstanceData: LABELS } : {}),
     ...extra,
   });
@@ -43,7 +54,8 @@ describe('Landsat sample, every metadata format', () => {
     expect(s.chips).toBeGreaterThan(0);
     const roots = format === 'CycleGAN' ? [join(out, 'A'), join(out, 'B')] : [out];
     for (const root of roots) {
-      for (const f of ['map.txt', 'geo_model_definition.emd', 'geo_accumulated_stats.json', 'stats.txt']) expect(existsSync(join(root, f)), `${root}/${f}`).toBe(true);
+      for (const f of ['map.txt', 'geo_model_definition.emd', 'geo_accumulated_stats.json', 'stats.txt'])
+        expect(existsSync(join(root, f)), `${root}/${f}`).toBe(true);
       const eas = JSON.parse(readFileSync(join(root, 'geo_accumulated_stats.json'), 'utf8')) as { MetaDataMode: string; NumBands: number };
       expect(eas.MetaDataMode).toBe(format);
       // The consumer reads the first map.txt line: its first token must be a chip that exists.
@@ -53,17 +65,26 @@ describe('Landsat sample, every metadata format', () => {
     }
     if (format === 'KITTI_rectangles') {
       for (const f of readdirSync(join(out, 'labels'))) {
-        for (const line of readFileSync(join(out, 'labels', f), 'utf8').split('\n').filter(Boolean)) {
+        for (const line of readFileSync(join(out, 'labels', f), 'utf8')
+          .split('\n')
+          .filter(Boolean)) {
           const cols = line.split(' ');
           expect(cols).toHaveLength(15);
-          expect(cols.every((c) => /^\d+(\.\d+)?$/.test(c)), line).toBe(true);
+          expect(
+            cols.every((c) => /^\d+(\.\d+)?$/.test(c)),
+            line,
+          ).toBe(true);
           const [l, t, r, b] = cols.slice(4, 8).map(Number) as [number, number, number, number];
           expect(l >= 0 && t >= 0 && r <= 64 && b <= 64 && l <= r && t <= b, line).toBe(true);
         }
       }
     }
     if (format === 'PASCAL_VOC_rectangles') {
-      const coco = JSON.parse(readFileSync(join(out, 'coco/annotations.json'), 'utf8')) as { images: { id: number }[]; annotations: { image_id: number; bbox: number[]; category_id: number }[]; categories: { id: number }[] };
+      const coco = JSON.parse(readFileSync(join(out, 'coco/annotations.json'), 'utf8')) as {
+        images: { id: number }[];
+        annotations: { image_id: number; bbox: number[]; category_id: number }[];
+        categories: { id: number }[];
+      };
       const ids = new Set(coco.images.map((i) => i.id));
       const cats = new Set(coco.categories.map((c) => c.id));
       expect(coco.annotations.length).toBeGreaterThan(0);

@@ -186,9 +186,28 @@ function mergeSummary(a: Summary, b: Summary): void {
 }
 
 export const WELL_KNOWN_BAND_NAMES = [
-  'Red', 'Green', 'Blue', 'Infrared', 'CoastalBlue', 'Yellow', 'RedEdge', 'ShortWaveInfrared', 'NearInfrared',
-  'NearInfrared_1', 'NearInfrared_2', 'MidInfrared', 'MidInfrared_1', 'MidInfrared_2', 'Thermal', 'Thermal_1',
-  'Thermal_2', 'Panchromatic', 'PseudoRed', 'PseudoGreen', 'PseudoBlue', 'QA',
+  'Red',
+  'Green',
+  'Blue',
+  'Infrared',
+  'CoastalBlue',
+  'Yellow',
+  'RedEdge',
+  'ShortWaveInfrared',
+  'NearInfrared',
+  'NearInfrared_1',
+  'NearInfrared_2',
+  'MidInfrared',
+  'MidInfrared_1',
+  'MidInfrared_2',
+  'Thermal',
+  'Thermal_1',
+  'Thermal_2',
+  'Panchromatic',
+  'PseudoRed',
+  'PseudoGreen',
+  'PseudoBlue',
+  'QA',
 ];
 
 export interface MetadataContext {
@@ -365,9 +384,13 @@ export function statsText(ctx: MetadataContext, s: ExportStats): string {
     const total = Object.values(s.featuresPerClass).reduce((a, b) => a + b, 0);
     const f = s.featuresPerImage;
     lines.push('', 'Class feature statistics:', `features = ${total}`);
-    lines.push(`features per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`);
+    lines.push(
+      `features per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`,
+    );
     lines.push(`classes = ${ctx.classes.length}`);
-    lines.push(`${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('features', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`);
+    lines.push(
+      `${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('features', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`,
+    );
     for (const c of ctx.classes) {
       const k = String(c.value);
       lines.push(row(c.name, c.value, s.imagesPerClass[k] ?? 0, s.featuresPerClass[k] ?? 0, s.areaPerClass[k] ?? emptySummary()));
@@ -375,8 +398,12 @@ export function statsText(ctx: MetadataContext, s: ExportStats): string {
   } else if (ctx.vectorLabels === false) {
     const f = s.classesPerImage;
     lines.push(`classes = ${ctx.classes.length}`);
-    lines.push(`classes per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`);
-    lines.push(`${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('pixels', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`);
+    lines.push(
+      `classes per image = [min = ${f.count ? f.min : 0}, mean = ${fix2(f.count ? f.sum / f.count : 0)}, max = ${f.count ? f.max : 0}]`,
+    );
+    lines.push(
+      `${'cls name'.padEnd(20)}${pad('cls value', 11)}${pad('images', 11)}${pad('pixels', 11)}${pad('min size', 12)}${pad('mean size', 12)}${pad('max size', 12)}`,
+    );
     for (const c of ctx.classes) {
       const k = String(c.value);
       const p = s.pixelsPerClass[k] ?? emptySummary();

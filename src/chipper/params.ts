@@ -35,7 +35,8 @@ export const CHIP_FORMATS = ['TIFF', 'PNG', 'JPEG', 'MRF'] as const;
 export type ChipFormat = (typeof CHIP_FORMATS)[number];
 
 /** A raster input: a location, or a rule over locations. */
-export type RasterInput = { readonly kind: 'location'; readonly location: string; readonly rule?: unknown } | { readonly kind: 'rule'; readonly rule: unknown };
+export type RasterInput =
+  { readonly kind: 'location'; readonly location: string; readonly rule?: unknown } | { readonly kind: 'rule'; readonly rule: unknown };
 /** Vector or raster label data: a location (GeoJSON/Esri JSON file or a class raster) or inline JSON. */
 export type LabelInput = { readonly kind: 'location'; readonly location: string } | { readonly kind: 'inline'; readonly json: unknown };
 
@@ -82,11 +83,38 @@ export interface ChipParams {
 
 const KNOWN = new Set(
   [
-    'inputRaster', 'outputLocation', 'inputClassData', 'chipFormat', 'tileSize', 'strideSize', 'metadataFormat', 'classValueField',
-    'bufferRadius', 'inputMaskPolygons', 'rotationAngle', 'referenceSystem', 'processAllRasterItems', 'blackenAroundFeature',
-    'fixChipSize', 'additionalInputRaster', 'inputInstanceData', 'instanceClassValueField', 'minPolygonOverlapRatio', 'context', 'f',
-    'indexDigits', 'edgeMode', 'mapTxtStyle', 'labelSets', 'maxNoDataFraction', 'maxEmptyChipRatio', 'validationFraction',
-    'splitBlockSize', 'vocExtras', 'rotationMode', 'resume',
+    'inputRaster',
+    'outputLocation',
+    'inputClassData',
+    'chipFormat',
+    'tileSize',
+    'strideSize',
+    'metadataFormat',
+    'classValueField',
+    'bufferRadius',
+    'inputMaskPolygons',
+    'rotationAngle',
+    'referenceSystem',
+    'processAllRasterItems',
+    'blackenAroundFeature',
+    'fixChipSize',
+    'additionalInputRaster',
+    'inputInstanceData',
+    'instanceClassValueField',
+    'minPolygonOverlapRatio',
+    'context',
+    'f',
+    'indexDigits',
+    'edgeMode',
+    'mapTxtStyle',
+    'labelSets',
+    'maxNoDataFraction',
+    'maxEmptyChipRatio',
+    'validationFraction',
+    'splitBlockSize',
+    'vocExtras',
+    'rotationMode',
+    'resume',
   ].map((k) => k.toLowerCase()),
 );
 
@@ -105,7 +133,8 @@ export function parseChipParams(raw: unknown): ChipParams {
       throw new EngineError('INVALID_ARGUMENT', `the parameters are not valid JSON: ${(e as Error).message}`, { path: '' });
     }
   }
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new EngineError('INVALID_ARGUMENT', 'the parameters must be a JSON object', { path: '' });
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+    throw new EngineError('INVALID_ARGUMENT', 'the parameters must be a JSON object', { path: '' });
   // Parameter names match case-insensitively (REST clients vary); canonical names below.
   const p = new Map<string, unknown>();
   for (const [k, v] of Object.entries(obj)) {
@@ -155,7 +184,8 @@ export function parseChipParams(raw: unknown): ChipParams {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
       if (typeof o.rasterFunction === 'string' || typeof o.function === 'object') return { kind: 'rule', rule: o };
-      if (typeof o.url === 'string' && o.url !== '') return { kind: 'location', location: o.url, ...(o.renderingRule !== undefined ? { rule: o.renderingRule } : {}) };
+      if (typeof o.url === 'string' && o.url !== '')
+        return { kind: 'location', location: o.url, ...(o.renderingRule !== undefined ? { rule: o.renderingRule } : {}) };
       if (o.itemId !== undefined) return problem(path, 'portal items (itemId) are not reachable here; give a path or {"url": ...}');
     }
     return problem(path, 'expected a raster path, {"url": path-or-URL}, or a rendering rule');
@@ -199,16 +229,25 @@ export function parseChipParams(raw: unknown): ChipParams {
   if (bufferRadius !== undefined && bufferRadius < 0) problem('bufferRadius', `must be >= 0, got ${bufferRadius}`);
   const rotationAngle = num('rotationAngle') ?? 0;
   const minPolygonOverlapRatio = num('minPolygonOverlapRatio') ?? 0;
-  if (minPolygonOverlapRatio < 0 || minPolygonOverlapRatio > 1) problem('minPolygonOverlapRatio', `must be 0..1, got ${minPolygonOverlapRatio}`);
+  if (minPolygonOverlapRatio < 0 || minPolygonOverlapRatio > 1)
+    problem('minPolygonOverlapRatio', `must be 0..1, got ${minPolygonOverlapRatio}`);
   const referenceSystem = (str('referenceSystem', ['MAP_SPACE', 'PIXEL_SPACE']) ?? 'MAP_SPACE') as 'MAP_SPACE' | 'PIXEL_SPACE';
 
-  const additionalInputRaster = get('additionalInputRaster') !== undefined && get('additionalInputRaster') !== '' ? rasterInput(get('additionalInputRaster'), 'additionalInputRaster') : undefined;
+  const additionalInputRaster =
+    get('additionalInputRaster') !== undefined && get('additionalInputRaster') !== ''
+      ? rasterInput(get('additionalInputRaster'), 'additionalInputRaster')
+      : undefined;
   if (additionalInputRaster && !['Classified_Tiles', 'Export_Tiles', 'CycleGAN'].includes(metadataFormat)) {
-    problem('additionalInputRaster', `additionalInputRaster is valid only with Classified_Tiles, Export_Tiles or CycleGAN, not ${metadataFormat}`);
+    problem(
+      'additionalInputRaster',
+      `additionalInputRaster is valid only with Classified_Tiles, Export_Tiles or CycleGAN, not ${metadataFormat}`,
+    );
   }
-  if (metadataFormat === 'CycleGAN' && additionalInputRaster === undefined) problem('additionalInputRaster', 'CycleGAN needs additionalInputRaster (domain B)');
+  if (metadataFormat === 'CycleGAN' && additionalInputRaster === undefined)
+    problem('additionalInputRaster', 'CycleGAN needs additionalInputRaster (domain B)');
   const inputInstanceData = labelInput('inputInstanceData');
-  if (inputInstanceData && metadataFormat !== 'Panoptic_Segmentation') problem('inputInstanceData', 'inputInstanceData is valid only with Panoptic_Segmentation');
+  if (inputInstanceData && metadataFormat !== 'Panoptic_Segmentation')
+    problem('inputInstanceData', 'inputInstanceData is valid only with Panoptic_Segmentation');
   // The REST table conflates instanceClassValueField with the overlap ratio; a number here is the ratio (contract §13.3).
   const icf = get('instanceClassValueField');
   let instanceClassValueField: string | undefined;
@@ -223,14 +262,16 @@ export function parseChipParams(raw: unknown): ChipParams {
     else {
       const c = new Map(Object.entries(ctxRaw as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), v] as const));
       for (const k of c.keys()) {
-        if (!['cellsize', 'extent', 'parallelprocessingfactor', 'exportalltiles', 'startindex', 'outsr', 'processsr'].includes(k)) problem(`context.${k}`, `unknown context setting ${JSON.stringify(k)}`);
+        if (!['cellsize', 'extent', 'parallelprocessingfactor', 'exportalltiles', 'startindex', 'outsr', 'processsr'].includes(k))
+          problem(`context.${k}`, `unknown context setting ${JSON.stringify(k)}`);
       }
       let cellSize: { x: number; y: number } | undefined;
       const cs = c.get('cellsize');
       if (cs !== undefined && cs !== null) {
         const x = num('', 'context.cellSize', typeof cs === 'object' ? (cs as { x?: unknown }).x : cs);
         const y = num('', 'context.cellSize', typeof cs === 'object' ? ((cs as { y?: unknown }).y ?? (cs as { x?: unknown }).x) : cs);
-        if (x === undefined || y === undefined || !(x > 0 && y > 0)) problem('context.cellSize', 'cellSize must be a positive number or {"x", "y"}');
+        if (x === undefined || y === undefined || !(x > 0 && y > 0))
+          problem('context.cellSize', 'cellSize must be a positive number or {"x", "y"}');
         else cellSize = { x, y };
       }
       let extent: { xmin: number; ymin: number; xmax: number; ymax: number } | undefined;
@@ -238,7 +279,8 @@ export function parseChipParams(raw: unknown): ChipParams {
       if (ex !== undefined && ex !== null) {
         const e = ex as Record<string, unknown>;
         const vals = ['xmin', 'ymin', 'xmax', 'ymax'].map((k) => num('', `context.extent.${k}`, e[k]));
-        if (vals.some((v) => v === undefined) || !(vals[2]! > vals[0]! && vals[3]! > vals[1]!)) problem('context.extent', 'extent must be {xmin, ymin, xmax, ymax} with xmax > xmin and ymax > ymin');
+        if (vals.some((v) => v === undefined) || !(vals[2]! > vals[0]! && vals[3]! > vals[1]!))
+          problem('context.extent', 'extent must be {xmin, ymin, xmax, ymax} with xmax > xmin and ymax > ymin');
         else extent = { xmin: vals[0]!, ymin: vals[1]!, xmax: vals[2]!, ymax: vals[3]! };
       }
       const ppf = c.get('parallelprocessingfactor');
@@ -246,12 +288,19 @@ export function parseChipParams(raw: unknown): ChipParams {
       if (ppf !== undefined && ppf !== null && ppf !== '') {
         const s = typeof ppf === 'string' ? ppf.trim() : typeof ppf === 'number' ? String(ppf) : JSON.stringify(ppf);
         const n = s.endsWith('%') ? (Number(s.slice(0, -1)) / 100) * 2 : Number(s);
-        if (!Number.isFinite(n) || n < 0) problem('context.parallelProcessingFactor', `expected a number or a percentage, got ${JSON.stringify(ppf)}`);
+        if (!Number.isFinite(n) || n < 0)
+          problem('context.parallelProcessingFactor', `expected a number or a percentage, got ${JSON.stringify(ppf)}`);
         else parallel = Math.max(0, Math.round(n));
       }
       const startIndex = num('', 'context.startIndex', c.get('startindex')) ?? 0;
       if (!Number.isInteger(startIndex) || startIndex < 0) problem('context.startIndex', `must be a whole number >= 0, got ${startIndex}`);
-      context = { ...(cellSize ? { cellSize } : {}), ...(extent ? { extent } : {}), parallelProcessingFactor: parallel, exportAllTiles: bool('', false, 'context.exportAllTiles', c.get('exportalltiles')), startIndex };
+      context = {
+        ...(cellSize ? { cellSize } : {}),
+        ...(extent ? { extent } : {}),
+        parallelProcessingFactor: parallel,
+        exportAllTiles: bool('', false, 'context.exportAllTiles', c.get('exportalltiles')),
+        startIndex,
+      };
     }
   }
 
@@ -260,13 +309,20 @@ export function parseChipParams(raw: unknown): ChipParams {
   const labelSetsRaw = get('labelSets');
   const labelSets: ('COCO' | 'YOLO')[] = [];
   if (labelSetsRaw !== undefined) {
-    const list: unknown[] = Array.isArray(labelSetsRaw) ? labelSetsRaw : typeof labelSetsRaw === 'string' ? labelSetsRaw.split(/[\s,]+/).filter(Boolean) : [labelSetsRaw];
+    const list: unknown[] = Array.isArray(labelSetsRaw)
+      ? labelSetsRaw
+      : typeof labelSetsRaw === 'string'
+        ? labelSetsRaw.split(/[\s,]+/).filter(Boolean)
+        : [labelSetsRaw];
     list.forEach((v, i) => {
       const s = String(v).toUpperCase();
       if (s === 'COCO' || s === 'YOLO') labelSets.push(s);
       else problem(`labelSets[${i}]`, `unknown label set ${JSON.stringify(v)} (COCO or YOLO)`);
     });
-    if (labelSets.length > 0 && !['PASCAL_VOC_rectangles', 'KITTI_rectangles', 'RCNN_Masks', 'Classified_Tiles', 'Panoptic_Segmentation'].includes(metadataFormat)) {
+    if (
+      labelSets.length > 0 &&
+      !['PASCAL_VOC_rectangles', 'KITTI_rectangles', 'RCNN_Masks', 'Classified_Tiles', 'Panoptic_Segmentation'].includes(metadataFormat)
+    ) {
       problem('labelSets', `COCO/YOLO label sets need a per-object format, not ${metadataFormat}`);
     }
   }
@@ -276,7 +332,8 @@ export function parseChipParams(raw: unknown): ChipParams {
     return v;
   };
   const splitBlockSize = num('splitBlockSize') ?? 4;
-  if (!Number.isInteger(splitBlockSize) || splitBlockSize < 1) problem('splitBlockSize', 'splitBlockSize must be a whole number of chips >= 1');
+  if (!Number.isInteger(splitBlockSize) || splitBlockSize < 1)
+    problem('splitBlockSize', 'splitBlockSize must be a whole number of chips >= 1');
 
   if (issues.length > 0) throw combinedError(issues);
   return {

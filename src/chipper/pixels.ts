@@ -10,7 +10,13 @@ import { chipToRaster, type Candidate } from './grid.js';
 import type { OpenedRaster } from './inputs.js';
 
 /** Render candidate `c` of raster `r` as a chip-sized block (origin 0, 0). */
-export async function renderChip(r: OpenedRaster, c: Candidate, pool: TilePool | undefined, signal: AbortSignal | undefined, nearest = false): Promise<PixelBlock> {
+export async function renderChip(
+  r: OpenedRaster,
+  c: Candidate,
+  pool: TilePool | undefined,
+  signal: AbortSignal | undefined,
+  nearest = false,
+): Promise<PixelBlock> {
   const { x, y, width: w, height: h } = c.window;
   const tileSize = Math.max(w, h, 16);
   if (c.angle === 0) {
@@ -20,7 +26,13 @@ export async function renderChip(r: OpenedRaster, c: Candidate, pool: TilePool |
   const reach = Math.ceil(Math.hypot(w, h) / 2) + 2;
   const cx = Math.floor(x + w / 2);
   const cy = Math.floor(y + h / 2);
-  const src = await render(r.root, { rect: rect(cx - reach, cy - reach, 2 * reach, 2 * reach), tileSize: 2 * reach, pool, recipe: r.recipe, signal });
+  const src = await render(r.root, {
+    rect: rect(cx - reach, cy - reach, 2 * reach, 2 * reach),
+    tileSize: 2 * reach,
+    pool,
+    recipe: r.recipe,
+    signal,
+  });
   return resampleRotated(src, c, nearest);
 }
 

@@ -10,7 +10,16 @@ import { closestSpelling, describe as describeArgs } from '../graph/args.js';
 import { renderTiles } from '../graph/render.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
-import { describeRaster, encodeAs, formatOfPath, openerScope, outsizeOpener, writeGeoreferenceSidecars, type OutputFormat, type Outsize } from '../io/index.js';
+import {
+  describeRaster,
+  encodeAs,
+  formatOfPath,
+  openerScope,
+  outsizeOpener,
+  writeGeoreferenceSidecars,
+  type OutputFormat,
+  type Outsize,
+} from '../io/index.js';
 import { parseCreationOptions } from '../io/tiff-options.js';
 import { writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
@@ -65,9 +74,21 @@ function commanderLines(e: CommanderError): string[] {
   const optionPath = (flags: string): string => /--([\w-]+)/.exec(flags)?.[1] ?? flags.replace(/^-+/, '');
   switch (e.code) {
     case 'commander.unknownOption':
-      return [issueLine({ code: 'INVALID_ARGUMENT', path: optionPath(quoted), message: `unknown option ${quoted}${dym}${dym ? '' : ' (--help lists the options)'}` })];
+      return [
+        issueLine({
+          code: 'INVALID_ARGUMENT',
+          path: optionPath(quoted),
+          message: `unknown option ${quoted}${dym}${dym ? '' : ' (--help lists the options)'}`,
+        }),
+      ];
     case 'commander.unknownCommand':
-      return [issueLine({ code: 'INVALID_ARGUMENT', path: 'command', message: `unknown command ${quoted}${dym}${dym ? '' : ' (rasterflow --help lists the commands)'}` })];
+      return [
+        issueLine({
+          code: 'INVALID_ARGUMENT',
+          path: 'command',
+          message: `unknown command ${quoted}${dym}${dym ? '' : ' (rasterflow --help lists the commands)'}`,
+        }),
+      ];
     case 'commander.optionMissingArgument':
       return [issueLine({ code: 'INVALID_ARGUMENT', path: optionPath(quoted), message: `option ${quoted} needs a value` })];
     case 'commander.missingMandatoryOptionValue':
@@ -174,7 +195,11 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
  * A progress bar on stderr for renders that take more than a second, on a terminal only:
  * `[#####....]  42% 1234/2916 tiles`, redrawn when the percentage changes.
  */
-function progressBar(io: CliIo, total: number, started: number): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
+function progressBar(
+  io: CliIo,
+  total: number,
+  started: number,
+): { tick(): void; show(done: number, of: number, label: string): void; done(): void } {
   let count = 0;
   let drawn = -1;
   const write = io.progress ?? ((s: string) => void process.stderr.write(s));
@@ -200,7 +225,6 @@ function progressBar(io: CliIo, total: number, started: number): { tick(): void;
   };
 }
 
-
 /**
  * Default `--max-pixels` for GeoTIFF outputs, counted as output width x height: 2^31, the pixel
  * count of a 46341 x 46341 image (a whole Landsat path/row at 30 m is 7800 x 7600, a Sentinel-2
@@ -219,7 +243,8 @@ const DEFAULT_MAX_PIXELS_IN_MEMORY = 2 ** 28;
 
 function parseMaxPixels(v: string): number {
   const n = Number(v.replace(/_/g, ''));
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError('max-pixels', `--max-pixels must be a whole number of pixels (0: no limit), got ${v}`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new UsageError('max-pixels', `--max-pixels must be a whole number of pixels (0: no limit), got ${v}`);
   return n;
 }
 
@@ -273,7 +298,11 @@ function findFunction(name: string) {
   if (fn) return fn;
   const names = registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]);
   const guess = closestSpelling(name, names) ?? closestSpelling(name.replace(/function$/i, ''), names);
-  throw new UsageError('name', `no raster function is named ${JSON.stringify(name)}${guess ? `; did you mean ${guess}?` : ''} (rasterflow functions lists them)`, 'UNKNOWN_FUNCTION');
+  throw new UsageError(
+    'name',
+    `no raster function is named ${JSON.stringify(name)}${guess ? `; did you mean ${guess}?` : ''} (rasterflow functions lists them)`,
+    'UNKNOWN_FUNCTION',
+  );
 }
 
 /** One argument's type in words: `number 0..90`, `enum`, `raster (required)`. */
@@ -284,7 +313,11 @@ function describeKind(a: Record<string, unknown>): string {
   const range = a.min !== undefined || a.max !== undefined ? ` ${num(a.min)}..${num(a.max)}` : '';
   switch (kind) {
     case 'raster':
-      return a.default === '$$' ? 'raster (default: the input raster $$)' : a.optional ? 'raster (optional)' : `raster (required)${a.scalar ? ' or number' : ''}`;
+      return a.default === '$$'
+        ? 'raster (default: the input raster $$)'
+        : a.optional
+          ? 'raster (optional)'
+          : `raster (required)${a.scalar ? ' or number' : ''}`;
     case 'rasters':
       return `list of rasters${a.minLength ? ` (at least ${num(a.minLength)})` : ''}${a.default === '$$' ? ' (default: [$$])' : ''}`;
     case 'numbers':
@@ -304,9 +337,22 @@ function describeKind(a: Record<string, unknown>): string {
 function functionHelp(name: string): { lines: string[]; json: Record<string, unknown> } {
   const f = findFunction(name);
   const args = describeArgs(f.args);
-  const json = { name: f.name, aliases: f.aliases ?? [], family: f.family, summary: f.summary, variableName: f.variableName ?? 'Raster', verification: f.verification, arguments: args };
+  const json = {
+    name: f.name,
+    aliases: f.aliases ?? [],
+    family: f.family,
+    summary: f.summary,
+    variableName: f.variableName ?? 'Raster',
+    verification: f.verification,
+    arguments: args,
+  };
   const lines = [`${f.name}${f.aliases?.length ? ` (also ${f.aliases.join(', ')})` : ''} [${f.family}]: ${f.summary}`];
-  lines.push(`  variableName: ${json.variableName}`, `  verification: ${String(f.verification)}`, '', 'Arguments (names match in any case):');
+  lines.push(
+    `  variableName: ${json.variableName}`,
+    `  verification: ${String(f.verification)}`,
+    '',
+    'Arguments (names match in any case):',
+  );
   for (const a of args) {
     const also = Array.isArray(a.aliases) && a.aliases.length ? ` (also ${(a.aliases as string[]).join(', ')})` : '';
     const dflt = a.default !== undefined && a.kind !== 'raster' && a.kind !== 'rasters' ? `, default ${JSON.stringify(a.default)}` : '';
@@ -314,7 +360,9 @@ function functionHelp(name: string): { lines: string[]; json: Record<string, unk
     if (a.kind === 'enum') {
       const names = (a.names ?? {}) as Record<string, number>;
       const values = (a.values as number[]).map((v) => {
-        const spelled = Object.entries(names).filter(([, c]) => c === v).map(([n]) => n);
+        const spelled = Object.entries(names)
+          .filter(([, c]) => c === v)
+          .map(([n]) => n);
         return `${v}${spelled.length ? ` ${spelled.join('|')}` : ''}`;
       });
       lines.push(`      values: ${values.join(', ')}`);
@@ -349,31 +397,39 @@ export function run(program: Command, io: CliIo): Command {
     writeErr: (s) => io.err(s.trimEnd()),
     outputError: () => undefined,
   });
-  program
-    .name('rasterflow')
-    .description('Raster functions from rendering-rule JSON, evaluated tile by tile.')
-    .version('0.1.0');
+  program.name('rasterflow').description('Raster functions from rendering-rule JSON, evaluated tile by tile.').version('0.1.0');
 
   const renderCommand = program
     .command('render')
     .description('render a rule over GeoTIFF inputs to a GeoTIFF, PNG or JPEG (a file, or stdout with --output -)')
     .option('--rule <file|json>', 'rendering rule: a JSON file or inline JSON (required)')
     .option('--input <[NAME=]path>', 'input raster; first is $$ and $1, next $2, ...; NAME=path binds a variable', collect, [])
-    .option('--output <path>', 'output file; the extension picks the format (.tif, .png, .jpg); - writes to stdout (with --format) (required)')
+    .option(
+      '--output <path>',
+      'output file; the extension picks the format (.tif, .png, .jpg); - writes to stdout (with --format) (required)',
+    )
     .option('--format <name>', 'output format, GDAL driver names: GTiff, PNG or JPEG (alias -of); default from the --output extension')
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
-    .option('--outsize <w,h>', "output size, as gdal_translate -outsize: pixels or percentages (0 keeps the aspect ratio); inputs are read from their overviews")
+    .option(
+      '--outsize <w,h>',
+      'output size, as gdal_translate -outsize: pixels or percentages (0 keeps the aspect ratio); inputs are read from their overviews',
+    )
     .option(
       '--max-pixels <n>',
       `refuse outputs of more pixels (width x height) than this before any work; default ${DEFAULT_MAX_PIXELS} (2^31) for GeoTIFF, ${DEFAULT_MAX_PIXELS_IN_MEMORY} (2^28) for PNG and JPEG, which are encoded in memory; 0: no limit`,
     )
-    .addOption(new Option('--tile <n>', "tile size in pixels (default: the GeoTIFF output's block size when its blocks are square, else 256)").argParser((v) => v))
+    .addOption(
+      new Option(
+        '--tile <n>',
+        "tile size in pixels (default: the GeoTIFF output's block size when its blocks are square, else 256)",
+      ).argParser((v) => v),
+    )
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
     .option(
       '--co <NAME=VALUE>',
       'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
-        'BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES|NO (default YES: the written pixels\' statistics)',
+        "BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES|NO (default YES: the written pixels' statistics)",
       collect,
       [],
     );
@@ -393,24 +449,34 @@ export function run(program: Command, io: CliIo): Command {
     }) => {
       // Every option value is checked before anything is read.
       const toStdout = o.output === '-';
-      if (toStdout && o.format === undefined) throw new UsageError('format', '--output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG');
+      if (toStdout && o.format === undefined)
+        throw new UsageError('format', '--output - writes the image to stdout: name its format with --format GTiff, PNG or JPEG');
       const format = o.format !== undefined ? parseFormat(o.format) : asUsage(() => formatOfPath(o.output));
       // As gzip -c does: image bytes are not written to a terminal.
       if (toStdout && (io.stdout ?? process.stdout).isTTY === true) {
-        throw new UsageError('output', `--output - would write ${FORMAT_NAMES[format]} bytes to the terminal: redirect stdout (> out.${format === 'tiff' ? 'tif' : format === 'png' ? 'png' : 'jpg'}) or pipe it`);
+        throw new UsageError(
+          'output',
+          `--output - would write ${FORMAT_NAMES[format]} bytes to the terminal: redirect stdout (> out.${format === 'tiff' ? 'tif' : format === 'png' ? 'png' : 'jpg'}) or pipe it`,
+        );
       }
       if (o.co.length > 0 && format !== 'tiff') throw new UsageError('co', '--co creation options apply to GeoTIFF outputs only');
       const creation = asUsage(() => parseCreationOptions(o.co));
       const quality = parseCount(o.quality, 'quality', 1);
       if (quality > 100) throw new UsageError('quality', `--quality must be a whole number from 1 to 100, got ${o.quality}`);
       const workers = parseCount(o.workers, 'workers', 0);
-      const maxPixels = o.maxPixels === undefined ? (format === 'tiff' ? DEFAULT_MAX_PIXELS : DEFAULT_MAX_PIXELS_IN_MEMORY) : parseMaxPixels(o.maxPixels);
+      const maxPixels =
+        o.maxPixels === undefined ? (format === 'tiff' ? DEFAULT_MAX_PIXELS : DEFAULT_MAX_PIXELS_IN_MEMORY) : parseMaxPixels(o.maxPixels);
       const window = o.window === undefined ? undefined : parseWindow(o.window);
       // Render tiles the size of the output's TIFF blocks: each tile is then encoded as it comes
       // (tiff-stream-writer.ts), without gathering rows of blocks. The output does not depend on it.
       const blockW = creation.blockWidth ?? 256;
       const blockH = creation.blockHeight ?? blockW;
-      const tile = o.tile === undefined ? (format === 'tiff' && creation.tiled !== false && blockW === blockH ? blockW : 256) : parseCount(o.tile, 'tile', 1);
+      const tile =
+        o.tile === undefined
+          ? format === 'tiff' && creation.tiled !== false && blockW === blockH
+            ? blockW
+            : 256
+          : parseCount(o.tile, 'tile', 1);
       const rule = readRule(o.rule);
       const resolution = resolveRule(rule, { registry });
       for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
@@ -440,7 +506,11 @@ export function run(program: Command, io: CliIo): Command {
         checkOutputSize(info.width, info.height, maxPixels, window ? 'window' : outsize ? 'outsize' : 'output');
         const started = Date.now();
         const pool = createPool({ size: workers });
-        const recipe = { rule: typeof rule === 'string' ? (JSON.parse(rule) as unknown) : rule, sources: Object.fromEntries(inputs), ...(outsize ? { outsize } : {}) };
+        const recipe = {
+          rule: typeof rule === 'string' ? (JSON.parse(rule) as unknown) : rule,
+          sources: Object.fromEntries(inputs),
+          ...(outsize ? { outsize } : {}),
+        };
         // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
         // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
         const renderOptions = { rect: window, tileSize: tile, pool, recipe, signal, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
@@ -453,10 +523,16 @@ export function run(program: Command, io: CliIo): Command {
           // error or a signal the writer removes its partial file. Stdout gets the finished file.
           if (toStdout) scratch = mkdtempSync(join(tmpdir(), 'rasterflow-'));
           const file = scratch ? join(scratch, 'out.tif') : o.output;
-          const whole = window === undefined || (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
+          const whole =
+            window === undefined ||
+            (window.x === 0 && window.y === 0 && window.width === root.info.width && window.height === root.info.height);
           const { statistics: _dropped, ...windowed } = info;
-          await writeTiffStream(file, whole ? info : windowed, renderTiles(root, renderOptions), { ...creation, ...(window ? { offset: window } : {}) }, () =>
-            progress.tick(),
+          await writeTiffStream(
+            file,
+            whole ? info : windowed,
+            renderTiles(root, renderOptions),
+            { ...creation, ...(window ? { offset: window } : {}) },
+            () => progress.tick(),
           ).finally(() => {
             progress.done();
             return pool.destroy();

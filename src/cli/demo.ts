@@ -33,8 +33,18 @@ const slopeAsU8 = (slopeType: number, scale: number) => ({
 });
 
 export const GALLERY: readonly Entry[] = [
-  { name: 'hillshade', input: DEM, rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45 } }, formats: ['tif', 'png'] },
-  { name: 'hillshade-multidirectional', input: DEM, rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { HillshadeType: 1 } }, formats: ['tif', 'png'] },
+  {
+    name: 'hillshade',
+    input: DEM,
+    rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45 } },
+    formats: ['tif', 'png'],
+  },
+  {
+    name: 'hillshade-multidirectional',
+    input: DEM,
+    rule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { HillshadeType: 1 } },
+    formats: ['tif', 'png'],
+  },
   { name: 'hillshade-geographic', input: DEM_GEO, rule: { rasterFunction: 'Hillshade', variableName: 'DEM' }, formats: ['tif', 'png'] },
   { name: 'slope-degrees', input: DEM, rule: { rasterFunction: 'Slope' }, formats: ['tif'] },
   { name: 'aspect', input: DEM, rule: { rasterFunction: 'Aspect' }, formats: ['tif'] },
@@ -101,7 +111,13 @@ export const GALLERY: readonly Entry[] = [
     rule: {
       rasterFunction: 'ColormapToRGB',
       rasterFunctionArguments: {
-        Raster: { rasterFunction: 'Colormap', rasterFunctionArguments: { ColormapName: 'NDVI', Raster: { rasterFunction: 'NDVI', rasterFunctionArguments: { VisibleBandID: 2, InfraredBandID: 3 } } } },
+        Raster: {
+          rasterFunction: 'Colormap',
+          rasterFunctionArguments: {
+            ColormapName: 'NDVI',
+            Raster: { rasterFunction: 'NDVI', rasterFunctionArguments: { VisibleBandID: 2, InfraredBandID: 3 } },
+          },
+        },
       },
     },
     formats: ['png'],
@@ -109,7 +125,10 @@ export const GALLERY: readonly Entry[] = [
   {
     name: 'landsat-nir-otsu',
     input: LANDSAT,
-    rule: { rasterFunction: 'Threshold', rasterFunctionArguments: { ThresholdType: 1, Raster: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3] } } } },
+    rule: {
+      rasterFunction: 'Threshold',
+      rasterFunctionArguments: { ThresholdType: 1, Raster: { rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: [3] } } },
+    },
     formats: ['tif'],
   },
   {
@@ -133,7 +152,10 @@ export const GALLERY: readonly Entry[] = [
     rule: {
       rasterFunction: 'VectorFieldRenderer',
       rasterFunctionArguments: {
-        Raster: { rasterFunction: 'CompositeBand', rasterFunctionArguments: { Rasters: [{ rasterFunction: 'Slope' }, { rasterFunction: 'Aspect' }] } },
+        Raster: {
+          rasterFunction: 'CompositeBand',
+          rasterFunctionArguments: { Rasters: [{ rasterFunction: 'Slope' }, { rasterFunction: 'Aspect' }] },
+        },
         SymbolTileSize: 16,
         MinimumMagnitude: 0,
         MaximumMagnitude: 30,
@@ -163,7 +185,9 @@ export async function runDemo(outDir: string, print: (s: string) => void): Promi
       written.push(path);
       // PNG and JPEG stay georeferenced: a world file and a .aux.xml with the SRS, as GDAL's WORLDFILE=YES.
       if (f !== 'tif') await writeGeoreferenceSidecars(path, root.info);
-      print(`wrote ${path}  (${root.info.width}x${root.info.height}, ${root.info.bandCount} band(s) ${root.info.pixelType})  rule: ${JSON.stringify(e.rule)}`);
+      print(
+        `wrote ${path}  (${root.info.width}x${root.info.height}, ${root.info.bandCount} band(s) ${root.info.pixelType})  rule: ${JSON.stringify(e.rule)}`,
+      );
     }
   }
   return written;

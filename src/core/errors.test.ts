@@ -34,7 +34,10 @@ describe('errors at the public edges are EngineErrors with a path', () => {
   it('memorySource names the band, the mask or the band count that does not fit', () => {
     expect(caught(() => memorySource('m', info, []))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands' });
     expect(caught(() => memorySource('m', info, [new Uint8Array(3)]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands[0]' });
-    expect(caught(() => memorySource('m', info, [new Uint8Array(4)], new Uint8Array(5)))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'mask' });
+    expect(caught(() => memorySource('m', info, [new Uint8Array(4)], new Uint8Array(5)))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'mask',
+    });
     expect(memorySource('m', info, [new Uint8Array(4)], new Uint8Array(4)).info.width).toBe(2);
   });
 });

@@ -95,19 +95,15 @@ export function combinedError(issues: readonly Issue[]): EngineError {
   const first = issues[0];
   if (first === undefined) return new EngineError('INTERNAL', 'combinedError called without issues');
   const message =
-    issues.length === 1
-      ? withPath(first)
-      : `${issues.length} problems in the rule:\n${issues.map((i) => `  - ${withPath(i)}`).join('\n')}`;
+    issues.length === 1 ? withPath(first) : `${issues.length} problems in the rule:\n${issues.map((i) => `  - ${withPath(i)}`).join('\n')}`;
   return new EngineError(first.code, message, { path: first.path, issues });
 }
 
 export const withPath = (i: Issue): string => (i.path ? `${i.path}: ${i.message}` : i.message);
 
-export const invalidArgument = (path: string, message: string): EngineError =>
-  new EngineError('INVALID_ARGUMENT', message, { path });
+export const invalidArgument = (path: string, message: string): EngineError => new EngineError('INVALID_ARGUMENT', message, { path });
 
-export const unsupportedInput = (path: string, message: string): EngineError =>
-  new EngineError('UNSUPPORTED_INPUT', message, { path });
+export const unsupportedInput = (path: string, message: string): EngineError => new EngineError('UNSUPPORTED_INPUT', message, { path });
 
 /** Turn anything thrown into an EngineError (unknown throwables become INTERNAL, cause kept). */
 export function toEngineError(e: unknown): EngineError {

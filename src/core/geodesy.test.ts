@@ -121,7 +121,7 @@ describe('per-row cell sizes of a geographic grid', () => {
     close(out.x, metersPerDegreeLongitude(89.5), 1e-12);
   });
 
-  it('geodesicRows: only for geographic rasters, with the raster\'s ellipsoid', () => {
+  it("geodesicRows: only for geographic rasters, with the raster's ellipsoid", () => {
     const utm = { ...gridInfo({ width: 4, height: 4, cellSize: 30 }), spatialReference: { wkid: 32616, metersPerUnit: 1 } };
     expect(geodesicRows(utm)).toBeUndefined();
     const nad27 = {
@@ -138,7 +138,10 @@ describe('per-row cell sizes of a geographic grid', () => {
   it('groundCellSize: projected cells times their unit; geographic cells at the middle row', () => {
     const ft = { ...gridInfo({ width: 4, height: 4, cellSize: 10 }), spatialReference: { wkid: 2263, metersPerUnit: 0.3048 } };
     expect(groundCellSize(ft)).toEqual({ x: 3.048, y: 3.048 });
-    const geo = { ...gridInfo({ width: 3, height: 3, cellSize: 1, origin: { x: 0, y: 61.5 } }), spatialReference: { geographic: true, wkid: 4326 } };
+    const geo = {
+      ...gridInfo({ width: 3, height: 3, cellSize: 1, origin: { x: 0, y: 61.5 } }),
+      spatialReference: { geographic: true, wkid: 4326 },
+    };
     const c = groundCellSize(geo); // middle row centred on 60 N
     close(c.x, 55800.001572430825);
     close(c.y, 111412.28745738382);
@@ -148,7 +151,7 @@ describe('per-row cell sizes of a geographic grid', () => {
 describe('the ellipsoid of a spatial reference', () => {
   it('from proj4: +datum, +ellps, +a/+rf, +a/+b; proj4js for names not listed here', () => {
     expect(ellipsoidOfProj4('+proj=longlat +datum=WGS84 +no_defs')).toEqual(WGS84);
-    expect(ellipsoidOfProj4('+proj=longlat +datum=NAD83 +no_defs')!.e2).toBeCloseTo(0.00669438002290, 14);
+    expect(ellipsoidOfProj4('+proj=longlat +datum=NAD83 +no_defs')!.e2).toBeCloseTo(0.0066943800229, 14);
     expect(ellipsoidOfProj4('+proj=longlat +a=6378137 +rf=298.257223563 +no_defs')).toEqual(WGS84);
     expect(ellipsoidOfProj4('+proj=longlat +a=6378206.4 +b=6356583.8 +no_defs')!.a).toBe(6378206.4);
     const evrst = ellipsoidOfProj4('+proj=longlat +ellps=evrst30 +no_defs')!; // Everest 1830, from proj4js's table
@@ -157,10 +160,16 @@ describe('the ellipsoid of a spatial reference', () => {
   });
 
   it('from WKT 1 and WKT 2; WGS 84 when nothing says', () => {
-    expect(ellipsoidOfWkt('GEOGCS["NAD27",DATUM["North_American_Datum_1927",SPHEROID["Clarke 1866",6378206.4,294.978698213898]]]')!.a).toBe(6378206.4);
-    expect(ellipsoidOfWkt('GEOGCRS["ETRS89",DATUM["x",ELLIPSOID["GRS 1980",6378137,298.257222101,LENGTHUNIT["metre",1]]]]')!.e2).toBeCloseTo(0.00669438002290, 14);
-    expect(ellipsoidOf({ geographic: true, wkt: 'GEOGCS["x",DATUM["y",SPHEROID["Clarke 1866",6378206.4,294.978698213898]]]' }).a).toBe(6378206.4);
-    expect(ellipsoidOf({ wkid: 4269, geographic: true }).e2).toBeCloseTo(0.00669438002290, 14); // NAD83: GRS 80
+    expect(ellipsoidOfWkt('GEOGCS["NAD27",DATUM["North_American_Datum_1927",SPHEROID["Clarke 1866",6378206.4,294.978698213898]]]')!.a).toBe(
+      6378206.4,
+    );
+    expect(
+      ellipsoidOfWkt('GEOGCRS["ETRS89",DATUM["x",ELLIPSOID["GRS 1980",6378137,298.257222101,LENGTHUNIT["metre",1]]]]')!.e2,
+    ).toBeCloseTo(0.0066943800229, 14);
+    expect(ellipsoidOf({ geographic: true, wkt: 'GEOGCS["x",DATUM["y",SPHEROID["Clarke 1866",6378206.4,294.978698213898]]]' }).a).toBe(
+      6378206.4,
+    );
+    expect(ellipsoidOf({ wkid: 4269, geographic: true }).e2).toBeCloseTo(0.0066943800229, 14); // NAD83: GRS 80
     expect(ellipsoidOf({ geographic: true })).toEqual(WGS84);
     expect(ellipsoidOf(undefined)).toEqual(WGS84);
   });

@@ -87,7 +87,17 @@ describe('pairMultidimensional (seed rule 6)', () => {
 
   it('UnionDimension true: different dimension names fail; false gives the union (every time x depth)', () => {
     const depth: Multidimensional = {
-      variables: [{ name: 'temp', dimensions: [{ name: 'StdZ', time: false }], bandsPerSlice: 1, slices: [{ values: [-5], band: 0 }, { values: [-10], band: 1 }] }],
+      variables: [
+        {
+          name: 'temp',
+          dimensions: [{ name: 'StdZ', time: false }],
+          bandsPerSlice: 1,
+          slices: [
+            { values: [-5], band: 0 },
+            { values: [-10], band: 1 },
+          ],
+        },
+      ],
     };
     const e = catchError(() => pairMultidimensional([info(t2, 2), info(depth, 2)], opts));
     expect(e?.code).toBe('INVALID_ARGUMENT');
@@ -117,7 +127,13 @@ describe('pairMultidimensional (seed rule 6)', () => {
 describe('timeSeriesOf', () => {
   it('takes single-band variables with the same dates as the bands of one series', () => {
     const a = timeSeriesMultidim('red', ['2001-01-01', '2002-01-01']).variables[0]!;
-    const b = { ...timeSeriesMultidim('nir', ['2001-01-01', '2002-01-01']).variables[0]!, slices: [{ values: [Date.UTC(2001, 0, 1)], band: 2 }, { values: [Date.UTC(2002, 0, 1)], band: 3 }] };
+    const b = {
+      ...timeSeriesMultidim('nir', ['2001-01-01', '2002-01-01']).variables[0]!,
+      slices: [
+        { values: [Date.UTC(2001, 0, 1)], band: 2 },
+        { values: [Date.UTC(2002, 0, 1)], band: 3 },
+      ],
+    };
     const ts = timeSeriesOf({ variables: [a, b] });
     if (typeof ts === 'string') throw new Error(ts);
     expect(ts.bandsPerStep).toBe(2);

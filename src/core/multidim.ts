@@ -146,7 +146,15 @@ export function parseDimensionValue(text: string | number, time: boolean): numbe
   const month = mo === undefined ? 1 : Number(mo);
   const day = d === undefined ? 1 : Number(d);
   if (month < 1 || month > 12 || day < 1 || day > 31) return Number.NaN;
-  let ms = Date.UTC(Number(y), month - 1, day, Number(h ?? 0), Number(mi ?? 0), Number(se ?? 0), frac ? Math.round(Number(frac) * 1000) : 0);
+  let ms = Date.UTC(
+    Number(y),
+    month - 1,
+    day,
+    Number(h ?? 0),
+    Number(mi ?? 0),
+    Number(se ?? 0),
+    frac ? Math.round(Number(frac) * 1000) : 0,
+  );
   // Date.UTC maps years 0..99 to 1900..1999; set the year exactly.
   const dt = new Date(ms);
   dt.setUTCFullYear(Number(y));
@@ -195,7 +203,8 @@ export function sliceBandName(v: MultidimVariable, s: MultidimSlice, j: number):
 /** Band names of a whole layout (`sliceBandName` for every band; `Band_n` for bands no slice uses). */
 export function layoutBandNames(md: Multidimensional, bandCount: number): string[] {
   const names = Array.from({ length: bandCount }, (_, b) => `Band_${b + 1}`);
-  for (const v of md.variables) for (const s of v.slices) for (let j = 0; j < v.bandsPerSlice; j++) names[s.band + j] = sliceBandName(v, s, j);
+  for (const v of md.variables)
+    for (const s of v.slices) for (let j = 0; j < v.bandsPerSlice; j++) names[s.band + j] = sliceBandName(v, s, j);
   return names;
 }
 
@@ -280,18 +289,26 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
     }
     if (groups.length === 0) {
       const lists = multi.map((i) => `${label(i)} has ${mds[i]!.variables.map((v) => v.name).join(', ')}`).join('; ');
-      throw invalidArgument(o.at('MatchVariable'), `MatchVariable is true but the inputs share no variable name (${lists}); set MatchVariable to false to pair variables by position`);
+      throw invalidArgument(
+        o.at('MatchVariable'),
+        `MatchVariable is true but the inputs share no variable name (${lists}); set MatchVariable to false to pair variables by position`,
+      );
     }
     const all = new Set(multi.flatMap((i) => mds[i]!.variables.map((v) => key(v.name))));
-    if (all.size > groups.length) warnings.push(`variables not in every input are left out (kept: ${groups.map((g) => g[0]!.variable.name).join(', ')})`);
+    if (all.size > groups.length)
+      warnings.push(`variables not in every input are left out (kept: ${groups.map((g) => g[0]!.variable.name).join(', ')})`);
   } else {
     const counts = multi.map((i) => mds[i]!.variables.length);
     const n = Math.max(...counts);
     const bad = multi.find((i) => mds[i]!.variables.length !== n && mds[i]!.variables.length !== 1);
     if (bad !== undefined) {
-      throw invalidArgument(where(bad), `with MatchVariable false variables are paired by position, but the inputs have ${counts.join(', ')} variables (need equal counts or one)`);
+      throw invalidArgument(
+        where(bad),
+        `with MatchVariable false variables are paired by position, but the inputs have ${counts.join(', ')} variables (need equal counts or one)`,
+      );
     }
-    for (let k = 0; k < n; k++) groups.push(multi.map((i) => ({ input: i, variable: mds[i]!.variables[mds[i]!.variables.length === 1 ? 0 : k]! })));
+    for (let k = 0; k < n; k++)
+      groups.push(multi.map((i) => ({ input: i, variable: mds[i]!.variables[mds[i]!.variables.length === 1 ? 0 : k]! })));
   }
 
   // 2. Per group: dimensions, joined slices, bands per slice.
@@ -316,7 +333,10 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
     const bps = Math.max(...members.map((m) => m.variable.bandsPerSlice));
     for (const m of members) {
       if (m.variable.bandsPerSlice !== bps && m.variable.bandsPerSlice !== 1) {
-        throw invalidArgument(where(m.input), `slices of variable ${m.variable.name} have ${m.variable.bandsPerSlice} bands where another input's have ${bps}`);
+        throw invalidArgument(
+          where(m.input),
+          `slices of variable ${m.variable.name} have ${m.variable.bandsPerSlice} bands where another input's have ${bps}`,
+        );
       }
     }
     // Natural join of the members' slices on the dimensions they share.
@@ -339,7 +359,10 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
       rows = next;
     });
     if (rows.length === 0) {
-      throw invalidArgument(where(members[1]?.input ?? members[0]!.input), `the inputs' slices of variable ${lead.name} have no dimension values in common`);
+      throw invalidArgument(
+        where(members[1]?.input ?? members[0]!.input),
+        `the inputs' slices of variable ${lead.name} have no dimension values in common`,
+      );
     }
     const most = Math.max(...members.map((m) => m.variable.slices.length));
     if (members.length > 1 && rows.length < most && dims.length === lead.dimensions.length) {
@@ -350,7 +373,13 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
       band += bps;
       return s;
     });
-    variables.push({ name: lead.name, ...(lead.description ? { description: lead.description } : {}), dimensions: dims, bandsPerSlice: bps, slices });
+    variables.push({
+      name: lead.name,
+      ...(lead.description ? { description: lead.description } : {}),
+      dimensions: dims,
+      bandsPerSlice: bps,
+      slices,
+    });
     sources.push({ members, slices: rows.map((r) => r.picks), bandsPerSlice: bps });
   }
   const bandCount = band;
@@ -369,7 +398,10 @@ export function pairMultidimensional(inputs: readonly RasterInfo[], o: PairOptio
             else if (n === g.bandsPerSlice) out[b] = j;
             else if (n === bandCount) out[b] = b;
             else {
-              throw invalidArgument(where(i), `a plain input with ${n} bands cannot be paired with multidimensional slices of ${g.bandsPerSlice} band(s) (${bandCount} bands in all): give it 1, ${g.bandsPerSlice} or ${bandCount} bands`);
+              throw invalidArgument(
+                where(i),
+                `a plain input with ${n} bands cannot be paired with multidimensional slices of ${g.bandsPerSlice} band(s) (${bandCount} bands in all): give it 1, ${g.bandsPerSlice} or ${bandCount} bands`,
+              );
             }
           }
         }
@@ -424,7 +456,10 @@ export function pairSlices(inputs: readonly RasterInfo[], o: PairOptions): Slice
     const variables = md.variables.map((v) => ({
       ...v,
       bandsPerSlice: 1,
-      slices: v.slices.map((s) => ({ values: s.values, band: slices.push(Array.from({ length: v.bandsPerSlice }, (_, j) => s.band + j)) - 1 })),
+      slices: v.slices.map((s) => ({
+        values: s.values,
+        band: slices.push(Array.from({ length: v.bandsPerSlice }, (_, j) => s.band + j)) - 1,
+      })),
     }));
     own.push(slices);
     return { ...rest, bandCount: slices.length, multidimensional: { variables } };
@@ -467,7 +502,8 @@ export interface TimeSeriesLayout {
 export function timeSeriesOf(md: Multidimensional): TimeSeriesLayout | string {
   const timed = md.variables.filter((v) => v.dimensions.length === 1 && v.dimensions[0]!.time);
   if (timed.length === 0) return 'the raster has no variable whose only dimension is a time dimension (StdTime)';
-  const order = (v: MultidimVariable): number[] => v.slices.map((_, s) => s).sort((a, b) => v.slices[a]!.values[0]! - v.slices[b]!.values[0]!);
+  const order = (v: MultidimVariable): number[] =>
+    v.slices.map((_, s) => s).sort((a, b) => v.slices[a]!.values[0]! - v.slices[b]!.values[0]!);
   const lead = timed[0]!;
   const times = order(lead).map((s) => lead.slices[s]!.values[0]!);
   const sameTimes = (v: MultidimVariable): boolean => {
@@ -484,6 +520,7 @@ export function timeSeriesOf(md: Multidimensional): TimeSeriesLayout | string {
     });
     j0 += v.bandsPerSlice;
   }
-  for (let t = 1; t < times.length; t++) if (times[t] === times[t - 1]) return `the time series has two slices at ${formatDimensionValue(times[t]!, true)}`;
+  for (let t = 1; t < times.length; t++)
+    if (times[t] === times[t - 1]) return `the time series has two slices at ${formatDimensionValue(times[t]!, true)}`;
   return { times, bandsPerStep, band, variables: group.map((v) => v.name) };
 }

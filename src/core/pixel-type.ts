@@ -11,15 +11,7 @@ export type PixelType = (typeof PIXEL_TYPES)[number];
 /** What a rule's `outputPixelType` may say. */
 export type OutputPixelType = PixelType | 'UNKNOWN';
 
-export type Plane =
-  | Uint8Array
-  | Int8Array
-  | Uint16Array
-  | Int16Array
-  | Uint32Array
-  | Int32Array
-  | Float32Array
-  | Float64Array;
+export type Plane = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 
 interface TypeInfo {
   readonly min: number;

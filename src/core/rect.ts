@@ -14,7 +14,12 @@ export interface Rect {
   readonly height: number;
 }
 
-export const rect = (x: number, y: number, width: number, height: number): Rect => ({ x: x | 0, y: y | 0, width: width | 0, height: height | 0 });
+export const rect = (x: number, y: number, width: number, height: number): Rect => ({
+  x: x | 0,
+  y: y | 0,
+  width: width | 0,
+  height: height | 0,
+});
 
 export const grow = (r: Rect, by: number): Rect =>
   by === 0 ? r : { x: (r.x - by) | 0, y: (r.y - by) | 0, width: (r.width + 2 * by) | 0, height: (r.height + 2 * by) | 0 };
@@ -27,8 +32,7 @@ export function intersect(a: Rect, b: Rect): Rect | undefined {
   return x1 > x0 && y1 > y0 ? { x: x0 | 0, y: y0 | 0, width: (x1 - x0) | 0, height: (y1 - y0) | 0 } : undefined;
 }
 
-export const rectEquals = (a: Rect, b: Rect): boolean =>
-  a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+export const rectEquals = (a: Rect, b: Rect): boolean => a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
 
 export const rectKey = (r: Rect): string => `${r.x},${r.y},${r.width}x${r.height}`;
 

@@ -17,7 +17,9 @@ describe('alignment', () => {
   });
 
   it('Keys cubic weights (a = -0.5)', () => {
-    expect([keysWeight(0), keysWeight(1), keysWeight(2), keysWeight(0.5), keysWeight(1.5), keysWeight(-0.5)]).toEqual([1, 0, 0, 0.5625, -0.0625, 0.5625]);
+    expect([keysWeight(0), keysWeight(1), keysWeight(2), keysWeight(0.5), keysWeight(1.5), keysWeight(-0.5)]).toEqual([
+      1, 0, 0, 0.5625, -0.0625, 0.5625,
+    ]);
   });
 
   const utm = { ...gridInfo({ width: 300, height: 200, cellSize: 30, origin: { x: 500000, y: 4000000 } }) };
@@ -57,7 +59,9 @@ describe('alignment', () => {
     const b = rasterOf({ width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } }, (x, y) => x - y);
     const n = createFunctionNode(arithmetic, { Raster: 0, Raster2: 1, Operation: 1, ExtentType: 0, CellsizeType: 0 }, [a, b], '');
     const align = n.inputs[1]!;
-    expect(align.id).toMatch(/^Align\(\{"grid":\{"xmin":500000,"ymax":4000000,"cx":30,"cy":30,"width":61,"height":47,"sr":"[^"]*zone=16[^"]*"\},"method":"bilinear"\};mem\d+\)$/);
+    expect(align.id).toMatch(
+      /^Align\(\{"grid":\{"xmin":500000,"ymax":4000000,"cx":30,"cy":30,"width":61,"height":47,"sr":"[^"]*zone=16[^"]*"\},"method":"bilinear"\};mem\d+\)$/,
+    );
     expect(await tiledVersusWhole(n, [7, 5])).toBeUndefined();
     expect(await tiledVersusWhole(align, [16, 3])).toBeUndefined();
   });

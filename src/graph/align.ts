@@ -226,7 +226,13 @@ function chooseStep(m: Omit<Extract<PixelMapping, { kind: 'reproject' }>, 'step'
         exact(mm, c, kx * step, (ky + 1) * step, q, 4);
         exact(mm, c, (kx + 1) * step, (ky + 1) * step, q, 6);
         if (q.some(Number.isNaN)) continue;
-        for (const [t, s] of [[0.5, 0.5], [0.5, 0], [0, 0.5], [1, 0.5], [0.5, 1]] as const) {
+        for (const [t, s] of [
+          [0.5, 0.5],
+          [0.5, 0],
+          [0, 0.5],
+          [1, 0.5],
+          [0.5, 1],
+        ] as const) {
           exact(mm, c, (kx + t) * step, (ky + s) * step, p, 0);
           if (Number.isNaN(p[0]!)) continue;
           for (let d = 0; d < 2; d++) {

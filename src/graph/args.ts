@@ -155,7 +155,8 @@ function notGiven(spec: ArgSpec, v: unknown): string | undefined {
   if (spec.kind === 'boolean' || spec.kind === 'raster' || spec.kind === 'rasters') return undefined;
   if (v === false) return 'false';
   if (v === '' && spec.kind !== 'strings' && (spec.kind !== 'string' || spec.values !== undefined)) return '""';
-  if (typeof v === 'string' && v.trim() === '' && (spec.kind === 'number' || spec.kind === 'int' || spec.kind === 'enum')) return JSON.stringify(v);
+  if (typeof v === 'string' && v.trim() === '' && (spec.kind === 'number' || spec.kind === 'int' || spec.kind === 'enum'))
+    return JSON.stringify(v);
   return undefined;
 }
 

@@ -9,7 +9,7 @@ import { defineFunction } from './types.js';
 
 export const castFunction = defineFunction({
   name: 'Cast',
-  summary: 'Convert to the rule\'s outputPixelType (round half away from zero, saturate, NaN -> NoData).',
+  summary: "Convert to the rule's outputPixelType (round half away from zero, saturate, NaN -> NoData).",
   family: 'internal',
   verification: 'hand: casting table in src/core/pixel-type.test.ts',
   args: {

@@ -25,7 +25,11 @@ export async function withNeededStatistics(
   inputs: readonly RasterNode[],
   signal?: AbortSignal,
 ): Promise<RasterNode[]> {
-  const need = fn.needsStatistics?.(values, inputs.map((i) => i.info)) ?? [];
+  const need =
+    fn.needsStatistics?.(
+      values,
+      inputs.map((i) => i.info),
+    ) ?? [];
   const out = [...inputs];
   for (const i of new Set(need)) {
     const input = inputs[i];

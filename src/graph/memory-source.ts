@@ -17,7 +17,10 @@ export function memorySource(id: string, info: RasterInfo, bands: readonly Plane
   }
   const bad = bands.findIndex((b) => b.length !== k * n);
   if (bad >= 0) {
-    throw invalidArgument(`bands[${bad}]`, `memorySource ${id}: expected ${k * n} values (${info.width} x ${info.height}${k === 2 ? ' x 2 for re/im' : ''}), got ${bands[bad]!.length}`);
+    throw invalidArgument(
+      `bands[${bad}]`,
+      `memorySource ${id}: expected ${k * n} values (${info.width} x ${info.height}${k === 2 ? ' x 2 for re/im' : ''}), got ${bands[bad]!.length}`,
+    );
   }
   if (mask !== undefined && mask.length !== n) {
     throw invalidArgument('mask', `memorySource ${id}: expected ${n} mask values (${info.width} x ${info.height}), got ${mask.length}`);

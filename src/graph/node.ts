@@ -21,13 +21,26 @@ export function createFunctionNode(
   /** The rule's outputPixelType (undefined: the natural type); the function's plan receives it. */
   to?: PixelType,
 ): FunctionNode {
-  const plan = planned(fn, path, () => fn.plan(values as never, inputs.map((i) => i.info), to));
+  const plan = planned(fn, path, () =>
+    fn.plan(
+      values as never,
+      inputs.map((i) => i.info),
+      to,
+    ),
+  );
   const node = nodeFor(fn, values, inputs, path, plan, to);
   // A function that leaves the type to the engine's cast (see RasterFunction.plan) gets it here.
   if (to === undefined || plan.info.pixelType === to) return node;
   if (fn.codes !== undefined) planned(fn, path, () => checkHolds(fn.name, to, ...rangeOf(plan.info), fn.codes!));
   const cast = { to, Raster: 0 };
-  return nodeFor(castFunction, cast, [node], path, planned(castFunction, path, () => castFunction.plan(cast, [node.info])), undefined);
+  return nodeFor(
+    castFunction,
+    cast,
+    [node],
+    path,
+    planned(castFunction, path, () => castFunction.plan(cast, [node.info])),
+    undefined,
+  );
 }
 
 function nodeFor(

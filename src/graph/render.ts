@@ -71,8 +71,7 @@ export async function* renderTiles(graph: RasterNode, opts: RenderOptions = {}):
   // Request statistics first (a no-op unless some node asks for them), over the whole area.
   const bound = await bindRequestStatistics(graph, area, opts.signal);
   const root = bound.root;
-  const recipe =
-    opts.recipe === undefined || root === graph ? opts.recipe : { ...opts.recipe, bound: bound.bound, boundKey: root.id };
+  const recipe = opts.recipe === undefined || root === graph ? opts.recipe : { ...opts.recipe, bound: bound.bound, boundKey: root.id };
   const pool = opts.pool ?? inlinePool;
   const inFlight = Math.max(1, opts.concurrency ?? (pool.size === 0 ? 1 : 2 * pool.size));
   const pending: Promise<PixelBlock>[] = [];

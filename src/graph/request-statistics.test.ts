@@ -68,7 +68,7 @@ describe('binding request statistics', () => {
     expect(bound.bound).toEqual({});
   });
 
-  it('takes a node\'s statistics over its request rectangle: the area grown by the halos above it', async () => {
+  it("takes a node's statistics over its request rectangle: the area grown by the halos above it", async () => {
     const inner = applyFunction(stretch, { StretchType: 5, DRA: true }, [dem]);
     const outer = applyFunction(hillshade, {}, [inner]);
     const area = rect(10, 10, 5, 5);

@@ -215,7 +215,7 @@ function hashValue(v: unknown): string {
       }
       parts.push('}');
     } else {
-      parts.push(typeof x === 'number' ? String(x) : JSON.stringify(x) ?? 'u');
+      parts.push(typeof x === 'number' ? String(x) : (JSON.stringify(x) ?? 'u'));
     }
   };
   walk(v);
@@ -239,7 +239,11 @@ const kindOf = (t: PixelType): Kind =>
  * Per-band statistics and histograms of `node`'s valid pixels over `r` (clipped to its grid), one
  * entry per band, `undefined` for a band without a valid pixel. See the file header for the rules.
  */
-export async function computeStatistics(node: RasterNode, r: Rect, options: StatisticsOptions = {}): Promise<(RequestBandStatistics | undefined)[]> {
+export async function computeStatistics(
+  node: RasterNode,
+  r: Rect,
+  options: StatisticsOptions = {},
+): Promise<(RequestBandStatistics | undefined)[]> {
   const info = node.info;
   const bands = info.bandCount;
   const area = info.constant !== undefined ? r : intersect(r, rect(0, 0, info.width, info.height));

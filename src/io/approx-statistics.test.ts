@@ -66,9 +66,20 @@ async function approxOf(path: string): Promise<BandStatistics> {
 
 describe('approximate statistics of a source, as gdalinfo -approx_stats', () => {
   it('GetRasterSampleOverview: the smallest level with more than 2500 pixels, else the image itself', () => {
-    const levels = [{ width: 1000, height: 1000 }, { width: 500, height: 500 }, { width: 250, height: 250 }, { width: 125, height: 125 }, { width: 40, height: 40 }];
+    const levels = [
+      { width: 1000, height: 1000 },
+      { width: 500, height: 500 },
+      { width: 250, height: 250 },
+      { width: 125, height: 125 },
+      { width: 40, height: 40 },
+    ];
     expect(sampleLevel(levels)).toBe(3);
-    expect(sampleLevel([{ width: 60, height: 40 }, { width: 30, height: 20 }])).toBe(0);
+    expect(
+      sampleLevel([
+        { width: 60, height: 40 },
+        { width: 30, height: 20 },
+      ]),
+    ).toBe(0);
   });
 
   it('the bundled DEM (strips of 5 rows, no overview): every 9th block, GDAL approx 249.156..1049.883', async () => {
@@ -134,7 +145,7 @@ describe('rules that need statistics the source lacks', () => {
     }
   });
 
-  it('Stretch StandardDeviation over Slope (which advertises 0..90 without a mean) plans with the slope\'s exact statistics', async () => {
+  it("Stretch StandardDeviation over Slope (which advertises 0..90 without a mean) plans with the slope's exact statistics", async () => {
     const files = openerScope();
     try {
       const slope = { rasterFunction: 'Slope' };

@@ -43,7 +43,10 @@ export function sampleLevel(levels: readonly { readonly width: number; readonly 
 }
 
 /** `levels`: the full image first, then its overviews. */
-export async function approximateStatistics(levels: readonly StatisticsLevel[], signal?: AbortSignal): Promise<(BandStatistics | undefined)[]> {
+export async function approximateStatistics(
+  levels: readonly StatisticsLevel[],
+  signal?: AbortSignal,
+): Promise<(BandStatistics | undefined)[]> {
   const chosen = sampleLevel(levels.map((l) => l.node.info));
   const { node, blockWidth, blockHeight } = levels[chosen]!;
   const { width, height, bandCount, pixelType } = node.info;
@@ -76,5 +79,7 @@ export async function approximateStatistics(levels: readonly StatisticsLevel[], 
       pixels += w * h;
     }
   }
-  return acc.result(Math.max(1, pixels)).map((s) => (s === undefined ? undefined : { min: s.min, max: s.max, mean: s.mean, stdDev: s.stdDev, count: s.count }));
+  return acc
+    .result(Math.max(1, pixels))
+    .map((s) => (s === undefined ? undefined : { min: s.min, max: s.max, mean: s.mean, stdDev: s.stdDev, count: s.count }));
 }

@@ -100,7 +100,9 @@ describe('broken TIFFs: IO_ERROR naming the file and the block', () => {
     expect(e.message).toContain(garbled);
     expect(e.message).toMatch(/strip 10 \(rows 30-32\) of bands 1-6 does not decode: /);
     const short = files.copy(LANDSAT, 'short.tif', (b) => setTag(b, TAGS.StripByteCounts, 20, 1000));
-    expect((await readFailure(short, { x: 0, y: 60, width: 349, height: 3 })).message).toMatch(/strip 20 \(rows 60-62\) of bands 1-6 does not decode/);
+    expect((await readFailure(short, { x: 0, y: 60, width: 349, height: 3 })).message).toMatch(
+      /strip 20 \(rows 60-62\) of bands 1-6 does not decode/,
+    );
   });
 
   it('a broken overview tile is named with its overview', async () => {
@@ -139,7 +141,9 @@ describe('broken TIFFs: IO_ERROR naming the file and the block', () => {
     const e = await failure(() => openGeoTiff(cut));
     expect(e).toMatchObject({ code: 'IO_ERROR', path: 'input' });
     expect(e.message).toContain(cut);
-    expect(e.message).toMatch(/cut short or corrupt: image directory \(IFD\) 2 needs 2 bytes at offset 598196, 0 are there \(the file has 400000 bytes\)/);
+    expect(e.message).toMatch(
+      /cut short or corrupt: image directory \(IFD\) 2 needs 2 bytes at offset 598196, 0 are there \(the file has 400000 bytes\)/,
+    );
   });
 
   it('an image directory that contradicts itself is IO_ERROR, not UNSUPPORTED_INPUT', async () => {

@@ -30,7 +30,7 @@ describe('codec threads', () => {
     expect(codecThreadCount()).toBeLessThanOrEqual(4);
   });
 
-  it('a corrupt stream rejects with zlib\'s message, inline and off the main thread, and the threads keep working', async () => {
+  it("a corrupt stream rejects with zlib's message, inline and off the main thread, and the threads keep working", async () => {
     const good = deflateSync(block(9));
     const bad = new Uint8Array(good); // a copy (Buffer#slice would be a view)
     bad.fill(0xff, 10, 60);
@@ -66,14 +66,25 @@ describe('idle threads never hold a process open', () => {
   };
 
   it('warmed codec threads with no job', () => {
-    expect(exitsAlone("const m = await import('./src/io/codec-pool.ts'); m.warmCodecThreads(); if (m.codecThreadCount() !== 2) process.exit(5);")).toEqual({ status: 0, timedOut: false });
+    expect(
+      exitsAlone(
+        "const m = await import('./src/io/codec-pool.ts'); m.warmCodecThreads(); if (m.codecThreadCount() !== 2) process.exit(5);",
+      ),
+    ).toEqual({ status: 0, timedOut: false });
   });
 
   it('codec threads after their jobs', () => {
-    expect(exitsAlone("const m = await import('./src/io/codec-pool.ts'); const d = await m.deflateBlock(new Uint8Array(1 << 20).fill(3), 6); await m.inflateBlock(d, 1 << 20);")).toEqual({ status: 0, timedOut: false });
+    expect(
+      exitsAlone(
+        "const m = await import('./src/io/codec-pool.ts'); const d = await m.deflateBlock(new Uint8Array(1 << 20).fill(3), 6); await m.inflateBlock(d, 1 << 20);",
+      ),
+    ).toEqual({ status: 0, timedOut: false });
   });
 
   it('a tile worker pool never given a tile and never destroyed', () => {
-    expect(exitsAlone("const m = await import('./src/workers/pool.ts'); m.createPool({ size: 1 });")).toEqual({ status: 0, timedOut: false });
+    expect(exitsAlone("const m = await import('./src/workers/pool.ts'); m.createPool({ size: 1 });")).toEqual({
+      status: 0,
+      timedOut: false,
+    });
   });
 });

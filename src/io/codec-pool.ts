@@ -130,7 +130,9 @@ function dispatch(): void {
       t.jobs.set(id, job);
       if (t.jobs.size === 1) t.worker.ref();
       const d = job.data;
-      t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [d.buffer as ArrayBuffer]);
+      t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [
+        d.buffer as ArrayBuffer,
+      ]);
     }
   }
   if (queue.length > 0 && !helpScheduled) {

@@ -88,13 +88,15 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   const numbers = bw * bh * chunkSpp * storage.parts;
   // Bytes a block must decode to: whole tiles; the rows of a strip that lie inside the image.
   const perPlane = l.across * l.down;
-  const neededBytes = (index: number): number => (l.tiled ? blockBytes : rowBytes * Math.min(bh, l.height - Math.floor((index % perPlane) / l.across) * bh));
+  const neededBytes = (index: number): number =>
+    l.tiled ? blockBytes : rowBytes * Math.min(bh, l.height - Math.floor((index % perPlane) / l.across) * bh);
   const short = (what: string, got: number, needed: number): Error =>
     new CorruptBlockError(`${what} ${got} bytes where its pixels need ${needed}: the data is cut short or corrupt`);
   const swap = !l.littleEndian && wholeBytes && bits > 8;
   // The word the byte swap and predictor 2 work on: a complex sample's parts, else the sample.
   const word = storage.parts === 2 ? bits / 16 : bits / 8;
-  if (l.predictor === 2 && !(wholeBytes && [1, 2, 4, 8].includes(bits / 8))) throw new Error(`Predictor 2 with ${bits}-bit samples is not supported`);
+  if (l.predictor === 2 && !(wholeBytes && [1, 2, 4, 8].includes(bits / 8)))
+    throw new Error(`Predictor 2 with ${bits}-bit samples is not supported`);
   if (l.predictor === 3 && !(l.sampleFormat === 3 || l.sampleFormat === 6)) throw new Error('Predictor 3 needs floating-point samples');
   if (l.predictor !== 1 && l.predictor !== 2 && l.predictor !== 3) throw new Error(`Predictor ${l.predictor} is not supported`);
 
@@ -134,7 +136,7 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         bytes = packBitsDecode(raw, blockBytes, needed);
         break;
       default: {
-        const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : (raw.slice().buffer);
+        const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : raw.slice().buffer;
         const out = await library!.decodeBlock(ab);
         if (l.compression === 34887) {
           // LERC gives host-order samples of the right type, no predictor.
@@ -269,7 +271,8 @@ export function floatPredictor(b: Uint8Array, count: number, height: number, bps
       const c2 = 2 * count;
       const c3 = 3 * count;
       const w0 = base >> 2;
-      for (let i = 0; i < count; i++) words[w0 + i] = ((tmp[i]! << 24) | (tmp[count + i]! << 16) | (tmp[c2 + i]! << 8) | tmp[c3 + i]!) >>> 0;
+      for (let i = 0; i < count; i++)
+        words[w0 + i] = ((tmp[i]! << 24) | (tmp[count + i]! << 16) | (tmp[c2 + i]! << 8) | tmp[c3 + i]!) >>> 0;
     } else {
       for (let i = 0; i < count; i++) {
         const o = base + i * bps;
@@ -322,7 +325,14 @@ function floatPredictor32(words: Uint32Array, count: number, height: number): vo
 }
 
 /** Unpack `bits`-bit unsigned samples, MSB first, each row starting on a byte. */
-export function unpackBits(src: Uint8Array, dst: Uint8Array | Uint16Array | Uint32Array, perRow: number, rows: number, bits: number, rowBytes: number): void {
+export function unpackBits(
+  src: Uint8Array,
+  dst: Uint8Array | Uint16Array | Uint32Array,
+  perRow: number,
+  rows: number,
+  bits: number,
+  rowBytes: number,
+): void {
   if (bits === 1 || bits === 2 || bits === 4) {
     const perByte = 8 / bits;
     const max = (1 << bits) - 1;
@@ -410,7 +420,8 @@ export function lzwDecode(input: Uint8Array, expected: number, needed = expected
       old = code;
       continue;
     }
-    if (code > next) throw new CorruptBlockError(`LZW data is corrupt: code ${code} is not in the table (next ${next}), at bit ${bitPos - width}`);
+    if (code > next)
+      throw new CorruptBlockError(`LZW data is corrupt: code ${code} is not in the table (next ${next}), at bit ${bitPos - width}`);
     if (next < 4096) {
       prefix[next] = old;
       suffix[next] = code < next ? first[code]! : first[old]!;
@@ -429,7 +440,8 @@ export function lzwDecode(input: Uint8Array, expected: number, needed = expected
     op += l;
     old = code;
   }
-  if (op < needed) throw new CorruptBlockError(`LZW data ends after ${op} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
+  if (op < needed)
+    throw new CorruptBlockError(`LZW data ends after ${op} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
   return out;
 }
 
@@ -452,6 +464,7 @@ export function packBitsDecode(input: Uint8Array, expected: number, needed = exp
       o += count;
     }
   }
-  if (o < needed) throw new CorruptBlockError(`PackBits data ends after ${o} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
+  if (o < needed)
+    throw new CorruptBlockError(`PackBits data ends after ${o} bytes where the pixels need ${needed}: the data is cut short or corrupt`);
   return out;
 }

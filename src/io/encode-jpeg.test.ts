@@ -70,7 +70,11 @@ describe('encodeJpeg', () => {
     const colormap = { values: Float64Array.of(-2, 3), rgb: Uint8Array.of(255, 255, 255, 200, 30, 120), alpha: Uint8Array.of(0, 255) };
     const d = jpeg.decode(encodeJpeg(b, { ...infoOf(b), colormap }, { quality: 95 }), { useTArray: true });
     const px = (x: number, y: number) => Array.from(d.data.subarray(4 * (y * 16 + x), 4 * (y * 16 + x) + 3));
-    for (const [x, y, want] of [[2, 2, [200, 30, 120]], [13, 2, [0, 0, 0]], [5, 13, [0, 0, 0]]] as const) {
+    for (const [x, y, want] of [
+      [2, 2, [200, 30, 120]],
+      [13, 2, [0, 0, 0]],
+      [5, 13, [0, 0, 0]],
+    ] as const) {
       px(x, y).forEach((v, c) => expect(Math.abs(v - want[c]!), `(${x}, ${y}) channel ${c}`).toBeLessThanOrEqual(4));
     }
   });
@@ -87,6 +91,8 @@ describe('encodeJpeg', () => {
     const two = flatBlock('U8', 2, 2, [1, 2]);
     expect(() => encodeJpeg(two, infoOf(two))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_INPUT', path: 'output' }));
     const ok = flatBlock('U8', 2, 2, [1]);
-    expect(() => encodeJpeg(ok, infoOf(ok), { quality: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'quality' }));
+    expect(() => encodeJpeg(ok, infoOf(ok), { quality: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'quality' }),
+    );
   });
 });

@@ -27,13 +27,19 @@ export interface JpegOptions {
 export function encodeJpeg(block: PixelBlock, info: RasterInfo, options: JpegOptions = {}): Uint8Array {
   if (block.bands.length === 1 && info.colormap !== undefined) block = expandColormap(block, info);
   if (block.pixelType !== 'U8') {
-    throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 8-bit unsigned pixels, not ${block.pixelType}: set outputPixelType to U8, or apply a Stretch first`, {
-      path: 'outputPixelType',
-    });
+    throw new EngineError(
+      'UNSUPPORTED_INPUT',
+      `JPEG holds 8-bit unsigned pixels, not ${block.pixelType}: set outputPixelType to U8, or apply a Stretch first`,
+      {
+        path: 'outputPixelType',
+      },
+    );
   }
   const nb = block.bands.length;
   if (nb !== 1 && nb !== 3) {
-    throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 1 or 3 bands, not ${nb}: select bands with ExtractBand first`, { path: 'output' });
+    throw new EngineError('UNSUPPORTED_INPUT', `JPEG holds 1 or 3 bands, not ${nb}: select bands with ExtractBand first`, {
+      path: 'output',
+    });
   }
   const quality = options.quality ?? 75;
   if (!(quality >= 1 && quality <= 100)) {

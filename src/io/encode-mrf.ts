@@ -35,7 +35,8 @@ const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;'
 /** Encode `block` (with `info` describing its grid) as MRF files named after `base` (no folder, no extension). */
 export function encodeMrf(block: PixelBlock, info: RasterInfo, base: string): MrfFiles {
   const t = MRF_TYPES[block.pixelType];
-  if (t === undefined) throw new EngineError('UNSUPPORTED_INPUT', `MRF chips cannot hold ${block.pixelType} pixels`, { path: 'chipFormat' });
+  if (t === undefined)
+    throw new EngineError('UNSUPPORTED_INPUT', `MRF chips cannot hold ${block.pixelType} pixels`, { path: 'chipFormat' });
   const { width, height } = block.rect;
   const c = block.bands.length;
   const n = width * height;

@@ -12,8 +12,12 @@ import type { Colormap, PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, PIXEL_TYPE_INFO, type PixelType } from '../core/pixel-type.js';
 import { crc32, encodePng } from './encode-png.js';
 
-const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
-if (!hasGdal) console.warn('[encode-png.test] gdalinfo or python3-gdal not found: the GDAL read-back checks are SKIPPED (install gdal-bin and python3-gdal to run them)');
+const hasGdal =
+  spawnSync('gdalinfo', ['--version']).status === 0 && spawnSync('/usr/bin/python3', ['-c', 'from osgeo import gdal']).status === 0;
+if (!hasGdal)
+  console.warn(
+    '[encode-png.test] gdalinfo or python3-gdal not found: the GDAL read-back checks are SKIPPED (install gdal-bin and python3-gdal to run them)',
+  );
 
 const PIXEL_MAX = { U1: PIXEL_TYPE_INFO.U1.max, U2: PIXEL_TYPE_INFO.U2.max, U4: PIXEL_TYPE_INFO.U4.max } as const;
 
@@ -59,25 +63,63 @@ describe('encodePng', () => {
     const b = blockOf('U8', 2, 2, [[5, 6, 7, 8]], [1, 0, 1, 0]);
     const d = decode(encodePng(b, infoOf(b)));
     expect(d).toMatchObject({ colorType: 4, alpha: true });
-    expect([0, 1, 2, 3].map((i) => rgba(d, i))).toEqual([[5, 5, 5, 255], [0, 0, 0, 0], [7, 7, 7, 255], [0, 0, 0, 0]]);
+    expect([0, 1, 2, 3].map((i) => rgba(d, i))).toEqual([
+      [5, 5, 5, 255],
+      [0, 0, 0, 0],
+      [7, 7, 7, 255],
+      [0, 0, 0, 0],
+    ]);
   });
 
   it('3 bands U8: RGB, becoming RGBA when a pixel is masked', () => {
-    const b = blockOf('U8', 2, 1, [[1, 2], [3, 4], [5, 6]]);
+    const b = blockOf('U8', 2, 1, [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     const opaque = decode(encodePng(b, infoOf(b)));
     expect(opaque).toMatchObject({ colorType: 2, alpha: false });
-    expect([rgba(opaque, 0), rgba(opaque, 1)]).toEqual([[1, 3, 5, 255], [2, 4, 6, 255]]);
-    const m = blockOf('U8', 2, 1, [[1, 2], [3, 4], [5, 6]], [0, 1]);
+    expect([rgba(opaque, 0), rgba(opaque, 1)]).toEqual([
+      [1, 3, 5, 255],
+      [2, 4, 6, 255],
+    ]);
+    const m = blockOf(
+      'U8',
+      2,
+      1,
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [0, 1],
+    );
     const t = decode(encodePng(m, infoOf(m)));
     expect(t).toMatchObject({ colorType: 6, alpha: true });
-    expect([rgba(t, 0), rgba(t, 1)]).toEqual([[0, 0, 0, 0], [2, 4, 6, 255]]);
+    expect([rgba(t, 0), rgba(t, 1)]).toEqual([
+      [0, 0, 0, 0],
+      [2, 4, 6, 255],
+    ]);
   });
 
   it('2 and 4 bands: the last band is the alpha, and the mask still clears it', () => {
-    const ga = blockOf('U8', 3, 1, [[9, 8, 7], [255, 128, 255]], [1, 1, 0]);
+    const ga = blockOf(
+      'U8',
+      3,
+      1,
+      [
+        [9, 8, 7],
+        [255, 128, 255],
+      ],
+      [1, 1, 0],
+    );
     const d2 = decode(encodePng(ga, infoOf(ga)));
     expect(d2.colorType).toBe(4);
-    expect([0, 1, 2].map((i) => rgba(d2, i))).toEqual([[9, 9, 9, 255], [8, 8, 8, 128], [0, 0, 0, 0]]);
+    expect([0, 1, 2].map((i) => rgba(d2, i))).toEqual([
+      [9, 9, 9, 255],
+      [8, 8, 8, 128],
+      [0, 0, 0, 0],
+    ]);
     const c = blockOf('U8', 1, 1, [[10], [20], [30], [40]]);
     const d4 = decode(encodePng(c, infoOf(c)));
     expect(d4.colorType).toBe(6);
@@ -105,7 +147,10 @@ describe('encodePng', () => {
       const bytes = encodePng(b, infoOf(b));
       const d = decode(bytes, true);
       expect(d, t).toMatchObject({ width: 11, height: 2, colorType: 0, depth, alpha: false });
-      expect(Array.from({ length: 22 }, (_, i) => rgba(d, i)[0]), t).toEqual(all);
+      expect(
+        Array.from({ length: 22 }, (_, i) => rgba(d, i)[0]),
+        t,
+      ).toEqual(all);
       // pngjs rescales low depths to 8 bits by default: v * 255 / (2^depth - 1)
       const scaled = decode(bytes);
       expect(rgba(scaled, 1)[0], t).toBe(255);
@@ -116,7 +161,11 @@ describe('encodePng', () => {
     const b = blockOf('U4', 3, 1, [[0, 7, 15]], [1, 0, 1]);
     const d = decode(encodePng(b, infoOf(b)));
     expect(d).toMatchObject({ depth: 8, colorType: 4 });
-    expect([0, 1, 2].map((i) => rgba(d, i))).toEqual([[0, 0, 0, 255], [0, 0, 0, 0], [15, 15, 15, 255]]);
+    expect([0, 1, 2].map((i) => rgba(d, i))).toEqual([
+      [0, 0, 0, 255],
+      [0, 0, 0, 0],
+      [15, 15, 15, 255],
+    ]);
   });
 
   it('crc32 matches the PNG specification check value', () => {
@@ -136,16 +185,45 @@ describe('encodePng', () => {
 
     it('opaque: RGB, looked up by value (floats truncated toward zero, negative values)', () => {
       const b = blockOf('F32', 4, 1, [[-1.9, 0.5, 2.99, 2]]);
-      const d = decode(encodePng(b, { ...infoOf(b), colormap: cm([[-1, 10, 20, 30], [0, 40, 50, 60], [2, 70, 80, 90]]) }));
+      const d = decode(
+        encodePng(b, {
+          ...infoOf(b),
+          colormap: cm([
+            [-1, 10, 20, 30],
+            [0, 40, 50, 60],
+            [2, 70, 80, 90],
+          ]),
+        }),
+      );
       expect(d).toMatchObject({ colorType: 2, alpha: false, depth: 8 });
-      expect([0, 1, 2, 3].map((i) => rgba(d, i))).toEqual([[10, 20, 30, 255], [40, 50, 60, 255], [70, 80, 90, 255], [70, 80, 90, 255]]);
+      expect([0, 1, 2, 3].map((i) => rgba(d, i))).toEqual([
+        [10, 20, 30, 255],
+        [40, 50, 60, 255],
+        [70, 80, 90, 255],
+        [70, 80, 90, 255],
+      ]);
     });
 
     it('RGBA: alpha 0 for masked pixels and values without an entry, the entry alpha otherwise', () => {
       const b = blockOf('U8', 5, 1, [[0, 1, 2, 3, 0]], [1, 1, 1, 1, 0]);
-      const d = decode(encodePng(b, { ...infoOf(b), colormap: cm([[0, 1, 2, 3], [1, 4, 5, 6, 128], [2, 7, 8, 9, 0]]) }));
+      const d = decode(
+        encodePng(b, {
+          ...infoOf(b),
+          colormap: cm([
+            [0, 1, 2, 3],
+            [1, 4, 5, 6, 128],
+            [2, 7, 8, 9, 0],
+          ]),
+        }),
+      );
       expect(d).toMatchObject({ colorType: 6, alpha: true });
-      expect([0, 1, 2, 3, 4].map((i) => rgba(d, i))).toEqual([[1, 2, 3, 255], [4, 5, 6, 128], [7, 8, 9, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      expect([0, 1, 2, 3, 4].map((i) => rgba(d, i))).toEqual([
+        [1, 2, 3, 255],
+        [4, 5, 6, 128],
+        [7, 8, 9, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+      ]);
     });
 
     it('several bands ignore the colormap', () => {
@@ -182,7 +260,11 @@ print(json.dumps({
     }
 
     it.skipIf(!hasGdal)('U1/U2/U4: gdalinfo reports Byte with NBITS 1/2/4, pixels equal', () => {
-      for (const [t, bits] of [['U1', 1], ['U2', 2], ['U4', 4]] as const) {
+      for (const [t, bits] of [
+        ['U1', 1],
+        ['U2', 2],
+        ['U4', 4],
+      ] as const) {
         const values = Array.from({ length: 13 * 3 }, (_, i) => (i * 7 + (i >> 2)) % (PIXEL_MAX[t] + 1));
         const b = blockOf(t, 13, 3, [values]);
         const path = join(dir, `${t}.png`);
@@ -215,7 +297,9 @@ print(json.dumps({
   it('other pixel types and band counts are UNSUPPORTED_INPUT', () => {
     for (const t of ['S8', 'S16', 'U32', 'F32', 'F64', 'C64'] as const) {
       const b = blockOf(t, 1, 1, [[1]]);
-      expect(() => encodePng(b, infoOf(b)), t).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_INPUT', path: 'outputPixelType', message: expect.stringMatching(/U8.*Stretch/) }));
+      expect(() => encodePng(b, infoOf(b)), t).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_INPUT', path: 'outputPixelType', message: expect.stringMatching(/U8.*Stretch/) }),
+      );
     }
     const five = blockOf('U8', 1, 1, [[1], [2], [3], [4], [5]]);
     expect(() => encodePng(five, infoOf(five))).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_INPUT' }));

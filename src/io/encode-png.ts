@@ -51,12 +51,18 @@ export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptio
   }
   const depth = t === 'U16' ? 16 : t === 'U8' || t === 'U1' || t === 'U2' || t === 'U4' ? 8 : undefined;
   if (depth === undefined) {
-    throw new EngineError('UNSUPPORTED_INPUT', `PNG holds 8- or 16-bit unsigned pixels, not ${t}: set outputPixelType to U8 (or U16), or apply a Stretch first`, {
-      path: 'outputPixelType',
-    });
+    throw new EngineError(
+      'UNSUPPORTED_INPUT',
+      `PNG holds 8- or 16-bit unsigned pixels, not ${t}: set outputPixelType to U8 (or U16), or apply a Stretch first`,
+      {
+        path: 'outputPixelType',
+      },
+    );
   }
   if (nb < 1 || nb > 4) {
-    throw new EngineError('UNSUPPORTED_INPUT', `PNG holds 1 to 4 bands, not ${nb}: select bands with ExtractBand first`, { path: 'output' });
+    throw new EngineError('UNSUPPORTED_INPUT', `PNG holds 1 to 4 bands, not ${nb}: select bands with ExtractBand first`, {
+      path: 'output',
+    });
   }
   const { width, height } = block.rect;
   const n = width * height;
@@ -78,7 +84,14 @@ export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptio
   return writeWithPngjs(out, width, height, colorType, depth, level);
 }
 
-function writeWithPngjs(data: Uint8Array | Uint16Array, width: number, height: number, colorType: 0 | 2 | 4 | 6, depth: 8 | 16, level: number): Uint8Array {
+function writeWithPngjs(
+  data: Uint8Array | Uint16Array,
+  width: number,
+  height: number,
+  colorType: 0 | 2 | 4 | 6,
+  depth: 8 | 16,
+  level: number,
+): Uint8Array {
   const { PNG } = loadPngjs();
   const png = new PNG();
   png.width = width;

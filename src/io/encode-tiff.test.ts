@@ -82,8 +82,6 @@ function syntheticBlock(t: PixelType, rect: Rect, bands: number, masked: boolean
   return { rect, pixelType: t, bands: planes, mask };
 }
 
-
-
 async function roundTrip(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions = {}, name = 'rt.tif') {
   const path = join(dir, name);
   writeFileSync(path, encodeGeoTiff(block, info, options));
@@ -110,7 +108,15 @@ describe('encodeGeoTiff -> openGeoTiff round trip, every pixel type', () => {
         const block = syntheticBlock(t, rect, 2, true, nd);
         const info = utmInfoFor(block, { noData: nd });
         const back = await roundTrip(block, info, { compress, tileSize: 16 }, `${t}-${compress}.tif`);
-        expect(back.info).toMatchObject({ width: 37, height: 23, bandCount: 2, pixelType: t, noData: nd, extent: info.extent, cellSize: info.cellSize });
+        expect(back.info).toMatchObject({
+          width: 37,
+          height: 23,
+          bandCount: 2,
+          pixelType: t,
+          noData: nd,
+          extent: info.extent,
+          cellSize: info.cellSize,
+        });
         expect(back.info.spatialReference).toMatchObject({ wkid: 32616, metersPerUnit: 1 });
         expect(firstDifference(block, back.block, { zeroSign: false })).toBeUndefined();
         expect(back.block.mask.filter((m) => m === 0).length).toBeGreaterThan(0);
@@ -183,7 +189,13 @@ describe('NoData policy', () => {
 describe('grid, spatial reference and metadata', () => {
   it('a block whose rect indexes a larger grid is placed at its offset', async () => {
     const block = syntheticBlock('U8', { x: 10, y: 4, width: 6, height: 5 }, 1, false);
-    const parent: RasterInfo = { ...utmInfoFor(block), width: 100, height: 100, extent: { xmin: 1000, ymin: 1000 - 100 * 2, xmax: 1000 + 100 * 2, ymax: 1000 }, cellSize: { x: 2, y: 2 } };
+    const parent: RasterInfo = {
+      ...utmInfoFor(block),
+      width: 100,
+      height: 100,
+      extent: { xmin: 1000, ymin: 1000 - 100 * 2, xmax: 1000 + 100 * 2, ymax: 1000 },
+      cellSize: { x: 2, y: 2 },
+    };
     const back = await roundTrip(block, parent);
     expect(back.info.extent).toEqual({ xmin: 1020, ymax: 992, xmax: 1032, ymin: 982 });
     expect(back.info).toMatchObject({ width: 6, height: 5, cellSize: { x: 2, y: 2 } });
@@ -206,7 +218,10 @@ describe('grid, spatial reference and metadata', () => {
 
   it('a UTM proj4 string without wkid: WGS 84 becomes its EPSG code, other datums user-defined keys', async () => {
     const block = syntheticBlock('U8', { x: 0, y: 0, width: 8, height: 8 }, 1, false);
-    const wgs = await roundTrip(block, utmInfoFor(block, { spatialReference: { proj4: '+proj=utm +zone=33 +south +datum=WGS84 +units=m +no_defs' } }));
+    const wgs = await roundTrip(
+      block,
+      utmInfoFor(block, { spatialReference: { proj4: '+proj=utm +zone=33 +south +datum=WGS84 +units=m +no_defs' } }),
+    );
     expect(wgs.info.spatialReference?.wkid).toBe(32733);
     const olinda = '+proj=utm +zone=25 +south +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs';
     const user = await roundTrip(block, utmInfoFor(block, { spatialReference: { proj4: olinda, metersPerUnit: 1 } }));
@@ -227,10 +242,13 @@ describe('grid, spatial reference and metadata', () => {
     expect(back.info.extent).toEqual(bare.extent);
   });
 
-  it('the statistics written are the pixels\' own, never the advertised ones; band names round-trip; no statistics for a window', async () => {
+  it("the statistics written are the pixels' own, never the advertised ones; band names round-trip; no statistics for a window", async () => {
     const block = syntheticBlock('F32', { x: 0, y: 0, width: 8, height: 8 }, 2, true);
     block.bands.forEach((p, b) => p.forEach((_, i) => (p[i] = Math.fround(((i * 37 + b * 11) % 64) * 1.5 - 20))));
-    const statistics = [{ min: 1, max: 2.5, mean: 1.75, stdDev: 0.125 }, { min: -3, max: 1e-7 }];
+    const statistics = [
+      { min: 1, max: 2.5, mean: 1.75, stdDev: 0.125 },
+      { min: -3, max: 1e-7 },
+    ];
     const bandNames = ['red & <near> "infrared"', 'Band_2'];
     const back = await roundTrip(block, utmInfoFor(block, { statistics, bandNames }));
     block.bands.forEach((p, b) => {
@@ -252,9 +270,15 @@ describe('grid, spatial reference and metadata', () => {
 
   it('bad options are INVALID_ARGUMENT', () => {
     const block = syntheticBlock('U8', { x: 0, y: 0, width: 8, height: 8 }, 1, false);
-    expect(() => encodeGeoTiff(block, utmInfoFor(block), { tileSize: 20 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'tileSize' }));
-    expect(() => encodeGeoTiff(block, utmInfoFor(block), { level: 12 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'level' }));
-    expect(() => encodeGeoTiff(block, { ...utmInfoFor(block), cellSize: { x: 0, y: 1 } })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'output' }));
+    expect(() => encodeGeoTiff(block, utmInfoFor(block), { tileSize: 20 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'tileSize' }),
+    );
+    expect(() => encodeGeoTiff(block, utmInfoFor(block), { level: 12 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'level' }),
+    );
+    expect(() => encodeGeoTiff(block, { ...utmInfoFor(block), cellSize: { x: 0, y: 1 } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'output' }),
+    );
   });
 
   for (const name of GOLDEN) {
@@ -323,8 +347,19 @@ function expectedWritten(block: PixelBlock, fill: number): Plane[] {
 }
 
 const GDAL_TYPE: Readonly<Record<PixelType, readonly string[]>> = {
-  U1: ['Byte'], U2: ['Byte'], U4: ['Byte'], U8: ['Byte'], S8: ['Byte', 'Int8'], U16: ['UInt16'], S16: ['Int16'], U32: ['UInt32'],
-  S32: ['Int32'], F32: ['Float32'], F64: ['Float64'], C64: ['CFloat32'], C128: ['CFloat64'],
+  U1: ['Byte'],
+  U2: ['Byte'],
+  U4: ['Byte'],
+  U8: ['Byte'],
+  S8: ['Byte', 'Int8'],
+  U16: ['UInt16'],
+  S16: ['Int16'],
+  U32: ['UInt32'],
+  S32: ['Int32'],
+  F32: ['Float32'],
+  F64: ['Float64'],
+  C64: ['CFloat32'],
+  C128: ['CFloat64'],
 };
 
 describe('GDAL reads what we write', () => {
@@ -363,13 +398,21 @@ describe('GDAL reads what we write', () => {
     for (let b = 0; b < 3; b++) expect(planeDiff(got[b]!, rgb.bands[b]!)).toBeUndefined();
     const four = syntheticBlock('U8', { x: 0, y: 0, width: 9, height: 7 }, 4, false);
     writeFileSync(path, encodeGeoTiff(four, utmInfoFor(four)));
-    expect(gdalinfo(path).bands.map((b: { colorInterpretation: string }) => b.colorInterpretation)).toEqual(['Gray', 'Undefined', 'Undefined', 'Undefined']);
+    expect(gdalinfo(path).bands.map((b: { colorInterpretation: string }) => b.colorInterpretation)).toEqual([
+      'Gray',
+      'Undefined',
+      'Undefined',
+      'Undefined',
+    ]);
   });
 
   it.skipIf(!hasGdal)('NaN NoData, statistics and band descriptions as GDAL sees them', () => {
     const block = syntheticBlock('F32', { x: 0, y: 0, width: 20, height: 10 }, 1, true);
     const path = join(dir, 'gdal-stats.tif');
-    writeFileSync(path, encodeGeoTiff(block, utmInfoFor(block, { statistics: [{ min: -5, max: 7.25, mean: 1, stdDev: 2 }], bandNames: ['elevation (m)'] })));
+    writeFileSync(
+      path,
+      encodeGeoTiff(block, utmInfoFor(block, { statistics: [{ min: -5, max: 7.25, mean: 1, stdDev: 2 }], bandNames: ['elevation (m)'] })),
+    );
     const b = gdalinfo(path).bands[0];
     expect(b.noDataValue).toBe('NaN');
     expect(b.description).toBe('elevation (m)');
@@ -406,17 +449,78 @@ describe('we read what GDAL writes', () => {
   const L7 = join(DATA, 'L7_ETMs.tif');
   const DEM = join(DATA, 'olinda_dem_utm25s.tif');
   const cases: { name: string; from: string; args: string[]; type: PixelType; bands: number }[] = [
-    { name: 'tiled LZW, predictor 2, band-interleaved', from: L7, args: ['-co', 'TILED=YES', '-co', 'BLOCKXSIZE=64', '-co', 'BLOCKYSIZE=32', '-co', 'COMPRESS=LZW', '-co', 'PREDICTOR=2', '-co', 'INTERLEAVE=BAND'], type: 'U8', bands: 6 },
-    { name: 'strips, DEFLATE, pixel-interleaved UInt16', from: L7, args: ['-ot', 'UInt16', '-scale', '0', '255', '0', '65535', '-co', 'COMPRESS=DEFLATE', '-co', 'INTERLEAVE=PIXEL'], type: 'U16', bands: 6 },
+    {
+      name: 'tiled LZW, predictor 2, band-interleaved',
+      from: L7,
+      args: [
+        '-co',
+        'TILED=YES',
+        '-co',
+        'BLOCKXSIZE=64',
+        '-co',
+        'BLOCKYSIZE=32',
+        '-co',
+        'COMPRESS=LZW',
+        '-co',
+        'PREDICTOR=2',
+        '-co',
+        'INTERLEAVE=BAND',
+      ],
+      type: 'U8',
+      bands: 6,
+    },
+    {
+      name: 'strips, DEFLATE, pixel-interleaved UInt16',
+      from: L7,
+      args: ['-ot', 'UInt16', '-scale', '0', '255', '0', '65535', '-co', 'COMPRESS=DEFLATE', '-co', 'INTERLEAVE=PIXEL'],
+      type: 'U16',
+      bands: 6,
+    },
     { name: 'PACKBITS Int32', from: DEM, args: ['-ot', 'Int32', '-co', 'COMPRESS=PACKBITS'], type: 'S32', bands: 1 },
-    { name: 'Float64 with predictor 3', from: DEM, args: ['-ot', 'Float64', '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=3', '-co', 'TILED=YES'], type: 'F64', bands: 1 },
-    { name: 'NBITS=4 band', from: L7, args: ['-b', '4', '-scale', '0', '255', '0', '15', '-ot', 'Byte', '-co', 'NBITS=4'], type: 'U4', bands: 1 },
-    { name: 'NBITS=1 tiled', from: L7, args: ['-b', '4', '-scale', '0', '255', '0', '1.99', '-ot', 'Byte', '-co', 'NBITS=1', '-co', 'TILED=YES'], type: 'U1', bands: 1 },
-    { name: 'NBITS=12 UInt16, LZW', from: L7, args: ['-b', '3', '-ot', 'UInt16', '-scale', '0', '255', '0', '4095', '-co', 'NBITS=12', '-co', 'COMPRESS=LZW'], type: 'U16', bands: 1 },
+    {
+      name: 'Float64 with predictor 3',
+      from: DEM,
+      args: ['-ot', 'Float64', '-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=3', '-co', 'TILED=YES'],
+      type: 'F64',
+      bands: 1,
+    },
+    {
+      name: 'NBITS=4 band',
+      from: L7,
+      args: ['-b', '4', '-scale', '0', '255', '0', '15', '-ot', 'Byte', '-co', 'NBITS=4'],
+      type: 'U4',
+      bands: 1,
+    },
+    {
+      name: 'NBITS=1 tiled',
+      from: L7,
+      args: ['-b', '4', '-scale', '0', '255', '0', '1.99', '-ot', 'Byte', '-co', 'NBITS=1', '-co', 'TILED=YES'],
+      type: 'U1',
+      bands: 1,
+    },
+    {
+      name: 'NBITS=12 UInt16, LZW',
+      from: L7,
+      args: ['-b', '3', '-ot', 'UInt16', '-scale', '0', '255', '0', '4095', '-co', 'NBITS=12', '-co', 'COMPRESS=LZW'],
+      type: 'U16',
+      bands: 1,
+    },
     { name: 'CInt16 (complex integer)', from: DEM, args: ['-ot', 'CInt16'], type: 'C64', bands: 1 },
-    { name: 'CInt32 tiled deflate', from: DEM, args: ['-ot', 'CInt32', '-co', 'TILED=YES', '-co', 'BLOCKXSIZE=32', '-co', 'BLOCKYSIZE=32', '-co', 'COMPRESS=DEFLATE'], type: 'C128', bands: 1 },
+    {
+      name: 'CInt32 tiled deflate',
+      from: DEM,
+      args: ['-ot', 'CInt32', '-co', 'TILED=YES', '-co', 'BLOCKXSIZE=32', '-co', 'BLOCKYSIZE=32', '-co', 'COMPRESS=DEFLATE'],
+      type: 'C128',
+      bands: 1,
+    },
     { name: 'CFloat32 strips', from: DEM, args: ['-ot', 'CFloat32'], type: 'C64', bands: 1 },
-    { name: 'CFloat64 two bands, pixel-interleaved', from: L7, args: ['-b', '1', '-b', '2', '-ot', 'CFloat64', '-co', 'INTERLEAVE=PIXEL'], type: 'C128', bands: 2 },
+    {
+      name: 'CFloat64 two bands, pixel-interleaved',
+      from: L7,
+      args: ['-b', '1', '-b', '2', '-ot', 'CFloat64', '-co', 'INTERLEAVE=PIXEL'],
+      type: 'C128',
+      bands: 2,
+    },
   ];
   for (const c of cases) {
     it.skipIf(!hasGdal)(`${c.name}: pixels equal GDAL's, partial windows masked`, async () => {

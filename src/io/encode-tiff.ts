@@ -96,7 +96,8 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
   const xmin = ownGrid ? info.extent.xmin : info.extent.xmin + block.rect.x * sx;
   const ymax = ownGrid ? info.extent.ymax : info.extent.ymax - block.rect.y * sy;
   const level = options.level ?? DEFAULT_ZLEVEL;
-  if (!Number.isInteger(level) || level < 1 || level > 9) throw invalidArgument('level', `level must be an integer from 1 to 9, got ${level}`);
+  if (!Number.isInteger(level) || level < 1 || level > 9)
+    throw invalidArgument('level', `level must be an integer from 1 to 9, got ${level}`);
   const ts = tileSizeFor(width, height, options.tileSize);
   // Statistics describe the whole raster, so they are written only when the block covers all of
   // it; band names always. They are the pixels' own (the values written: masked pixels and values

@@ -3,8 +3,20 @@ import { describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { encodeByExtension, formatOfPath } from './encode.js';
 
-const block: PixelBlock = { rect: { x: 0, y: 0, width: 2, height: 2 }, pixelType: 'U8', bands: [Uint8Array.of(1, 2, 3, 4)], mask: Uint8Array.of(1, 1, 1, 1) };
-const info: RasterInfo = { width: 2, height: 2, bandCount: 1, pixelType: 'U8', extent: { xmin: 0, ymin: 0, xmax: 2, ymax: 2 }, cellSize: { x: 1, y: 1 } };
+const block: PixelBlock = {
+  rect: { x: 0, y: 0, width: 2, height: 2 },
+  pixelType: 'U8',
+  bands: [Uint8Array.of(1, 2, 3, 4)],
+  mask: Uint8Array.of(1, 1, 1, 1),
+};
+const info: RasterInfo = {
+  width: 2,
+  height: 2,
+  bandCount: 1,
+  pixelType: 'U8',
+  extent: { xmin: 0, ymin: 0, xmax: 2, ymax: 2 },
+  cellSize: { x: 1, y: 1 },
+};
 
 describe('encodeByExtension', () => {
   it('chooses by extension, case-insensitively', () => {

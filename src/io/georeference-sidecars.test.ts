@@ -74,14 +74,20 @@ describe('world file and .aux.xml beside PNG and JPEG', () => {
   });
 
   it('an unwritable folder is IO_ERROR at output', async () => {
-    await expect(writeGeoreferenceSidecars(join(dir, 'missing', 'x.png'), info)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'output' });
+    await expect(writeGeoreferenceSidecars(join(dir, 'missing', 'x.png'), info)).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      path: 'output',
+    });
   });
 
   for (const dem of ['jacksboro_fault_dem_utm16n_75m.tif', 'jacksboro_fault_dem_3arcsec.tif']) {
     it(`${dem}: GDAL sees the PNG and the JPEG where the GeoTIFF is, same CRS; the one-band JPEG is greyscale`, async () => {
       const files = openerScope();
       try {
-        const { root } = await buildGraph({ rasterFunction: 'Hillshade' }, { registry, resolveSource: bindSources({ $$: join(DATA, dem) }, files.open) });
+        const { root } = await buildGraph(
+          { rasterFunction: 'Hillshade' },
+          { registry, resolveSource: bindSources({ $$: join(DATA, dem) }, files.open) },
+        );
         const tif = join(dir, `${dem}-hs.tif`);
         await writeTiffStream(tif, root.info, renderTiles(root, { tileSize: 256 }));
         const block = await render(root, { tileSize: 256 });

@@ -25,7 +25,8 @@ const WKID_ALIASES: Readonly<Record<number, number>> = { 102100: 3857, 102113: 3
 /** The world-file path GDAL reads first for an image: `.png` -> `.pgw`, `.jpg` -> `.jgw`. */
 export function worldFilePath(imagePath: string): string {
   const ext = extname(imagePath);
-  if (ext.length < 3) throw new EngineError('INVALID_ARGUMENT', `cannot name a world file for ${imagePath}: it has no extension`, { path: 'output' });
+  if (ext.length < 3)
+    throw new EngineError('INVALID_ARGUMENT', `cannot name a world file for ${imagePath}: it has no extension`, { path: 'output' });
   return imagePath.slice(0, -ext.length) + `.${ext[1]}${ext[ext.length - 1]}w`.toLowerCase();
 }
 

@@ -29,7 +29,8 @@ const PALETTE = join(ROOT, 'golden/color/palette-l7-nir.tif');
 const L7 = join(ROOT, 'golden/data/L7_ETMs.tif');
 
 const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0;
-if (!hasGdal) console.warn('[geotiff-palette.test] gdalinfo not found: the live GDAL colour-table check is SKIPPED (install gdal-bin to run it)');
+if (!hasGdal)
+  console.warn('[geotiff-palette.test] gdalinfo not found: the live GDAL colour-table check is SKIPPED (install gdal-bin to run it)');
 
 const paletteColor = (i: number): number[] => [(i * 37) % 256, (i * 91 + 17) % 256, 255 - i];
 
@@ -69,7 +70,10 @@ describe('palette GeoTIFF sources', () => {
   });
 
   it('feed ColormapToRGB, and PNG exports of them come out in colour', async () => {
-    const { root } = await buildGraph({ rasterFunction: 'ColormapToRGB' }, { registry, resolveSource: bindSources({ $$: PALETTE }, openRaster) });
+    const { root } = await buildGraph(
+      { rasterFunction: 'ColormapToRGB' },
+      { registry, resolveSource: bindSources({ $$: PALETTE }, openRaster) },
+    );
     const rgb = await render(root, { tileSize: 64 });
     const src = await openGeoTiff(PALETTE);
     try {
@@ -93,7 +97,9 @@ describe('colormapFromTiff (16-bit TIFF colours -> 8 bits, as GDAL reads them)',
   const rgbOf = (t: number[]) => Array.from(colormapFromTiff(t).rgb);
 
   it('divides by 257 (GDAL writes c x 257), truncating', () => {
-    expect(rgbOf([0, 257, 65535, 514, 0, 0, 0, 0, 257 * 200, 257 * 200 + 256, 100 * 257, 65534])).toEqual([0, 0, 200, 1, 0, 200, 255, 0, 100, 2, 0, 254]);
+    expect(rgbOf([0, 257, 65535, 514, 0, 0, 0, 0, 257 * 200, 257 * 200 + 256, 100 * 257, 65534])).toEqual([
+      0, 0, 200, 1, 0, 200, 255, 0, 100, 2, 0, 254,
+    ]);
   });
 
   it('divides by 256 when every value is a multiple of 256 (and one is not 0)', () => {

@@ -40,11 +40,23 @@ async function withSource<T>(path: string, f: (s: GeoTiffSource) => Promise<T>):
 }
 
 /** A width x height F32 GeoTIFF (pixel grid) of value(i), encoded with `options`, and its plane. */
-function f32Tiff(width: number, height: number, value: (i: number) => number, options: GeoTiffOptions): { bytes: Uint8Array; plane: Plane } {
+function f32Tiff(
+  width: number,
+  height: number,
+  value: (i: number) => number,
+  options: GeoTiffOptions,
+): { bytes: Uint8Array; plane: Plane } {
   const src = allocateBlock({ x: 0, y: 0, width, height }, 'F32', 1);
   const plane = src.bands[0]!;
   for (let i = 0; i < plane.length; i++) plane[i] = value(i);
-  const info: RasterInfo = { width, height, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: -height, xmax: width, ymax: 0 }, cellSize: { x: 1, y: 1 } };
+  const info: RasterInfo = {
+    width,
+    height,
+    bandCount: 1,
+    pixelType: 'F32',
+    extent: { xmin: 0, ymin: -height, xmax: width, ymax: 0 },
+    cellSize: { x: 1, y: 1 },
+  };
   return { bytes: encodeGeoTiff(src, info, options), plane };
 }
 
@@ -124,11 +136,74 @@ describe('openGeoTiff: info of the golden rasters (gdalinfo -json)', () => {
 describe('openGeoTiff: pixels equal GDAL', () => {
   it('reads sample pixels of every file', async () => {
     const samples: [string, number, [number, number, number][]][] = [
-      [UTM, 0, [[0, 0, 396.7926940917969], [1, 0, 395.41064453125], [382, 0, 452.5518493652344], [0, 406, 885.3450927734375], [382, 406, 274.45928955078125], [191, 203, 562.4725952148438], [123, 45, 512.69482421875], [200, 300, 780.3209228515625]]],
-      [GEO, 0, [[0, 0, 483], [1, 0, 487], [402, 0, 444], [0, 343, 545], [402, 343, 272], [201, 172, 583], [123, 45, 515], [200, 300, 703]]],
-      [OLINDA, 0, [[0, 0, 38], [1, 0, 49], [110, 0, 5], [0, 110, 12], [110, 110, 0], [55, 55, 33]]],
-      [L7, 3, [[0, 0, 79], [1, 0, 75], [348, 0, 81], [0, 351, 42], [348, 351, 13], [174, 176, 72], [123, 45, 115], [200, 300, 58]]],
-      [L7, 5, [[0, 0, 46], [1, 0, 49], [348, 0, 135], [0, 351, 50], [348, 351, 12], [174, 176, 60], [123, 45, 45], [200, 300, 68]]],
+      [
+        UTM,
+        0,
+        [
+          [0, 0, 396.7926940917969],
+          [1, 0, 395.41064453125],
+          [382, 0, 452.5518493652344],
+          [0, 406, 885.3450927734375],
+          [382, 406, 274.45928955078125],
+          [191, 203, 562.4725952148438],
+          [123, 45, 512.69482421875],
+          [200, 300, 780.3209228515625],
+        ],
+      ],
+      [
+        GEO,
+        0,
+        [
+          [0, 0, 483],
+          [1, 0, 487],
+          [402, 0, 444],
+          [0, 343, 545],
+          [402, 343, 272],
+          [201, 172, 583],
+          [123, 45, 515],
+          [200, 300, 703],
+        ],
+      ],
+      [
+        OLINDA,
+        0,
+        [
+          [0, 0, 38],
+          [1, 0, 49],
+          [110, 0, 5],
+          [0, 110, 12],
+          [110, 110, 0],
+          [55, 55, 33],
+        ],
+      ],
+      [
+        L7,
+        3,
+        [
+          [0, 0, 79],
+          [1, 0, 75],
+          [348, 0, 81],
+          [0, 351, 42],
+          [348, 351, 13],
+          [174, 176, 72],
+          [123, 45, 115],
+          [200, 300, 58],
+        ],
+      ],
+      [
+        L7,
+        5,
+        [
+          [0, 0, 46],
+          [1, 0, 49],
+          [348, 0, 135],
+          [0, 351, 50],
+          [348, 351, 12],
+          [174, 176, 60],
+          [123, 45, 45],
+          [200, 300, 68],
+        ],
+      ],
     ];
     for (const [path, band, points] of samples) {
       await withSource(path, async (s) => {
@@ -164,7 +239,10 @@ describe('openGeoTiff: pixels equal GDAL', () => {
     await withSource(UTM, async (s) => {
       const b = await s.read({ x: 380, y: 404, width: 5, height: 5 });
       // a[404:407, 380:383] from GDAL
-      const inside = [274.24072265625, 276.6144714355469, 277.5286865234375, 273.4276123046875, 274.6768798828125, 274.815185546875, 273.6101379394531, 275.1456604003906, 274.45928955078125];
+      const inside = [
+        274.24072265625, 276.6144714355469, 277.5286865234375, 273.4276123046875, 274.6768798828125, 274.815185546875, 273.6101379394531,
+        275.1456604003906, 274.45928955078125,
+      ];
       for (let y = 404; y < 409; y++) {
         for (let x = 380; x < 385; x++) {
           const inRaster = x < 383 && y < 407;
@@ -179,7 +257,14 @@ describe('openGeoTiff: pixels equal GDAL', () => {
     await withSource(L7, async (s) => {
       const b = await s.read({ x: -3, y: 349, width: 5, height: 6 });
       // a[b, 350:352, 0:2] from GDAL
-      const inside = [[67, 68, 65, 74], [51, 53, 46, 58], [48, 44, 40, 55], [60, 75, 42, 66], [88, 78, 68, 79], [65, 48, 50, 54]];
+      const inside = [
+        [67, 68, 65, 74],
+        [51, 53, 46, 58],
+        [48, 44, 40, 55],
+        [60, 75, 42, 66],
+        [88, 78, 68, 79],
+        [65, 48, 50, 54],
+      ];
       for (let y = 349; y < 355; y++) {
         for (let x = -3; x < 2; x++) {
           const inRaster = x >= 0 && y < 352;
@@ -216,7 +301,7 @@ describe('openGeoTiff: pixels equal GDAL', () => {
   });
 });
 
-describe('readInto: into the caller\'s block, overwritten whole', () => {
+describe("readInto: into the caller's block, overwritten whole", () => {
   /** A block of `rect` for `s` holding garbage (values 7, mask 1), as a reused block would. */
   const dirty = (s: GeoTiffSource, rect: PixelBlock['rect']): PixelBlock => {
     const b = allocateBlock(rect, s.info.pixelType, s.info.bandCount);
@@ -248,7 +333,12 @@ describe('readInto: into the caller\'s block, overwritten whole', () => {
     const { bytes, plane } = f32Tiff(80, 70, (i) => (i % 13 === 0 ? Number.NaN : Math.sin(i) * 100), { compress: 'none', tileSize: 16 });
     await withTiffBytes(bytes, async (s) => {
       const block = dirty(s, { x: 0, y: 0, width: 32, height: 32 });
-      for (const [x, y] of [[0, 0], [16, 32], [5, 3], [64, 48]] as const) {
+      for (const [x, y] of [
+        [0, 0],
+        [16, 32],
+        [5, 3],
+        [64, 48],
+      ] as const) {
         const w = { x, y, width: 32, height: 32 };
         const got = await s.readInto!({ ...block, rect: w });
         expect(got).toEqual(await s.read(w));
@@ -302,17 +392,27 @@ describe('readInto: into the caller\'s block, overwritten whole', () => {
 describe('outsizeSource: the whole raster at another size, from the overview GDAL would choose', () => {
   it('tiles agree with the whole; a 4x reduction reads the 4x overview; the grid follows the extent', async () => {
     await withSource(L7, async (s) => {
-      expect(s.overviews).toEqual([{ width: 175, height: 176 }, { width: 88, height: 88 }, { width: 44, height: 44 }, { width: 22, height: 22 }]);
+      expect(s.overviews).toEqual([
+        { width: 175, height: 176 },
+        { width: 88, height: 88 },
+        { width: 44, height: 44 },
+        { width: 22, height: 22 },
+      ]);
       const small = outsizeSource(s, 88, 88);
       expect(small.info).toMatchObject({ width: 88, height: 88, bandCount: 6, extent: s.info.extent });
-      expect(small.info.cellSize.x).toBeCloseTo(((s.info.extent.xmax - s.info.extent.xmin) / 88), 9);
+      expect(small.info.cellSize.x).toBeCloseTo((s.info.extent.xmax - s.info.extent.xmin) / 88, 9);
       const whole = await small.read({ x: 0, y: 0, width: 88, height: 88 });
       expect(whole).toEqual(await s.overview!(2).read({ x: 0, y: 0, width: 88, height: 88 }));
       // 100 x 37: a 3.49 x 9.5 reduction; the smaller one decides, with GDAL's 1.2 leeway the 4x
       // overview (349 / 88 = 3.97 <= 3.49 x 1.2; gdal_translate picks it too: test/cli.test.ts).
       const odd = outsizeSource(s, 100, 37);
       const all = await odd.read({ x: -2, y: -3, width: 104, height: 42 });
-      for (const [x, y, w, h] of [[0, 0, 7, 5], [93, 30, 9, 9], [-2, -3, 4, 4], [50, 10, 1, 1]] as const) {
+      for (const [x, y, w, h] of [
+        [0, 0, 7, 5],
+        [93, 30, 9, 9],
+        [-2, -3, 4, 4],
+        [50, 10, 1, 1],
+      ] as const) {
         const t = await odd.read({ x, y, width: w, height: h });
         for (let j = 0; j < h; j++) {
           for (let i = 0; i < w; i++) {
@@ -334,10 +434,29 @@ describe('outsizeSource: the whole raster at another size, from the overview GDA
 describe('pixelTypeOf (SampleFormat, BitsPerSample)', () => {
   it('maps the TIFF sample formats to pixel types', () => {
     const cases: [number, number, string | undefined][] = [
-      [1, 1, 'U1'], [1, 2, 'U2'], [1, 4, 'U4'], [1, 8, 'U8'], [1, 16, 'U16'], [1, 32, 'U32'], [1, 12, 'U16'], [1, 3, 'U8'], [1, 64, undefined],
-      [2, 8, 'S8'], [2, 16, 'S16'], [2, 32, 'S32'], [2, 64, undefined],
-      [3, 16, 'F32'], [3, 32, 'F32'], [3, 64, 'F64'], [3, 24, undefined],
-      [5, 32, 'C64'], [5, 64, 'C128'], [6, 64, 'C64'], [6, 128, 'C128'], [6, 32, undefined], [4, 8, undefined],
+      [1, 1, 'U1'],
+      [1, 2, 'U2'],
+      [1, 4, 'U4'],
+      [1, 8, 'U8'],
+      [1, 16, 'U16'],
+      [1, 32, 'U32'],
+      [1, 12, 'U16'],
+      [1, 3, 'U8'],
+      [1, 64, undefined],
+      [2, 8, 'S8'],
+      [2, 16, 'S16'],
+      [2, 32, 'S32'],
+      [2, 64, undefined],
+      [3, 16, 'F32'],
+      [3, 32, 'F32'],
+      [3, 64, 'F64'],
+      [3, 24, undefined],
+      [5, 32, 'C64'],
+      [5, 64, 'C128'],
+      [6, 64, 'C64'],
+      [6, 128, 'C128'],
+      [6, 32, undefined],
+      [4, 8, undefined],
     ];
     for (const [format, bits, want] of cases) expect(pixelTypeOf(format, bits), `${format}/${bits}`).toBe(want);
   });
@@ -346,7 +465,11 @@ describe('pixelTypeOf (SampleFormat, BitsPerSample)', () => {
 describe('openGeoTiff / openRaster: errors', () => {
   it('a missing file is IO_ERROR at input, naming the file', async () => {
     const missing = join(DATA, 'no-such-file.tif');
-    await expect(openGeoTiff(missing)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input', message: expect.stringContaining('no-such-file.tif') });
+    await expect(openGeoTiff(missing)).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      path: 'input',
+      message: expect.stringContaining('no-such-file.tif'),
+    });
   });
 
   it('a file that is not a TIFF is IO_ERROR naming the file', async () => {
@@ -354,7 +477,11 @@ describe('openGeoTiff / openRaster: errors', () => {
     const notTiff = join(dir, 'notes.tif');
     writeFileSync(notTiff, 'just some text, not an image');
     try {
-      await expect(openGeoTiff(notTiff)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input', message: expect.stringMatching(/notes\.tif.*not a TIFF/) });
+      await expect(openGeoTiff(notTiff)).rejects.toMatchObject({
+        code: 'IO_ERROR',
+        path: 'input',
+        message: expect.stringMatching(/notes\.tif.*not a TIFF/),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -366,12 +493,19 @@ describe('openGeoTiff / openRaster: errors', () => {
 
   it('an ArcGIS ImageServer URL fails at open time without a request', async () => {
     const url = 'https://example.com/arcgis/rest/services/Elevation/ImageServer';
-    await expect(openRaster(url)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input', message: expect.stringContaining('only COG/GeoTIFF URLs are readable') });
+    await expect(openRaster(url)).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      path: 'input',
+      message: expect.stringContaining('only COG/GeoTIFF URLs are readable'),
+    });
   });
 
   it('openRaster refuses other schemes and formats that have no reader', async () => {
     await expect(openRaster('s3://bucket/dem.tif')).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input' });
-    await expect(openRaster(join(DATA, 'picture.png'))).rejects.toMatchObject({ code: 'IO_ERROR', message: expect.stringContaining('GeoTIFF') });
+    await expect(openRaster(join(DATA, 'picture.png'))).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      message: expect.stringContaining('GeoTIFF'),
+    });
   });
 
   it('an aborted signal is ABORTED, at open and at read', async () => {
@@ -405,7 +539,11 @@ describe('openGeoTiff over HTTP (range requests)', () => {
   let server: Server;
   let base = '';
   const served: { path: string; bytes: number }[] = [];
-  const files: Record<string, Buffer> = { '/dem.tif': readFileSync(UTM), '/l7.tif': readFileSync(L7), '/page.html': Buffer.from('<html>hello</html>') };
+  const files: Record<string, Buffer> = {
+    '/dem.tif': readFileSync(UTM),
+    '/l7.tif': readFileSync(L7),
+    '/page.html': Buffer.from('<html>hello</html>'),
+  };
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -426,7 +564,11 @@ describe('openGeoTiff over HTTP (range requests)', () => {
       const part = body.subarray(start, end + 1);
       served.push({ path, bytes: part.length });
       res
-        .writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': part.length, 'accept-ranges': 'bytes' })
+        .writeHead(206, {
+          'content-range': `bytes ${start}-${end}/${body.length}`,
+          'content-length': part.length,
+          'accept-ranges': 'bytes',
+        })
         .end(part);
     });
     server.listen(0, '127.0.0.1');
@@ -454,7 +596,11 @@ describe('openGeoTiff over HTTP (range requests)', () => {
   });
 
   it('a URL that is not a TIFF, or is missing, is IO_ERROR saying only COG/GeoTIFF URLs are readable', async () => {
-    await expect(openRaster(`${base}/page.html`)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input', message: expect.stringContaining('only COG/GeoTIFF URLs are readable') });
+    await expect(openRaster(`${base}/page.html`)).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      path: 'input',
+      message: expect.stringContaining('only COG/GeoTIFF URLs are readable'),
+    });
     await expect(openRaster(`${base}/missing.tif`)).rejects.toMatchObject({ code: 'IO_ERROR', path: 'input' });
   });
 });

@@ -187,7 +187,8 @@ async function checkTiffMagic(path: string): Promise<void> {
     }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(e);
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String(e);
     throw ioError(`cannot open ${path}: ${why}`, e);
   }
   const ii = head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0;
@@ -357,7 +358,8 @@ async function findMask(ifds: readonly Ifd[], image: Ifd, le: boolean, location:
     const ifd = ifds[i]!;
     const subfile = subfileOf(ifd);
     if ((subfile & 4) === 0 || (subfile & 1) !== reduced || numberOf(ifd, TAG.Photometric) !== 4) continue;
-    if (numberOf(ifd, TAG.ImageWidth) !== w || numberOf(ifd, TAG.ImageLength) !== h || numberOf(ifd, TAG.SamplesPerPixel, 1) !== 1) continue;
+    if (numberOf(ifd, TAG.ImageWidth) !== w || numberOf(ifd, TAG.ImageLength) !== h || numberOf(ifd, TAG.SamplesPerPixel, 1) !== 1)
+      continue;
     const bits = numberOf(ifd, TAG.BitsPerSample, 1);
     if ((bits !== 1 && bits !== 8) || numberOf(ifd, TAG.SampleFormat, 1) !== 1) continue;
     if (numberOf(ifd, TAG.FillOrder, 1) !== 1) throw unsupported(location, 'an internal mask with FillOrder 2 is not supported');
@@ -367,7 +369,14 @@ async function findMask(ifds: readonly Ifd[], image: Ifd, le: boolean, location:
     } catch (e) {
       throw layoutFailure(location, 'an internal mask', e);
     }
-    if (layout.compression !== 1 && layout.compression !== 5 && layout.compression !== 8 && layout.compression !== 32946 && layout.compression !== 32773 && layout.compression !== 50000) {
+    if (
+      layout.compression !== 1 &&
+      layout.compression !== 5 &&
+      layout.compression !== 8 &&
+      layout.compression !== 32946 &&
+      layout.compression !== 32773 &&
+      layout.compression !== 50000
+    ) {
       throw unsupported(location, `an internal mask with TIFF compression ${layout.compression} is not supported`);
     }
     return { index: i, layout, decode: await decoderFor(layout, location, 'an internal mask'), label: ' of the internal mask', mask: true };
@@ -393,7 +402,12 @@ async function findOverviews(ifds: readonly Ifd[], main: TiffImageLayout, le: bo
     } catch {
       continue;
     }
-    if (layout.samplesPerPixel !== main.samplesPerPixel || layout.sampleFormat !== main.sampleFormat || layout.bitsPerSample !== main.bitsPerSample) continue;
+    if (
+      layout.samplesPerPixel !== main.samplesPerPixel ||
+      layout.sampleFormat !== main.sampleFormat ||
+      layout.bitsPerSample !== main.bitsPerSample
+    )
+      continue;
     if (layout.width >= main.width && layout.height >= main.height) continue;
     let decode: BlockDecoder;
     try {
@@ -423,7 +437,13 @@ async function findOverviews(ifds: readonly Ifd[], main: TiffImageLayout, le: bo
  * so its extent is (0, -height) to (width, 0). PixelIsPoint rasters are shifted by half a cell,
  * as GDAL does by default (GTIFF_POINT_GEO_IGNORE=NO).
  */
-function gridOf(ifd: Ifd, w: number, h: number, pixelIsPoint: boolean, location: string): { extent: Extent; cellSize: { x: number; y: number } } {
+function gridOf(
+  ifd: Ifd,
+  w: number,
+  h: number,
+  pixelIsPoint: boolean,
+  location: string,
+): { extent: Extent; cellSize: { x: number; y: number } } {
   const scale = numbersOf(ifd, TAG.ModelPixelScale);
   const tie = numbersOf(ifd, TAG.ModelTiepoint);
   const transform = numbersOf(ifd, TAG.ModelTransformation);
@@ -518,7 +538,12 @@ async function forEachBlock(
   let fetched: Promise<Uint8Array>[] | undefined;
   if (missing.length > 0) {
     const merge = l.compression !== 1 || /^https?:/i.test(src.location);
-    fetched = readRangesEach(src, missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })), signal, merge);
+    fetched = readRangesEach(
+      src,
+      missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })),
+      signal,
+      merge,
+    );
     for (const f of fetched) f.catch(() => undefined);
   }
   const slot = new Map(missing.map((m, i) => [m.index, i]));
@@ -568,8 +593,16 @@ function blockName(image: Pick<ImageReader, 'layout' | 'label' | 'mask'>, index:
   const bx = (index % perPlane) % l.across;
   const by = Math.floor((index % perPlane) / l.across);
   const rows = `rows ${by * l.blockHeight}-${Math.min(l.height, (by + 1) * l.blockHeight) - 1}`;
-  const where = l.tiled ? `tile ${index} (columns ${bx * l.blockWidth}-${Math.min(l.width, (bx + 1) * l.blockWidth) - 1}, ${rows})` : `strip ${index} (${rows})`;
-  const bands = image.mask ? '' : l.planar === 2 ? ` of band ${plane + 1}` : l.samplesPerPixel > 1 ? ` of bands 1-${l.samplesPerPixel}` : ' of band 1';
+  const where = l.tiled
+    ? `tile ${index} (columns ${bx * l.blockWidth}-${Math.min(l.width, (bx + 1) * l.blockWidth) - 1}, ${rows})`
+    : `strip ${index} (${rows})`;
+  const bands = image.mask
+    ? ''
+    : l.planar === 2
+      ? ` of band ${plane + 1}`
+      : l.samplesPerPixel > 1
+        ? ` of bands 1-${l.samplesPerPixel}`
+        : ' of band 1';
   return `${where}${bands}${image.label}`;
 }
 
@@ -592,10 +625,18 @@ function blockHasData(src: ByteSource, image: ImageReader, index: number): boole
   const count = l.byteCounts[index]!;
   if (offset === 0 && count === 0) return false;
   if (!(count > 0)) throw blockError(src, image, index, `has no data: its byte count is ${count} while its offset is ${offset}`);
-  if (!(offset > 0)) throw blockError(src, image, index, `has ${count} bytes at offset ${offset}, inside the TIFF header: the offset is corrupt`);
+  if (!(offset > 0))
+    throw blockError(src, image, index, `has ${count} bytes at offset ${offset}, inside the TIFF header: the offset is corrupt`);
   const size = src.size;
   if (size !== undefined && offset + count > size) {
-    throw blockError(src, image, index, offset >= size ? `starts at offset ${offset}, past the end of the file (${size} bytes); the file is truncated or the offset is corrupt` : cutShort(src, offset, count, size - offset));
+    throw blockError(
+      src,
+      image,
+      index,
+      offset >= size
+        ? `starts at offset ${offset}, past the end of the file (${size} bytes); the file is truncated or the offset is corrupt`
+        : cutShort(src, offset, count, size - offset),
+    );
   }
   return true;
 }
@@ -697,7 +738,13 @@ function blockMayBeInvalid(data: SampleArray, float: boolean, testNd: boolean, n
 const ROW_VIEWS = new WeakMap<ArrayBufferLike, { readonly data: SampleArray; readonly views: readonly SampleArray[] }>();
 function rowViews(data: SampleArray, rowLength: number, rows: number): readonly SampleArray[] {
   const hit = ROW_VIEWS.get(data.buffer);
-  if (hit && hit.data.byteOffset === data.byteOffset && hit.data.constructor === data.constructor && hit.views.length === rows && hit.views[0]!.length === rowLength) {
+  if (
+    hit &&
+    hit.data.byteOffset === data.byteOffset &&
+    hit.data.constructor === data.constructor &&
+    hit.views.length === rows &&
+    hit.views[0]!.length === rowLength
+  ) {
     return hit.views;
   }
   const views: SampleArray[] = [];
@@ -707,7 +754,17 @@ function rowViews(data: SampleArray, rowLength: number, rows: number): readonly 
 }
 
 /** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
-function copyBlock(data: SampleArray, l: TiffImageLayout, k: number, bx: number, by: number, chunk: number, win: Rect, r: Rect, planes: readonly Plane[]): void {
+function copyBlock(
+  data: SampleArray,
+  l: TiffImageLayout,
+  k: number,
+  bx: number,
+  by: number,
+  chunk: number,
+  win: Rect,
+  r: Rect,
+  planes: readonly Plane[],
+): void {
   const bw = l.blockWidth;
   const x0 = Math.max(win.x, bx * bw);
   const x1 = Math.min(win.x + win.width, (bx + 1) * bw);
@@ -811,7 +868,8 @@ function makeSource(
     overview(n: number): SourceNode {
       if (n === 0) return base;
       const s = levels[n - 1];
-      if (!Number.isInteger(n) || !s) throw new EngineError('INVALID_ARGUMENT', `${location} has ${levels.length} overview(s); no level ${n}`, { path: 'overview' });
+      if (!Number.isInteger(n) || !s)
+        throw new EngineError('INVALID_ARGUMENT', `${location} has ${levels.length} overview(s); no level ${n}`, { path: 'overview' });
       return s;
     },
     readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> =>
@@ -846,7 +904,11 @@ function chooseLevel(levels: readonly SourceNode[], factor: number): SourceNode 
  * does (computed exactly in integers, so tiles agree with the whole). Cell sizes follow from the
  * extent; statistics are the source's. Sizes above the source's read the full image, upsampled.
  */
-export function outsizeSource(source: SourceNode & Pick<GeoTiffSource, 'overviews' | 'overview'>, width: number, height: number): SourceNode {
+export function outsizeSource(
+  source: SourceNode & Pick<GeoTiffSource, 'overviews' | 'overview'>,
+  width: number,
+  height: number,
+): SourceNode {
   checkOutputSize(width, height, 'outsize');
   const { info } = source;
   const levels = [source, ...(source.overviews ?? []).map((_, i) => source.overview!(i + 1))];
@@ -872,7 +934,13 @@ export function outsizeSource(source: SourceNode & Pick<GeoTiffSource, 'overview
  * overviews, largest first); the block's rect is (0, 0, width, height). Shared by GeoTIFF sources
  * and the sources that wrap them (multidim-source.ts), so a wrapper's own reads are the ones used.
  */
-export async function readDownsampledFrom(levels: readonly SourceNode[], r: Rect, width: number, height: number, signal?: AbortSignal): Promise<PixelBlock> {
+export async function readDownsampledFrom(
+  levels: readonly SourceNode[],
+  r: Rect,
+  width: number,
+  height: number,
+  signal?: AbortSignal,
+): Promise<PixelBlock> {
   checkOutputSize(width, height, 'size');
   const { info } = levels[0]!;
   const level = chooseLevel(levels, Math.min(r.width / width, r.height / height));
@@ -896,13 +964,25 @@ function checkOutputSize(width: number, height: number, path: string): void {
  * a rounding of an integer it is not), so any window `win` of the output agrees with the whole.
  * Written into `out` (whose rect holds `win`), mask from the level's.
  */
-async function sampleNearest(level: SourceNode, full: { width: number; height: number }, r: Rect, width: number, height: number, win: Rect, out: PixelBlock, signal?: AbortSignal): Promise<void> {
+async function sampleNearest(
+  level: SourceNode,
+  full: { width: number; height: number },
+  r: Rect,
+  width: number,
+  height: number,
+  win: Rect,
+  out: PixelBlock,
+  signal?: AbortSignal,
+): Promise<void> {
   const { width: lw, height: lh } = level.info;
   const col = (x: number): number => Math.floor(((2 * r.x * width + (2 * x + 1) * r.width) * lw) / (2 * width * full.width));
   const row = (y: number): number => Math.floor(((2 * r.y * height + (2 * y + 1) * r.height) * lh) / (2 * height * full.height));
   const c0 = col(win.x);
   const r0 = row(win.y);
-  const src = await level.read({ x: c0, y: r0, width: col(win.x + win.width - 1) - c0 + 1, height: row(win.y + win.height - 1) - r0 + 1 }, signal);
+  const src = await level.read(
+    { x: c0, y: r0, width: col(win.x + win.width - 1) - c0 + 1, height: row(win.y + win.height - 1) - r0 + 1 },
+    signal,
+  );
   const k = PIXEL_TYPE_INFO[out.pixelType].complex ? 2 : 1;
   const sw = src.rect.width;
   const cols = new Int32Array(win.width);
@@ -927,19 +1007,31 @@ async function sampleNearest(level: SourceNode, full: { width: number; height: n
 function checkTarget(block: PixelBlock, info: RasterInfo): void {
   const bad = (path: string, what: string): EngineError => new EngineError('INVALID_ARGUMENT', `readInto: ${what}`, { path });
   const { rect: r } = block;
-  if (!(Number.isInteger(r.x) && Number.isInteger(r.y) && Number.isInteger(r.width) && Number.isInteger(r.height) && r.width > 0 && r.height > 0)) {
+  if (!(
+    Number.isInteger(r.x) &&
+    Number.isInteger(r.y) &&
+    Number.isInteger(r.width) &&
+    Number.isInteger(r.height) &&
+    r.width > 0 &&
+    r.height > 0
+  )) {
     throw bad('block.rect', `the rect must have integer x, y and positive integer width, height (got ${JSON.stringify(r)})`);
   }
   if (block.pixelType !== info.pixelType) throw bad('block.pixelType', `the raster is ${info.pixelType}, the block ${block.pixelType}`);
-  if (block.bands.length !== info.bandCount) throw bad('block.bands', `the raster has ${info.bandCount} band(s), the block ${block.bands.length}`);
+  if (block.bands.length !== info.bandCount)
+    throw bad('block.bands', `the raster has ${info.bandCount} band(s), the block ${block.bands.length}`);
   const n = r.width * r.height;
   const { array, complex } = PIXEL_TYPE_INFO[info.pixelType];
   block.bands.forEach((p, b) => {
     if (!(p instanceof array) || p.length !== (complex ? 2 : 1) * n) {
-      throw bad(`block.bands[${b}]`, `a ${info.pixelType} plane of ${r.width}x${r.height} is a ${array.name} of length ${(complex ? 2 : 1) * n}`);
+      throw bad(
+        `block.bands[${b}]`,
+        `a ${info.pixelType} plane of ${r.width}x${r.height} is a ${array.name} of length ${(complex ? 2 : 1) * n}`,
+      );
     }
   });
-  if (!(block.mask instanceof Uint8Array) || block.mask.length !== n) throw bad('block.mask', `the mask of ${r.width}x${r.height} is a Uint8Array of length ${n}`);
+  if (!(block.mask instanceof Uint8Array) || block.mask.length !== n)
+    throw bad('block.mask', `the mask of ${r.width}x${r.height} is a Uint8Array of length ${n}`);
 }
 
 /**

@@ -33,7 +33,15 @@ function expectStats(actual: unknown, expected: readonly (readonly number[])[]):
 describe('describeRaster', () => {
   it('L7_ETMs.tif: size, grid, SR and statistics computed like GDAL', async () => {
     const s = await describeRaster(join(DATA, 'L7_ETMs.tif'));
-    expect(s).toMatchObject({ format: 'GeoTIFF', width: 349, height: 352, bandCount: 6, pixelType: 'U8', noData: null, statisticsSource: 'computed' });
+    expect(s).toMatchObject({
+      format: 'GeoTIFF',
+      width: 349,
+      height: 352,
+      bandCount: 6,
+      pixelType: 'U8',
+      noData: null,
+      statisticsSource: 'computed',
+    });
     expect(s.spatialReference).toMatchObject({ wkid: 31985 });
     expectStats(s.statistics, [
       [47, 255, 79.14771913258662, 14.694064257216086],
@@ -58,8 +66,20 @@ describe('describeRaster', () => {
 
   it('statistics from the file win; masked pixels are left out of computed ones; NaN NoData is a string', async () => {
     const n = 6;
-    const block: PixelBlock = { rect: { x: 0, y: 0, width: 3, height: 2 }, pixelType: 'F32', bands: [Float32Array.of(1, 2, 3, 4, 100, 6)], mask: Uint8Array.of(1, 1, 1, 1, 0, 1) };
-    const info: RasterInfo = { width: 3, height: 2, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: 0, xmax: 3, ymax: 2 }, cellSize: { x: 1, y: 1 } };
+    const block: PixelBlock = {
+      rect: { x: 0, y: 0, width: 3, height: 2 },
+      pixelType: 'F32',
+      bands: [Float32Array.of(1, 2, 3, 4, 100, 6)],
+      mask: Uint8Array.of(1, 1, 1, 1, 0, 1),
+    };
+    const info: RasterInfo = {
+      width: 3,
+      height: 2,
+      bandCount: 1,
+      pixelType: 'F32',
+      extent: { xmin: 0, ymin: 0, xmax: 3, ymax: 2 },
+      cellSize: { x: 1, y: 1 },
+    };
     const computed = join(dir, 'computed.tif');
     writeFileSync(computed, encodeGeoTiff(block, info, { statistics: false }));
     const c = await describeRaster(computed);
@@ -78,12 +98,32 @@ describe('describeRaster', () => {
   });
 
   it('a band without valid pixels has null statistics; complex rasters get none', async () => {
-    const info: RasterInfo = { width: 2, height: 1, bandCount: 1, pixelType: 'S16', noData: -1, extent: { xmin: 0, ymin: 0, xmax: 2, ymax: 1 }, cellSize: { x: 1, y: 1 } };
+    const info: RasterInfo = {
+      width: 2,
+      height: 1,
+      bandCount: 1,
+      pixelType: 'S16',
+      noData: -1,
+      extent: { xmin: 0, ymin: 0, xmax: 2, ymax: 1 },
+      cellSize: { x: 1, y: 1 },
+    };
     const empty = join(dir, 'empty.tif');
-    writeFileSync(empty, encodeGeoTiff({ rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'S16', bands: [Int16Array.of(5, 5)], mask: Uint8Array.of(0, 0) }, info));
+    writeFileSync(
+      empty,
+      encodeGeoTiff(
+        { rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'S16', bands: [Int16Array.of(5, 5)], mask: Uint8Array.of(0, 0) },
+        info,
+      ),
+    );
     expect((await describeRaster(empty)).statistics).toEqual([null]);
     const complex = join(dir, 'complex.tif');
-    writeFileSync(complex, encodeGeoTiff({ rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'C64', bands: [Float32Array.of(1, 2, 3, 4)], mask: Uint8Array.of(1, 1) }, { ...info, pixelType: 'C64', noData: undefined }));
+    writeFileSync(
+      complex,
+      encodeGeoTiff(
+        { rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'C64', bands: [Float32Array.of(1, 2, 3, 4)], mask: Uint8Array.of(1, 1) },
+        { ...info, pixelType: 'C64', noData: undefined },
+      ),
+    );
     expect(await describeRaster(complex)).toMatchObject({ pixelType: 'C64', statistics: null, statisticsSource: 'none' });
   });
 
@@ -100,8 +140,17 @@ describe('computeSourceStatistics', () => {
     expect(api.computeSourceStatistics).toBe(computeSourceStatistics);
     expect(api.computeStatistics).toBe(computeStatistics);
     const { memorySource } = await import('../graph/memory-source.js');
-    const info: RasterInfo = { width: 3, height: 1, bandCount: 1, pixelType: 'F32', extent: { xmin: 0, ymin: 0, xmax: 3, ymax: 1 }, cellSize: { x: 1, y: 1 } };
+    const info: RasterInfo = {
+      width: 3,
+      height: 1,
+      bandCount: 1,
+      pixelType: 'F32',
+      extent: { xmin: 0, ymin: 0, xmax: 3, ymax: 1 },
+      cellSize: { x: 1, y: 1 },
+    };
     const src = memorySource('s', info, [Float32Array.of(1, 2, 6)]);
-    expect(await computeSourceStatistics(src)).toEqual([{ min: 1, max: 6, mean: 3, stdDev: expect.closeTo(Math.sqrt(14 / 3), 12), count: 3 }]);
+    expect(await computeSourceStatistics(src)).toEqual([
+      { min: 1, max: 6, mean: 3, stdDev: expect.closeTo(Math.sqrt(14 / 3), 12), count: 3 },
+    ]);
   });
 });

@@ -25,7 +25,8 @@ const PYTHON = '/usr/bin/python3';
 const hasGdal = spawnSync('gdalinfo', ['--version']).status === 0;
 const hasOsgeo = spawnSync(PYTHON, ['-c', 'from osgeo import gdal']).status === 0;
 if (!hasGdal) console.warn('[internal-mask.test] gdalinfo not found: the GDAL cross-checks are SKIPPED (install gdal-bin to run them)');
-else if (!hasOsgeo) console.warn(`[internal-mask.test] ${PYTHON} has no osgeo: the GDAL mask-array checks are SKIPPED (install python3-gdal to run them)`);
+else if (!hasOsgeo)
+  console.warn(`[internal-mask.test] ${PYTHON} has no osgeo: the GDAL mask-array checks are SKIPPED (install python3-gdal to run them)`);
 
 let dir = '';
 beforeAll(() => {
@@ -58,13 +59,12 @@ function intBlock(t: PixelType, rect: Rect, bands: number, masked = true): Pixel
     for (let x = 0; x < rect.width; x++) {
       const i = y * rect.width + x;
       mask[i] = masked ? maskOf(x, y) : 1;
-      for (let b = 0; b < bands; b++) planes[b]![i] = ti.integer ? ti.min + (hash(x, y, b) % (ti.max - ti.min + 1)) : hash(x, y, b) / 7 - 1e8;
+      for (let b = 0; b < bands; b++)
+        planes[b]![i] = ti.integer ? ti.min + (hash(x, y, b) % (ti.max - ti.min + 1)) : hash(x, y, b) / 7 - 1e8;
     }
   }
   return { rect, pixelType: t, bands: planes, mask };
 }
-
-
 
 async function readAll(path: string, rect?: Rect): Promise<{ info: RasterInfo; block: PixelBlock }> {
   const source = await openGeoTiff(path);
@@ -98,7 +98,7 @@ function ifdChain(bytes: Uint8Array): RawIfd[] {
   expect(v.getUint16(2, true)).toBe(42);
   const out: RawIfd[] = [];
   const size: Record<number, number> = { 2: 1, 3: 2, 4: 4, 12: 8 };
-  for (let at = v.getUint32(4, true); at !== 0 && out.length < 50; ) {
+  for (let at = v.getUint32(4, true); at !== 0 && out.length < 50;) {
     const n = v.getUint16(at, true);
     const tags = new Map<number, number[]>();
     const values: [number, number][] = [];
@@ -130,14 +130,29 @@ const long = (...values: number[]): TagValue => ({ type: 'LONG', values });
 /** One-strip U8 grey image. */
 function greyImage(w: number, h: number, pixels: Uint8Array, extra: [number, TagValue][] = []): TiffImage {
   const tags = new Map<number, TagValue>([
-    [256, long(w)], [257, long(h)], [258, short(8)], [259, short(1)], [262, short(1)], [277, short(1)], [278, long(h)], [284, short(1)], [339, short(1)],
+    [256, long(w)],
+    [257, long(h)],
+    [258, short(8)],
+    [259, short(1)],
+    [262, short(1)],
+    [277, short(1)],
+    [278, long(h)],
+    [284, short(1)],
+    [339, short(1)],
     ...extra,
   ]);
   return { tags, blocks: [pixels], tiled: false };
 }
 
 /** One-strip mask image: 1 bit (MSB-first, rows on whole bytes) or 8 bits (0 / 255). */
-function maskStrip(w: number, h: number, valid: (x: number, y: number) => number, bits: 1 | 8, subfile = 4, extra: [number, TagValue][] = []): TiffImage {
+function maskStrip(
+  w: number,
+  h: number,
+  valid: (x: number, y: number) => number,
+  bits: 1 | 8,
+  subfile = 4,
+  extra: [number, TagValue][] = [],
+): TiffImage {
   const rowBytes = bits === 1 ? Math.ceil(w / 8) : w;
   const data = new Uint8Array(rowBytes * h);
   for (let y = 0; y < h; y++) {
@@ -148,7 +163,16 @@ function maskStrip(w: number, h: number, valid: (x: number, y: number) => number
     }
   }
   const tags = new Map<number, TagValue>([
-    [254, long(subfile)], [256, long(w)], [257, long(h)], [258, short(bits)], [259, short(1)], [262, short(4)], [277, short(1)], [278, long(h)], [284, short(1)], [339, short(1)],
+    [254, long(subfile)],
+    [256, long(w)],
+    [257, long(h)],
+    [258, short(bits)],
+    [259, short(1)],
+    [262, short(4)],
+    [277, short(1)],
+    [278, long(h)],
+    [284, short(1)],
+    [339, short(1)],
     ...extra,
   ]);
   return { tags, blocks: [data], tiled: false };
@@ -248,7 +272,12 @@ describe('encodeGeoTiff: internal mask for integer rasters without NoData', () =
       const path = write(`none-${name.replace(/\W+/g, '_')}.tif`, block, utmInfoFor(block, extra), options);
       expect(ifdsOf(path), name).toHaveLength(1);
     }
-    const c64: PixelBlock = { rect: { x: 0, y: 0, width: 2, height: 1 }, pixelType: 'C64', bands: [Float32Array.of(1, 2, 3, 4)], mask: Uint8Array.of(0, 1) };
+    const c64: PixelBlock = {
+      rect: { x: 0, y: 0, width: 2, height: 1 },
+      pixelType: 'C64',
+      bands: [Float32Array.of(1, 2, 3, 4)],
+      mask: Uint8Array.of(0, 1),
+    };
     expect(ifdsOf(write('none-c64.tif', c64, utmInfoFor(c64)))).toHaveLength(1);
   });
 });
@@ -277,7 +306,9 @@ describe('openGeoTiff: which IFD is the mask', () => {
   });
 
   it('a mask after the overviews and their masks; image 0 stays the main image', async () => {
-    const back = await readAll(file('late', [greyImage(w, h, pixels), overview, maskStrip(7, 2, () => 0, 1, 5), maskStrip(w, h, valid, 1)]));
+    const back = await readAll(
+      file('late', [greyImage(w, h, pixels), overview, maskStrip(7, 2, () => 0, 1, 5), maskStrip(w, h, valid, 1)]),
+    );
     expect(back.info).toMatchObject({ width: w, height: h });
     expect(Array.from(back.block.mask)).toEqual(expected);
   });
@@ -293,7 +324,10 @@ describe('openGeoTiff: which IFD is the mask', () => {
     ];
     for (const [name, image] of notMasks) {
       const back = await readAll(file(`not-${name.replace(/\W+/g, '_')}`, [greyImage(w, h, pixels), image]));
-      expect(back.block.mask.every((m) => m === 1), name).toBe(true);
+      expect(
+        back.block.mask.every((m) => m === 1),
+        name,
+      ).toBe(true);
       expect(back.info.width, name).toBe(w);
     }
   });
@@ -368,22 +402,31 @@ ds = None
 `;
 
 describe('GDAL reads our internal mask', () => {
-  for (const [t, bands, compress] of [['U8', 1, 'deflate'], ['U8', 1, 'none'], ['U16', 3, 'deflate'], ['S32', 2, 'deflate'], ['U1', 1, 'deflate']] as const) {
-    it.skipIf(!hasGdal)(`${t}, ${bands} band(s), ${compress}: gdalinfo says PER_DATASET${hasOsgeo ? "; GDAL's mask equals ours" : ''}`, async () => {
-      const block = intBlock(t, { x: 0, y: 0, width: 37, height: 23 }, bands);
-      const path = write(`gdal-${t}-${bands}-${compress}.tif`, block, utmInfoFor(block), { compress, tileSize: 16 });
-      const j = gdalinfo(path);
-      expect(j.bands).toHaveLength(bands);
-      for (const b of j.bands) {
-        expect(b.mask?.flags).toEqual(['PER_DATASET']);
-        expect(b.noDataValue).toBeUndefined();
-      }
-      if (!hasOsgeo) return;
-      const g = gdalMask(path);
-      expect(g.flags).toEqual(new Array(bands).fill(2)); // GMF_PER_DATASET
-      expect(g.mask).toEqual(Array.from(block.mask));
-      expect(Array.from((await readAll(path)).block.mask)).toEqual(g.mask);
-    });
+  for (const [t, bands, compress] of [
+    ['U8', 1, 'deflate'],
+    ['U8', 1, 'none'],
+    ['U16', 3, 'deflate'],
+    ['S32', 2, 'deflate'],
+    ['U1', 1, 'deflate'],
+  ] as const) {
+    it.skipIf(!hasGdal)(
+      `${t}, ${bands} band(s), ${compress}: gdalinfo says PER_DATASET${hasOsgeo ? "; GDAL's mask equals ours" : ''}`,
+      async () => {
+        const block = intBlock(t, { x: 0, y: 0, width: 37, height: 23 }, bands);
+        const path = write(`gdal-${t}-${bands}-${compress}.tif`, block, utmInfoFor(block), { compress, tileSize: 16 });
+        const j = gdalinfo(path);
+        expect(j.bands).toHaveLength(bands);
+        for (const b of j.bands) {
+          expect(b.mask?.flags).toEqual(['PER_DATASET']);
+          expect(b.noDataValue).toBeUndefined();
+        }
+        if (!hasOsgeo) return;
+        const g = gdalMask(path);
+        expect(g.flags).toEqual(new Array(bands).fill(2)); // GMF_PER_DATASET
+        expect(g.mask).toEqual(Array.from(block.mask));
+        expect(Array.from((await readAll(path)).block.mask)).toEqual(g.mask);
+      },
+    );
   }
 
   it.skipIf(!hasGdal)('without a mask IFD GDAL sees NoData or all-valid, as before', () => {
@@ -413,7 +456,10 @@ describe('we read the internal masks GDAL writes', () => {
       const raw = new Uint16Array(bands * w * h);
       block.bands.forEach((p, b) => raw.set(p, b * w * h));
       writeFileSync(data, new Uint8Array(raw.buffer));
-      writeFileSync(mask, block.mask.map((m) => (m ? 255 : 0)));
+      writeFileSync(
+        mask,
+        block.mask.map((m) => (m ? 255 : 0)),
+      );
       const path = join(dir, `from-gdal-${layout}.tif`);
       run(PYTHON, ['-c', MAKE, path, String(w), String(h), String(bands), layout, data, mask]);
       expect(gdalinfo(path).bands[0].mask?.flags).toEqual(['PER_DATASET']);

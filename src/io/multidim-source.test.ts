@@ -44,40 +44,48 @@ describe('multidimensional GeoTIFF: readInto keeps the any-slice mask', () => {
 });
 
 const hasGdaladdo = spawnSync('gdaladdo', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!hasGdaladdo) console.warn('[multidim-source.test] gdaladdo not found: the overview test of a band-metadata GeoTIFF is SKIPPED (install gdal-bin to run it)');
+if (!hasGdaladdo)
+  console.warn(
+    '[multidim-source.test] gdaladdo not found: the overview test of a band-metadata GeoTIFF is SKIPPED (install gdal-bin to run it)',
+  );
 
-describe.skipIf(!hasGdaladdo)('multidimensional GeoTIFF with overviews (gdaladdo): the overviews keep the layout and the any-slice mask', () => {
-  it('overview(n) and readDownsampled read through the wrapper', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'rasterflow-mdov-'));
-    try {
-      const path = join(dir, 'series.tif');
-      await writeFile(path, await readFile(join(GOLDEN, 'l7-series.tif')));
-      const r = spawnSync('gdaladdo', ['-q', '-r', 'nearest', path, '2'], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' } });
-      expect(r.status, r.stderr).toBe(0);
-      const s = (await openRaster(path));
+describe.skipIf(!hasGdaladdo)(
+  'multidimensional GeoTIFF with overviews (gdaladdo): the overviews keep the layout and the any-slice mask',
+  () => {
+    it('overview(n) and readDownsampled read through the wrapper', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'rasterflow-mdov-'));
       try {
-        expect(s.overviews).toEqual([{ width: 10, height: 8 }]);
-        const ov = s.overview!(1);
-        expect(ov.info.multidimensional).toEqual(s.info.multidimensional);
-        const anySlice = (b: PixelBlock): number[] =>
-          Array.from(b.mask, (_, i) => (b.bands.some((p) => p[i] !== -9999) ? 1 : 0));
-        const o = await ov.read({ x: 0, y: 0, width: 10, height: 8 });
-        // Some pixel has NoData in one slice and data in another: all-bands masking would hide it.
-        expect(Array.from(o.mask).filter((m, i) => m === 1 && o.bands.some((p) => p[i] === -9999)).length).toBeGreaterThan(0);
-        expect(Array.from(o.mask)).toEqual(anySlice(o));
-        const d = await s.readDownsampled!({ x: 0, y: 0, width: 20, height: 16 }, 10, 8);
-        expect(d.bands).toEqual(o.bands);
-        expect(Array.from(d.mask)).toEqual(anySlice(d));
-        expect(s.overview!(0)).toBeDefined();
-        expect(() => s.overview!(2)).toThrow(/1 overview/);
+        const path = join(dir, 'series.tif');
+        await writeFile(path, await readFile(join(GOLDEN, 'l7-series.tif')));
+        const r = spawnSync('gdaladdo', ['-q', '-r', 'nearest', path, '2'], {
+          encoding: 'utf8',
+          env: { ...process.env, GDAL_PAM_ENABLED: 'NO' },
+        });
+        expect(r.status, r.stderr).toBe(0);
+        const s = await openRaster(path);
+        try {
+          expect(s.overviews).toEqual([{ width: 10, height: 8 }]);
+          const ov = s.overview!(1);
+          expect(ov.info.multidimensional).toEqual(s.info.multidimensional);
+          const anySlice = (b: PixelBlock): number[] => Array.from(b.mask, (_, i) => (b.bands.some((p) => p[i] !== -9999) ? 1 : 0));
+          const o = await ov.read({ x: 0, y: 0, width: 10, height: 8 });
+          // Some pixel has NoData in one slice and data in another: all-bands masking would hide it.
+          expect(Array.from(o.mask).filter((m, i) => m === 1 && o.bands.some((p) => p[i] === -9999)).length).toBeGreaterThan(0);
+          expect(Array.from(o.mask)).toEqual(anySlice(o));
+          const d = await s.readDownsampled!({ x: 0, y: 0, width: 20, height: 16 }, 10, 8);
+          expect(d.bands).toEqual(o.bands);
+          expect(Array.from(d.mask)).toEqual(anySlice(d));
+          expect(s.overview!(0)).toBeDefined();
+          expect(() => s.overview!(2)).toThrow(/1 overview/);
+        } finally {
+          await s.close();
+        }
       } finally {
-        await s.close();
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-});
+    });
+  },
+);
 
 describe('multidimensional sources over the same series', () => {
   it('GeoTIFF band metadata (NETCDF_DIM_time), Zarr and a manifest give the same slices', async () => {
@@ -92,7 +100,9 @@ describe('multidimensional sources over the same series', () => {
       expect(multidimOf(r.info)).toBeDefined();
     }
     const v = tif.info.multidimensional!.variables;
-    expect(v.map((x) => [x.name, x.bandsPerSlice, x.slices.length, x.dimensions[0]!.name, x.dimensions[0]!.time])).toEqual([['L7', 6, 60, 'time', true]]);
+    expect(v.map((x) => [x.name, x.bandsPerSlice, x.slices.length, x.dimensions[0]!.name, x.dimensions[0]!.time])).toEqual([
+      ['L7', 6, 60, 'time', true],
+    ]);
     expect(v[0]!.slices.map((s) => s.values[0])).toEqual(DATES);
     expect(man.info.multidimensional!.variables[0]!.slices.map((s) => s.values[0])).toEqual(DATES);
     // Zarr: one variable per band, in name order.
@@ -137,11 +147,23 @@ describe('band metadata layouts', () => {
   it('StdTime and VARIABLE keys; consecutive bands of one date form a slice', () => {
     const xml =
       '<GDALMetadata>' +
-      [0, 1, 2, 3].map((b) => `<Item name="StdTime" sample="${b}">${b < 2 ? '2001-01-01' : '2002-06-30T12:00:00'}</Item><Item name="VARIABLE" sample="${b}">ndvi</Item>`).join('') +
+      [0, 1, 2, 3]
+        .map(
+          (b) =>
+            `<Item name="StdTime" sample="${b}">${b < 2 ? '2001-01-01' : '2002-06-30T12:00:00'}</Item><Item name="VARIABLE" sample="${b}">ndvi</Item>`,
+        )
+        .join('') +
       '</GDALMetadata>';
     const md = layoutFromBandMetadata(parseGdalMetadata(xml), 4, 'x.tif')!;
     expect(md.variables.map((v) => [v.name, v.bandsPerSlice, v.slices.map((s) => [s.band, s.values[0]])])).toEqual([
-      ['ndvi', 2, [[0, Date.UTC(2001, 0, 1)], [2, Date.UTC(2002, 5, 30, 12)]]],
+      [
+        'ndvi',
+        2,
+        [
+          [0, Date.UTC(2001, 0, 1)],
+          [2, Date.UTC(2002, 5, 30, 12)],
+        ],
+      ],
     ]);
     expect(layoutFromBandMetadata(parseGdalMetadata('<GDALMetadata></GDALMetadata>'), 4, 'x.tif')).toBeUndefined();
   });
@@ -161,13 +183,25 @@ describe('Zarr stores written with zarrita (v3, y ascending)', () => {
     const root = zarr.root(new FileSystemStore(dir));
     await zarr.create(root, { attributes: { crs: 'EPSG:32616' } });
     const coord = async (name: string, values: number[], attributes: Record<string, unknown> = {}) => {
-      const a = await zarr.create(root.resolve(name), { shape: [values.length], chunkShape: [values.length], dtype: 'float64', dimensionNames: [name], attributes });
+      const a = await zarr.create(root.resolve(name), {
+        shape: [values.length],
+        chunkShape: [values.length],
+        dtype: 'float64',
+        dimensionNames: [name],
+        attributes,
+      });
       await zarr.set(a, null, { data: Float64Array.from(values), shape: [values.length], stride: [1] });
     };
     await coord('x', [15, 45, 75]);
     await coord('y', [115, 145]); // ascending: row 0 of the array is the SOUTH row
     await coord('time', [0, 24], { units: 'hours since 2001-01-01' });
-    const t = await zarr.create(root.resolve('temp'), { shape: [2, 2, 3], chunkShape: [1, 2, 3], dtype: 'float32', fillValue: -1, dimensionNames: ['time', 'y', 'x'] });
+    const t = await zarr.create(root.resolve('temp'), {
+      shape: [2, 2, 3],
+      chunkShape: [1, 2, 3],
+      dtype: 'float32',
+      fillValue: -1,
+      dimensionNames: ['time', 'y', 'x'],
+    });
     await zarr.set(t, null, { data: Float32Array.from([1, 2, 3, 4, 5, -1, 10, 20, 30, 40, 50, 60]), shape: [2, 2, 3], stride: [6, 3, 1] });
   });
   afterAll(async () => {
@@ -195,11 +229,25 @@ async function smallStore(groupAttributes: Record<string, unknown>, varAttribute
   const dir = await mkdtemp(join(tmpdir(), 'rf-zarr-err-'));
   const root = zarr.root(new FileSystemStore(dir));
   await zarr.create(root, { attributes: groupAttributes });
-  for (const [name, values] of [['x', [15, 45, 75]], ['y', [145, 115]]] as const) {
-    const a = await zarr.create(root.resolve(name), { shape: [values.length], chunkShape: [values.length], dtype: 'float64', dimensionNames: [name] });
+  for (const [name, values] of [
+    ['x', [15, 45, 75]],
+    ['y', [145, 115]],
+  ] as const) {
+    const a = await zarr.create(root.resolve(name), {
+      shape: [values.length],
+      chunkShape: [values.length],
+      dtype: 'float64',
+      dimensionNames: [name],
+    });
     await zarr.set(a, null, { data: Float64Array.from(values), shape: [values.length], stride: [1] });
   }
-  const v = await zarr.create(root.resolve('v'), { shape: [2, 3], chunkShape: [2, 3], dtype: 'float32', dimensionNames: ['y', 'x'], attributes: varAttributes });
+  const v = await zarr.create(root.resolve('v'), {
+    shape: [2, 3],
+    chunkShape: [2, 3],
+    dtype: 'float32',
+    dimensionNames: ['y', 'x'],
+    attributes: varAttributes,
+  });
   await zarr.set(v, null, { data: Float32Array.from([1, 2, 3, 4, 5, 6]), shape: [2, 3], stride: [3, 1] });
   return dir;
 }
@@ -213,7 +261,12 @@ describe('errors', () => {
       expect(e).toBeInstanceOf(EngineError);
       expect((e as EngineError).code).toBe('IO_ERROR');
       expect((e as EngineError).path).toBe('input');
-      await writeFile(join(dir, 'n.json'), JSON.stringify({ variables: [{ name: 'a', dimensions: ['StdTime'], slices: [{ dimensions: { StdTime: 'soon' }, path: 'x.tif' }] }] }));
+      await writeFile(
+        join(dir, 'n.json'),
+        JSON.stringify({
+          variables: [{ name: 'a', dimensions: ['StdTime'], slices: [{ dimensions: { StdTime: 'soon' }, path: 'x.tif' }] }],
+        }),
+      );
       expect(((await openRaster(join(dir, 'n.json')).catch((x: unknown) => x)) as EngineError).message).toMatch(/ISO 8601/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -253,7 +306,10 @@ describe('errors', () => {
     const missing = await smallStore({}, { grid_mapping: 'spatial_ref' });
     const odd = await smallStore({ crs: 'WGS 84' });
     try {
-      for (const [dir, expected] of [[missing, /grid mapping variable spatial_ref .* is not in the store/], [odd, /crs "WGS 84" is not EPSG:n/]] as const) {
+      for (const [dir, expected] of [
+        [missing, /grid mapping variable spatial_ref .* is not in the store/],
+        [odd, /crs "WGS 84" is not EPSG:n/],
+      ] as const) {
         const warnings: string[] = [];
         const s = await openRaster(dir, { onWarning: (m) => warnings.push(m) });
         await s.close();

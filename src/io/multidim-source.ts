@@ -66,7 +66,8 @@ import { proj4ForEpsg, unitsOfProj4 } from './srs.js';
 const INPUT = 'input';
 const ioError = (message: string, cause?: unknown): EngineError =>
   new EngineError('IO_ERROR', message, { path: INPUT, ...(cause === undefined ? {} : { cause }) });
-const unsupported = (location: string, what: string): EngineError => new EngineError('UNSUPPORTED_INPUT', `${location}: ${what}`, { path: INPUT });
+const unsupported = (location: string, what: string): EngineError =>
+  new EngineError('UNSUPPORTED_INPUT', `${location}: ${what}`, { path: INPUT });
 
 /** Whether `location` is a Zarr store (a local directory). */
 export async function isZarrStore(location: string): Promise<boolean> {
@@ -81,9 +82,14 @@ export async function isZarrStore(location: string): Promise<boolean> {
 // ---- Pixel type and missing values
 
 /** The pixel type and NoData a multidimensional raster made of parts gets (see header). */
-function storage(types: readonly PixelType[], noData: readonly (number | undefined)[], needsNoData: boolean): { pixelType: PixelType; noData?: number } {
+function storage(
+  types: readonly PixelType[],
+  noData: readonly (number | undefined)[],
+  needsNoData: boolean,
+): { pixelType: PixelType; noData?: number } {
   const t = promote(types);
-  if (PIXEL_TYPE_INFO[t].complex) throw new EngineError('UNSUPPORTED_INPUT', 'complex multidimensional rasters are not supported', { path: INPUT });
+  if (PIXEL_TYPE_INFO[t].complex)
+    throw new EngineError('UNSUPPORTED_INPUT', 'complex multidimensional rasters are not supported', { path: INPUT });
   const nd0 = noData[0];
   const common = nd0 !== undefined && noData.every((v) => v === nd0 || (v !== v && nd0 !== nd0));
   if (!PIXEL_TYPE_INFO[t].integer) return { pixelType: t, noData: common ? nd0 : Number.NaN };
@@ -93,7 +99,15 @@ function storage(types: readonly PixelType[], noData: readonly (number | undefin
 }
 
 /** Write `src` (window `win` of a part, missing where `valid[i]` is 0) into `dst` over rect r. */
-function place(dst: Plane, src: ArrayLike<number>, valid: ArrayLike<number> | undefined, win: Rect, r: Rect, fill: number, flipRows = false): void {
+function place(
+  dst: Plane,
+  src: ArrayLike<number>,
+  valid: ArrayLike<number> | undefined,
+  win: Rect,
+  r: Rect,
+  fill: number,
+  flipRows = false,
+): void {
   for (let y = 0; y < win.height; y++) {
     const sy = flipRows ? win.height - 1 - y : y;
     const s = sy * win.width;
@@ -173,7 +187,8 @@ export async function openMultidimManifest(location: string, options: OpenOption
         const values = dimensions.map((d) => {
           const raw = s.dimensions?.[d.name];
           const value = typeof raw === 'string' || typeof raw === 'number' ? parseDimensionValue(raw, d.time) : Number.NaN;
-          if (Number.isNaN(value)) throw bad(`variables[${vi}].slices[${si}].dimensions.${d.name} is missing or not a ${d.time ? 'ISO 8601 date' : 'number'}`);
+          if (Number.isNaN(value))
+            throw bad(`variables[${vi}].slices[${si}].dimensions.${d.name} is missing or not a ${d.time ? 'ISO 8601 date' : 'number'}`);
           return value;
         });
         const path = resolve(isAbsolute(s.path) ? s.path : join(base, s.path));
@@ -188,10 +203,16 @@ export async function openMultidimManifest(location: string, options: OpenOption
         const count = parts[pi]!.info.bandCount;
         let bands: number[];
         if (s.bands === undefined) bands = Array.from({ length: count }, (_, j) => j);
-        else if (Array.isArray(s.bands) && s.bands.length > 0 && s.bands.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) < count)) bands = s.bands as number[];
+        else if (
+          Array.isArray(s.bands) &&
+          s.bands.length > 0 &&
+          s.bands.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) < count)
+        )
+          bands = s.bands as number[];
         else throw bad(`variables[${vi}].slices[${si}].bands must list 0-based band indexes of ${s.path} (0..${count - 1})`);
         bps ??= bands.length;
-        if (bands.length !== bps) throw unsupported(location, `slices of variable ${name} have different band counts (${bps} and ${bands.length})`);
+        if (bands.length !== bps)
+          throw unsupported(location, `slices of variable ${name} have different band counts (${bps} and ${bands.length})`);
         picks.push({ part: pi, bands });
         out.push({ values, band });
         band += bps;
@@ -285,7 +306,27 @@ export async function openMultidimManifest(location: string, options: OpenOption
 export function cfTimeUnits(units: string | undefined): [number, number] | undefined {
   const m = /^\s*(\w+)\s+since\s+(.+?)\s*$/i.exec(units ?? '');
   if (!m) return undefined;
-  const scale = ({ day: 86400000, days: 86400000, d: 86400000, hour: 3600000, hours: 3600000, h: 3600000, hr: 3600000, minute: 60000, minutes: 60000, min: 60000, second: 1000, seconds: 1000, s: 1000, sec: 1000, milliseconds: 1, millisecond: 1, ms: 1 } as Record<string, number>)[m[1]!.toLowerCase()];
+  const scale = (
+    {
+      day: 86400000,
+      days: 86400000,
+      d: 86400000,
+      hour: 3600000,
+      hours: 3600000,
+      h: 3600000,
+      hr: 3600000,
+      minute: 60000,
+      minutes: 60000,
+      min: 60000,
+      second: 1000,
+      seconds: 1000,
+      s: 1000,
+      sec: 1000,
+      milliseconds: 1,
+      millisecond: 1,
+      ms: 1,
+    } as Record<string, number>
+  )[m[1]!.toLowerCase()];
   const origin = parseDimensionValue(m[2]!.replace(/ (\d)/, 'T$1').replace(/\s*UTC$/i, ''), true);
   return scale === undefined || Number.isNaN(origin) ? undefined : [scale, origin];
 }
@@ -306,11 +347,16 @@ export function layoutFromBandMetadata(md: GdalMetadata, bandCount: number, loca
       else if (/^stdtime$/i.test(k)) dims.set('StdTime', v);
     }
     if (dims.size > 0) any = true;
-    const variable = items.get('NETCDF_VARNAME') ?? items.get('VARIABLE') ?? items.get('VariableName') ?? md.dataset.get('NETCDF_VARNAME') ?? 'Variable';
+    const variable =
+      items.get('NETCDF_VARNAME') ?? items.get('VARIABLE') ?? items.get('VariableName') ?? md.dataset.get('NETCDF_VARNAME') ?? 'Variable';
     rows.push({ variable, dims });
   }
   if (!any) return undefined;
-  const extra = /^\{(.*)\}$/.exec(md.dataset.get('NETCDF_DIM_EXTRA') ?? '')?.[1]?.split(',').map((s) => s.trim()).filter(Boolean);
+  const extra = /^\{(.*)\}$/
+    .exec(md.dataset.get('NETCDF_DIM_EXTRA') ?? '')?.[1]
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const variables: MultidimVariable[] = [];
   let b = 0;
   while (b < bandCount) {
@@ -337,7 +383,8 @@ export function layoutFromBandMetadata(md: GdalMetadata, bandCount: number, loca
       const start = b;
       const values = dimensions.map((d, i) => valueOf(rows[b]!, d, order[i]!));
       if (values.some((v) => Number.isNaN(v))) throw unsupported(location, `band ${b + 1}: unreadable dimension values`);
-      const same = (k: number): boolean => rows[k]!.variable === variable && dimensions.every((d, i) => valueOf(rows[k]!, d, order[i]!) === values[i]);
+      const same = (k: number): boolean =>
+        rows[k]!.variable === variable && dimensions.every((d, i) => valueOf(rows[k]!, d, order[i]!) === values[i]);
       while (b < bandCount && same(b)) b++;
       const n = b - start;
       bps ??= n;
@@ -379,7 +426,11 @@ export async function withBandDimensions(source: GeoTiffSource, location: string
       ...s,
       info: { ...s.info, bandNames: info.bandNames, multidimensional: layout },
       read: async (r, signal) => perSliceMask(await s.read(r, signal), r, width, height),
-      ...(readInto ? { readInto: async (b: PixelBlock, signal?: AbortSignal) => perSliceMask(await readInto.call(s, b, signal), b.rect, width, height) } : { readInto: undefined }),
+      ...(readInto
+        ? {
+            readInto: async (b: PixelBlock, signal?: AbortSignal) => perSliceMask(await readInto.call(s, b, signal), b.rect, width, height),
+          }
+        : { readInto: undefined }),
     };
   };
   // Every method that reads is wrapped here: spreading `source` would hand out its own.
@@ -390,10 +441,12 @@ export async function withBandDimensions(source: GeoTiffSource, location: string
     overview(n: number): SourceNode {
       if (n === 0) return self;
       const s = overviews[n - 1];
-      if (!Number.isInteger(n) || !s) throw new EngineError('INVALID_ARGUMENT', `${location} has ${overviews.length} overview(s); no level ${n}`, { path: 'overview' });
+      if (!Number.isInteger(n) || !s)
+        throw new EngineError('INVALID_ARGUMENT', `${location} has ${overviews.length} overview(s); no level ${n}`, { path: 'overview' });
       return s;
     },
-    readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal) => readDownsampledFrom([self, ...overviews], r, width, height, signal),
+    readDownsampled: (r: Rect, width: number, height: number, signal?: AbortSignal) =>
+      readDownsampledFrom([self, ...overviews], r, width, height, signal),
   };
 }
 
@@ -438,7 +491,11 @@ export function spatialReferenceFromWkt(wkt: string): SpatialReference | undefin
  * declare none. A declaration that is there but cannot be read (a `_CRS` with neither WKT nor an
  * EPSG URL, an empty WKT, a `crs` that is not `EPSG:n`) is told to `warn`, not dropped silently.
  */
-function crsOf(attrs: Record<string, unknown>, grid: Record<string, unknown> | undefined, warn: (message: string) => void): SpatialReference | undefined {
+function crsOf(
+  attrs: Record<string, unknown>,
+  grid: Record<string, unknown> | undefined,
+  warn: (message: string) => void,
+): SpatialReference | undefined {
   const fromWkt = (wkt: string, where: string): SpatialReference | undefined => {
     const sr = spatialReferenceFromWkt(wkt);
     if (!sr) warn(`${where} is an empty WKT`);
@@ -507,7 +564,10 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
   const dir = resolve(location.replace(/^file:\/\//i, ''));
   let entries: string[];
   try {
-    entries = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    entries = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch (e) {
     throw ioError(`cannot open Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
@@ -522,7 +582,8 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
       if (node instanceof zarr.Array) arrays.push({ name, arr: node });
     } catch (e) {
       // A directory that is not a Zarr node is ignored; a node that cannot be read is an error.
-      if (!notFound(e)) throw ioError(`cannot read ${name} of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+      if (!notFound(e))
+        throw ioError(`cannot read ${name} of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
     }
   }
   let groupAttrs: Record<string, unknown> = {};
@@ -530,7 +591,8 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     groupAttrs = (await zarr.open(root, { kind: 'group' })).attrs;
   } catch (e) {
     // A store without a root group is fine; one whose root group cannot be read is not.
-    if (!notFound(e)) throw ioError(`cannot read the root group of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+    if (!notFound(e))
+      throw ioError(`cannot read the root group of the Zarr store ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   if (arrays.length === 0) {
     const files = await readdir(dir).catch(() => [] as string[]);
@@ -542,7 +604,11 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     const d = arr.dimensionNames;
     return d !== undefined && d.length >= 2 && Y_NAMES.test(d[d.length - 2]!) && X_NAMES.test(d[d.length - 1]!);
   });
-  if (spatial.length === 0) throw unsupported(location, 'no array of the Zarr store has y/x (or lat/lon) as its last two dimensions (_ARRAY_DIMENSIONS / dimension_names)');
+  if (spatial.length === 0)
+    throw unsupported(
+      location,
+      'no array of the Zarr store has y/x (or lat/lon) as its last two dimensions (_ARRAY_DIMENSIONS / dimension_names)',
+    );
   const d0 = spatial[0]!.arr.dimensionNames!;
   const [yName, xName] = [d0[d0.length - 2]!, d0[d0.length - 1]!];
   const [height, width] = spatial[0]!.arr.shape.slice(-2) as [number, number];
@@ -627,7 +693,8 @@ export async function openZarr(location: string, options: OpenOptions = {}): Pro
     try {
       gridAttrs = (await zarr.open(root.resolve(gridMapping), { kind: 'array' })).attrs;
     } catch (e) {
-      if (!notFound(e)) throw ioError(`cannot read the grid mapping ${gridMapping} of ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+      if (!notFound(e))
+        throw ioError(`cannot read the grid mapping ${gridMapping} of ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
       warn(`the grid mapping variable ${gridMapping} named by ${spatial[0]!.name} is not in the store`);
     }
   }

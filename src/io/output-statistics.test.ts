@@ -24,13 +24,16 @@ import { writeTiffStream } from './tiff-stream-writer.js';
 
 const PYTHON = '/usr/bin/python3';
 const haveGdal = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'from osgeo import gdal; import numpy'], { encoding: 'utf8' }).status === 0;
-if (!haveGdal) console.warn('output-statistics.test.ts: GDAL python bindings not found; the comparisons with GDAL ComputeStatistics are SKIPPED');
+if (!haveGdal)
+  console.warn('output-statistics.test.ts: GDAL python bindings not found; the comparisons with GDAL ComputeStatistics are SKIPPED');
 
 const DEM = resolve(import.meta.dirname, '../../golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-output-stats-'));
 
 /** Per file and band: the STATISTICS_* the file carries, and GDAL's ComputeStatistics(False) on a copy. */
-function gdalStats(paths: readonly string[]): Record<string, { stored: Record<string, string>; computed: number[] | null; validPercent: string | null }[]> {
+function gdalStats(
+  paths: readonly string[],
+): Record<string, { stored: Record<string, string>; computed: number[] | null; validPercent: string | null }[]> {
   const py = `
 import sys, json, shutil, os
 from osgeo import gdal
@@ -78,7 +81,13 @@ function expectSameAsGdal(path: string, g: ReturnType<typeof gdalStats>[string])
     expect(band.computed, where).not.toBeNull();
     const [min, max, mean, std] = band.computed!;
     const s = band.stored;
-    expect(Object.keys(s).sort(), where).toEqual(['STATISTICS_MAXIMUM', 'STATISTICS_MEAN', 'STATISTICS_MINIMUM', 'STATISTICS_STDDEV', 'STATISTICS_VALID_PERCENT']);
+    expect(Object.keys(s).sort(), where).toEqual([
+      'STATISTICS_MAXIMUM',
+      'STATISTICS_MEAN',
+      'STATISTICS_MINIMUM',
+      'STATISTICS_STDDEV',
+      'STATISTICS_VALID_PERCENT',
+    ]);
     const tol = (v: number) => 1e-9 * Math.max(1, Math.abs(v));
     expect(Math.abs(Number(s.STATISTICS_MINIMUM) - min!), `${where} min`).toBeLessThanOrEqual(tol(min!));
     expect(Math.abs(Number(s.STATISTICS_MAXIMUM) - max!), `${where} max`).toBeLessThanOrEqual(tol(max!));
@@ -105,7 +114,12 @@ function infoOf(t: PixelType, bands: number, extra: Partial<RasterInfo> = {}): R
 }
 
 /** A deterministic block: values from `f(i, b)`, masked where `masked(i)`. */
-function blockOf(t: PixelType, bands: number, f: (i: number, b: number) => number, masked: (i: number) => boolean = () => false): PixelBlock {
+function blockOf(
+  t: PixelType,
+  bands: number,
+  f: (i: number, b: number) => number,
+  masked: (i: number) => boolean = () => false,
+): PixelBlock {
   const n = W * H;
   const planes = Array.from({ length: bands }, (_, b) => {
     const p = allocatePlane(t, n);
@@ -158,15 +172,37 @@ const CASES: readonly Case[] = [
     info: { statistics: [{ min: -1, max: 1, mean: 0, stdDev: 0.1 }] },
   },
   // Slope-like F32 (0..90 advertised) with a numeric NoData that some valid pixels equal (GDAL skips them).
-  { name: 'f32-slope-nodata', t: 'F32', bands: 1, f: (i) => (i % 13 === 0 ? -9999 : 0.5 + (i % 890) / 10), masked: (i) => i % 17 === 0, info: { noData: -9999, statistics: [{ min: 0, max: 90 }] } },
+  {
+    name: 'f32-slope-nodata',
+    t: 'F32',
+    bands: 1,
+    f: (i) => (i % 13 === 0 ? -9999 : 0.5 + (i % 890) / 10),
+    masked: (i) => i % 17 === 0,
+    info: { noData: -9999, statistics: [{ min: 0, max: 90 }] },
+  },
   // Two S16 bands with NoData, large values.
-  { name: 's16-two-bands', t: 'S16', bands: 2, f: (i, b) => (b === 0 ? 30000 - (i % 501) : -20000 + ((i * 3) % 1000)), masked: (i) => i % 5 === 0, info: { noData: -32768 } },
+  {
+    name: 's16-two-bands',
+    t: 'S16',
+    bands: 2,
+    f: (i, b) => (b === 0 ? 30000 - (i % 501) : -20000 + ((i * 3) % 1000)),
+    masked: (i) => i % 5 === 0,
+    info: { noData: -32768 },
+  },
   // F64 values far from zero with a small spread (the variance must not cancel away).
   { name: 'f64-offset', t: 'F64', bands: 1, f: (i) => 1e9 + (i % 97) * 0.001, info: { statistics: [{ min: 0, max: 1 }] } },
   // NBITS=4: values above 15 are stored as 15; the statistics describe what is stored.
   { name: 'u8-nbits4', t: 'U8', bands: 1, f: (i) => i % 40, options: { nbits: 4 } },
   // Overviews and COG layout: statistics are those of the full-resolution image.
-  { name: 'u16-cog', t: 'U16', bands: 1, f: (i) => (i * 13) % 4001, masked: (i) => i % 19 === 0, info: { noData: 65535 }, options: { cog: true, blockWidth: 16 } },
+  {
+    name: 'u16-cog',
+    t: 'U16',
+    bands: 1,
+    f: (i) => (i * 13) % 4001,
+    masked: (i) => i % 19 === 0,
+    info: { noData: 65535 },
+    options: { cog: true, blockWidth: 16 },
+  },
 ];
 
 describe('output statistics are the statistics of the written pixels', () => {

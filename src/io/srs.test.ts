@@ -29,21 +29,44 @@ describe('proj4ForEpsg', () => {
 
 describe('spatialReferenceFromGeoKeys', () => {
   it('projected EPSG with units', () => {
-    expect(spatialReferenceFromGeoKeys({ GTModelTypeGeoKey: 1, ProjectedCSTypeGeoKey: 2263, ProjLinearUnitsGeoKey: 9003 })).toEqual({ wkid: 2263, metersPerUnit: 1200 / 3937 });
-    expect(spatialReferenceFromGeoKeys({ GTModelTypeGeoKey: 1, ProjectedCSTypeGeoKey: 32616 })).toMatchObject({ wkid: 32616, metersPerUnit: 1 });
+    expect(spatialReferenceFromGeoKeys({ GTModelTypeGeoKey: 1, ProjectedCSTypeGeoKey: 2263, ProjLinearUnitsGeoKey: 9003 })).toEqual({
+      wkid: 2263,
+      metersPerUnit: 1200 / 3937,
+    });
+    expect(spatialReferenceFromGeoKeys({ GTModelTypeGeoKey: 1, ProjectedCSTypeGeoKey: 32616 })).toMatchObject({
+      wkid: 32616,
+      metersPerUnit: 1,
+    });
   });
 
   it('user-defined Transverse Mercator in feet', () => {
     const sr = spatialReferenceFromGeoKeys({
-      GTModelTypeGeoKey: 1, ProjectedCSTypeGeoKey: 32767, ProjCoordTransGeoKey: 1, ProjLinearUnitsGeoKey: 9002,
-      ProjNatOriginLatGeoKey: 0, ProjNatOriginLongGeoKey: -87, ProjScaleAtNatOriginGeoKey: 0.9996, ProjFalseEastingGeoKey: 1000, ProjFalseNorthingGeoKey: 0,
+      GTModelTypeGeoKey: 1,
+      ProjectedCSTypeGeoKey: 32767,
+      ProjCoordTransGeoKey: 1,
+      ProjLinearUnitsGeoKey: 9002,
+      ProjNatOriginLatGeoKey: 0,
+      ProjNatOriginLongGeoKey: -87,
+      ProjScaleAtNatOriginGeoKey: 0.9996,
+      ProjFalseEastingGeoKey: 1000,
+      ProjFalseNorthingGeoKey: 0,
       GeographicTypeGeoKey: 4269,
     });
-    expect(sr).toEqual({ proj4: '+proj=tmerc +lat_0=0 +lon_0=-87 +k=0.9996 +x_0=304.8 +y_0=0 +datum=NAD83 +units=ft +no_defs', metersPerUnit: 0.3048 });
+    expect(sr).toEqual({
+      proj4: '+proj=tmerc +lat_0=0 +lon_0=-87 +k=0.9996 +x_0=304.8 +y_0=0 +datum=NAD83 +units=ft +no_defs',
+      metersPerUnit: 0.3048,
+    });
   });
 
   it('geographic, user-defined ellipsoid by axes', () => {
-    expect(spatialReferenceFromGeoKeys({ GTModelTypeGeoKey: 2, GeographicTypeGeoKey: 32767, GeogSemiMajorAxisGeoKey: 6378388, GeogInvFlatteningGeoKey: 297 })).toEqual({
+    expect(
+      spatialReferenceFromGeoKeys({
+        GTModelTypeGeoKey: 2,
+        GeographicTypeGeoKey: 32767,
+        GeogSemiMajorAxisGeoKey: 6378388,
+        GeogInvFlatteningGeoKey: 297,
+      }),
+    ).toEqual({
       proj4: '+proj=longlat +a=6378388 +rf=297 +no_defs',
       geographic: true,
     });
@@ -59,16 +82,26 @@ describe('spatialReferenceFromGeoKeys', () => {
 describe('geoKeysFromSpatialReference', () => {
   const ids = (keys: ReturnType<typeof geoKeysFromSpatialReference>) => Object.fromEntries(keys.map((k) => [k.id, k.value]));
   it('EPSG codes, aliases and units', () => {
-    expect(ids(geoKeysFromSpatialReference({ wkid: 32616, metersPerUnit: 1 }))).toEqual({ [GEOKEY.GTModelType]: 1, [GEOKEY.GTRasterType]: 1, [GEOKEY.ProjectedCSType]: 32616, [GEOKEY.ProjLinearUnits]: 9001 });
+    expect(ids(geoKeysFromSpatialReference({ wkid: 32616, metersPerUnit: 1 }))).toEqual({
+      [GEOKEY.GTModelType]: 1,
+      [GEOKEY.GTRasterType]: 1,
+      [GEOKEY.ProjectedCSType]: 32616,
+      [GEOKEY.ProjLinearUnits]: 9001,
+    });
     expect(ids(geoKeysFromSpatialReference({ wkid: 4326 }))).toMatchObject({ [GEOKEY.GTModelType]: 2, [GEOKEY.GeographicType]: 4326 });
     expect(ids(geoKeysFromSpatialReference({ wkid: 102100 }))).toMatchObject({ [GEOKEY.ProjectedCSType]: 3857 });
-    expect(ids(geoKeysFromSpatialReference({ wkid: 3000, metersPerUnit: 2 }))).toMatchObject({ [GEOKEY.ProjLinearUnits]: 32767, [GEOKEY.ProjLinearUnitSize]: [2] });
+    expect(ids(geoKeysFromSpatialReference({ wkid: 3000, metersPerUnit: 2 }))).toMatchObject({
+      [GEOKEY.ProjLinearUnits]: 32767,
+      [GEOKEY.ProjLinearUnitSize]: [2],
+    });
   });
 
   it('keys come out sorted by id, and an unusable SR gives only the raster type', () => {
     const keys = geoKeysFromSpatialReference({ proj4: '+proj=utm +zone=25 +south +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs' });
     expect(keys.map((k) => k.id)).toEqual([...keys.map((k) => k.id)].sort((a, b) => a - b));
-    expect(geoKeysFromSpatialReference({ proj4: '+proj=lcc +lat_1=33 +datum=WGS84' })).toEqual([{ id: GEOKEY.GTRasterType, kind: 'short', value: 1 }]);
+    expect(geoKeysFromSpatialReference({ proj4: '+proj=lcc +lat_1=33 +datum=WGS84' })).toEqual([
+      { id: GEOKEY.GTRasterType, kind: 'short', value: 1 },
+    ]);
     expect(geoKeysFromSpatialReference(undefined)).toEqual([{ id: GEOKEY.GTRasterType, kind: 'short', value: 1 }]);
   });
 

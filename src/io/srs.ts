@@ -59,10 +59,6 @@ const nums = (v: unknown): number[] | undefined =>
   typeof v === 'number' ? [v] : ArrayBuffer.isView(v) || Array.isArray(v) ? Array.from(v as ArrayLike<number>) : undefined;
 const knownCode = (c: number | undefined): c is number => c !== undefined && c > 0 && c < USER_DEFINED;
 
-
-
-
-
 // ---- Reading
 
 /** Spatial reference from parsed GeoKeys; undefined when the keys describe none (or geocentric). */
@@ -107,9 +103,11 @@ function datumPart(k: GeoKeyValues): string | undefined {
     const b = num(k['GeogSemiMinorAxisGeoKey']);
     if (a !== undefined && rf !== undefined) {
       ellps =
-        a === WGS84_AXES.a && rf === WGS84_AXES.rf ? '+ellps=WGS84'
-        : a === GRS80_AXES.a && rf === GRS80_AXES.rf ? '+ellps=GRS80'
-        : `+a=${a} +rf=${rf}`;
+        a === WGS84_AXES.a && rf === WGS84_AXES.rf
+          ? '+ellps=WGS84'
+          : a === GRS80_AXES.a && rf === GRS80_AXES.rf
+            ? '+ellps=GRS80'
+            : `+a=${a} +rf=${rf}`;
     } else if (a !== undefined && b !== undefined) {
       ellps = `+a=${a} +b=${b}`;
     }
@@ -163,7 +161,6 @@ export function unitsOfProj4(def: string): number | undefined {
   const u = p.get('units');
   return u === 'm' ? 1 : u === 'ft' ? 0.3048 : u === 'us-ft' ? US_FOOT : u === 'km' ? 1000 : undefined;
 }
-
 
 // ---- Writing
 

@@ -171,7 +171,8 @@ export interface TiffImage {
 }
 
 /** The tags that hold a block's offsets and byte counts. */
-export const blockTags = (tiled: boolean): { offsets: number; counts: number } => (tiled ? { offsets: 324, counts: 325 } : { offsets: 273, counts: 279 });
+export const blockTags = (tiled: boolean): { offsets: number; counts: number } =>
+  tiled ? { offsets: 324, counts: 325 } : { offsets: 273, counts: 279 };
 
 /**
  * Assemble one classic TIFF file from one image, or from several chained through their next-IFD
@@ -189,7 +190,12 @@ export function writeClassicTiff(images: TiffImage | readonly TiffImage[]): Uint
     entries.set(counts, entryOf(counts, { type: 'LONG', values: image.blocks.map((b) => b.length) }));
     return entries;
   });
-  return assembleTiff(ifds, list.map((image) => image.blocks), list.map((image) => image.tiled), false);
+  return assembleTiff(
+    ifds,
+    list.map((image) => image.blocks),
+    list.map((image) => image.tiled),
+    false,
+  );
 }
 
 /**
@@ -221,7 +227,10 @@ export function assembleTiff(
   ifds.forEach((entries, i) => {
     const t = blockTags(tiled[i]!);
     entries.get(t.offsets)!.bytes = numberBytes(type, offsets[i]!);
-    entries.get(t.counts)!.bytes = numberBytes(type, blocks[i]!.map((b) => b.length));
+    entries.get(t.counts)!.bytes = numberBytes(
+      type,
+      blocks[i]!.map((b) => b.length),
+    );
   });
   const out = new Uint8Array(cursor);
   writeHeader(out, big, placed[0]!.at);
@@ -236,7 +245,19 @@ export function assembleTiff(
 
 /** TIFF SampleFormat per pixel type: 1 unsigned, 2 signed, 3 float, 6 complex float. */
 export const SAMPLE_FORMAT: Readonly<Record<PixelType, number>> = {
-  U1: 1, U2: 1, U4: 1, U8: 1, S8: 2, U16: 1, S16: 2, U32: 1, S32: 2, F32: 3, F64: 3, C64: 6, C128: 6,
+  U1: 1,
+  U2: 1,
+  U4: 1,
+  U8: 1,
+  S8: 2,
+  U16: 1,
+  S16: 2,
+  U32: 1,
+  S32: 2,
+  F32: 3,
+  F64: 3,
+  C64: 6,
+  C128: 6,
 };
 
 /**

@@ -127,7 +127,10 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
         o.statistics = yes(name, v);
         break;
       default:
-        throw co(name, `unknown creation option ${name} (known: COMPRESS, PREDICTOR, ZLEVEL, TILED, BLOCKXSIZE, BLOCKYSIZE, BLOCKSIZE, BIGTIFF, NBITS, COG, LAYOUT, OVERVIEWS, OVERVIEW_COUNT, OVERVIEW_RESAMPLING, STATISTICS)`);
+        throw co(
+          name,
+          `unknown creation option ${name} (known: COMPRESS, PREDICTOR, ZLEVEL, TILED, BLOCKXSIZE, BLOCKYSIZE, BLOCKSIZE, BIGTIFF, NBITS, COG, LAYOUT, OVERVIEWS, OVERVIEW_COUNT, OVERVIEW_RESAMPLING, STATISTICS)`,
+        );
     }
   }
   return o;
@@ -138,7 +141,11 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
  * pixels, `tag` into GDAL_NODATA. `tag` undefined (integer types only) means the mask cannot
  * travel as NoData; encodeGeoTiff then writes it as an internal mask IFD.
  */
-export function outputNoData(t: PixelType, requested: number | undefined, declared: number | undefined): { fill: number; tag: number | undefined } {
+export function outputNoData(
+  t: PixelType,
+  requested: number | undefined,
+  declared: number | undefined,
+): { fill: number; tag: number | undefined } {
   const info = PIXEL_TYPE_INFO[t];
   if (requested !== undefined) {
     const ok = info.integer ? representable(requested, t) : true;

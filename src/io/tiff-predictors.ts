@@ -23,8 +23,14 @@ export function packMask(mask: Uint8Array, x0: number, w: number, cw: number, ro
     for (; c + 8 <= cw; c += 8) {
       const i = s + c;
       out[d + (c >> 3)] =
-        (mask[i] ? 128 : 0) | (mask[i + 1] ? 64 : 0) | (mask[i + 2] ? 32 : 0) | (mask[i + 3] ? 16 : 0) |
-        (mask[i + 4] ? 8 : 0) | (mask[i + 5] ? 4 : 0) | (mask[i + 6] ? 2 : 0) | (mask[i + 7] ? 1 : 0);
+        (mask[i] ? 128 : 0) |
+        (mask[i + 1] ? 64 : 0) |
+        (mask[i + 2] ? 32 : 0) |
+        (mask[i + 3] ? 16 : 0) |
+        (mask[i + 4] ? 8 : 0) |
+        (mask[i + 5] ? 4 : 0) |
+        (mask[i + 6] ? 2 : 0) |
+        (mask[i + 7] ? 1 : 0);
     }
     for (; c < cw; c++) if (mask[s + c]) out[d + (c >> 3)]! |= 0x80 >>> (c & 7);
   }

@@ -23,7 +23,10 @@ import { GEO_KEY_NAMES } from './tiff-reader.js';
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = resolve(import.meta.dirname, '../../test/gdal-tiffs.py');
 const haveGdal = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'from osgeo import gdal; import numpy'], { encoding: 'utf8' }).status === 0;
-if (!haveGdal) console.warn('tiff-reader.test.ts: GDAL python bindings (/usr/bin/python3 -c "from osgeo import gdal") not found; the GDAL comparisons are SKIPPED');
+if (!haveGdal)
+  console.warn(
+    'tiff-reader.test.ts: GDAL python bindings (/usr/bin/python3 -c "from osgeo import gdal") not found; the GDAL comparisons are SKIPPED',
+  );
 
 interface Case {
   name: string;
@@ -64,7 +67,20 @@ function raw(file: string, dtype: string): ArrayLike<number> {
 function expectedType(c: Case): string {
   const nb = c.nbits === null ? undefined : Number(c.nbits);
   if (c.type === 'Byte') return c.signedByte ? 'S8' : nb === 1 ? 'U1' : nb === 2 ? 'U2' : nb === 4 ? 'U4' : 'U8';
-  return ({ UInt16: 'U16', Int16: 'S16', UInt32: 'U32', Int32: 'S32', Float32: 'F32', Float64: 'F64', CInt16: 'C64', CInt32: 'C128', CFloat32: 'C64', CFloat64: 'C128' } as Record<string, string>)[c.type]!;
+  return (
+    {
+      UInt16: 'U16',
+      Int16: 'S16',
+      UInt32: 'U32',
+      Int32: 'S32',
+      Float32: 'F32',
+      Float64: 'F64',
+      CInt16: 'C64',
+      CInt32: 'C128',
+      CFloat32: 'C64',
+      CFloat64: 'C128',
+    } as Record<string, string>
+  )[c.type]!;
 }
 
 function firstMismatch(a: ArrayLike<number>, e: ArrayLike<number>, tol: number): string | undefined {
@@ -97,9 +113,12 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
         const [x0, sx, , y0, , sy] = c.geotransform as [number, number, number, number, number, number];
         const want = { width: c.width, height: c.height, bandCount: c.bands, pixelType: expectedType(c) };
         const got = { width: info.width, height: info.height, bandCount: info.bandCount, pixelType: info.pixelType };
-        if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${c.name}: info ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
-        if (info.extent.xmin !== x0 || info.extent.ymax !== y0 || info.cellSize.x !== sx || info.cellSize.y !== -sy) failures.push(`${c.name}: grid`);
-        if (c.epsg && String(info.spatialReference?.wkid) !== c.epsg) failures.push(`${c.name}: EPSG ${info.spatialReference?.wkid} != ${c.epsg}`);
+        if (JSON.stringify(got) !== JSON.stringify(want))
+          failures.push(`${c.name}: info ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+        if (info.extent.xmin !== x0 || info.extent.ymax !== y0 || info.cellSize.x !== sx || info.cellSize.y !== -sy)
+          failures.push(`${c.name}: grid`);
+        if (c.epsg && String(info.spatialReference?.wkid) !== c.epsg)
+          failures.push(`${c.name}: EPSG ${info.spatialReference?.wkid} != ${c.epsg}`);
         if ((c.nodata ?? undefined) !== info.noData) failures.push(`${c.name}: NoData ${info.noData} != ${c.nodata}`);
         const whole = await s.read({ x: 0, y: 0, width: c.width, height: c.height });
         const tol = c.name.includes('jpeg') ? 2 : 0;
@@ -129,10 +148,17 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
         }
         if (c.maskFlags === 2) {
           const m = raw(join(dir, `${c.name}.mask.raw`), 'uint8');
-          const bad = firstMismatch(Array.from(whole.mask), Array.from(m, (v) => (v === 0 ? 0 : 1)), 0);
+          const bad = firstMismatch(
+            Array.from(whole.mask),
+            Array.from(m, (v) => (v === 0 ? 0 : 1)),
+            0,
+          );
           if (bad) failures.push(`${c.name} mask: ${bad}`);
         }
-        expect(s.overviews?.map((o) => [o.width, o.height]), c.name).toEqual(c.overviews);
+        expect(
+          s.overviews?.map((o) => [o.width, o.height]),
+          c.name,
+        ).toEqual(c.overviews);
         if (c.overviews.length > 0) {
           const [ow, oh] = c.overviews[0]!;
           const ov = await s.overview!(1).read({ x: 0, y: 0, width: ow, height: oh });
@@ -152,7 +178,10 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
 
   it('readDownsampled picks the overview GDAL would and samples it by nearest neighbour', async () => {
     const s = await openGeoTiff(join(dir, 'F32-cog.tif'));
-    expect(s.overviews).toEqual([{ width: 150, height: 100 }, { width: 75, height: 50 }]);
+    expect(s.overviews).toEqual([
+      { width: 150, height: 100 },
+      { width: 75, height: 50 },
+    ]);
     const ov2 = await s.overview!(2).read({ x: 0, y: 0, width: 75, height: 50 });
     // A 4x reduction reads the 75 x 50 overview exactly.
     const d = await s.readDownsampled!({ x: 0, y: 0, width: 300, height: 200 }, 75, 50);
@@ -178,7 +207,9 @@ describe.skipIf(!haveGdal)('openGeoTiff reads what GDAL reads (files made by tes
         if (!m) return void res.writeHead(200, { 'content-length': body.length }).end(body);
         const start = Number(m[1]);
         const end = Math.min(m[2] ? Number(m[2]) : body.length - 1, body.length - 1);
-        res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 }).end(body.subarray(start, end + 1));
+        res
+          .writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 })
+          .end(body.subarray(start, end + 1));
       });
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
@@ -210,14 +241,20 @@ describe('decoders and the tile cache', () => {
   it('LZW: a hand-made stream (clear, literals, a KwKwK code, end)', () => {
     // Codes (9 bits, MSB first): 256 clear, 65 'A', 258 ('AA', not yet defined: KwKwK), 257 end.
     const codes = [256, 65, 258, 257];
-    const bits = codes.map((c) => c.toString(2).padStart(9, '0')).join('').padEnd(40, '0');
+    const bits = codes
+      .map((c) => c.toString(2).padStart(9, '0'))
+      .join('')
+      .padEnd(40, '0');
     const bytes = Uint8Array.from({ length: 5 }, (_, i) => parseInt(bits.slice(8 * i, 8 * i + 8), 2));
     expect(Array.from(lzwDecode(bytes, 3))).toEqual([65, 65, 65]);
   });
 
   it('PackBits: literal and repeat runs (the TIFF 6.0 example)', () => {
     const packed = Uint8Array.from([0xfe, 0xaa, 0x02, 0x80, 0x00, 0x2a, 0xfd, 0xaa, 0x03, 0x80, 0x00, 0x2a, 0x22, 0xf7, 0xaa]);
-    const expected = [0xaa, 0xaa, 0xaa, 0x80, 0x00, 0x2a, 0xaa, 0xaa, 0xaa, 0xaa, 0x80, 0x00, 0x2a, 0x22, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa];
+    const expected = [
+      0xaa, 0xaa, 0xaa, 0x80, 0x00, 0x2a, 0xaa, 0xaa, 0xaa, 0xaa, 0x80, 0x00, 0x2a, 0x22, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
+      0xaa, 0xaa,
+    ];
     expect(Array.from(packBitsDecode(packed, expected.length))).toEqual(expected);
   });
 

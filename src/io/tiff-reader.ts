@@ -46,7 +46,10 @@ export function readRangesEach(src: ByteSource, ranges: readonly ByteRange[], si
   const gap = !merge ? -1 : http ? GAP_HTTP : GAP_FILE;
   // Local reads stay small, so the decoding of the first blocks overlaps the reading of the next.
   const maxMerged = http ? MAX_MERGED_HTTP : MAX_MERGED_FILE;
-  const order = ranges.map((_, i) => i).filter((i) => ranges[i]!.length > 0).sort((a, b) => ranges[a]!.offset - ranges[b]!.offset);
+  const order = ranges
+    .map((_, i) => i)
+    .filter((i) => ranges[i]!.length > 0)
+    .sort((a, b) => ranges[a]!.offset - ranges[b]!.offset);
   const out: Promise<Uint8Array>[] = ranges.map(() => Promise.resolve(new Uint8Array(0)));
   const groups: number[][] = [];
   let end = -Infinity;
@@ -70,7 +73,11 @@ export function readRangesEach(src: ByteSource, ranges: readonly ByteRange[], si
     bytes.catch(() => undefined); // observed through the per-range promises
     for (const i of g) {
       const r = ranges[i]!;
-      out[i] = bytes.then((b) => (g.length === 1 && r.offset === first && b.length <= r.length ? b : b.subarray(r.offset - first, Math.min(b.length, r.offset - first + r.length))));
+      out[i] = bytes.then((b) =>
+        g.length === 1 && r.offset === first && b.length <= r.length
+          ? b
+          : b.subarray(r.offset - first, Math.min(b.length, r.offset - first + r.length)),
+      );
     }
   }
   return out;
@@ -131,7 +138,11 @@ class HttpError extends Error {}
  * An http(s) URL read with `Range: bytes=a-b` requests. A server that ignores ranges (200 with
  * the whole body) is read once and served from memory afterwards.
  */
-export async function openHttpSource(url: string, signal?: AbortSignal, headBytes = 65536): Promise<{ source: ByteSource; head: Uint8Array }> {
+export async function openHttpSource(
+  url: string,
+  signal?: AbortSignal,
+  headBytes = 65536,
+): Promise<{ source: ByteSource; head: Uint8Array }> {
   let whole: Uint8Array | undefined;
   let size: number | undefined;
   let etag = '';
@@ -183,7 +194,24 @@ export interface TiffStructure {
   readonly ifds: readonly Ifd[];
 }
 
-const TYPE_SIZE: Readonly<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
+const TYPE_SIZE: Readonly<Record<number, number>> = {
+  1: 1,
+  2: 1,
+  3: 2,
+  4: 4,
+  5: 8,
+  6: 1,
+  7: 1,
+  8: 2,
+  9: 4,
+  10: 8,
+  11: 4,
+  12: 8,
+  13: 4,
+  16: 8,
+  17: 8,
+  18: 8,
+};
 
 /** A TIFF whose structure is broken: cut short, or tags that contradict each other (IO_ERROR). */
 export class TiffFormatError extends Error {}
@@ -200,7 +228,9 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
     const b = offset + length <= head.length ? head.subarray(offset, offset + length) : await src.read(offset, length, signal);
     if (b.length < length) {
       const size = src.size === undefined ? '' : ` (the file has ${src.size} bytes)`;
-      throw new TiffFormatError(`the file is cut short or corrupt: ${what} needs ${length} bytes at offset ${offset}, ${b.length} are there${size}`);
+      throw new TiffFormatError(
+        `the file is cut short or corrupt: ${what} needs ${length} bytes at offset ${offset}, ${b.length} are there${size}`,
+      );
     }
     return new DataView(b.buffer, b.byteOffset, b.byteLength);
   };
@@ -305,7 +335,6 @@ function decodeValues(v: DataView, at: number, type: number, n: number, le: bool
 
 /** ASCII tags are bytes; GDAL writes UTF-8 in them (band names). Fall back to Latin-1. */
 function decodeUtf8Lenient(latin1: string): string {
-   
   if (!/[\x80-\xff]/.test(latin1)) return latin1;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(latin1, (c) => c.charCodeAt(0)));
@@ -454,8 +483,10 @@ export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLay
   const spp = numberOf(ifd, TAG.SamplesPerPixel, 1);
   const bitsList = numbersOf(ifd, TAG.BitsPerSample) ?? [1];
   const formats = numbersOf(ifd, TAG.SampleFormat) ?? [1];
-  for (let i = 1; i < bitsList.length; i++) if (bitsList[i] !== bitsList[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
-  for (let i = 1; i < formats.length; i++) if (formats[i] !== formats[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
+  for (let i = 1; i < bitsList.length; i++)
+    if (bitsList[i] !== bitsList[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
+  for (let i = 1; i < formats.length; i++)
+    if (formats[i] !== formats[0]) throw new TiffUnsupportedError('bands with different sample formats or bit depths are not supported');
   const blockWidth = tiled ? numberOf(ifd, TAG.TileWidth, 0) : width;
   const blockHeight = tiled ? numberOf(ifd, TAG.TileLength, 0) : Math.min(height, numberOf(ifd, TAG.RowsPerStrip, height) || height);
   if (!(blockWidth > 0 && blockHeight > 0)) throw new TiffFormatError('bad tile or strip size');
@@ -467,7 +498,8 @@ export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLay
   const planar = numberOf(ifd, TAG.PlanarConfiguration, 1) === 2 && spp > 1 ? 2 : 1;
   const blocks = across * down * (planar === 2 ? spp : 1);
   if (offsets.length < blocks) throw new TiffFormatError(`${offsets.length} block offsets for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
-  if (byteCounts.length < blocks) throw new TiffFormatError(`${byteCounts.length} block byte counts for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
+  if (byteCounts.length < blocks)
+    throw new TiffFormatError(`${byteCounts.length} block byte counts for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
   const jpegTables = ifd.tags.get(TAG.JPEGTables);
   const lerc = numbersOf(ifd, TAG.LercParameters);
   return {

@@ -73,7 +73,8 @@ async function* pieces(t: PixelType, r: { planes: Plane[]; mask: Uint8Array }, t
       const h = Math.min(th, H - y0);
       const bands = r.planes.map((p) => {
         const o = allocatePlane(t, w * h);
-        for (let y = 0; y < h; y++) (o as Float64Array).set((p as Float64Array).subarray(k * ((y0 + y) * W + x0), k * ((y0 + y) * W + x0 + w)), k * y * w);
+        for (let y = 0; y < h; y++)
+          (o as Float64Array).set((p as Float64Array).subarray(k * ((y0 + y) * W + x0), k * ((y0 + y) * W + x0 + w)), k * y * w);
         return o;
       });
       const mask = new Uint8Array(w * h);
@@ -122,10 +123,17 @@ const rawOf = (file: string, dtype: string): ArrayLike<number> => {
 
 function dumpAll(files: readonly string[]): Dump[] {
   const args = files.flatMap((f) => [f, f.replace(/\.tif$/, '')]);
-  const r = spawnSync(PYTHON, [SCRIPT, 'dump', ...args], { encoding: 'utf8', env: { ...process.env, GDAL_PAM_ENABLED: 'NO' }, maxBuffer: 1 << 26 });
+  const r = spawnSync(PYTHON, [SCRIPT, 'dump', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GDAL_PAM_ENABLED: 'NO' },
+    maxBuffer: 1 << 26,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   // Python's json writes NaN / Infinity bare; make them strings JSON can hold.
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l.replace(/\b(-?Infinity|NaN)\b/g, '"$1"')) as Dump);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l.replace(/\b(-?Infinity|NaN)\b/g, '"$1"')) as Dump);
 }
 
 interface Case {
@@ -143,7 +151,13 @@ const CASES: Case[] = [];
 for (const t of PIXEL_TYPES) {
   for (const tiled of [true, false]) {
     for (const compress of ['deflate', 'none'] as const) {
-      CASES.push({ name: `${t}-${tiled ? 'tiled' : 'strips'}-${compress}`, t, bands: 2, masked: true, options: { tiled, compress, ...(tiled ? { blockWidth: 32, blockHeight: 16 } : { blockHeight: 7 }) } });
+      CASES.push({
+        name: `${t}-${tiled ? 'tiled' : 'strips'}-${compress}`,
+        t,
+        bands: 2,
+        masked: true,
+        options: { tiled, compress, ...(tiled ? { blockWidth: 32, blockHeight: 16 } : { blockHeight: 7 }) },
+      });
     }
   }
 }
@@ -157,13 +171,28 @@ CASES.push(
   { name: 'U16-cog-mask', t: 'U16', bands: 2, masked: true, options: { cog: true, blockWidth: 16 } },
   { name: 'F64-overviews', t: 'F64', bands: 1, masked: false, options: { overviews: 2, blockWidth: 16 } },
   { name: 'F32-stats', t: 'F32', bands: 2, masked: true, options: { statistics: true }, info: { bandNames: ['a', 'b'] } },
-  { name: 'U8-palette', t: 'U8', bands: 1, masked: false, options: {}, info: { colormap: { values: Float64Array.from([0, 1, 2]), rgb: Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255]) } } },
+  {
+    name: 'U8-palette',
+    t: 'U8',
+    bands: 1,
+    masked: false,
+    options: {},
+    info: { colormap: { values: Float64Array.from([0, 1, 2]), rgb: Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255]) } },
+  },
   { name: 'U8-nomask-needed', t: 'U8', bands: 1, masked: false, options: {} },
   // Pieces the size of the TIFF blocks: full blocks are encoded straight from the piece, the
   // right and bottom edge pieces through gathered rows (both paths in one file).
   { name: 'F32-direct-pred3', t: 'F32', bands: 2, masked: true, options: { blockWidth: 16 }, piece: [16, 16] },
   { name: 'U16-direct-mask', t: 'U16', bands: 2, masked: true, options: { blockWidth: 16, predictor: 2 }, piece: [16, 16] },
-  { name: 'S16-direct-nodata-none', t: 'S16', bands: 1, masked: true, options: { blockWidth: 16, compress: 'none' }, info: { noData: -32768 }, piece: [16, 16] },
+  {
+    name: 'S16-direct-nodata-none',
+    t: 'S16',
+    bands: 1,
+    masked: true,
+    options: { blockWidth: 16, compress: 'none' },
+    info: { noData: -32768 },
+    piece: [16, 16],
+  },
   { name: 'C64-direct', t: 'C64', bands: 1, masked: true, options: { blockWidth: 32, blockHeight: 16 }, piece: [32, 16] },
 );
 
@@ -204,96 +233,139 @@ describe('TiffStreamWriter', () => {
     }
   });
 
-  it.skipIf(!haveGdal)('GDAL reads every case: pixels, NoData, grid, EPSG, masks, overviews, COG layout, statistics, palette', () => {
-    const names = [...written.keys()];
-    const dumps = dumpAll(names.map((n) => join(dir, `${n}.tif`)));
-    const failures: string[] = [];
-    dumps.forEach((d, j) => {
-      const name = names[j]!;
-      const w = written.get(name)!;
-      const { c } = w;
-      const ti = PIXEL_TYPE_INFO[c.t];
-      const k = ti.complex ? 2 : 1;
-      if (d.width !== W || d.height !== H || d.bands !== c.bands) failures.push(`${name}: size`);
-      if (JSON.stringify(d.geotransform) !== JSON.stringify([500000, 30, 0, 4100000, 0, -30])) failures.push(`${name}: geotransform ${String(d.geotransform)}`);
-      if (d.epsg !== '32616') failures.push(`${name}: EPSG ${d.epsg}`);
-      const integerMask = ti.integer && c.info?.noData === undefined;
-      if (!ti.integer && !(d.nodata !== null && Number.isNaN(Number(d.nodata)))) failures.push(`${name}: NoData ${d.nodata}`);
-      if (integerMask && d.maskFlags !== (c.masked ? 2 : 1)) failures.push(`${name}: mask flags ${d.maskFlags}`);
-      for (let b = 0; b < c.bands; b++) {
-        const a = rawOf(join(dir, `${name}.b${b}.raw`), d.dtype);
-        for (let i = 0; i < W * H; i++) {
-          for (let part = 0; part < k; part++) {
-            const want = w.mask[i] === 0 ? (part === 1 ? 0 : w.fill) : w.planes[b]![k * i + part]!;
-            const got = a[k * i + part]!;
-            if (!(got === want || (Number.isNaN(got) && Number.isNaN(want)))) {
-              failures.push(`${name} band ${b + 1} pixel ${i}: GDAL ${got}, wrote ${want}`);
-              i = W * H;
-              break;
+  it.skipIf(!haveGdal)(
+    'GDAL reads every case: pixels, NoData, grid, EPSG, masks, overviews, COG layout, statistics, palette',
+    () => {
+      const names = [...written.keys()];
+      const dumps = dumpAll(names.map((n) => join(dir, `${n}.tif`)));
+      const failures: string[] = [];
+      dumps.forEach((d, j) => {
+        const name = names[j]!;
+        const w = written.get(name)!;
+        const { c } = w;
+        const ti = PIXEL_TYPE_INFO[c.t];
+        const k = ti.complex ? 2 : 1;
+        if (d.width !== W || d.height !== H || d.bands !== c.bands) failures.push(`${name}: size`);
+        if (JSON.stringify(d.geotransform) !== JSON.stringify([500000, 30, 0, 4100000, 0, -30]))
+          failures.push(`${name}: geotransform ${String(d.geotransform)}`);
+        if (d.epsg !== '32616') failures.push(`${name}: EPSG ${d.epsg}`);
+        const integerMask = ti.integer && c.info?.noData === undefined;
+        if (!ti.integer && !(d.nodata !== null && Number.isNaN(Number(d.nodata)))) failures.push(`${name}: NoData ${d.nodata}`);
+        if (integerMask && d.maskFlags !== (c.masked ? 2 : 1)) failures.push(`${name}: mask flags ${d.maskFlags}`);
+        for (let b = 0; b < c.bands; b++) {
+          const a = rawOf(join(dir, `${name}.b${b}.raw`), d.dtype);
+          for (let i = 0; i < W * H; i++) {
+            for (let part = 0; part < k; part++) {
+              const want = w.mask[i] === 0 ? (part === 1 ? 0 : w.fill) : w.planes[b]![k * i + part]!;
+              const got = a[k * i + part]!;
+              if (!(got === want || (Number.isNaN(got) && Number.isNaN(want)))) {
+                failures.push(`${name} band ${b + 1} pixel ${i}: GDAL ${got}, wrote ${want}`);
+                i = W * H;
+                break;
+              }
             }
           }
         }
-      }
-      if (integerMask && c.masked) {
-        const m = rawOf(join(dir, `${name}.mask.raw`), 'uint8');
-        for (let i = 0; i < W * H; i++) if ((m[i] === 0 ? 0 : 1) !== w.mask[i]) { failures.push(`${name}: GDAL mask at ${i}`); break; }
-      }
-      if (c.options.nbits && d.nbits !== String(c.options.nbits)) failures.push(`${name}: NBITS ${d.nbits}`);
-      if (c.options.cog) {
-        if (d.cogErrors === null || d.cogErrors.length > 0) failures.push(`${name}: COG validator ${JSON.stringify(d.cogErrors)}`);
-        // AUTO: halve until the largest side fits one 16-pixel block.
-        if (JSON.stringify(d.overviews) !== JSON.stringify([[35, 23], [18, 12], [9, 6]])) failures.push(`${name}: overviews ${JSON.stringify(d.overviews)}`);
-      }
-      if (c.options.overviews === 2 && JSON.stringify(d.overviews) !== JSON.stringify([[35, 23], [18, 12]])) failures.push(`${name}: overviews ${JSON.stringify(d.overviews)}`);
-      if (c.options.overviews === 2 || name === 'F32-cog') {
-        // Level 1 is the 2 x 2 average of the valid pixels (computed here independently).
-        const ov = rawOf(join(dir, `${name}.ov0.b0.raw`), d.dtype);
-        const p = w.planes[0]!;
-        for (let y = 0; y < 23; y++) {
-          for (let x = 0; x < 35; x++) {
-            let s = 0;
-            let n = 0;
-            for (const [yy, xx] of [[2 * y, 2 * x], [2 * y, 2 * x + 1], [2 * y + 1, 2 * x], [2 * y + 1, 2 * x + 1]] as const) {
-              if (yy >= H || xx >= W || w.mask[yy * W + xx] === 0) continue;
-              s += p[yy * W + xx]!;
-              n++;
-            }
-            const want = n === 0 ? Number.NaN : Math.fround(s / n);
-            const got = ov[y * 35 + x]!;
-            if (!(Math.abs(got - want) <= 1e-6 * Math.abs(want) || (Number.isNaN(got) && Number.isNaN(want)))) {
-              failures.push(`${name}: overview (${x}, ${y}) ${got} != ${want}`);
-              y = 23;
+        if (integerMask && c.masked) {
+          const m = rawOf(join(dir, `${name}.mask.raw`), 'uint8');
+          for (let i = 0; i < W * H; i++)
+            if ((m[i] === 0 ? 0 : 1) !== w.mask[i]) {
+              failures.push(`${name}: GDAL mask at ${i}`);
               break;
+            }
+        }
+        if (c.options.nbits && d.nbits !== String(c.options.nbits)) failures.push(`${name}: NBITS ${d.nbits}`);
+        if (c.options.cog) {
+          if (d.cogErrors === null || d.cogErrors.length > 0) failures.push(`${name}: COG validator ${JSON.stringify(d.cogErrors)}`);
+          // AUTO: halve until the largest side fits one 16-pixel block.
+          if (
+            JSON.stringify(d.overviews) !==
+            JSON.stringify([
+              [35, 23],
+              [18, 12],
+              [9, 6],
+            ])
+          )
+            failures.push(`${name}: overviews ${JSON.stringify(d.overviews)}`);
+        }
+        if (
+          c.options.overviews === 2 &&
+          JSON.stringify(d.overviews) !==
+            JSON.stringify([
+              [35, 23],
+              [18, 12],
+            ])
+        )
+          failures.push(`${name}: overviews ${JSON.stringify(d.overviews)}`);
+        if (c.options.overviews === 2 || name === 'F32-cog') {
+          // Level 1 is the 2 x 2 average of the valid pixels (computed here independently).
+          const ov = rawOf(join(dir, `${name}.ov0.b0.raw`), d.dtype);
+          const p = w.planes[0]!;
+          for (let y = 0; y < 23; y++) {
+            for (let x = 0; x < 35; x++) {
+              let s = 0;
+              let n = 0;
+              for (const [yy, xx] of [
+                [2 * y, 2 * x],
+                [2 * y, 2 * x + 1],
+                [2 * y + 1, 2 * x],
+                [2 * y + 1, 2 * x + 1],
+              ] as const) {
+                if (yy >= H || xx >= W || w.mask[yy * W + xx] === 0) continue;
+                s += p[yy * W + xx]!;
+                n++;
+              }
+              const want = n === 0 ? Number.NaN : Math.fround(s / n);
+              const got = ov[y * 35 + x]!;
+              if (!(Math.abs(got - want) <= 1e-6 * Math.abs(want) || (Number.isNaN(got) && Number.isNaN(want)))) {
+                failures.push(`${name}: overview (${x}, ${y}) ${got} != ${want}`);
+                y = 23;
+                break;
+              }
             }
           }
         }
-      }
-      if (c.options.statistics) {
-        const p = w.planes[0]!;
-        let min = Infinity;
-        let max = -Infinity;
-        let s = 0;
-        let n = 0;
-        for (let i = 0; i < W * H; i++) {
-          if (w.mask[i] === 0) continue;
-          min = Math.min(min, p[i]!);
-          max = Math.max(max, p[i]!);
-          s += p[i]!;
-          n++;
+        if (c.options.statistics) {
+          const p = w.planes[0]!;
+          let min = Infinity;
+          let max = -Infinity;
+          let s = 0;
+          let n = 0;
+          for (let i = 0; i < W * H; i++) {
+            if (w.mask[i] === 0) continue;
+            min = Math.min(min, p[i]!);
+            max = Math.max(max, p[i]!);
+            s += p[i]!;
+            n++;
+          }
+          const md = d.metadata;
+          if (
+            Number(md.STATISTICS_MINIMUM) !== min ||
+            Number(md.STATISTICS_MAXIMUM) !== max ||
+            Math.abs(Number(md.STATISTICS_MEAN) - s / n) > 1e-9
+          ) {
+            failures.push(`${name}: statistics ${JSON.stringify(md)}`);
+          }
+          if (JSON.stringify(d.description) !== JSON.stringify(['a', 'b'])) failures.push(`${name}: band names ${String(d.description)}`);
         }
-        const md = d.metadata;
-        if (Number(md.STATISTICS_MINIMUM) !== min || Number(md.STATISTICS_MAXIMUM) !== max || Math.abs(Number(md.STATISTICS_MEAN) - s / n) > 1e-9) {
-          failures.push(`${name}: statistics ${JSON.stringify(md)}`);
+        if (
+          c.info?.colormap &&
+          JSON.stringify(d.colorTable?.slice(0, 4)) !==
+            JSON.stringify([
+              [255, 0, 0],
+              [0, 255, 0],
+              [0, 0, 255],
+              [0, 0, 0],
+            ])
+        ) {
+          failures.push(`${name}: colour table ${JSON.stringify(d.colorTable)}`);
         }
-        if (JSON.stringify(d.description) !== JSON.stringify(['a', 'b'])) failures.push(`${name}: band names ${String(d.description)}`);
-      }
-      if (c.info?.colormap && JSON.stringify(d.colorTable?.slice(0, 4)) !== JSON.stringify([[255, 0, 0], [0, 255, 0], [0, 0, 255], [0, 0, 0]])) {
-        failures.push(`${name}: colour table ${JSON.stringify(d.colorTable)}`);
-      }
-      if (c.options.tiled === false && d.block[0] !== W) failures.push(`${name}: strips ${String(d.block)}`);
-    });
-    expect(failures).toEqual([]);
-  }, 120_000);
+        if (c.options.tiled === false && d.block[0] !== W) failures.push(`${name}: strips ${String(d.block)}`);
+      });
+      expect(failures).toEqual([]);
+    },
+    120_000,
+  );
 
   it('leaves no temporary or partial files behind', () => {
     expect(readdirSync(dir).filter((f) => /partial|tmp-/.test(f))).toEqual([]);
@@ -311,7 +383,9 @@ describe('TiffStreamWriter', () => {
   });
 
   it('parses GDAL creation options and names bad ones', () => {
-    expect(parseCreationOptions(['compress=deflate', 'TILED=YES', 'BLOCKXSIZE=512', 'BLOCKYSIZE=128', 'ZLEVEL=1', 'BIGTIFF=IF_SAFER'])).toEqual({
+    expect(
+      parseCreationOptions(['compress=deflate', 'TILED=YES', 'BLOCKXSIZE=512', 'BLOCKYSIZE=128', 'ZLEVEL=1', 'BIGTIFF=IF_SAFER']),
+    ).toEqual({
       compress: 'deflate',
       tiled: true,
       blockWidth: 512,
@@ -319,8 +393,16 @@ describe('TiffStreamWriter', () => {
       level: 1,
       bigTiff: 'IF_SAFER',
     });
-    expect(parseCreationOptions(['PREDICTOR=FLOATING_POINT', 'COG=YES', 'OVERVIEW_COUNT=3', 'STATISTICS=YES', 'NBITS=12'])).toMatchObject({ predictor: 3, cog: true, overviews: 3, statistics: true, nbits: 12 });
-    expect(() => parseCreationOptions(['COMPRESS=WEBP'])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'co.COMPRESS' }));
+    expect(parseCreationOptions(['PREDICTOR=FLOATING_POINT', 'COG=YES', 'OVERVIEW_COUNT=3', 'STATISTICS=YES', 'NBITS=12'])).toMatchObject({
+      predictor: 3,
+      cog: true,
+      overviews: 3,
+      statistics: true,
+      nbits: 12,
+    });
+    expect(() => parseCreationOptions(['COMPRESS=WEBP'])).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'co.COMPRESS' }),
+    );
     expect(() => parseCreationOptions(['FOO=1'])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'co.FOO' }));
     expect(() => parseCreationOptions(['TILED'])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'co' }));
   });
@@ -334,7 +416,10 @@ describe('TiffStreamWriter', () => {
       [{ cog: true, tiled: false }, 'U8', 'co.TILED'],
     ];
     for (const [o, t, path] of bad) {
-      await expect(TiffStreamWriter.create(join(dir, 'bad.tif'), infoOf(t, 1), o)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path });
+      await expect(TiffStreamWriter.create(join(dir, 'bad.tif'), infoOf(t, 1), o)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        path,
+      });
     }
   });
 

@@ -51,10 +51,23 @@ import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
 import { PixelStatistics } from './pixel-statistics.js';
-import { assembleTiff, blockTags, colorMapTag, entryOf, geoKeyTags, MAX_CLASSIC, numberBytes, placeIfds, SAMPLE_FORMAT, writeHeader, type Entry, type PlacedIfd, type TagValue } from './tiff-ifd.js';
+import {
+  assembleTiff,
+  blockTags,
+  colorMapTag,
+  entryOf,
+  geoKeyTags,
+  MAX_CLASSIC,
+  numberBytes,
+  placeIfds,
+  SAMPLE_FORMAT,
+  writeHeader,
+  type Entry,
+  type PlacedIfd,
+  type TagValue,
+} from './tiff-ifd.js';
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
 import { floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
-
 
 // ---- Levels (the image and its overviews)
 
@@ -136,15 +149,21 @@ abstract class TiffBlockEncoder {
     this.bandCount = info.bandCount;
     if (info.width < 1 || info.height < 1 || info.bandCount < 1) throw invalidArgument('output', 'cannot write an empty raster as GeoTIFF');
     const { x: sx, y: sy } = info.cellSize;
-    if (!(sx > 0 && sy > 0 && Number.isFinite(sx) && Number.isFinite(sy))) throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
+    if (!(sx > 0 && sy > 0 && Number.isFinite(sx) && Number.isFinite(sy)))
+      throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
     const compress = options.compress ?? 'deflate';
     this.level = compress === 'deflate' ? (options.level ?? DEFAULT_ZLEVEL) : undefined;
-    if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9)) throw co('ZLEVEL', `ZLEVEL must be an integer from 1 to 9, got ${this.level}`);
+    if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9))
+      throw co('ZLEVEL', `ZLEVEL must be an integer from 1 to 9, got ${this.level}`);
     // Bits per sample: the type's, or NBITS for unsigned integer types.
     let bits = ti.bits;
     if (options.nbits !== undefined) {
       const n = options.nbits;
-      const ok = (t === 'U8' && n >= 1 && n <= 8) || (t === 'U16' && n >= 9 && n <= 16) || (t === 'U32' && n >= 17 && n <= 32) || (ti.bits < 8 && n === ti.bits);
+      const ok =
+        (t === 'U8' && n >= 1 && n <= 8) ||
+        (t === 'U16' && n >= 9 && n <= 16) ||
+        (t === 'U32' && n >= 17 && n <= 32) ||
+        (ti.bits < 8 && n === ti.bits);
       if (!ok) throw co('NBITS', `NBITS=${n} does not fit ${t} (1-7 for U8, 9-15 for U16, 17-31 for U32)`);
       bits = n;
     }
@@ -153,7 +172,10 @@ abstract class TiffBlockEncoder {
     const natural: 1 | 2 | 3 = ti.complex || packed ? 1 : ti.integer ? 2 : 3;
     const predictor = options.predictor ?? (compress === 'deflate' ? natural : 1);
     if (predictor !== 1 && (compress !== 'deflate' || packed || ti.complex || (predictor === 3) === ti.integer)) {
-      throw co('PREDICTOR', `PREDICTOR=${predictor} does not apply to ${packed ? `${bits}-bit ` : ''}${t}${compress !== 'deflate' ? ' without compression' : ''}`);
+      throw co(
+        'PREDICTOR',
+        `PREDICTOR=${predictor} does not apply to ${packed ? `${bits}-bit ` : ''}${t}${compress !== 'deflate' ? ' without compression' : ''}`,
+      );
     }
     this.predictor = predictor;
     this.tiled = options.tiled ?? true;
@@ -163,8 +185,12 @@ abstract class TiffBlockEncoder {
     if (this.tiled) {
       this.bw = options.blockWidth ?? 256;
       this.bh = options.blockHeight ?? this.bw;
-      for (const [name, v] of [['BLOCKXSIZE', this.bw], ['BLOCKYSIZE', this.bh]] as const) {
-        if (!(Number.isInteger(v) && v >= 16 && v % 16 === 0 && v <= 65536)) throw co(name, `${name} must be a multiple of 16 (tiles), got ${v}`);
+      for (const [name, v] of [
+        ['BLOCKXSIZE', this.bw],
+        ['BLOCKYSIZE', this.bh],
+      ] as const) {
+        if (!(Number.isInteger(v) && v >= 16 && v % 16 === 0 && v <= 65536))
+          throw co(name, `${name} must be a multiple of 16 (tiles), got ${v}`);
       }
     } else {
       this.bw = info.width;
@@ -191,7 +217,10 @@ abstract class TiffBlockEncoder {
     }
     const uncompressed = sizes.reduce((a, [w, h]) => a + (w * h * info.bandCount * bits * this.k) / 8, 0);
     const mode = options.bigTiff ?? 'IF_NEEDED';
-    this.big = mode === 'YES' || (mode === 'IF_NEEDED' && uncompressed > MAX_CLASSIC - 64 * 1024 * 1024) || (mode === 'IF_SAFER' && uncompressed > 2 ** 31);
+    this.big =
+      mode === 'YES' ||
+      (mode === 'IF_NEEDED' && uncompressed > MAX_CLASSIC - 64 * 1024 * 1024) ||
+      (mode === 'IF_SAFER' && uncompressed > 2 ** 31);
 
     const needsMask = ti.integer && nd.tag === undefined;
     const baseTags = this.imageTags(nd.tag, palette);
@@ -316,7 +345,10 @@ abstract class TiffBlockEncoder {
   /** Add a rendered block (its rect in the output's coordinates plus `offset`). */
   protected add(block: PixelBlock): void {
     if (block.pixelType !== this.t || block.bands.length !== this.bandCount) {
-      throw new EngineError('INTERNAL', `TiffStreamWriter: a ${block.bands.length}-band ${block.pixelType} block for a ${this.bandCount}-band ${this.t} raster`);
+      throw new EngineError(
+        'INTERNAL',
+        `TiffStreamWriter: a ${block.bands.length}-band ${block.pixelType} block for a ${this.bandCount}-band ${this.t} raster`,
+      );
     }
     const r = { x: block.rect.x - this.offset.x, y: block.rect.y - this.offset.y, width: block.rect.width, height: block.rect.height };
     if (!this.writeDirect(r, block.bands, block.mask)) this.addRows(this.levels[0]!, r, block.bands, block.mask, block.rect.width);
@@ -344,7 +376,12 @@ abstract class TiffBlockEncoder {
       let br = level.pending.get(row);
       if (!br) {
         const direct = level.direct.get(row)?.size ?? 0;
-        br = { planes: planes.map(() => allocatePlane(this.t, level.width * rows)), mask: new Uint8Array(level.width * rows), rows, filled: direct * this.bw * rows };
+        br = {
+          planes: planes.map(() => allocatePlane(this.t, level.width * rows)),
+          mask: new Uint8Array(level.width * rows),
+          rows,
+          filled: direct * this.bw * rows,
+        };
         level.pending.set(row, br);
       }
       const ya = Math.max(y0, top);
@@ -352,7 +389,8 @@ abstract class TiffBlockEncoder {
       for (let y = ya; y < yb; y++) {
         const s = (y - r.y) * stride + (x0 - r.x);
         const d = (y - top) * level.width + x0;
-        for (let b = 0; b < planes.length; b++) (br.planes[b] as Float64Array).set((planes[b] as Float64Array).subarray(k * s, k * (s + n)), k * d);
+        for (let b = 0; b < planes.length; b++)
+          (br.planes[b] as Float64Array).set((planes[b] as Float64Array).subarray(k * s, k * (s + n)), k * d);
         br.mask.set(mask.subarray(s, s + n), d);
       }
       br.filled += n * (yb - ya);
@@ -415,7 +453,11 @@ abstract class TiffBlockEncoder {
         let all = cw === this.bw && rows === tileH && tileH === this.bh;
         for (let y = 0; y < rows && all; y++) all = mask.subarray(y * w + x0, y * w + x0 + cw).indexOf(0) < 0;
         // ASSUMPTION (spec silent): the part of an edge block outside the image is marked masked (0).
-        blocks.push(all ? this.validMask(level.mask, row * level.across + bx) : { ifd: level.mask, index: row * level.across + bx, bytes: packMask(mask, x0, w, cw, rows, tileH, this.bw) });
+        blocks.push(
+          all
+            ? this.validMask(level.mask, row * level.across + bx)
+            : { ifd: level.mask, index: row * level.across + bx, bytes: packMask(mask, x0, w, cw, rows, tileH, this.bw) },
+        );
       }
     }
     this.emit(level, blocks, blocks.length * this.bw * tileH * (this.bits / 8) * k);
@@ -436,7 +478,8 @@ abstract class TiffBlockEncoder {
   private writeDirect(r: Rect, planes: readonly Plane[], mask: Uint8Array): boolean {
     const level = this.levels[0]!;
     if (!this.tiled || this.levels.length !== 1 || r.width !== this.bw || r.height !== this.bh) return false;
-    if (r.x < 0 || r.y < 0 || r.x % this.bw !== 0 || r.y % this.bh !== 0 || r.x + this.bw > level.width || r.y + this.bh > level.height) return false;
+    if (r.x < 0 || r.y < 0 || r.x % this.bw !== 0 || r.y % this.bh !== 0 || r.x + this.bw > level.width || r.y + this.bh > level.height)
+      return false;
     const row = r.y / this.bh;
     const bx = r.x / this.bw;
     if (level.pending.has(row)) return false;
@@ -457,11 +500,19 @@ abstract class TiffBlockEncoder {
           if (k === 2) tile[k * i + 1] = 0;
         }
       }
-      blocks.push({ ifd: level.image, index: b * level.across * level.down + row * level.across + bx, bytes: this.encodeBlock(tile, this.bh) });
+      blocks.push({
+        ifd: level.image,
+        index: b * level.across * level.down + row * level.across + bx,
+        bytes: this.encodeBlock(tile, this.bh),
+      });
     }
     if (level.mask) {
       const index = row * level.across + bx;
-      blocks.push(masked ? { ifd: level.mask, index, bytes: packMask(mask, 0, this.bw, this.bw, this.bh, this.bh, this.bw) } : this.validMask(level.mask, index));
+      blocks.push(
+        masked
+          ? { ifd: level.mask, index, bytes: packMask(mask, 0, this.bw, this.bw, this.bh, this.bh, this.bw) }
+          : this.validMask(level.mask, index),
+      );
     }
     if (!set) level.direct.set(row, (set = new Set()));
     set.add(bx);
@@ -536,7 +587,10 @@ export class TiffStreamWriter extends TiffBlockEncoder {
 
   private async start(): Promise<void> {
     const all = this.ifdChain(true);
-    const { placed, end } = placeIfds(all.map((ifd) => ifd.entries), this.big);
+    const { placed, end } = placeIfds(
+      all.map((ifd) => ifd.entries),
+      this.big,
+    );
     all.forEach((ifd, i) => (ifd.placed = placed[i]));
     this.headerSize = end;
     try {
@@ -591,7 +645,10 @@ export class TiffStreamWriter extends TiffBlockEncoder {
 
   /** DEFLATE on the codec threads, then append to the level's output in order, once each is ready. */
   protected emit(level: Level, blocks: RawBlock[], size: number): void {
-    const jobs = blocks.map((b) => ({ ...b, bytes: b.constant ? (this.validMaskTile ??= this.compress(b.bytes)) : this.compress(b.bytes) }));
+    const jobs = blocks.map((b) => ({
+      ...b,
+      bytes: b.constant ? (this.validMaskTile ??= this.compress(b.bytes)) : this.compress(b.bytes),
+    }));
     const sink = this.sinks[level.index]!;
     this.inFlight += size;
     for (const j of jobs) j.bytes.catch(() => undefined);
@@ -635,7 +692,8 @@ export class TiffStreamWriter extends TiffBlockEncoder {
     const withMasks = this.anyMasked;
     if (this.metadataEntry && this.stats) {
       const fresh = entryOf(42112, { type: 'ASCII', value: this.metadataXml() ?? '' });
-      this.metadataEntry.bytes = fresh.bytes.length <= this.metadataEntry.room ? fresh.bytes : fresh.bytes.subarray(0, this.metadataEntry.room);
+      this.metadataEntry.bytes =
+        fresh.bytes.length <= this.metadataEntry.room ? fresh.bytes : fresh.bytes.subarray(0, this.metadataEntry.room);
       this.metadataEntry.count = this.metadataEntry.bytes.length;
     }
     // COG: level data after the header, smallest overview first.
@@ -647,7 +705,9 @@ export class TiffStreamWriter extends TiffBlockEncoder {
         cursor += this.temps[l.index]!.size;
       }
       if (!this.big && cursor > MAX_CLASSIC) {
-        throw new EngineError('LIMIT_EXCEEDED', `${this.path} would pass 4 GiB: write it as BigTIFF (--co BIGTIFF=YES)`, { path: 'output' });
+        throw new EngineError('LIMIT_EXCEEDED', `${this.path} would pass 4 GiB: write it as BigTIFF (--co BIGTIFF=YES)`, {
+          path: 'output',
+        });
       }
     }
     const type = this.big ? 'LONG8' : 'LONG';
@@ -655,7 +715,10 @@ export class TiffStreamWriter extends TiffBlockEncoder {
     for (const l of this.levels) {
       const add = base.get(l.index) ?? 0;
       for (const ifd of l.mask ? [l.image, l.mask] : [l.image]) {
-        ifd.entries.get(offsets)!.bytes = numberBytes(type, ifd.offsets.map((o, i) => (ifd.counts[i] === 0 ? 0 : o + add)));
+        ifd.entries.get(offsets)!.bytes = numberBytes(
+          type,
+          ifd.offsets.map((o, i) => (ifd.counts[i] === 0 ? 0 : o + add)),
+        );
         ifd.entries.get(counts)!.bytes = numberBytes(type, ifd.counts);
       }
     }
@@ -673,7 +736,7 @@ export class TiffStreamWriter extends TiffBlockEncoder {
       for (const l of [...this.levels].reverse()) {
         const temp = this.temps[l.index]!;
         const chunk = new Uint8Array(Math.min(8 * 1024 * 1024, Math.max(1, temp.size)));
-        for (let p = 0; p < temp.size; ) {
+        for (let p = 0; p < temp.size;) {
           const { bytesRead } = await temp.fh.read(chunk, 0, Math.min(chunk.length, temp.size - p), p);
           if (bytesRead === 0) break;
           await writeAll(this.fh, chunk.subarray(0, bytesRead), base.get(l.index)! + p);
@@ -825,7 +888,11 @@ export function downsample(
         // Top-left of the cell, or the first valid one.
         const cand = [r0 * width + c0, r0 * width + c1, r1 * width + c0, r1 * width + c1];
         let s = -1;
-        for (const i of cand) if (mask[i] !== 0) { s = i; break; }
+        for (const i of cand)
+          if (mask[i] !== 0) {
+            s = i;
+            break;
+          }
         if (s < 0) continue;
         m2[d] = 1;
         for (let b = 0; b < planes.length; b++) {
@@ -848,7 +915,11 @@ export function downsample(
       for (let b = 0; b < planes.length; b++) {
         const p = planes[b]!;
         for (let part = 0; part < k; part++) {
-          const s = (v00 ? p[k * i00 + part]! : 0) + (v01 ? p[k * i01 + part]! : 0) + (v10 ? p[k * i10 + part]! : 0) + (v11 ? p[k * i11 + part]! : 0);
+          const s =
+            (v00 ? p[k * i00 + part]! : 0) +
+            (v01 ? p[k * i01 + part]! : 0) +
+            (v10 ? p[k * i10 + part]! : 0) +
+            (v11 ? p[k * i11 + part]! : 0);
           out[b]![k * d + part] = integer ? castValue(s / n, t) : s / n;
         }
       }

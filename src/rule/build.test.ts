@@ -119,7 +119,11 @@ describe('rule shapes', () => {
     expect(r.issues).toEqual([]);
     const d = describeResolution(r.root!);
     expect(d.nodes.filter((n) => 'source' in n).map((n) => n.source)).toEqual([
-      '$$', '$2', '$2101234', 'NIR', { url: 'https://example.com/cog.tif' },
+      '$$',
+      '$2',
+      '$2101234',
+      'NIR',
+      { url: 'https://example.com/cog.tif' },
     ]);
     const scalar = resolveRule({ rasterFunction: 'Arithmetic', rasterFunctionArguments: { Raster2: '2 3', Operation: 3 } }, { registry });
     expect(describeResolution(scalar.root!).nodes.some((n) => JSON.stringify(n.constant) === '[2,3]')).toBe(true);
@@ -215,11 +219,19 @@ describe('errors', () => {
 
 describe('templates', () => {
   const templates = createTemplates();
-  templates.register('Hillshade Gray', { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 200, Altitude: 30 } }, { variableName: 'DEM' });
-  templates.register('Steepness', {
-    rasterFunction: 'Arithmetic',
-    rasterFunctionArguments: { Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { DEM: 'DEM' } }, Raster2: 2, Operation: 3 },
-  }, { variableName: 'DEM' });
+  templates.register(
+    'Hillshade Gray',
+    { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 200, Altitude: 30 } },
+    { variableName: 'DEM' },
+  );
+  templates.register(
+    'Steepness',
+    {
+      rasterFunction: 'Arithmetic',
+      rasterFunctionArguments: { Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { DEM: 'DEM' } }, Raster2: 2, Operation: 3 },
+    },
+    { variableName: 'DEM' },
+  );
 
   it('applies template defaults when arguments are omitted', async () => {
     const g = await build({ rasterFunction: 'hillshade gray' }, templates);

@@ -112,7 +112,11 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
         const self = bindings.get(template.variableName.toLowerCase());
         return resolveNode(root, { bindings, self, outer: scope, templateDepth: scope.templateDepth + 1 }, ov);
       }
-      issues.push({ code: 'UNKNOWN_FUNCTION', path: r.path ? `${r.path}.rasterFunction` : 'rasterFunction', message: unknownName(r.name, options) });
+      issues.push({
+        code: 'UNKNOWN_FUNCTION',
+        path: r.path ? `${r.path}.rasterFunction` : 'rasterFunction',
+        message: unknownName(r.name, options),
+      });
       // Still walk nested rules so that every problem is reported at once.
       for (const v of Object.values(r.args)) visitNested(v, scope, ov);
       return undefined;
@@ -150,7 +154,9 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
         values[raster.name] = idx;
       } else {
         const o = applied?.byName.get(raster.name);
-        const n = o ? resolveRaster(raster.value, o.path, scalar, o.scope, o.outer) : resolveRaster(raster.value, raster.path, scalar, scope, inner);
+        const n = o
+          ? resolveRaster(raster.value, o.path, scalar, o.scope, o.outer)
+          : resolveRaster(raster.value, raster.path, scalar, scope, inner);
         if (n === undefined) ok = false;
         else values[raster.name] = inputs.push(n) - 1;
       }
@@ -183,7 +189,11 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
       }
       if (s.startsWith('$')) {
         if (!/^\$(\$|\w+)$/.test(s)) {
-          issues.push({ code: 'INVALID_ARGUMENT', path, message: `bad raster reference ${JSON.stringify(v)}: expected "$$", "$<n>" or "$<id>"` });
+          issues.push({
+            code: 'INVALID_ARGUMENT',
+            path,
+            message: `bad raster reference ${JSON.stringify(v)}: expected "$$", "$<n>" or "$<id>"`,
+          });
           return undefined;
         }
         return intern({ kind: 'source', id: `src:${s}`, ref: { kind: 'ref', name: s }, path });
@@ -202,12 +212,21 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     }
     if (typeof v === 'number') {
       if (scalar && Number.isFinite(v)) return constant([v], path);
-      issues.push({ code: 'INVALID_ARGUMENT', path, message: `expected a raster ("$$", "$n", a nested rule or { "url": ... }), got the number ${v}` });
+      issues.push({
+        code: 'INVALID_ARGUMENT',
+        path,
+        message: `expected a raster ("$$", "$n", a nested rule or { "url": ... }), got the number ${v}`,
+      });
       return undefined;
     }
     if (Array.isArray(v)) {
-      if (scalar && v.length > 0 && v.every((e) => Number.isFinite(Number(e)) && e !== '' && e !== null)) return constant(v.map(Number), path);
-      issues.push({ code: 'INVALID_ARGUMENT', path, message: scalar ? 'expected a raster or an array of numbers' : 'expected one raster, got an array' });
+      if (scalar && v.length > 0 && v.every((e) => Number.isFinite(Number(e)) && e !== '' && e !== null))
+        return constant(v.map(Number), path);
+      issues.push({
+        code: 'INVALID_ARGUMENT',
+        path,
+        message: scalar ? 'expected a raster or an array of numbers' : 'expected one raster, got an array',
+      });
       return undefined;
     }
     if (typeof v === 'object' && v !== null) {
@@ -244,7 +263,12 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     const add = (name: string, value: unknown, path: string): void => {
       const key = name.toLowerCase();
       const prev = mine.get(key);
-      if (prev) warnings.push({ code: 'INVALID_ARGUMENT', path, message: `Recast override ${name} given twice (also at ${prev.path}); this one is used` });
+      if (prev)
+        warnings.push({
+          code: 'INVALID_ARGUMENT',
+          path,
+          message: `Recast override ${name} given twice (also at ${prev.path}); this one is used`,
+        });
       mine.set(key, { name, value, path, scope, outer, used: false });
     };
     for (const [k, v] of Object.entries(r.args)) {
@@ -348,8 +372,7 @@ function lookup(scope: Scope, name: string): { value: unknown; scope: Scope } | 
   return undefined;
 }
 
-const isRuleNode = (v: unknown): v is RuleNode =>
-  typeof v === 'object' && v !== null && 'argsPath' in v && 'name' in v && 'args' in v;
+const isRuleNode = (v: unknown): v is RuleNode => typeof v === 'object' && v !== null && 'argsPath' in v && 'name' in v && 'args' in v;
 
 function unknownName(name: string, options: ResolveOptions): string {
   const wellKnown = WELL_KNOWN_FUNCTIONS.find((w) => w.toLowerCase() === name.toLowerCase());
@@ -422,7 +445,11 @@ export async function planRule(resolution: Resolution, resolveSource: SourceReso
 function planWarnings(node: FunctionNode, argsPath: string): Issue[] {
   return (node.plan.warnings ?? []).map((w) => {
     const { message, arg } = typeof w === 'string' ? { message: w, arg: undefined } : w;
-    return { code: 'INVALID_ARGUMENT' as const, path: arg === undefined ? argsPath : argsPath ? `${argsPath}.${arg}` : arg, message: `${node.fn.name}: ${message}` };
+    return {
+      code: 'INVALID_ARGUMENT' as const,
+      path: arg === undefined ? argsPath : argsPath ? `${argsPath}.${arg}` : arg,
+      message: `${node.fn.name}: ${message}`,
+    };
   });
 }
 
@@ -447,7 +474,12 @@ function splitBands(n: ResolvedNode & { kind: 'function' }, inputs: readonly Ras
           continue;
         }
         for (let b = 0; b < input.info.bandCount; b++) {
-          const band = createFunctionNode(extractBand, { ...parseArgs(extractBand.args, { BandIDs: [b] }, '').values, Raster: 0 }, [input], n.path);
+          const band = createFunctionNode(
+            extractBand,
+            { ...parseArgs(extractBand.args, { BandIDs: [b] }, '').values, Raster: 0 },
+            [input],
+            n.path,
+          );
           idx.push(out.push(band) - 1);
         }
       }

@@ -46,7 +46,10 @@ const IGNORED_KEYS = ['name', 'description', 'help', 'type'];
 const JS_KEYS: Readonly<Record<string, string>> = { functionname: 'rasterfunction', functionarguments: 'rasterfunctionarguments' };
 
 const isRuleObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => {
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.keys(v).some((k) => {
     const l = k.toLowerCase();
     return l === 'rasterfunction' || l === 'function' || l === 'functionname';
   });
@@ -71,7 +74,11 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const keys = Object.keys(value);
     if (keys.length === 1 && keys[0]!.toLowerCase() === 'renderingrule') {
-      warnings.push({ code: 'INVALID_RULE', path: join(basePath, keys[0]!), message: 'the rule was wrapped in renderingRule; the inner rule is used' });
+      warnings.push({
+        code: 'INVALID_RULE',
+        path: join(basePath, keys[0]!),
+        message: 'the rule was wrapped in renderingRule; the inner rule is used',
+      });
       const inner = parseRule((value as Record<string, unknown>)[keys[0]!], join(basePath, keys[0]!));
       return { ...inner, warnings: [...warnings, ...inner.warnings] };
     }
@@ -84,13 +91,7 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
   return { root, issues, warnings };
 }
 
-function parseNode(
-  obj: Record<string, unknown>,
-  path: string,
-  depth: number,
-  issues: Issue[],
-  warnings: Issue[],
-): RuleNode | undefined {
+function parseNode(obj: Record<string, unknown>, path: string, depth: number, issues: Issue[], warnings: Issue[]): RuleNode | undefined {
   if (depth > MAX_DEPTH) {
     issues.push({ code: 'LIMIT_EXCEEDED', path, message: `rules nested deeper than ${MAX_DEPTH} levels are refused` });
     return undefined;
@@ -211,7 +212,11 @@ function parseLongForm(
   const fn = obj[lower.get('function')!];
   const type = typeof fn === 'object' && fn !== null ? (fn as Record<string, unknown>).type : undefined;
   if (typeof type !== 'string' || type === '') {
-    issues.push({ code: 'INVALID_RULE', path: join(fnPath, 'type'), message: 'a template function needs a type such as "HillshadeFunction"' });
+    issues.push({
+      code: 'INVALID_RULE',
+      path: join(fnPath, 'type'),
+      message: 'a template function needs a type such as "HillshadeFunction"',
+    });
     return undefined;
   }
   const name = type.replace(/Function$/, '');
@@ -227,7 +232,8 @@ function parseLongForm(
       if (k.toLowerCase() === 'type') continue;
       args[k] = nestRules(variableValue(v), join(argsPath, k), depth, issues, warnings);
       const variable = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
-      if (variable?.type === 'RasterFunctionVariable' && typeof variable.name === 'string' && variable.name !== '') variables[k] = variable.name;
+      if (variable?.type === 'RasterFunctionVariable' && typeof variable.name === 'string' && variable.name !== '')
+        variables[k] = variable.name;
     }
   }
   const vn = obj[lower.get('variablename') ?? 'variableName'];

@@ -49,22 +49,40 @@ const pixels = async (rule: unknown) => {
 
 describe('the vendor JS client spelling', () => {
   it('takes lowerCamel names and the kebab-case enum names of the JS API', () => {
-    expect(argsOf({ rasterFunction: 'Stretch', rasterFunctionArguments: { raster: '$$', stretchType: 'standard-deviation', numberOfStandardDeviations: 2, dra: true } })).toMatchObject({
+    expect(
+      argsOf({
+        rasterFunction: 'Stretch',
+        rasterFunctionArguments: { raster: '$$', stretchType: 'standard-deviation', numberOfStandardDeviations: 2, dra: true },
+      }),
+    ).toMatchObject({
       StretchType: 3,
       NumberOfStandardDeviations: 2,
       DRA: true,
     });
-    expect(argsOf({ rasterFunction: 'Stretch', rasterFunctionArguments: { stretchType: 'percent-clip', minPercent: 1, maxPercent: 1 } })).toMatchObject({ StretchType: 6 });
-    expect(argsOf({ rasterFunction: 'Hillshade', rasterFunctionArguments: { hillshadeType: 'multi-directional', slopeType: 'adjusted', psPower: 0.5, psZFactor: 0.1, zFactor: 1 } })).toMatchObject({
+    expect(
+      argsOf({ rasterFunction: 'Stretch', rasterFunctionArguments: { stretchType: 'percent-clip', minPercent: 1, maxPercent: 1 } }),
+    ).toMatchObject({ StretchType: 6 });
+    expect(
+      argsOf({
+        rasterFunction: 'Hillshade',
+        rasterFunctionArguments: { hillshadeType: 'multi-directional', slopeType: 'adjusted', psPower: 0.5, psZFactor: 0.1, zFactor: 1 },
+      }),
+    ).toMatchObject({
       HillshadeType: 1,
       SlopeType: 3,
       PSPower: 0.5,
       PSZFactor: 0.1,
     });
     expect(argsOf({ rasterFunction: 'Slope', rasterFunctionArguments: { slopeType: 'percent-rise' } })).toMatchObject({ SlopeType: 2 });
-    expect(argsOf({ rasterFunction: 'Curvature', rasterFunctionArguments: { curvatureType: 'planform', zFactor: 1 } })).toMatchObject({ Type: 2 });
-    expect(argsOf({ rasterFunction: 'Mask', rasterFunctionArguments: { noDataValues: ['0'], noDataInterpretation: 'match-all' } })).toMatchObject({ NoDataInterpretation: 1 });
-    expect(argsOf({ rasterFunction: 'ExtractBand', rasterFunctionArguments: { bandIds: [0], missingBandAction: 'best-match' } })).toMatchObject({ BandIDs: [0], MissingBandAction: 0 });
+    expect(argsOf({ rasterFunction: 'Curvature', rasterFunctionArguments: { curvatureType: 'planform', zFactor: 1 } })).toMatchObject({
+      Type: 2,
+    });
+    expect(
+      argsOf({ rasterFunction: 'Mask', rasterFunctionArguments: { noDataValues: ['0'], noDataInterpretation: 'match-all' } }),
+    ).toMatchObject({ NoDataInterpretation: 1 });
+    expect(
+      argsOf({ rasterFunction: 'ExtractBand', rasterFunctionArguments: { bandIds: [0], missingBandAction: 'best-match' } }),
+    ).toMatchObject({ BandIDs: [0], MissingBandAction: 0 });
   });
 
   it('takes the VectorFieldRenderer arguments exactly as the JS client writes them (unit code 100, style names)', () => {
@@ -92,24 +110,39 @@ describe('the vendor JS client spelling', () => {
     ] as const) {
       expect(argsOf({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { symbologyName: style } }).SymbologyName).toBe(name);
     }
-    expect(argsOf({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { symbolTileSizeUnits: 9, calculationMethod: 0 } })).toMatchObject({
+    expect(
+      argsOf({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { symbolTileSizeUnits: 9, calculationMethod: 0 } }),
+    ).toMatchObject({
       SymbolTileSizeUnits: 'Meters',
       CalculationMethod: 'Nearest neighbor',
     });
-    expect(argsOf({ rasterFunction: 'VectorField', rasterFunctionArguments: { raster1: '$1', raster2: '$1', inputDataType: 'vector-magdir', outputDataType: 'vector-uv' } })).toMatchObject({
+    expect(
+      argsOf({
+        rasterFunction: 'VectorField',
+        rasterFunctionArguments: { raster1: '$1', raster2: '$1', inputDataType: 'vector-magdir', outputDataType: 'vector-uv' },
+      }),
+    ).toMatchObject({
       InputDataType: 'Vector-MagDir',
       OutputDataType: 'Vector-UV',
     });
   });
 
   it('renders the JS client VectorFieldRenderer rule as the canonical one', async () => {
-    const canonical = await pixels({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { Raster: '$3', SymbolTileSize: 5, SymbologyName: 'Single Arrow', SymbolTileSizeUnits: 'Pixels' } });
-    const js = await pixels({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { raster: '$3', symbolTileSize: 5, symbologyName: 'single-arrow', symbolTileSizeUnits: 100 } });
+    const canonical = await pixels({
+      rasterFunction: 'VectorFieldRenderer',
+      rasterFunctionArguments: { Raster: '$3', SymbolTileSize: 5, SymbologyName: 'Single Arrow', SymbolTileSizeUnits: 'Pixels' },
+    });
+    const js = await pixels({
+      rasterFunction: 'VectorFieldRenderer',
+      rasterFunctionArguments: { raster: '$3', symbolTileSize: 5, symbologyName: 'single-arrow', symbolTileSizeUnits: 100 },
+    });
     expect(js).toEqual(canonical);
   });
 
   it('takes unit codes and the vendor-prefixed unit names for SurfaceParamFunction ZUnit', async () => {
-    const plan = async (zUnit: unknown) => ((await build({ rasterFunction: 'SurfaceParamFunction', rasterFunctionArguments: { ZUnit: zUnit } })).root as FunctionNode).plan.params;
+    const plan = async (zUnit: unknown) =>
+      ((await build({ rasterFunction: 'SurfaceParamFunction', rasterFunctionArguments: { ZUnit: zUnit } })).root as FunctionNode).plan
+        .params;
     const feet = await plan('Feet');
     expect(await plan(3)).toEqual(feet);
     expect(await plan('3')).toEqual(feet);
@@ -121,14 +154,31 @@ describe('the vendor JS client spelling', () => {
   });
 
   it('takes a Statistics Type as a name or a code alike', () => {
-    const byName = resolveRule({ rasterFunction: 'Statistics', rasterFunctionArguments: { type: 'mean', kernelColumns: 3, kernelRows: 3 } }, { registry });
+    const byName = resolveRule(
+      { rasterFunction: 'Statistics', rasterFunctionArguments: { type: 'mean', kernelColumns: 3, kernelRows: 3 } },
+      { registry },
+    );
     const byCode = resolveRule({ rasterFunction: 'Statistics', rasterFunctionArguments: { Type: 3, Columns: 3, Rows: 3 } }, { registry });
     expect(byName.root!.id).toBe(byCode.root!.id);
   });
 
   it('reads the JS RasterFunction object fields functionName and functionArguments', () => {
-    const js = resolveRule({ functionName: 'Hillshade', functionArguments: { zFactor: 2, raster: { functionName: 'Identity', functionArguments: {} } }, outputPixelType: 'U8' }, { registry });
-    const rest = resolveRule({ rasterFunction: 'Hillshade', rasterFunctionArguments: { ZFactor: 2, Raster: { rasterFunction: 'Identity' } }, outputPixelType: 'U8' }, { registry });
+    const js = resolveRule(
+      {
+        functionName: 'Hillshade',
+        functionArguments: { zFactor: 2, raster: { functionName: 'Identity', functionArguments: {} } },
+        outputPixelType: 'U8',
+      },
+      { registry },
+    );
+    const rest = resolveRule(
+      {
+        rasterFunction: 'Hillshade',
+        rasterFunctionArguments: { ZFactor: 2, Raster: { rasterFunction: 'Identity' } },
+        outputPixelType: 'U8',
+      },
+      { registry },
+    );
     expect(js.issues).toEqual([]);
     expect(js.warnings).toEqual([]);
     expect(js.root!.id).toBe(rest.root!.id);
@@ -151,12 +201,23 @@ describe('type slips', () => {
       'rasterFunctionArguments.ZFactor',
     ]);
     expect(r.warnings.find((w) => w.path.endsWith('ZFactor'))!.message).toMatch(/false is taken as not given: the default 1 is used/);
-    expect(describeResolution(r.root!).nodes.at(-1)!.rasterFunctionArguments).toMatchObject({ ZFactor: 1, Azimuth: 315, Altitude: 45, SlopeType: 1 });
+    expect(describeResolution(r.root!).nodes.at(-1)!.rasterFunctionArguments).toMatchObject({
+      ZFactor: 1,
+      Azimuth: 315,
+      Altitude: 45,
+      SlopeType: 1,
+    });
 
-    const remap = resolveRule({ rasterFunction: 'Remap', rasterFunctionArguments: { InputRanges: '0 100', OutputValues: '1', NoDataRanges: false } }, { registry });
+    const remap = resolveRule(
+      { rasterFunction: 'Remap', rasterFunctionArguments: { InputRanges: '0 100', OutputValues: '1', NoDataRanges: false } },
+      { registry },
+    );
     expect(remap.issues).toEqual([]);
     expect(remap.warnings).toMatchObject([{ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.NoDataRanges' }]);
-    expect(describeResolution(remap.root!).nodes.at(-1)!.rasterFunctionArguments).toMatchObject({ InputRanges: [0, 100], OutputValues: [1] });
+    expect(describeResolution(remap.root!).nodes.at(-1)!.rasterFunctionArguments).toMatchObject({
+      InputRanges: [0, 100],
+      OutputValues: [1],
+    });
 
     const vfr = resolveRule({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { SymbologyName: '' } }, { registry });
     expect(vfr.issues).toEqual([]);
@@ -164,7 +225,10 @@ describe('type slips', () => {
   });
 
   it('takes numbers as strings and lists as space-delimited strings', () => {
-    expect(argsOf({ rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: '2.5', SlopeType: '2' } })).toMatchObject({ ZFactor: 2.5, SlopeType: 2 });
+    expect(argsOf({ rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: '2.5', SlopeType: '2' } })).toMatchObject({
+      ZFactor: 2.5,
+      SlopeType: 2,
+    });
     expect(argsOf({ rasterFunction: 'ExtractBand', rasterFunctionArguments: { BandIDs: '2 0' } })).toMatchObject({ BandIDs: [2, 0] });
     expect(argsOf({ rasterFunction: 'Remap', rasterFunctionArguments: { InputRanges: '0 10 10 20', OutputValues: '1 2' } })).toMatchObject({
       InputRanges: [0, 10, 10, 20],
@@ -178,7 +242,10 @@ describe('a multi-band Raster where a list of rasters is expected', () => {
 
   it('CompositeBand: its bands are the inputs, as if written out one by one', async () => {
     const one = await pixels({ rasterFunction: 'CompositeBand', rasterFunctionArguments: { Raster: '$2' } });
-    const canonical = await pixels({ rasterFunction: 'CompositeBand', rasterFunctionArguments: { Rasters: [bandRule(0), bandRule(1), bandRule(2)] } });
+    const canonical = await pixels({
+      rasterFunction: 'CompositeBand',
+      rasterFunctionArguments: { Rasters: [bandRule(0), bandRule(1), bandRule(2)] },
+    });
     expect(one).toEqual(canonical);
     expect(one.info.bandCount).toBe(3);
     const r = resolveRule({ rasterFunction: 'CompositeBand', rasterFunctionArguments: { Raster: '$2' } }, { registry });
@@ -187,11 +254,17 @@ describe('a multi-band Raster where a list of rasters is expected', () => {
 
   it('Local and ArgStatistics: the bands are the operands', async () => {
     const one = await pixels({ rasterFunction: 'Local', rasterFunctionArguments: { Operation: 40, Raster: '$2' } });
-    const canonical = await pixels({ rasterFunction: 'Local', rasterFunctionArguments: { Operation: 40, Rasters: [bandRule(0), bandRule(1), bandRule(2)] } });
+    const canonical = await pixels({
+      rasterFunction: 'Local',
+      rasterFunctionArguments: { Operation: 40, Rasters: [bandRule(0), bandRule(1), bandRule(2)] },
+    });
     expect(one).toEqual(canonical);
     expect(one.bands[0]!.some((v, i) => v !== canonical.bands[0]![i] || v !== 0)).toBe(true);
     const arg = await pixels({ rasterFunction: 'ArgStatistics', rasterFunctionArguments: { Type: 'Max', raster: '$2' } });
-    const argCanonical = await pixels({ rasterFunction: 'ArgStatistics', rasterFunctionArguments: { Type: 'Max', Rasters: [bandRule(0), bandRule(1), bandRule(2)] } });
+    const argCanonical = await pixels({
+      rasterFunction: 'ArgStatistics',
+      rasterFunctionArguments: { Type: 'Max', Rasters: [bandRule(0), bandRule(1), bandRule(2)] },
+    });
     expect(arg).toEqual(argCanonical);
   });
 
@@ -205,11 +278,21 @@ describe('nothing written is dropped in silence', () => {
   it('names an unknown rule field and its path, with a did-you-mean or where arguments belong', () => {
     const r = resolveRule({ rasterFunction: 'Slope', Raster: '$2', rasterFunctionArguments: {} }, { registry });
     expect(r.warnings).toEqual([
-      { code: 'INVALID_RULE', path: 'Raster', message: 'unknown rule field "Raster" ignored; function arguments belong inside rasterFunctionArguments' },
+      {
+        code: 'INVALID_RULE',
+        path: 'Raster',
+        message: 'unknown rule field "Raster" ignored; function arguments belong inside rasterFunctionArguments',
+      },
     ] satisfies Issue[]);
     const typo = resolveRule({ rasterFunction: 'Slope', rasterFunctionArgument: { ZFactor: 2 } }, { registry });
-    expect(typo.warnings[0]).toMatchObject({ path: 'rasterFunctionArgument', message: expect.stringMatching(/did you mean rasterFunctionArguments\?/) });
-    const nested = resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: { DEM: { rasterFunction: 'Identity', DEM: '$1' } } }, { registry });
+    expect(typo.warnings[0]).toMatchObject({
+      path: 'rasterFunctionArgument',
+      message: expect.stringMatching(/did you mean rasterFunctionArguments\?/),
+    });
+    const nested = resolveRule(
+      { rasterFunction: 'Slope', rasterFunctionArguments: { DEM: { rasterFunction: 'Identity', DEM: '$1' } } },
+      { registry },
+    );
     expect(nested.warnings.map((w) => w.path)).toEqual(['rasterFunctionArguments.DEM.DEM']);
   });
 
@@ -220,20 +303,38 @@ describe('nothing written is dropped in silence', () => {
 
   it("puts the plans' warnings in the builder's warnings, at the argument that has no effect", async () => {
     const g = await build({ rasterFunction: 'Convolution', rasterFunctionArguments: { Type: 0, Kernel: [1, 2, 1], Columns: 3, Rows: 1 } });
-    expect(g.warnings).toMatchObject([{ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Kernel', message: expect.stringMatching(/Kernel, Columns, Rows are ignored/) }]);
-    const nested = await build({ rasterFunction: 'Slope', rasterFunctionArguments: { DEM: { rasterFunction: 'Mask', rasterFunctionArguments: { NoDataValues: [''] } } } });
-    expect(nested.warnings).toMatchObject([{ path: 'rasterFunctionArguments.DEM.rasterFunctionArguments', message: expect.stringMatching(/passes through unchanged/) }]);
+    expect(g.warnings).toMatchObject([
+      {
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Kernel',
+        message: expect.stringMatching(/Kernel, Columns, Rows are ignored/),
+      },
+    ]);
+    const nested = await build({
+      rasterFunction: 'Slope',
+      rasterFunctionArguments: { DEM: { rasterFunction: 'Mask', rasterFunctionArguments: { NoDataValues: [''] } } },
+    });
+    expect(nested.warnings).toMatchObject([
+      { path: 'rasterFunctionArguments.DEM.rasterFunctionArguments', message: expect.stringMatching(/passes through unchanged/) },
+    ]);
   });
 });
 
 describe('enum typos', () => {
   it('gets a did-you-mean, for coded enums and named ones', () => {
     const stretch = resolveRule({ rasterFunction: 'Stretch', rasterFunctionArguments: { StretchType: 'minMaxx' } }, { registry });
-    expect(stretch.issues).toMatchObject([{ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.StretchType', message: expect.stringMatching(/did you mean minMax\?/) }]);
+    expect(stretch.issues).toMatchObject([
+      { code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.StretchType', message: expect.stringMatching(/did you mean minMax\?/) },
+    ]);
     const slope = resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: { SlopeType: 'percent_rsie' } }, { registry });
     expect(slope.issues[0]!.message).toMatch(/did you mean PERCENTRISE\?/);
-    const vfr = resolveRule({ rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { SymbologyName: 'Singel Arrow' } }, { registry });
-    expect(vfr.issues).toMatchObject([{ path: 'rasterFunctionArguments.SymbologyName', message: expect.stringMatching(/did you mean Single Arrow\?/) }]);
+    const vfr = resolveRule(
+      { rasterFunction: 'VectorFieldRenderer', rasterFunctionArguments: { SymbologyName: 'Singel Arrow' } },
+      { registry },
+    );
+    expect(vfr.issues).toMatchObject([
+      { path: 'rasterFunctionArguments.SymbologyName', message: expect.stringMatching(/did you mean Single Arrow\?/) },
+    ]);
     const far = resolveRule({ rasterFunction: 'Stretch', rasterFunctionArguments: { StretchType: 'banana' } }, { registry });
     expect(far.issues[0]!.message).not.toMatch(/did you mean/);
   });

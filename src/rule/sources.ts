@@ -19,8 +19,15 @@ export interface BindOptions {
   readonly hint?: (name: string) => string;
 }
 
-export function bindSources(bound: ReadonlyMap<string, string> | Readonly<Record<string, string>>, open: Opener, options: BindOptions = {}): SourceResolver {
-  const entries = bound instanceof Map ? [...(bound as ReadonlyMap<string, string>).entries()] : Object.entries(bound as Readonly<Record<string, string>>);
+export function bindSources(
+  bound: ReadonlyMap<string, string> | Readonly<Record<string, string>>,
+  open: Opener,
+  options: BindOptions = {},
+): SourceResolver {
+  const entries =
+    bound instanceof Map
+      ? [...(bound as ReadonlyMap<string, string>).entries()]
+      : Object.entries(bound as Readonly<Record<string, string>>);
   const byName = new Map(entries.map(([k, v]) => [k.toLowerCase(), v] as const));
   const opened = new Map<string, Promise<SourceNode>>();
   const openOnce = (location: string): Promise<SourceNode> => {

@@ -54,7 +54,10 @@ describe('worker pool', () => {
     const statsRule = {
       rasterFunction: 'Threshold',
       rasterFunctionArguments: {
-        Raster: { rasterFunction: 'Stretch', rasterFunctionArguments: { StretchType: 6, MinPercent: 1, MaxPercent: 3, DRA: true, UseGamma: true, Gamma: [1.4] } },
+        Raster: {
+          rasterFunction: 'Stretch',
+          rasterFunctionArguments: { StretchType: 6, MinPercent: 1, MaxPercent: 3, DRA: true, UseGamma: true, Gamma: [1.4] },
+        },
       },
     };
     const statsRecipe = { rule: statsRule, sources: { $$: DEM } };
@@ -65,7 +68,9 @@ describe('worker pool', () => {
     const one = createPool({ size: 1 });
     try {
       expect(firstDifference(inline, await render(root, { rect: window, tileSize: 64, pool: zero, recipe: statsRecipe }))).toBeUndefined();
-      expect(firstDifference(inline, await render(root, { rect: window, tileSize: [61, 33], pool: one, recipe: statsRecipe }))).toBeUndefined();
+      expect(
+        firstDifference(inline, await render(root, { rect: window, tileSize: [61, 33], pool: one, recipe: statsRecipe })),
+      ).toBeUndefined();
       expect(firstDifference(inline, await render(root, { rect: window, tileSize: 50, pool, recipe: statsRecipe }))).toBeUndefined();
     } finally {
       await Promise.all([zero.destroy(), one.destroy()]);

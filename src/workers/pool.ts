@@ -43,7 +43,11 @@ export function createPool(options: { readonly size: number }): WorkerPool {
     // Under vitest/tsx the sources are TypeScript: the worker registers the same loader first.
     // workerData must be an object: geotiff.js loads web-worker, which reads it in any worker thread.
     const worker = isTs
-      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, execArgv: [], workerData: {} })
+      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, {
+          eval: true,
+          execArgv: [],
+          workerData: {},
+        })
       : new Worker(entry, { execArgv: [], workerData: {} });
     const slot: Slot = { worker, pending: new Map(), failed: undefined };
     worker.on('message', (m: TileReply) => {

@@ -24,7 +24,11 @@ export interface TileRequest {
 
 export type TileReply =
   | { readonly id: number; readonly ok: true; readonly block: PixelBlock }
-  | { readonly id: number; readonly ok: false; readonly error: { code: ErrorCode; message: string; path?: string; issues: readonly Issue[] } };
+  | {
+      readonly id: number;
+      readonly ok: false;
+      readonly error: { code: ErrorCode; message: string; path?: string; issues: readonly Issue[] };
+    };
 
 /**
  * One DAG built from a recipe's rule and sources, with the rasters it opened. An evicted build

@@ -27,10 +27,26 @@ function pixels(colors: number[][], pixelType: 'U8' | 'F32' | 'S16' = 'U8', mask
 const px = (r: Result, x: number): number[] | 'NoData' => (r.valid(x, 0) ? [0, 1, 2].map((b) => r.value(x, 0, b)) : 'NoData');
 const f32 = (v: number[]): number[] => v.map(Math.fround);
 
-const RGB = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0], [128, 128, 128], [0, 0, 0], [100, 50, 25], [255, 0, 128], [20, 40, 30]];
+const RGB = [
+  [255, 0, 0],
+  [0, 255, 0],
+  [0, 0, 255],
+  [255, 255, 0],
+  [128, 128, 128],
+  [0, 0, 0],
+  [100, 50, 25],
+  [255, 0, 128],
+  [20, 40, 30],
+];
 // H = 60 x sextant, S = d/max, V = max/255
 const HSV = [
-  [0, 1, 1], [120, 1, 1], [240, 1, 1], [60, 1, 1], [0, 0, 128 / 255], [0, 0, 0], [20, 0.75, 100 / 255],
+  [0, 1, 1],
+  [120, 1, 1],
+  [240, 1, 1],
+  [60, 1, 1],
+  [0, 0, 128 / 255],
+  [0, 0, 0],
+  [20, 0.75, 100 / 255],
   [60 * (6 - 128 / 255), 1, 1], // max r, (g - b)/d = -128/255 -> + 6
   [60 * ((30 - 20) / 20 + 2), 20 / 40, 40 / 255], // max g: (b - r)/d + 2 = 2.5 -> 150
 ];
@@ -39,34 +55,76 @@ describe('ColorspaceConversion', () => {
   it('RGB -> HSV (default ConversionType 0): F32, H degrees, S and V fractions', async () => {
     const res = await runFunction(colorspaceConversion, {}, [pixels(RGB)]);
     expect(res.info).toMatchObject({ bandCount: 3, pixelType: 'F32', bandNames: ['Hue', 'Saturation', 'Value'] });
-    expect(res.info.statistics).toEqual([{ min: 0, max: 360 }, { min: 0, max: 1 }, { min: 0, max: 1 }]);
+    expect(res.info.statistics).toEqual([
+      { min: 0, max: 360 },
+      { min: 0, max: 1 },
+      { min: 0, max: 1 },
+    ]);
     HSV.forEach((want, x) => expect(px(res, x), `pixel ${x}`).toEqual(f32(want)));
   });
 
   it('NoData pixels stay NoData', async () => {
-    const res = await runFunction(colorspaceConversion, {}, [pixels([[1, 2, 3], [4, 5, 6]], 'U8', [0, 1])]);
+    const res = await runFunction(colorspaceConversion, {}, [
+      pixels(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        'U8',
+        [0, 1],
+      ),
+    ]);
     expect(px(res, 0)).toBe('NoData');
     expect(px(res, 1)).not.toBe('NoData');
   });
 
   describe('outputPixelType U8: the function writes the 0..255 encoding itself', () => {
-    const hsv8 = [[0, 255, 255], [85, 255, 255], [170, 255, 255], [43, 255, 255], [0, 0, 128], [0, 0, 0], [14, 191, 100], [
-      // H = 60 x (6 - 128/255): x 255/360 = 42.5 x (6 - 128/255) = 233.67 -> 234
-      234, 255, 255], [106, 128, 40]]; // H 150 -> 106.25 -> 106; S 0.5 -> 127.5 -> 128 (exact half rounds up)
+    const hsv8 = [
+      [0, 255, 255],
+      [85, 255, 255],
+      [170, 255, 255],
+      [43, 255, 255],
+      [0, 0, 128],
+      [0, 0, 0],
+      [14, 191, 100],
+      [
+        // H = 60 x (6 - 128/255): x 255/360 = 42.5 x (6 - 128/255) = 233.67 -> 234
+        234, 255, 255,
+      ],
+      [106, 128, 40],
+    ]; // H 150 -> 106.25 -> 106; S 0.5 -> 127.5 -> 128 (exact half rounds up)
 
     it('through a rule: U8 values, not a clamping cast', async () => {
       const src = pixels(RGB);
-      const { root } = await buildGraph({ rasterFunction: 'ColorspaceConversion', outputPixelType: 'U8' }, { registry, resolveSource: async () => src as never });
+      const { root } = await buildGraph(
+        { rasterFunction: 'ColorspaceConversion', outputPixelType: 'U8' },
+        { registry, resolveSource: async () => src as never },
+      );
       expect(root.kind === 'function' && root.fn.name).toBe('ColorspaceConversion'); // no Cast node on top
       expect(root.info.pixelType).toBe('U8');
       expect(root.info.statistics).toEqual([0, 1, 2].map(() => ({ min: 0, max: 255 })));
       const block = await render(root, { tileSize: 4 });
-      hsv8.forEach((want, x) => expect([0, 1, 2].map((b) => block.bands[b]![x]), `pixel ${x}`).toEqual(want));
+      hsv8.forEach((want, x) =>
+        expect(
+          [0, 1, 2].map((b) => block.bands[b]![x]),
+          `pixel ${x}`,
+        ).toEqual(want),
+      );
     });
 
     it('exact halves round up: d = 5 puts H x 255/360 on k + 0.5', async () => {
       // (10, 7, 5): max r, d = 5, sextant 2/5, H x 255/360 = 42.5 x 0.4 = 17 exactly; (10, 6, 5): 42.5 x 0.2 = 8.5 -> 9.
-      const node = applyFunction(colorspaceConversion, {}, [pixels([[10, 7, 5], [10, 6, 5]])], 'U8');
+      const node = applyFunction(
+        colorspaceConversion,
+        {},
+        [
+          pixels([
+            [10, 7, 5],
+            [10, 6, 5],
+          ]),
+        ],
+        'U8',
+      );
       const block = await render(node, { tileSize: 8 });
       expect([block.bands[0]![0], block.bands[0]![1]]).toEqual([17, 9]);
     });
@@ -89,13 +147,32 @@ describe('ColorspaceConversion', () => {
 
     it('U8 input is the 0..255 encoding (H = h x 360/255)', async () => {
       // h 85 -> 120 degrees, s 255 -> 1, v 255 -> 1: pure green; (0, 0, 128) -> grey 128; (0, 255, 255) -> red.
-      const res = await runFunction(colorspaceConversion, { ConversionType: 'HSVToRGB' }, [pixels([[85, 255, 255], [0, 0, 128], [0, 255, 255]])]);
-      expect([px(res, 0), px(res, 1), px(res, 2)]).toEqual([[0, 255, 0], [128, 128, 128], [255, 0, 0]]);
+      const res = await runFunction(colorspaceConversion, { ConversionType: 'HSVToRGB' }, [
+        pixels([
+          [85, 255, 255],
+          [0, 0, 128],
+          [0, 255, 255],
+        ]),
+      ]);
+      expect([px(res, 0), px(res, 1), px(res, 2)]).toEqual([
+        [0, 255, 0],
+        [128, 128, 128],
+        [255, 0, 0],
+      ]);
     });
 
     it('other types hold degrees and fractions; H wraps modulo 360, S and V clamp to [0, 1], NaN is NoData', async () => {
       const res = await runFunction(colorspaceConversion, { ConversionType: 1 }, [
-        pixels([[-240, 1, 1], [480, 2, 1], [60, 0.5, 1.5], [Number.NaN, 1, 1], [0, 0.5, 0.5]], 'F32'),
+        pixels(
+          [
+            [-240, 1, 1],
+            [480, 2, 1],
+            [60, 0.5, 1.5],
+            [Number.NaN, 1, 1],
+            [0, 0.5, 0.5],
+          ],
+          'F32',
+        ),
       ]);
       // -240 = 120 (green); 480 = 120 with S 1; (60, 0.5, 1): (255, 255, 127.5 -> 128); NaN; (0, 0.5, 0.5): (127.5 -> 128, 63.75 -> 64, 64)
       expect([0, 1, 2, 3, 4].map((x) => px(res, x))).toEqual([[0, 255, 0], [0, 255, 0], [255, 255, 128], 'NoData', [128, 64, 64]]);
@@ -116,7 +193,10 @@ describe('ColorspaceConversion', () => {
     it('not three bands', () => {
       const two = rasterOf({ width: 1, height: 1, bandCount: 2, pixelType: 'U8' }, () => 1);
       expect(at(() => applyFunction(colorspaceConversion, {}, [two]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
-      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 1 }, [two]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
+      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 1 }, [two]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: `${P}Raster`,
+      });
     });
 
     it('RGB -> HSV of anything but U8, with a hint', () => {
@@ -126,12 +206,22 @@ describe('ColorspaceConversion', () => {
     });
 
     it('complex pixels', () => {
-      const c = memorySource('c', gridInfo({ width: 1, height: 1, bandCount: 3, pixelType: 'C64' }), [0, 1, 2].map(() => new Float32Array(2)));
-      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 1 }, [c]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
+      const c = memorySource(
+        'c',
+        gridInfo({ width: 1, height: 1, bandCount: 3, pixelType: 'C64' }),
+        [0, 1, 2].map(() => new Float32Array(2)),
+      );
+      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 1 }, [c]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: `${P}Raster`,
+      });
     });
 
     it('an unknown ConversionType', () => {
-      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 2 }, [pixels([[1, 2, 3]])]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}ConversionType` });
+      expect(at(() => applyFunction(colorspaceConversion, { ConversionType: 2 }, [pixels([[1, 2, 3]])]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: `${P}ConversionType`,
+      });
     });
   });
 });

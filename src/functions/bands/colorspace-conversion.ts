@@ -66,7 +66,10 @@ function planFor(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to: P
   const src = inputs[a.Raster]!;
   const toHsv = a.ConversionType === ConversionType.RgbToHsv;
   if (src.bandCount !== 3) {
-    throw unsupportedInput(at('Raster'), `ColorspaceConversion needs a three-band raster (${toHsv ? 'R, G, B' : 'H, S, V'}), got ${src.bandCount} band(s)`);
+    throw unsupportedInput(
+      at('Raster'),
+      `ColorspaceConversion needs a three-band raster (${toHsv ? 'R, G, B' : 'H, S, V'}), got ${src.bandCount} band(s)`,
+    );
   }
   if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `ColorspaceConversion needs real pixel values, got ${src.pixelType}`);
   if (toHsv && src.pixelType !== 'U8') {
@@ -181,12 +184,30 @@ export const colorspaceConversion = defineFunction<typeof args, ColorspaceParams
       let g = 0;
       let b = 0;
       switch (Math.floor(hp)) {
-        case 0: r = c; g = x; break;
-        case 1: r = x; g = c; break;
-        case 2: g = c; b = x; break;
-        case 3: g = x; b = c; break;
-        case 4: r = x; b = c; break;
-        default: r = c; b = x; break; // 5
+        case 0:
+          r = c;
+          g = x;
+          break;
+        case 1:
+          r = x;
+          g = c;
+          break;
+        case 2:
+          g = c;
+          b = x;
+          break;
+        case 3:
+          g = x;
+          b = c;
+          break;
+        case 4:
+          r = x;
+          b = c;
+          break;
+        default:
+          r = c;
+          b = x;
+          break; // 5
       }
       o0[i] = byte((r + m) * 255);
       o1[i] = byte((g + m) * 255);

@@ -13,8 +13,10 @@ const planes = (res: { block: { bands: ArrayLike<number>[] } }) => res.block.ban
 
 // The raw arguments name one element per input (the helpers bind the inputs to Rasters in order).
 const refs = (inputs: readonly RasterNode[]) => inputs.map((_, i) => `$${i + 1}`);
-const run = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => runFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
-const apply = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) => applyFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
+const run = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) =>
+  runFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
+const apply = (raw: Record<string, unknown>, inputs: readonly RasterNode[]) =>
+  applyFunction(compositeBand, { Rasters: refs(inputs), ...raw }, inputs);
 
 const at = (f: () => unknown) => {
   const e = catchError(f);
@@ -28,7 +30,13 @@ describe('CompositeBand', () => {
     const c = rasterOf({ ...grid, bandCount: 2, pixelType: 'U8' }, (x, _y, k) => 200 + 10 * k + x);
     const res = await run({}, [a, b, c]);
     expect(res.info.bandCount).toBe(5);
-    expect(planes(res)).toEqual([[0, 1, 2], [10, 11, 12], [100, 101, 102], [200, 201, 202], [210, 211, 212]]);
+    expect(planes(res)).toEqual([
+      [0, 1, 2],
+      [10, 11, 12],
+      [100, 101, 102],
+      [200, 201, 202],
+      [210, 211, 212],
+    ]);
   });
 
   describe('pixel type: the smallest type that holds every input type', () => {
@@ -51,14 +59,20 @@ describe('CompositeBand', () => {
       const u8 = rasterOf({ ...grid, pixelType: 'U8' }, (x) => [0, 128, 255][x]!);
       const s16 = rasterOf({ ...grid, pixelType: 'S16' }, (x) => [-300, 0, 32767][x]!);
       const res = await run({}, [u8, s16]);
-      expect(planes(res)).toEqual([[0, 128, 255], [-300, 0, 32767]]);
+      expect(planes(res)).toEqual([
+        [0, 128, 255],
+        [-300, 0, 32767],
+      ]);
     });
 
     it('U8 and F32 give F32 with the float values unchanged', async () => {
       const u8 = rasterOf({ ...grid, pixelType: 'U8' }, (x) => [1, 2, 250][x]!);
       const f32 = rasterOf({ ...grid, pixelType: 'F32' }, (x) => [0.5, -1.25, 1e20][x]!);
       const res = await run({}, [u8, f32]);
-      expect(planes(res)).toEqual([[1, 2, 250], [0.5, -1.25, Math.fround(1e20)]]);
+      expect(planes(res)).toEqual([
+        [1, 2, 250],
+        [0.5, -1.25, Math.fround(1e20)],
+      ]);
     });
 
     it('a real input in a complex output becomes the real part', async () => {
@@ -66,7 +80,10 @@ describe('CompositeBand', () => {
       const c64 = memorySource('c64', gridInfo({ ...grid, pixelType: 'C64' }), [Float32Array.from([1, -1, 2, -2, 3, -3])]);
       const res = await run({}, [f32, c64]);
       expect(res.info.pixelType).toBe('C64');
-      expect(planes(res)).toEqual([[0.5, 0, 1.5, 0, 2.5, 0], [1, -1, 2, -2, 3, -3]]);
+      expect(planes(res)).toEqual([
+        [0.5, 0, 1.5, 0, 2.5, 0],
+        [1, -1, 2, -2, 3, -3],
+      ]);
     });
   });
 
@@ -87,15 +104,34 @@ describe('CompositeBand', () => {
       );
 
     it('concatenates band names, statistics and histograms when every input has them', async () => {
-      const a = withMeta('a', 'U8', {
-        bandNames: ['r', 'g'],
-        statistics: [{ min: 0, max: 1 }, { min: 2, max: 3 }],
-        histograms: [{ size: 1, min: 0, max: 1, counts: [1] }, { size: 1, min: 2, max: 3, counts: [2] }],
-      }, 2);
-      const b = withMeta('b', 'U8', { bandNames: ['nir'], statistics: [{ min: 4, max: 5 }], histograms: [{ size: 1, min: 4, max: 5, counts: [3] }] });
+      const a = withMeta(
+        'a',
+        'U8',
+        {
+          bandNames: ['r', 'g'],
+          statistics: [
+            { min: 0, max: 1 },
+            { min: 2, max: 3 },
+          ],
+          histograms: [
+            { size: 1, min: 0, max: 1, counts: [1] },
+            { size: 1, min: 2, max: 3, counts: [2] },
+          ],
+        },
+        2,
+      );
+      const b = withMeta('b', 'U8', {
+        bandNames: ['nir'],
+        statistics: [{ min: 4, max: 5 }],
+        histograms: [{ size: 1, min: 4, max: 5, counts: [3] }],
+      });
       const res = await run({}, [a, b]);
       expect(res.info.bandNames).toEqual(['r', 'g', 'nir']);
-      expect(res.info.statistics).toEqual([{ min: 0, max: 1 }, { min: 2, max: 3 }, { min: 4, max: 5 }]);
+      expect(res.info.statistics).toEqual([
+        { min: 0, max: 1 },
+        { min: 2, max: 3 },
+        { min: 4, max: 5 },
+      ]);
       expect(res.info.histograms?.map((h) => h.counts[0])).toEqual([1, 2, 3]);
     });
 
@@ -131,7 +167,10 @@ describe('CompositeBand', () => {
       const a = rasterOf({ ...grid, pixelType: 'U8' }, (x) => x);
       const b = rasterOf({ ...grid, pixelType: 'U8' }, (x) => 5 + x);
       const res = await run({ CellsizeType: t }, [a, b]);
-      expect(planes(res)).toEqual([[0, 1, 2], [5, 6, 7]]);
+      expect(planes(res)).toEqual([
+        [0, 1, 2],
+        [5, 6, 7],
+      ]);
     });
 
     it('CellsizeType outside 0..4 is rejected', () => {
@@ -169,8 +208,16 @@ describe('CompositeBand', () => {
 
   it('tiled equals whole', async () => {
     const n = 100 * 80;
-    const a = rasterOf({ width: 100, height: 80, bandCount: 2, pixelType: 'U8' }, (x, y, b) => (x * 7 + y * 3 + b) % 256, Uint8Array.from({ length: n }, (_, i) => (i % 13 === 0 ? 0 : 1)));
-    const b = rasterOf({ width: 100, height: 80, pixelType: 'S16' }, (x, y) => x * y - 3000, Uint8Array.from({ length: n }, (_, i) => (i % 19 === 0 ? 0 : 1)));
+    const a = rasterOf(
+      { width: 100, height: 80, bandCount: 2, pixelType: 'U8' },
+      (x, y, b) => (x * 7 + y * 3 + b) % 256,
+      Uint8Array.from({ length: n }, (_, i) => (i % 13 === 0 ? 0 : 1)),
+    );
+    const b = rasterOf(
+      { width: 100, height: 80, pixelType: 'S16' },
+      (x, y) => x * y - 3000,
+      Uint8Array.from({ length: n }, (_, i) => (i % 19 === 0 ? 0 : 1)),
+    );
     const node = apply({}, [a, b]);
     expect(node.info.pixelType).toBe('S16');
     expect(await tiledVersusWhole(node, [37, 53])).toBeUndefined();
@@ -191,9 +238,25 @@ describe('CompositeBand of multidimensional rasters', () => {
   it('pairs the common time slices and stacks 2-band and 1-band slices into 3-band slices', async () => {
     const res = await run({}, [A(), B()]);
     // 2002: A slice 1 (200, 210) + B slice 0 (1000); 2003: A slice 2 (300, 310) + B slice 1 (2000).
-    expect(planes(res)).toEqual([[200, 201, 202], [210, 211, 212], [1000, 1001, 1002], [300, 301, 302], [310, 311, 312], [2000, 2001, 2002]]);
+    expect(planes(res)).toEqual([
+      [200, 201, 202],
+      [210, 211, 212],
+      [1000, 1001, 1002],
+      [300, 301, 302],
+      [310, 311, 312],
+      [2000, 2001, 2002],
+    ]);
     const v = res.info.multidimensional!.variables;
-    expect(v.map((w) => [w.name, w.bandsPerSlice, w.slices.map((s) => [s.values[0], s.band])])).toEqual([['sst', 3, [[T(2002), 0], [T(2003), 3]]]]);
+    expect(v.map((w) => [w.name, w.bandsPerSlice, w.slices.map((s) => [s.values[0], s.band])])).toEqual([
+      [
+        'sst',
+        3,
+        [
+          [T(2002), 0],
+          [T(2003), 3],
+        ],
+      ],
+    ]);
     expect(res.info.bandNames?.[0]).toBe('sst_StdTime=2002-01-01T00:00:00_Band_1');
     expect(res.info.bandNames?.[5]).toBe('sst_StdTime=2003-01-01T00:00:00_Band_3');
     expect(res.node.plan.warnings?.length).toBe(1); // 2001 and 2004 are left out
@@ -207,16 +270,30 @@ describe('CompositeBand of multidimensional rasters', () => {
     expect(res.info.pixelType).toBe('F32');
     expect(Array.from(res.block.mask)).toEqual([1, 1, 0]);
     const p = planes(res).map((band) => band.slice(0, 2));
-    expect(p).toEqual([[NaN, 201], [NaN, 211], [NaN, 1001], [300, NaN], [310, NaN], [2000, NaN]]);
+    expect(p).toEqual([
+      [NaN, 201],
+      [NaN, 211],
+      [NaN, 1001],
+      [300, NaN],
+      [310, NaN],
+      [2000, NaN],
+    ]);
   });
 
   it('integer slices keep their type with a shared NoData value, else become F32 with NaN', async () => {
     const u8 = (nd: number, first: number) =>
-      mdRasterOf({ ...grid, pixelType: 'U8', noData: nd }, [{ name: 'c', values: [2001, 2002] }], (x, _y, k) => (x === 0 && k === 0 ? nd : first + 10 * k + x));
+      mdRasterOf({ ...grid, pixelType: 'U8', noData: nd }, [{ name: 'c', values: [2001, 2002] }], (x, _y, k) =>
+        x === 0 && k === 0 ? nd : first + 10 * k + x,
+      );
     const same = await run({}, [u8(0, 1), u8(0, 50)]);
     expect([same.info.pixelType, same.info.noData]).toEqual(['U8', 0]);
     // Pixel 0 lacks 2001 in both inputs: the slice holds the NoData value 0, 2002 is kept.
-    expect(planes(same)).toEqual([[0, 2, 3], [0, 51, 52], [11, 12, 13], [60, 61, 62]]);
+    expect(planes(same)).toEqual([
+      [0, 2, 3],
+      [0, 51, 52],
+      [11, 12, 13],
+      [60, 61, 62],
+    ]);
     expect(Array.from(same.block.mask)).toEqual([1, 1, 1]);
     const mixed = await run({}, [u8(0, 1), u8(255, 50)]);
     expect([mixed.info.pixelType, mixed.info.noData]).toEqual(['F32', NaN]);
@@ -225,10 +302,20 @@ describe('CompositeBand of multidimensional rasters', () => {
 
   it('two variables are paired by name whatever their order; MatchVariable false pairs by position', async () => {
     const two = (names: [string, string], base: number) =>
-      mdRasterOf(grid, [{ name: names[0], values: [2001, 2002] }, { name: names[1], values: [2001, 2002] }], (x, _y, b) => base + 10 * b + x);
+      mdRasterOf(
+        grid,
+        [
+          { name: names[0], values: [2001, 2002] },
+          { name: names[1], values: [2001, 2002] },
+        ],
+        (x, _y, b) => base + 10 * b + x,
+      );
     // A: temp bands 0,1 and sal 2,3; B: sal bands 0,1 and temp 2,3.
     const res = await run({}, [two(['temp', 'sal'], 0), two(['sal', 'temp'], 100)]);
-    expect(res.info.multidimensional!.variables.map((v) => [v.name, v.bandsPerSlice, v.slices.length])).toEqual([['temp', 2, 2], ['sal', 2, 2]]);
+    expect(res.info.multidimensional!.variables.map((v) => [v.name, v.bandsPerSlice, v.slices.length])).toEqual([
+      ['temp', 2, 2],
+      ['sal', 2, 2],
+    ]);
     // temp 2001: A band 0 + B band 2; temp 2002: A 1 + B 3; sal 2001: A 2 + B 0; sal 2002: A 3 + B 1.
     expect(planes(res).map((b) => b[0])).toEqual([0, 120, 10, 130, 20, 100, 30, 110]);
     // Different names: MatchVariable (default true) refuses; false pairs temp with u by position.
@@ -247,7 +334,12 @@ describe('CompositeBand of multidimensional rasters', () => {
     const res = await run({ UnionDimension: false }, [time, depth]);
     const v = res.info.multidimensional!.variables[0]!;
     expect(v.dimensions.map((d) => d.name)).toEqual(['StdTime', 'StdZ']);
-    expect(v.slices.map((s) => s.values)).toEqual([[T(2001), -5], [T(2001), -10], [T(2002), -5], [T(2002), -10]]);
+    expect(v.slices.map((s) => s.values)).toEqual([
+      [T(2001), -5],
+      [T(2001), -10],
+      [T(2002), -5],
+      [T(2002), -10],
+    ]);
     expect(planes(res).map((b) => b[0])).toEqual([10, 100, 10, 200, 20, 100, 20, 200]);
   });
 
@@ -271,7 +363,12 @@ describe('CompositeBand of multidimensional rasters', () => {
     const W = 100;
     const H = 80;
     const holes = Uint8Array.from({ length: W * H }, (_, i) => (i % 13 === 0 ? 0 : 1));
-    const a = mdRasterOf({ width: W, height: H }, [{ name: 'v', values: [2001, 2002, 2003], bandsPerSlice: 2 }], (x, y, b) => ((x + y + (b >> 1)) % 7 === 0 ? NaN : x * y + b), holes);
+    const a = mdRasterOf(
+      { width: W, height: H },
+      [{ name: 'v', values: [2001, 2002, 2003], bandsPerSlice: 2 }],
+      (x, y, b) => ((x + y + (b >> 1)) % 7 === 0 ? NaN : x * y + b),
+      holes,
+    );
     const b = mdRasterOf({ width: W, height: H, pixelType: 'S16' }, [{ name: 'v', values: [2002, 2003] }], (x, y, k) => x - y + k);
     expect(await tiledVersusWhole(apply({}, [a, b]), [37, 53])).toBeUndefined();
   });

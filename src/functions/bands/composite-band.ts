@@ -51,7 +51,11 @@ const args = {
     doc: 'Output cell size when inputs differ: 0 FirstOf, 1 MinOf, 2 MaxOf (default), 3 MeanOf, 4 LastOf.',
   },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 interface CompositeBandParams {
@@ -73,7 +77,6 @@ interface CompositeBandParams {
 
 const at = argPaths(args);
 
-
 export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
   name: 'CompositeBand',
   summary: 'Stack the bands of several rasters into one multiband raster.',
@@ -93,7 +96,12 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
 
     let pixelType = promote(infos.map((i) => i.pixelType));
     // Multidimensional inputs: composite slice by slice (seed rule 6 pairing of whole slices).
-    const md = pairSlices(infos, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) });
+    const md = pairSlices(infos, {
+      matchVariable: a.MatchVariable,
+      unionDimension: a.UnionDimension,
+      at,
+      paths: a.Rasters.map((_, i) => at('Rasters', i)),
+    });
     if (md) {
       const sources: { input: number; band: number; complex: boolean }[] = [];
       const ranges: [number, number][] = [];
@@ -111,7 +119,11 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
       if (PIXEL_TYPE_INFO[pixelType].integer && (shared === undefined || !representable(shared, pixelType))) {
         pixelType = promote([pixelType, 'F32']);
       }
-      const noData = PIXEL_TYPE_INFO[pixelType].integer ? shared! : shared !== undefined && representable(shared, pixelType) ? shared : Number.NaN;
+      const noData = PIXEL_TYPE_INFO[pixelType].integer
+        ? shared!
+        : shared !== undefined && representable(shared, pixelType)
+          ? shared
+          : Number.NaN;
       const multidimensional = md.layout((s) => ranges[s]![1]);
       const noDataOf = inputs.map((i, k) => (a.Rasters.includes(k) && multidimOf(i) ? i.noData : undefined));
       const info: RasterInfo = {
@@ -127,7 +139,12 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
       return {
         info,
         halo: 0,
-        params: { sources, inputs: [...new Set(a.Rasters)], complex: isComplex(pixelType), slices: { ranges, missing: noData, noData: noDataOf } },
+        params: {
+          sources,
+          inputs: [...new Set(a.Rasters)],
+          complex: isComplex(pixelType),
+          slices: { ranges, missing: noData, noData: noDataOf },
+        },
         align,
         ...(md.warnings.length ? { warnings: md.warnings } : {}),
       };
@@ -195,7 +212,12 @@ export const compositeBand = defineFunction<typeof args, CompositeBandParams>({
 });
 
 /** Multidimensional composite: per output slice, copy its bands where the slice is complete, else the missing value. */
-function compositeSlices(p: CompositeBandParams, sl: NonNullable<CompositeBandParams['slices']>, inputs: readonly PixelBlock[], out: PixelBlock): void {
+function compositeSlices(
+  p: CompositeBandParams,
+  sl: NonNullable<CompositeBandParams['slices']>,
+  inputs: readonly PixelBlock[],
+  out: PixelBlock,
+): void {
   const m = out.mask;
   const n = m.length;
   const any = new Uint8Array(n);

@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { memorySource } from '../../graph/memory-source.js';
 import type { RasterNode } from '../../graph/types.js';
-import { applyFunction, catchError, gridInfo, rasterOf, runFunction, tiledVersusWhole, warningMessages, type Result } from '../../../test/helpers.js';
+import {
+  applyFunction,
+  catchError,
+  gridInfo,
+  rasterOf,
+  runFunction,
+  tiledVersusWhole,
+  warningMessages,
+  type Result,
+} from '../../../test/helpers.js';
 import { extractBand } from './extract-band.js';
 
 const value = (x: number, y: number, b: number): number => 1000 * b + 10 * y + x;
@@ -108,7 +117,11 @@ describe('ExtractBand', () => {
     it('names, statistics and histograms follow the selected bands', async () => {
       const res = await runFunction(extractBand, { BandNames: ['NIR', 'Blue', 'NIR'] }, [named()]);
       expect(res.info.bandNames).toEqual(['NIR', 'Blue', 'NIR']);
-      expect(res.info.statistics).toEqual([{ min: 3000, max: 3012 }, { min: 0, max: 12 }, { min: 3000, max: 3012 }]);
+      expect(res.info.statistics).toEqual([
+        { min: 3000, max: 3012 },
+        { min: 0, max: 12 },
+        { min: 3000, max: 3012 },
+      ]);
       expect(res.info.histograms?.map((h) => h.counts[0])).toEqual([3, 0, 3]);
     });
 
@@ -151,7 +164,10 @@ describe('ExtractBand', () => {
     });
 
     it('no selection at all is rejected', () => {
-      expect(at(() => applyFunction(extractBand, {}, [four()]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.BandIDs' });
+      expect(at(() => applyFunction(extractBand, {}, [four()]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.BandIDs',
+      });
       expect(at(() => applyFunction(extractBand, { BandIDs: [] }, [four()]))).toEqual({
         code: 'INVALID_ARGUMENT',
         path: 'rasterFunctionArguments.BandIDs',

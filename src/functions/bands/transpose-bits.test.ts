@@ -60,14 +60,21 @@ describe('TransposeBits', () => {
 
   it('FillRaster initialises the output; ConstantFillCheck false without one reverts to the constant', async () => {
     const fill = rasterOf({ width: 6, height: 1, pixelType: 'U8' }, (x) => 0xf0 + x, Uint8Array.from([1, 1, 1, 1, 1, 0]));
-    const r = await runFunction(transposeBits, { InputBitPositions: [14, 15], OutputBitPositions: [0, 1], ConstantFillCheck: false }, [qa(), fill]);
+    const r = await runFunction(transposeBits, { InputBitPositions: [14, 15], OutputBitPositions: [0, 1], ConstantFillCheck: false }, [
+      qa(),
+      fill,
+    ]);
     expect(Array.from(r.block.bands[0]!).slice(0, 5)).toEqual([0xf0, 0xf1 & ~3, (0xf2 & ~3) | 3, 0xf3 & ~3, 0xf4]);
     expect(Array.from(r.block.mask)).toEqual([1, 1, 1, 1, 1, 0]); // the FillRaster's NoData too
     // ConstantFillCheck absent with a FillRaster: the raster fills.
     const r2 = await runFunction(transposeBits, { InputBitPositions: [14, 15], OutputBitPositions: [0, 1] }, [qa(), fill]);
     expect(Array.from(r2.block.bands[0]!)).toEqual(Array.from(r.block.bands[0]!));
     // ConstantFillCheck true: the FillRaster is ignored, with a warning.
-    const r3 = await runFunction(transposeBits, { InputBitPositions: [14, 15], OutputBitPositions: [0, 1], ConstantFillCheck: true, ConstantFillValue: 8 }, [qa(), fill]);
+    const r3 = await runFunction(
+      transposeBits,
+      { InputBitPositions: [14, 15], OutputBitPositions: [0, 1], ConstantFillCheck: true, ConstantFillValue: 8 },
+      [qa(), fill],
+    );
     expect(Array.from(r3.block.bands[0]!)).toEqual([8, 8, 11, 8, 8, 8]);
     expect(r3.node.plan.warnings).toEqual(['ConstantFillCheck is true: FillRaster is ignored']);
     const r4 = await values({ InputBitPositions: [0], OutputBitPositions: [3], ConstantFillCheck: false, ConstantFillValue: 1 });
@@ -75,8 +82,10 @@ describe('TransposeBits', () => {
     expect(r4.r.node.plan.warnings?.[0]).toMatch(/reverts|no FillRaster/);
   });
 
-  it('NoData of the input passes through; signed and float inputs use their 32-bit two\'s complement bits', async () => {
-    const src = memorySource('s16', gridInfo({ width: 3, height: 1, pixelType: 'S16', noData: -32768 }), [Int16Array.from([-1, -32768, -2])]);
+  it("NoData of the input passes through; signed and float inputs use their 32-bit two's complement bits", async () => {
+    const src = memorySource('s16', gridInfo({ width: 3, height: 1, pixelType: 'S16', noData: -32768 }), [
+      Int16Array.from([-1, -32768, -2]),
+    ]);
     const r = await runFunction(transposeBits, { InputBitPositions: [0, 15], OutputBitPositions: [0, 1], ConstantFillValue: 0 }, [src]);
     expect(Array.from(r.block.mask)).toEqual([1, 0, 1]);
     expect([r.value(0, 0), r.value(2, 0)]).toEqual([3, 2]);
@@ -88,24 +97,41 @@ describe('TransposeBits', () => {
 
   it('bad arguments: INVALID_ARGUMENT naming the field', () => {
     const bad = (args: Record<string, unknown>) => catchError(() => applyFunction(transposeBits, args, [qa()]));
-    expect(bad({ OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.InputBitPositions' });
-    expect(bad({ InputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.OutputBitPositions' });
+    expect(bad({ OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.InputBitPositions',
+    });
+    expect(bad({ InputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.OutputBitPositions',
+    });
     const len = bad({ InputBitPositions: [4, 5], OutputBitPositions: [0], ConstantFillValue: 0 });
     expect(len).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.OutputBitPositions' });
     expect(len?.message).toMatch(/1 position.*InputBitPositions has 2/);
-    expect(bad({ InputBitPositions: [32], OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({ path: 'rasterFunctionArguments.InputBitPositions' });
-    expect(bad({ InputBitPositions: [1], OutputBitPositions: [-1], ConstantFillValue: 0 })).toMatchObject({ path: 'rasterFunctionArguments.OutputBitPositions' });
+    expect(bad({ InputBitPositions: [32], OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({
+      path: 'rasterFunctionArguments.InputBitPositions',
+    });
+    expect(bad({ InputBitPositions: [1], OutputBitPositions: [-1], ConstantFillValue: 0 })).toMatchObject({
+      path: 'rasterFunctionArguments.OutputBitPositions',
+    });
     expect(bad({ InputBitPositions: [1, 2], OutputBitPositions: [0, 0], ConstantFillValue: 0 })?.message).toMatch(/given twice/);
-    expect(bad({ InputBitPositions: [1.5], OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({ path: 'rasterFunctionArguments.InputBitPositions' });
-    expect(bad({ InputBitPositions: [1], OutputBitPositions: [0] })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.ConstantFillValue' });
-    expect(bad({ InputBitPositions: [1], OutputBitPositions: [0], ConstantFillValue: 2 ** 32 })).toMatchObject({ path: 'rasterFunctionArguments.ConstantFillValue' });
+    expect(bad({ InputBitPositions: [1.5], OutputBitPositions: [0], ConstantFillValue: 0 })).toMatchObject({
+      path: 'rasterFunctionArguments.InputBitPositions',
+    });
+    expect(bad({ InputBitPositions: [1], OutputBitPositions: [0] })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.ConstantFillValue',
+    });
+    expect(bad({ InputBitPositions: [1], OutputBitPositions: [0], ConstantFillValue: 2 ** 32 })).toMatchObject({
+      path: 'rasterFunctionArguments.ConstantFillValue',
+    });
     // A FillRaster that does not overlap the Raster would leave the output NoData (local/grid.ts).
     const far = rasterOf({ width: 6, height: 1, pixelType: 'U8', origin: { x: 100, y: 0 } }, () => 0);
     const grid = catchError(() => applyFunction(transposeBits, { InputBitPositions: [1], OutputBitPositions: [0] }, [qa(), far]));
     expect(grid).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.FillRaster' });
   });
 
-  it('a FillRaster on another grid is resampled onto the Raster\'s grid (Plan.align, nearest)', async () => {
+  it("a FillRaster on another grid is resampled onto the Raster's grid (Plan.align, nearest)", async () => {
     // 3 cells of 2 units over the Raster's 6 cells of 1: each fill value covers two output pixels.
     const coarse = rasterOf({ width: 3, height: 1, pixelType: 'U8', cellSize: 2 }, (x) => 0x10 * (x + 1));
     const r = await runFunction(transposeBits, { InputBitPositions: [0], OutputBitPositions: [0] }, [qa(), coarse]);
@@ -117,7 +143,11 @@ describe('TransposeBits', () => {
   it('tiled equals whole, constant and raster fill', async () => {
     const w = 64;
     const h = 48;
-    const src = rasterOf({ width: w, height: h, pixelType: 'U16' }, (x, y) => (x * 977 + y * 3571) % 65536, Uint8Array.from({ length: w * h }, (_, i) => (i % 9 ? 1 : 0)));
+    const src = rasterOf(
+      { width: w, height: h, pixelType: 'U16' },
+      (x, y) => (x * 977 + y * 3571) % 65536,
+      Uint8Array.from({ length: w * h }, (_, i) => (i % 9 ? 1 : 0)),
+    );
     const fill = rasterOf({ width: w, height: h, pixelType: 'U8' }, (x, y) => (x + 2 * y) % 256);
     const a = applyFunction(transposeBits, { InputBitPositions: [14, 15, 0], OutputBitPositions: [0, 1, 9], ConstantFillValue: 7 }, [src]);
     const b = applyFunction(transposeBits, { InputBitPositions: [4, 5], OutputBitPositions: [2, 3] }, [src, fill]);

@@ -76,7 +76,7 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
   summary: 'Copy input bits to output bit positions over a constant or raster fill (QA band unpacking).',
   variableName: 'Raster',
   family: 'bands',
-  verification: 'reference: NumPy bit operations golden on a 16-bit QA-style raster; hand: the vendor\'s Landsat 8 QA examples',
+  verification: "reference: NumPy bit operations golden on a 16-bit QA-style raster; hand: the vendor's Landsat 8 QA examples",
   args,
 
   plan(a, inputs, to) {
@@ -100,7 +100,8 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     const hasFill = a.FillRaster !== undefined;
     const useRaster = hasFill && a.ConstantFillCheck !== true;
     if (hasFill && !useRaster) warnings.push('ConstantFillCheck is true: FillRaster is ignored');
-    if (a.ConstantFillCheck === false && !hasFill) warnings.push('ConstantFillCheck is false but no FillRaster is given: ConstantFillValue fills');
+    if (a.ConstantFillCheck === false && !hasFill)
+      warnings.push('ConstantFillCheck is false but no FillRaster is given: ConstantFillValue fills');
 
     let fill = 0;
     let fillBits = 0; // bits the fill may occupy
@@ -115,7 +116,10 @@ export const transposeBits = defineFunction<typeof args, TransposeBitsParams>({
     } else {
       const v = a.ConstantFillValue;
       if (v === undefined) {
-        throw invalidArgument(at('ConstantFillValue'), 'ConstantFillValue is required when the output is filled with a constant (no FillRaster)');
+        throw invalidArgument(
+          at('ConstantFillValue'),
+          'ConstantFillValue is required when the output is filled with a constant (no FillRaster)',
+        );
       }
       if (v < -2147483648 || v > 4294967295) {
         throw invalidArgument(at('ConstantFillValue'), `ConstantFillValue must fit 32 bits (-2147483648..4294967295), got ${v}`);

@@ -27,7 +27,9 @@ function value(x: number, k: number, band: number): number {
 }
 
 const series = (): RasterNode =>
-  rasterOf({ width: 4, height: 1, bandCount: 2 * N, extra: { multidimensional: timeSeriesMultidim('L', times, 2) } }, (x, _y, b) => value(x, b >> 1, b & 1));
+  rasterOf({ width: 4, height: 1, bandCount: 2 * N, extra: { multidimensional: timeSeriesMultidim('L', times, 2) } }, (x, _y, b) =>
+    value(x, b >> 1, b & 1),
+  );
 
 describe('chi-square quantiles', () => {
   it('match table values', () => {
@@ -66,8 +68,9 @@ describe('CCDC', () => {
   });
 
   it('MinNumberAnomaly larger than the run after a break: no break, change probability at the end', async () => {
-    const late = rasterOf({ width: 1, height: 1, bandCount: 2 * N, extra: { multidimensional: timeSeriesMultidim('L', times, 2) } }, (_x, _y, b) =>
-      value(1, b >> 1, b & 1) + ((b >> 1) >= 37 ? 80 : 0),
+    const late = rasterOf(
+      { width: 1, height: 1, bandCount: 2 * N, extra: { multidimensional: timeSeriesMultidim('L', times, 2) } },
+      (_x, _y, b) => value(1, b >> 1, b & 1) + (b >> 1 >= 37 ? 80 : 0),
     );
     const r = await runFunction(ccdc, {}, [late]);
     expect(r.value(0, 0, 2)).toBe(0);
@@ -89,7 +92,10 @@ describe('CCDC', () => {
       const e = catchError(() => applyFunction(ccdc, args, [src]));
       expect([e?.code, e?.path]).toEqual(['INVALID_ARGUMENT', `rasterFunctionArguments.${path}`]);
     }
-    const short = rasterOf({ width: 1, height: 1, bandCount: 5, extra: { multidimensional: timeSeriesMultidim('L', times.slice(0, 5)) } }, () => 1);
+    const short = rasterOf(
+      { width: 1, height: 1, bandCount: 5, extra: { multidimensional: timeSeriesMultidim('L', times.slice(0, 5)) } },
+      () => 1,
+    );
     expect(catchError(() => applyFunction(ccdc, {}, [short]))?.code).toBe('UNSUPPORTED_INPUT');
   });
 });
@@ -115,10 +121,23 @@ describe('DetectChange', () => {
 
   it('orders several changes by relevance', async () => {
     const K = 5 + 10;
-    const md = { variables: [{ name: 'CCDC', dimensions: [{ name: 'Segment', time: false }], bandsPerSlice: K, slices: [0, 1, 2].map((s) => ({ values: [s + 1], band: s * K })) }], model: { kind: 'ccdc' as const, changeBands: [0], maxSegments: 3, bandsPerSegment: K } };
+    const md = {
+      variables: [
+        {
+          name: 'CCDC',
+          dimensions: [{ name: 'Segment', time: false }],
+          bandsPerSlice: K,
+          slices: [0, 1, 2].map((s) => ({ values: [s + 1], band: s * K })),
+        },
+      ],
+      model: { kind: 'ccdc' as const, changeBands: [0], maxSegments: 3, bandsPerSegment: K },
+    };
     // Segment breaks at 2003.5 (magnitude 10), 2001.25 (magnitude -30), none.
     const fields: Record<number, number> = { 2: 2003.5, [5 + 9]: 10, [K + 2]: 2001.25, [K + 5 + 9]: -30 };
-    const cc = rasterOf({ width: 1, height: 1, bandCount: 3 * K, pixelType: 'F64', extra: { multidimensional: md } }, (_x, _y, b) => fields[b] ?? 0);
+    const cc = rasterOf(
+      { width: 1, height: 1, bandCount: 3 * K, pixelType: 'F64', extra: { multidimensional: md } },
+      (_x, _y, b) => fields[b] ?? 0,
+    );
     const run = async (t: number) => {
       const r = await runFunction(detectChange, { ChangeType: t, MaxNumberChanges: 3 }, [cc]);
       return [0, 1, 2].map((b) => r.value(0, 0, b));

@@ -48,7 +48,16 @@
  * that cast.
  */
 import { invalidArgument, unsupportedInput } from '../../core/errors.js';
-import { daysSinceEpoch, decimalYear, multidimOf, sliceValueMissing, timeSeriesOf, type CcdcModel, type MultidimSlice, type Multidimensional } from '../../core/multidim.js';
+import {
+  daysSinceEpoch,
+  decimalYear,
+  multidimOf,
+  sliceValueMissing,
+  timeSeriesOf,
+  type CcdcModel,
+  type MultidimSlice,
+  type Multidimensional,
+} from '../../core/multidim.js';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { argPaths } from '../../graph/args.js';
 import { floatOutputType } from '../../graph/output-type.js';
@@ -58,7 +67,12 @@ import { chiSquareQuantile, cholesky, choleskySolve, design, type Design } from 
 const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'Multidimensional time series (StdTime).' },
   BandIDs: { kind: 'numbers', integer: true, default: [], doc: '0-based bands (within a slice) used for change detection; empty = all.' },
-  TmaskBandIDs: { kind: 'numbers', integer: true, default: [], doc: '0-based [green, SWIR] bands for the Tmask cloud/shadow screening; empty = none.' },
+  TmaskBandIDs: {
+    kind: 'numbers',
+    integer: true,
+    default: [],
+    doc: '0-based [green, SWIR] bands for the Tmask cloud/shadow screening; empty = none.',
+  },
   ChiSquareProb: { kind: 'number', default: 0.99, doc: 'Chi-square probability of the change threshold (0..1).' },
   MinNumberAnomaly: { kind: 'int', min: 1, default: 6, doc: 'Consecutive anomalous observations that make a break.' },
   UpdatingFrequency: { kind: 'number', default: 1, doc: 'Years between model refits while monitoring.' },
@@ -98,7 +112,8 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
   summary: 'Continuous change detection: per-pixel harmonic models and breaks of a time series (change analysis raster).',
   variableName: 'Raster',
   family: 'change',
-  verification: 'reference: breaks inserted at known pixels and dates into a series built from L7_ETMs.tif (goldens via DetectChange); hand: small series',
+  verification:
+    'reference: breaks inserted at known pixels and dates into a series built from L7_ETMs.tif (goldens via DetectChange); hand: small series',
   args,
 
   plan(a, inputs, to) {
@@ -109,12 +124,16 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
     if (typeof ts === 'string') throw unsupportedInput(at('Raster'), `CCDC needs a time series: ${ts}`);
     const nb = ts.bandsPerStep;
     const check = (ids: readonly number[], arg: 'BandIDs' | 'TmaskBandIDs'): void => {
-      for (const id of ids) if (id < 0 || id >= nb) throw invalidArgument(at(arg), `band id ${id} is out of range: slices have ${nb} band(s), ids 0..${nb - 1}`);
+      for (const id of ids)
+        if (id < 0 || id >= nb)
+          throw invalidArgument(at(arg), `band id ${id} is out of range: slices have ${nb} band(s), ids 0..${nb - 1}`);
     };
     check(a.BandIDs, 'BandIDs');
     check(a.TmaskBandIDs, 'TmaskBandIDs');
-    if (a.TmaskBandIDs.length !== 0 && a.TmaskBandIDs.length !== 2) throw invalidArgument(at('TmaskBandIDs'), 'TmaskBandIDs takes two bands (green and SWIR) or none');
-    if (!(a.ChiSquareProb > 0 && a.ChiSquareProb < 1)) throw invalidArgument(at('ChiSquareProb'), 'ChiSquareProb must be between 0 and 1 (exclusive)');
+    if (a.TmaskBandIDs.length !== 0 && a.TmaskBandIDs.length !== 2)
+      throw invalidArgument(at('TmaskBandIDs'), 'TmaskBandIDs takes two bands (green and SWIR) or none');
+    if (!(a.ChiSquareProb > 0 && a.ChiSquareProb < 1))
+      throw invalidArgument(at('ChiSquareProb'), 'ChiSquareProb must be between 0 and 1 (exclusive)');
     if (!(a.UpdatingFrequency > 0)) throw invalidArgument(at('UpdatingFrequency'), 'UpdatingFrequency must be greater than 0 (years)');
     const changeBands = a.BandIDs.length ? [...new Set(a.BandIDs)] : Array.from({ length: nb }, (_, j) => j);
     const n = ts.times.length;
@@ -126,7 +145,15 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
     const slices: MultidimSlice[] = Array.from({ length: maxSegments }, (_, s) => ({ values: [s + 1], band: s * bandsPerSegment }));
     const model: CcdcModel = { kind: 'ccdc', changeBands, maxSegments, bandsPerSegment };
     const multidimensional: Multidimensional = {
-      variables: [{ name: 'CCDC', description: 'CCDC model segments', dimensions: [{ name: 'Segment', time: false }], bandsPerSlice: bandsPerSegment, slices }],
+      variables: [
+        {
+          name: 'CCDC',
+          description: 'CCDC model segments',
+          dimensions: [{ name: 'Segment', time: false }],
+          bandsPerSlice: bandsPerSegment,
+          slices,
+        },
+      ],
       model,
     };
     const names: string[] = [];
@@ -197,7 +224,15 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
     const F = CCDC_BAND_FIELDS.length;
 
     /** Fit `np` coefficients per band over time steps s in [from, to) with use[s]; false when singular. */
-    const fit = (from: number, to: number, np: number, values: Float64Array, bands: number, out: Float64Array, rm: Float64Array | undefined): boolean => {
+    const fit = (
+      from: number,
+      to: number,
+      np: number,
+      values: Float64Array,
+      bands: number,
+      out: Float64Array,
+      rm: Float64Array | undefined,
+    ): boolean => {
       g.fill(0);
       let m = 0;
       for (let s = from; s < to; s++) {
@@ -382,7 +417,11 @@ export const ccdc = defineFunction<typeof args, CcdcParams>({
           const dt = p.t[to - 1]! - p.t[from]!;
           for (let b = 0; b < nb; b++) {
             const slope = coef[b * P8 + 1]! / p.d.ts;
-            test += (Math.abs(slope * dt) + Math.abs(y[b * N + from]! - predict(coef, b, from)) + Math.abs(y[b * N + to - 1]! - predict(coef, b, to - 1))) / (3 * rmse[b]!);
+            test +=
+              (Math.abs(slope * dt) +
+                Math.abs(y[b * N + from]! - predict(coef, b, from)) +
+                Math.abs(y[b * N + to - 1]! - predict(coef, b, to - 1))) /
+              (3 * rmse[b]!);
           }
           if (test / nb <= 1) stable = true;
           else {

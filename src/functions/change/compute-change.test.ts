@@ -7,7 +7,8 @@ import { computeChange } from './compute-change.js';
 
 const one = (v: number[], pixelType: 'F32' | 'U8' = 'F32', colormap?: Colormap): RasterNode =>
   rasterOf({ width: v.length, height: 1, pixelType, ...(colormap ? { extra: { colormap } } : {}) }, (x) => v[x]!);
-const two = (a: number[], b: number[]): RasterNode => rasterOf({ width: a.length, height: 1, bandCount: 2 }, (x, _y, band) => (band === 0 ? a : b)[x]!);
+const two = (a: number[], b: number[]): RasterNode =>
+  rasterOf({ width: a.length, height: 1, bandCount: 2 }, (x, _y, band) => (band === 0 ? a : b)[x]!);
 const px = (r: Result): (number | null)[] => Array.from({ length: r.info.width }, (_, x) => (r.valid(x, 0) ? r.value(x, 0) : null));
 const run = (args: Record<string, unknown>, inputs: RasterNode[]) => runFunction(computeChange, { Raster2: '$2', ...args }, inputs);
 
@@ -38,7 +39,10 @@ describe('ComputeChange', () => {
   });
 
   it('2 Categorical: changed pairs of the listed classes numbered from-major', async () => {
-    const r = await run({ Method: 2, FromClassValues: [1, 2, 3], ToClassValues: [1, 2, 3] }, [one([1, 1, 2, 3], 'U8'), one([1, 2, 3, 3], 'U8')]);
+    const r = await run({ Method: 2, FromClassValues: [1, 2, 3], ToClassValues: [1, 2, 3] }, [
+      one([1, 1, 2, 3], 'U8'),
+      one([1, 2, 3, 3], 'U8'),
+    ]);
     // (1,2)=1 (1,3)=2 (2,1)=3 (2,3)=4 (3,1)=5 (3,2)=6; unchanged pixels dropped (KeepMethod 1).
     expect(px(r)).toEqual([null, 1, 4, null]);
     expect(r.info.pixelType).toBe('U8');
@@ -68,7 +72,12 @@ describe('ComputeChange', () => {
     expect([e2?.code, e2?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.Raster2']);
     const e3 = catchError(() => applyFunction(computeChange, { Raster2: '$2', Method: 2 }, [one([1.5]), one([1])]));
     expect([e3?.code, e3?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.FromClassValues']);
-    const e4 = catchError(() => applyFunction(computeChange, { Raster2: '$2', Method: 2, KeepMethod: 1, FromClassValues: [1], ToClassValues: [1] }, [one([1], 'U8'), one([1], 'U8')]));
+    const e4 = catchError(() =>
+      applyFunction(computeChange, { Raster2: '$2', Method: 2, KeepMethod: 1, FromClassValues: [1], ToClassValues: [1] }, [
+        one([1], 'U8'),
+        one([1], 'U8'),
+      ]),
+    );
     expect(e4?.path).toBe('rasterFunctionArguments.KeepMethod');
     const e5 = catchError(() => applyFunction(computeChange, { Raster2: '$2', Method: 9 }, [one([1]), one([1])]));
     expect(e5?.path).toBe('rasterFunctionArguments.Method');

@@ -50,7 +50,14 @@ const ChangeMethod = {
   BandWithMostChange: 5,
 } as const;
 
-const METHOD_NAMES = ['Difference', 'Relative Difference', 'Categorical', 'Spectral Euclidean Distance', 'Spectral Angle Difference', 'Band With Most Change'];
+const METHOD_NAMES = [
+  'Difference',
+  'Relative Difference',
+  'Categorical',
+  'Spectral Euclidean Distance',
+  'Spectral Angle Difference',
+  'Band With Most Change',
+];
 
 const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'The from (earlier) raster.' },
@@ -136,15 +143,24 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
     const to = inputs[a.Raster2]!;
     const method = a.Method;
     const name = `Method ${method} (${METHOD_NAMES[method]})`;
-    for (const [arg, info] of [['Raster', from], ['Raster2', to]] as const) {
+    for (const [arg, info] of [
+      ['Raster', from],
+      ['Raster2', to],
+    ] as const) {
       if (info.constant !== undefined) throw invalidArgument(at(arg), 'ComputeChange takes rasters, not constants');
       if (isComplex(info.pixelType)) throw unsupportedInput(at(arg), `ComputeChange does not take complex (${info.pixelType}) rasters`);
       if (method <= 2 && info.bandCount !== 1) {
-        throw invalidArgument(at(arg), `${name} takes single-band rasters; ${arg} has ${info.bandCount} bands (use ExtractBand, or methods 3-5 for multiband rasters)`);
+        throw invalidArgument(
+          at(arg),
+          `${name} takes single-band rasters; ${arg} has ${info.bandCount} bands (use ExtractBand, or methods 3-5 for multiband rasters)`,
+        );
       }
     }
     if (method >= 3 && from.bandCount !== to.bandCount) {
-      throw invalidArgument(at('Raster2'), `${name} needs rasters with the same band count; Raster has ${from.bandCount}, Raster2 has ${to.bandCount}`);
+      throw invalidArgument(
+        at('Raster2'),
+        `${name} needs rasters with the same band count; Raster has ${from.bandCount}, Raster2 has ${to.bandCount}`,
+      );
     }
     const warnings: string[] = [];
     const categorical = method === 2;
@@ -164,11 +180,18 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
       for (const k of ['FromClassNameFieldName', 'ToClassNameFieldName'] as const) {
         if (a[k] !== undefined) warnings.push(`${k}: rasters carry no attribute table here, so class names are not read`);
       }
-      const classes = (list: readonly number[] | undefined, info: RasterInfo, arg: 'FromClassValues' | 'ToClassValues'): number[] | undefined => {
+      const classes = (
+        list: readonly number[] | undefined,
+        info: RasterInfo,
+        arg: 'FromClassValues' | 'ToClassValues',
+      ): number[] | undefined => {
         if (list !== undefined && list.length > 0) return unique(list);
         if (info.colormap) return Array.from(info.colormap.values);
         if (!isInteger(info.pixelType) || info.pixelType === 'U32' || info.pixelType === 'S32') {
-          throw invalidArgument(at(arg), `Categorical needs ${arg} for a ${info.pixelType} raster without a colormap (class values are read from 8- and 16-bit rasters only)`);
+          throw invalidArgument(
+            at(arg),
+            `Categorical needs ${arg} for a ${info.pixelType} raster without a colormap (class values are read from 8- and 16-bit rasters only)`,
+          );
         }
         statisticsNeeded = true;
         return undefined;
@@ -178,9 +201,11 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
       if (fromClasses && toClasses) {
         codes = transitionCodes(fromClasses, toClasses, a.KeepMethod);
         const n = Math.max(0, ...codes);
-        if (n === 0) throw invalidArgument(at('KeepMethod'), `no transition between the from and to classes is kept by KeepMethod ${a.KeepMethod}`);
+        if (n === 0)
+          throw invalidArgument(at('KeepMethod'), `no transition between the from and to classes is kept by KeepMethod ${a.KeepMethod}`);
         pixelType = n <= 255 ? 'U8' : 'U16';
-        if (from.colormap && to.colormap) colormap = transitionColormap(fromClasses, toClasses, codes, from.colormap, to.colormap, a.UseColorMethod);
+        if (from.colormap && to.colormap)
+          colormap = transitionColormap(fromClasses, toClasses, codes, from.colormap, to.colormap, a.UseColorMethod);
       } else pixelType = 'U16';
     }
     if (pixelType === 'F32') pixelType = floatOutputType(outputType, 'F32');
@@ -311,7 +336,14 @@ export const computeChange = defineFunction<typeof args, ComputeChangeParams>({
 });
 
 /** The output colormap of categorical change: one entry per kept transition. */
-function transitionColormap(from: readonly number[], to: readonly number[], codes: Int32Array, fc: Colormap, tc: Colormap, use: number): Colormap | undefined {
+function transitionColormap(
+  from: readonly number[],
+  to: readonly number[],
+  codes: Int32Array,
+  fc: Colormap,
+  tc: Colormap,
+  use: number,
+): Colormap | undefined {
   const colour = (cm: Colormap, v: number): [number, number, number] | undefined => {
     const k = Array.prototype.indexOf.call(cm.values, v) as number;
     return k < 0 ? undefined : [cm.rgb[3 * k]!, cm.rgb[3 * k + 1]!, cm.rgb[3 * k + 2]!];

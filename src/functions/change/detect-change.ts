@@ -64,7 +64,8 @@ export const detectChange = defineFunction<typeof args, DetectChangeParams>({
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
     const model = md?.model;
-    if (!md || model?.kind !== 'ccdc') throw unsupportedInput(at('Raster'), 'DetectChange needs a change analysis raster (the output of CCDC)');
+    if (!md || model?.kind !== 'ccdc')
+      throw unsupportedInput(at('Raster'), 'DetectChange needs a change analysis raster (the output of CCDC)');
     const type = a.ChangeType;
     const bands = type === 3 ? 1 : a.MaxNumberChanges;
     const warnings = type === 3 && a.MaxNumberChanges !== 1 ? ['MaxNumberChanges does not apply to ChangeType 3 (number of changes)'] : [];

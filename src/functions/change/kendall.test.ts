@@ -27,7 +27,15 @@ describe('Mann-Kendall', () => {
     // pairs (i<j): + (1,3)(1,2)(1,2)(1,5)(3,5)(2,5)(2,5) = 7, - (3,2)(3,2) = 2, tie (2,2): S = 5.
     // Var = [5·4·15 − 2·1·9] / 18 = 282/18. z = (5 − 1)/sqrt(282/18) = 1.01058.
     // slopes 2, 1/2, 1/3, 1, -1, -1/2, 2/3, 0, 3/2, 3 -> middle two 1/2 and 2/3 -> 7/12.
-    const r = run([[[0, 1], [1, 3], [2, 2], [3, 2], [4, 5]]])!;
+    const r = run([
+      [
+        [0, 1],
+        [1, 3],
+        [2, 2],
+        [3, 2],
+        [4, 5],
+      ],
+    ])!;
     expect(r[2]).toBe(5);
     expect(r[3]).toBeCloseTo(282 / 18, 12);
     expect(r[4]).toBeCloseTo(4 / Math.sqrt(282 / 18), 12);
@@ -37,15 +45,35 @@ describe('Mann-Kendall', () => {
 
   it('falling series: z uses S + 1; all tied: S 0, Var 0, z 0, p 1, slope 0', () => {
     // 4 3 2 1: S = −6, Var = 4·3·13/18 = 156/18, z = −5/sqrt(156/18); slopes all −1.
-    const r = run([[[0, 4], [1, 3], [2, 2], [3, 1]]])!;
+    const r = run([
+      [
+        [0, 4],
+        [1, 3],
+        [2, 2],
+        [3, 1],
+      ],
+    ])!;
     expect([r[0], r[2], r[3]]).toEqual([-1, -6, 156 / 18]);
     expect(r[4]).toBeCloseTo(-5 / Math.sqrt(156 / 18), 12);
-    const flat = run([[[0, 7], [5, 7], [9, 7]]])!;
+    const flat = run([
+      [
+        [0, 7],
+        [5, 7],
+        [9, 7],
+      ],
+    ])!;
     expect([...flat]).toEqual([0, 1, 0, 0, 0]);
   });
 
   it('two values: S ±1, Var 1, z 0, p 1; one value: no result', () => {
-    expect([...run([[[10, 2], [12, 1]]])!]).toEqual([-0.5, 1, -1, 1, 0]);
+    expect([
+      ...run([
+        [
+          [10, 2],
+          [12, 1],
+        ],
+      ])!,
+    ]).toEqual([-0.5, 1, -1, 1, 0]);
     expect(run([[[10, 2]]])).toBeUndefined();
     expect(run([[[10, 2]], [[11, 3]]])).toBeUndefined();
   });
@@ -57,8 +85,16 @@ describe('Seasonal-Kendall', () => {
     // July (t 182, 547, 912): 10 9 9 -> S −2, Var (66 − 18)/18 = 48/18, slopes −1/365, −1/730, 0.
     // S = 1 -> z = 0, p = 1; Var = 114/18; six slopes, middle two 0 and 1/366 -> 1/732.
     const r = run([
-      [[0, 1], [366, 2], [731, 4]],
-      [[182, 10], [547, 9], [912, 9]],
+      [
+        [0, 1],
+        [366, 2],
+        [731, 4],
+      ],
+      [
+        [182, 10],
+        [547, 9],
+        [912, 9],
+      ],
     ])!;
     expect([r[1], r[2], r[4]]).toEqual([1, 1, 0]);
     expect(r[3]).toBeCloseTo(114 / 18, 12);
@@ -66,7 +102,13 @@ describe('Seasonal-Kendall', () => {
   });
 
   it('a season with one value adds nothing', () => {
-    const r = run([[[0, 1], [365, 3]], [[100, 50]]])!;
+    const r = run([
+      [
+        [0, 1],
+        [365, 3],
+      ],
+      [[100, 50]],
+    ])!;
     expect([...r]).toEqual([2 / 365, 1, 1, 1, 0]);
   });
 });

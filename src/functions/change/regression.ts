@@ -219,7 +219,7 @@ export function toRawCoefficients(m: ModelSpec, c: ArrayLike<number>, tc: number
   }
   for (let j = 0; j < p; j++) {
     let s = 0;
-    for (let k = j; k < p; k++) s += c[k]! * binomial(k, j) * Math.pow(-tc, k - j) / Math.pow(ts, k);
+    for (let k = j; k < p; k++) s += (c[k]! * binomial(k, j) * Math.pow(-tc, k - j)) / Math.pow(ts, k);
     out[j] = s;
   }
 }

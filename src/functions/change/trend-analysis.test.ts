@@ -12,7 +12,13 @@ const DAY = 86400000;
 /** A 1-row raster with one single-band series per pixel: `series[x][k]` at `times[k]`. */
 export function seriesRaster(times: readonly number[], series: readonly (readonly number[])[], md?: Multidimensional): RasterNode {
   return rasterOf(
-    { width: series.length, height: 1, bandCount: times.length, pixelType: 'F64', extra: { multidimensional: md ?? timeSeriesMultidim('v', times) } },
+    {
+      width: series.length,
+      height: 1,
+      bandCount: times.length,
+      pixelType: 'F64',
+      extra: { multidimensional: md ?? timeSeriesMultidim('v', times) },
+    },
     (x, _y, b) => series[x]![b]!,
   );
 }
@@ -67,7 +73,12 @@ describe('TrendAnalysis', () => {
 
   it('harmonic frequency 1: slope, intercept, cos, sin, RMSE', async () => {
     const r = await runFunction(trendAnalysis, { RegressionType: 'Harmonic', Frequency: 1 }, [seriesRaster(times, [harm])]);
-    expect([0, 1, 2, 3].map((b) => r.value(0, 0, b))).toEqual([expect.closeTo(0.01, 10), expect.closeTo(3, 6), expect.closeTo(2, 8), expect.closeTo(-1, 8)]);
+    expect([0, 1, 2, 3].map((b) => r.value(0, 0, b))).toEqual([
+      expect.closeTo(0.01, 10),
+      expect.closeTo(3, 6),
+      expect.closeTo(2, 8),
+      expect.closeTo(-1, 8),
+    ]);
     expect(r.info.bandNames).toEqual(['v_Slope', 'v_Intercept', 'v_Cos_1', 'v_Sin_1', 'v_RMSE']);
   });
 
@@ -76,13 +87,18 @@ describe('TrendAnalysis', () => {
       variables: [
         {
           name: 'temp',
-          dimensions: [{ name: 'StdTime', time: true }, { name: 'StdZ', time: false }],
+          dimensions: [
+            { name: 'StdTime', time: true },
+            { name: 'StdZ', time: false },
+          ],
           bandsPerSlice: 1,
           slices: [0, 1, 2, 3].flatMap((k) => [-5, -10].map((z, j) => ({ values: [times[k]!, z], band: 2 * k + j }))),
         },
       ],
     };
-    const src = rasterOf({ width: 1, height: 1, bandCount: 8, pixelType: 'F64', extra: { multidimensional: md } }, (_x, _y, b) => (b % 2 === 0 ? lin[b >> 1]! : 2 * lin[b >> 1]!));
+    const src = rasterOf({ width: 1, height: 1, bandCount: 8, pixelType: 'F64', extra: { multidimensional: md } }, (_x, _y, b) =>
+      b % 2 === 0 ? lin[b >> 1]! : 2 * lin[b >> 1]!,
+    );
     const r = await runFunction(trendAnalysis, { DimensionName: 'StdTime', RMSE: false }, [src]);
     expect(r.info.bandCount).toBe(4);
     expect(r.value(0, 0, 0)).toBeCloseTo(0.5, 10);
@@ -118,9 +134,17 @@ describe('Trend', () => {
   });
 
   it('predicts the harmonic model by interval (calendar months)', async () => {
-    const r = await runFunction(trend, { DimensionDefinitionType: 1, DimensionStart: '2002-01-31', DimensionEnd: '2002-04-30', DimensionInterval: 1, DimensionUnit: 'MONTHS' }, [
-      fitted({ RegressionType: 1 }),
-    ]);
+    const r = await runFunction(
+      trend,
+      {
+        DimensionDefinitionType: 1,
+        DimensionStart: '2002-01-31',
+        DimensionEnd: '2002-04-30',
+        DimensionInterval: 1,
+        DimensionUnit: 'MONTHS',
+      },
+      [fitted({ RegressionType: 1 })],
+    );
     const dates = [Date.UTC(2002, 0, 31), Date.UTC(2002, 1, 28), Date.UTC(2002, 2, 31), Date.UTC(2002, 3, 30)];
     expect(r.info.multidimensional!.variables[0]!.slices.map((s) => s.values[0])).toEqual(dates);
     dates.forEach((d, k) => {
@@ -136,7 +160,9 @@ describe('Trend', () => {
     expect([e2?.code, e2?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.DimensionValues']);
     const e3 = catchError(() => applyFunction(trend, { DimensionValues: 'next year' }, [fitted({})]));
     expect(e3?.path).toBe('rasterFunctionArguments.DimensionValues');
-    const e4 = catchError(() => applyFunction(trend, { DimensionDefinitionType: 1, DimensionStart: '2002-01-01', DimensionEnd: '2001-01-01' }, [fitted({})]));
+    const e4 = catchError(() =>
+      applyFunction(trend, { DimensionDefinitionType: 1, DimensionStart: '2002-01-01', DimensionEnd: '2001-01-01' }, [fitted({})]),
+    );
     expect(e4?.path).toBe('rasterFunctionArguments.DimensionEnd');
   });
 });
@@ -151,7 +177,11 @@ describe('TrendAnalysis Mann-Kendall / Seasonal-Kendall', () => {
     // px 1: 1 NaN 2 3 3 -> valid t 0,2,3,4: S 5, Var (156 − 18)/18, z 4/sd, slopes 1/2 2/3 1/2 1 1/2 0 -> 1/2.
     // px 2: one valid value -> no pair: NoData.
     const N = Number.NaN;
-    const src = seriesRaster(t5, [[1, 3, 2, 2, 5], [1, N, 2, 3, 3], [N, N, 4, N, N]]);
+    const src = seriesRaster(t5, [
+      [1, 3, 2, 2, 5],
+      [1, N, 2, 3, 3],
+      [N, N, 4, N, N],
+    ]);
     const r = await runFunction(trendAnalysis, { RegressionType: 'Mann-Kendall' }, [src]);
     expect(r.info.bandCount).toBe(5);
     expect(r.info.pixelType).toBe('F64');
@@ -208,7 +238,10 @@ describe('TrendAnalysis Mann-Kendall / Seasonal-Kendall', () => {
     expect(err({ RegressionType: 3, SlopePValue: true })).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.SlopePValue']);
     expect(err({ RegressionType: 3 }, seriesRaster([T0], [[1]]))).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.Raster']);
     const depth = seriesRaster([5, 10, 20], [[1, 2, 3]], timeSeriesMultidim('v', [5, 10, 20], 1, { name: 'StdZ', time: false }));
-    expect(err({ RegressionType: 4, SeasonalPeriod: 'MONTHS' }, depth)).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.RegressionType']);
+    expect(err({ RegressionType: 4, SeasonalPeriod: 'MONTHS' }, depth)).toEqual([
+      'INVALID_ARGUMENT',
+      'rasterFunctionArguments.RegressionType',
+    ]);
   });
 
   it('Mann-Kendall along a non-time dimension uses the dimension value as t', async () => {
@@ -219,7 +252,13 @@ describe('TrendAnalysis Mann-Kendall / Seasonal-Kendall', () => {
   });
 
   it('Trend rejects a Kendall raster (no intercept); TrendToRGB colours Sen slope', async () => {
-    const mk = applyFunction(trendAnalysis, { RegressionType: 3 }, [seriesRaster(t5, [[1, 3, 2, 2, 5], [5, 4, 3, 3, 1], [2, 2, 2, 2, 2]])]);
+    const mk = applyFunction(trendAnalysis, { RegressionType: 3 }, [
+      seriesRaster(t5, [
+        [1, 3, 2, 2, 5],
+        [5, 4, 3, 3, 1],
+        [2, 2, 2, 2, 2],
+      ]),
+    ]);
     const e1 = catchError(() => applyFunction(trend, { DimensionValues: '2010-01-01' }, [mk]));
     expect([e1?.code, e1?.path]).toEqual(['UNSUPPORTED_INPUT', 'rasterFunctionArguments.Raster']);
     expect(e1?.message).toMatch(/no intercept/);

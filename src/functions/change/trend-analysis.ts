@@ -114,8 +114,17 @@ const args = {
   Order: { kind: 'int', min: 1, default: 2, doc: 'Polynomial: order of the polynomial.' },
   IgnoreNoData: { kind: 'boolean', default: true, doc: 'true: fit the valid slices only; false: NoData where any slice is NoData.' },
   CycleLength: { kind: 'number', min: 0, default: 1, doc: 'Harmonic: length of one cycle, in CycleUnit.' },
-  CycleUnit: { kind: 'string', values: ['YEARS', 'DAYS'], default: 'YEARS', doc: 'Unit of CycleLength for a time dimension: YEARS (365.25 days) or DAYS.' },
-  RMSE: { kind: 'boolean', default: true, doc: 'Append the root mean square error band (least-squares models; ignored by the Kendall tests).' },
+  CycleUnit: {
+    kind: 'string',
+    values: ['YEARS', 'DAYS'],
+    default: 'YEARS',
+    doc: 'Unit of CycleLength for a time dimension: YEARS (365.25 days) or DAYS.',
+  },
+  RMSE: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Append the root mean square error band (least-squares models; ignored by the Kendall tests).',
+  },
   R2: { kind: 'boolean', default: false, doc: 'Append the R-squared band.' },
   SlopePValue: { kind: 'boolean', default: false, doc: 'Append the p-value of the slope (linear and harmonic).' },
   SeasonalPeriod: {
@@ -166,7 +175,8 @@ const at = argPaths(args);
 /** Names of a fit's coefficient bands, in output order. */
 function coefficientNames(m: ModelSpec): string[] {
   if (m.kind === 0) return ['Slope', 'Intercept'];
-  if (m.kind === 1) return ['Slope', 'Intercept', ...Array.from({ length: m.frequency }, (_, i) => [`Cos_${i + 1}`, `Sin_${i + 1}`]).flat()];
+  if (m.kind === 1)
+    return ['Slope', 'Intercept', ...Array.from({ length: m.frequency }, (_, i) => [`Cos_${i + 1}`, `Sin_${i + 1}`]).flat()];
   return Array.from({ length: m.order + 1 }, (_, i) => `Coef_t${m.order - i}`);
 }
 
@@ -179,24 +189,36 @@ export const regressionT = (v: number, time: boolean): number => (time ? daysSin
 export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
   name: 'TrendAnalysis',
   aliases: ['GenerateTrend'],
-  summary: 'Per-pixel linear, harmonic or polynomial trend, or Mann-Kendall / Seasonal-Kendall test, of a multidimensional raster along a dimension.',
+  summary:
+    'Per-pixel linear, harmonic or polynomial trend, or Mann-Kendall / Seasonal-Kendall test, of a multidimensional raster along a dimension.',
   variableName: 'Raster',
   family: 'change',
-  verification: 'reference: numpy.polyfit / numpy.linalg.lstsq, scipy.stats.theilslopes + norm and NumPy S/Var(S) per pixel (goldens); hand: small series',
+  verification:
+    'reference: numpy.polyfit / numpy.linalg.lstsq, scipy.stats.theilslopes + norm and NumPy S/Var(S) per pixel (goldens); hand: small series',
   args,
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     const md = multidimOf(src);
-    if (!md) throw unsupportedInput(at('Raster'), 'TrendAnalysis needs a multidimensional raster (variables with a dimension such as StdTime)');
+    if (!md)
+      throw unsupportedInput(at('Raster'), 'TrendAnalysis needs a multidimensional raster (variables with a dimension such as StdTime)');
     const dimName = chooseDimension(md, a.DimensionName);
     const dimensionOf = (v: MultidimVariable): number => v.dimensions.findIndex((d) => d.name.toLowerCase() === dimName.toLowerCase());
     const used = md.variables.filter((v) => dimensionOf(v) >= 0);
     if (used.length === 0) {
-      throw invalidArgument(at('DimensionName'), `no variable has a dimension ${dimName} (dimensions: ${[...new Set(md.variables.flatMap((v) => v.dimensions.map((d) => d.name)))].join(', ') || 'none'})`);
+      throw invalidArgument(
+        at('DimensionName'),
+        `no variable has a dimension ${dimName} (dimensions: ${[...new Set(md.variables.flatMap((v) => v.dimensions.map((d) => d.name)))].join(', ') || 'none'})`,
+      );
     }
     const warnings: string[] = [];
-    if (used.length < md.variables.length) warnings.push(`variables without dimension ${dimName} are left out: ${md.variables.filter((v) => dimensionOf(v) < 0).map((v) => v.name).join(', ')}`);
+    if (used.length < md.variables.length)
+      warnings.push(
+        `variables without dimension ${dimName} are left out: ${md.variables
+          .filter((v) => dimensionOf(v) < 0)
+          .map((v) => v.name)
+          .join(', ')}`,
+      );
     const dim = used[0]!.dimensions[dimensionOf(used[0]!)]!;
     if (a.RegressionType !== 1 && a.CycleLength !== 1) warnings.push('CycleLength only applies to the harmonic model');
     if (!(a.CycleLength > 0)) throw invalidArgument(at('CycleLength'), 'CycleLength must be greater than 0');
@@ -205,13 +227,27 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
     const seasonal = a.RegressionType === 4;
     const period = a.SeasonalPeriod as SeasonalPeriod;
     if (seasonal && !dim.time) {
-      throw invalidArgument(at('RegressionType'), `Seasonal-Kendall (4) needs a time dimension to find the seasons; ${dim.name} is not one (use Mann-Kendall, 3)`);
+      throw invalidArgument(
+        at('RegressionType'),
+        `Seasonal-Kendall (4) needs a time dimension to find the seasons; ${dim.name} is not one (use Mann-Kendall, 3)`,
+      );
     }
-    if (kendall && a.R2) throw invalidArgument(at('R2'), 'R2 applies to the linear, harmonic and polynomial models, not to the Mann-Kendall / Seasonal-Kendall tests');
-    if (kendall && a.SlopePValue) throw invalidArgument(at('SlopePValue'), 'SlopePValue applies to the linear and harmonic models; the Mann-Kendall / Seasonal-Kendall output has its own p-value band');
-    const model: ModelSpec | undefined = kendall ? undefined : { kind: a.RegressionType as RegressionKind, frequency: a.Frequency, order: a.Order, cycle };
+    if (kendall && a.R2)
+      throw invalidArgument(
+        at('R2'),
+        'R2 applies to the linear, harmonic and polynomial models, not to the Mann-Kendall / Seasonal-Kendall tests',
+      );
+    if (kendall && a.SlopePValue)
+      throw invalidArgument(
+        at('SlopePValue'),
+        'SlopePValue applies to the linear and harmonic models; the Mann-Kendall / Seasonal-Kendall output has its own p-value band',
+      );
+    const model: ModelSpec | undefined = kendall
+      ? undefined
+      : { kind: a.RegressionType as RegressionKind, frequency: a.Frequency, order: a.Order, cycle };
     const p = model ? coefficientCount(model) : 1;
-    if (a.SlopePValue && model?.kind === 2) throw invalidArgument(at('SlopePValue'), 'SlopePValue applies to the linear and harmonic models only');
+    if (a.SlopePValue && model?.kind === 2)
+      throw invalidArgument(at('SlopePValue'), 'SlopePValue applies to the linear and harmonic models only');
     const extras = (a.RMSE ? 1 : 0) + (a.R2 ? 1 : 0) + (a.SlopePValue ? 1 : 0);
     const bandsPerFit = model ? p + extras : KENDALL_OUTPUTS;
     const names = model
@@ -243,7 +279,11 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
         const fitName = `variable ${v.name}${g.values.length ? ` (${others.map((d, i) => `${d.name}=${formatDimensionValue(g.values[i]!, d.time)}`).join(', ')})` : ''}`;
         let di: number | undefined;
         if (!model) {
-          if (series.length < 2) throw invalidArgument(at('Raster'), `${fitName} has ${series.length} slice along ${dimName}; the Kendall tests need at least 2`);
+          if (series.length < 2)
+            throw invalidArgument(
+              at('Raster'),
+              `${fitName} has ${series.length} slice along ${dimName}; the Kendall tests need at least 2`,
+            );
           const season = seasonal ? series.map((s) => seasonOf(s.values[k]!, period)) : undefined;
           const key = `${t.join(',')}|${season?.join(',') ?? ''}`;
           di = solverKeys.get(key);
@@ -286,11 +326,18 @@ export const trendAnalysis = defineFunction<typeof args, TrendAnalysisParams>({
         for (let j = 0; j < v.bandsPerSlice; j++) {
           const bands = Int32Array.from(series, (s) => s.band + j);
           fits.push({ design: di!, bands, out });
-          for (const n of names) bandNames.push(`${v.name}${groupName ? `_${groupName}` : ''}${v.bandsPerSlice > 1 ? `_Band_${j + 1}` : ''}_${n}`);
+          for (const n of names)
+            bandNames.push(`${v.name}${groupName ? `_${groupName}` : ''}${v.bandsPerSlice > 1 ? `_Band_${j + 1}` : ''}_${n}`);
           out += bandsPerFit;
         }
       }
-      variables.push({ name: v.name, ...(v.description ? { description: v.description } : {}), dimensions: others, bandsPerSlice: v.bandsPerSlice * bandsPerFit, slices: slicesOut });
+      variables.push({
+        name: v.name,
+        ...(v.description ? { description: v.description } : {}),
+        dimensions: others,
+        bandsPerSlice: v.bandsPerSlice * bandsPerFit,
+        slices: slicesOut,
+      });
     }
     const trend: TrendModel = {
       kind: 'trend',
@@ -479,5 +526,8 @@ function chooseDimension(md: Multidimensional, name: string | undefined): string
   if (time) return time.name;
   const names = [...new Set(all.map((d) => d.name))];
   if (names.length === 1) return names[0]!;
-  throw invalidArgument(at('DimensionName'), `the raster has several dimensions (${names.join(', ')}) and no time dimension: name one in DimensionName`);
+  throw invalidArgument(
+    at('DimensionName'),
+    `the raster has several dimensions (${names.join(', ')}) and no time dimension: name one in DimensionName`,
+  );
 }

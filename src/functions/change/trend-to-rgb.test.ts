@@ -42,7 +42,10 @@ describe('TrendToRGB', () => {
 
   it('checks the trend model', () => {
     const times = Array.from({ length: 4 }, (_, k) => Date.UTC(2001, 0, 1 + 40 * k));
-    const series = rasterOf({ width: 1, height: 1, bandCount: 4, extra: { multidimensional: timeSeriesMultidim('v', times) } }, (_x, _y, b) => b);
+    const series = rasterOf(
+      { width: 1, height: 1, bandCount: 4, extra: { multidimensional: timeSeriesMultidim('v', times) } },
+      (_x, _y, b) => b,
+    );
     const linear = applyFunction(trendAnalysis, {}, [series]);
     const e1 = catchError(() => applyFunction(trendToRgb, { ModelType: 1 }, [linear]));
     expect([e1?.code, e1?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.ModelType']);

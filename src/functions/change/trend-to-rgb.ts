@@ -31,7 +31,13 @@ import { rgbInfo } from '../color/rgb.js';
 
 const args = {
   Raster: { kind: 'raster', default: '$$', doc: 'A trend raster (TrendAnalysis output).' },
-  ModelType: { kind: 'enum', values: [0, 1], names: { Linear: 0, Harmonic: 1 }, default: 0, doc: '0 linear (slope colours), 1 harmonic (phase, amplitude, intercept as HSV).' },
+  ModelType: {
+    kind: 'enum',
+    values: [0, 1],
+    names: { Linear: 0, Harmonic: 1 },
+    default: 0,
+    doc: '0 linear (slope colours), 1 harmonic (phase, amplitude, intercept as HSV).',
+  },
 } as const satisfies ArgSchema;
 
 interface TrendToRgbParams {
@@ -74,7 +80,7 @@ function absQuantile(h: Histogram | undefined, q: number): number {
 
 export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
   name: 'TrendToRGB',
-  summary: 'Colour a trend raster: slope (linear, or Sen\'s slope of a Kendall test) or phase/amplitude/intercept (harmonic) as RGB.',
+  summary: "Colour a trend raster: slope (linear, or Sen's slope of a Kendall test) or phase/amplitude/intercept (harmonic) as RGB.",
   variableName: 'Raster',
   family: 'change',
   codes: 'colour channels',
@@ -88,16 +94,23 @@ export const trendToRgb = defineFunction<typeof args, TrendToRgbParams>({
     const warnings: string[] = [];
     let first = 0;
     if (model?.kind === 'trend') {
-      if (model.regression === 2) throw unsupportedInput(at('Raster'), 'TrendToRGB draws linear, harmonic and Kendall (Sen\'s slope) trends; this one is polynomial');
+      if (model.regression === 2)
+        throw unsupportedInput(at('Raster'), "TrendToRGB draws linear, harmonic and Kendall (Sen's slope) trends; this one is polynomial");
       if (harmonic && model.regression !== 1) {
         const kind = model.regression === 0 ? 'linear' : model.regression === 3 ? 'a Mann-Kendall test' : 'a Seasonal-Kendall test';
-        throw invalidArgument(at('ModelType'), `ModelType 1 (harmonic) needs a harmonic trend raster; this one is ${kind} (use ModelType 0)`);
+        throw invalidArgument(
+          at('ModelType'),
+          `ModelType 1 (harmonic) needs a harmonic trend raster; this one is ${kind} (use ModelType 0)`,
+        );
       }
       first = multidimOf(src)!.variables[0]!.slices[0]!.band;
       if (src.bandCount > model.bandsPerFit) warnings.push('the trend raster holds several fits; the first is drawn');
     } else {
       if (src.bandCount < (harmonic ? 4 : 2)) {
-        throw unsupportedInput(at('Raster'), `TrendToRGB needs a trend raster (slope, intercept${harmonic ? ', cos, sin' : ''} bands); this one has ${src.bandCount} band(s)`);
+        throw unsupportedInput(
+          at('Raster'),
+          `TrendToRGB needs a trend raster (slope, intercept${harmonic ? ', cos, sin' : ''} bands); this one has ${src.bandCount} band(s)`,
+        );
       }
       warnings.push('the raster has no TrendAnalysis metadata; bands are read as slope, intercept, cos_1, sin_1');
     }

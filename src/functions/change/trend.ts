@@ -56,7 +56,12 @@ const args = {
   DimensionStart: { kind: 'string', doc: 'First value (by interval).' },
   DimensionEnd: { kind: 'string', doc: 'Last value, inclusive (by interval).' },
   DimensionInterval: { kind: 'number', min: 0, default: 1, doc: 'Step between values, in DimensionUnit (by interval).' },
-  DimensionUnit: { kind: 'string', values: UNITS, default: 'HOURS', doc: 'Unit of the step for a time dimension: HOURS, DAYS, WEEKS, MONTHS, YEARS.' },
+  DimensionUnit: {
+    kind: 'string',
+    values: UNITS,
+    default: 'HOURS',
+    doc: 'Unit of the step for a time dimension: HOURS, DAYS, WEEKS, MONTHS, YEARS.',
+  },
   Raster: { kind: 'raster', default: '$$', doc: 'A trend raster (TrendAnalysis output).' },
 } as const satisfies ArgSchema;
 
@@ -113,7 +118,8 @@ export const trend = defineFunction<typeof args, TrendParams>({
     }
     const time = model.dimension.time;
     const values = requestedValues(a, time);
-    if (values.length === 0) throw invalidArgument(at(a.DimensionDefinitionType === 0 ? 'DimensionValues' : 'DimensionEnd'), 'no dimension values to predict at');
+    if (values.length === 0)
+      throw invalidArgument(at(a.DimensionDefinitionType === 0 ? 'DimensionValues' : 'DimensionEnd'), 'no dimension values to predict at');
     const t = Float64Array.from(values, (v) => regressionT(v, time));
 
     const fitBands: number[] = [];
@@ -124,7 +130,8 @@ export const trend = defineFunction<typeof args, TrendParams>({
     let out = 0;
     for (const v of md.variables) {
       const k = v.bandsPerSlice / model.bandsPerFit;
-      if (!Number.isInteger(k) || k < 1) throw unsupportedInput(at('Raster'), `variable ${v.name} does not hold whole fits of ${model.bandsPerFit} bands`);
+      if (!Number.isInteger(k) || k < 1)
+        throw unsupportedInput(at('Raster'), `variable ${v.name} does not hold whole fits of ${model.bandsPerFit} bands`);
       const slices: MultidimSlice[] = [];
       for (const s of v.slices) {
         const group = v.dimensions.map((d, i) => `${d.name}=${formatDimensionValue(s.values[i]!, d.time)}`).join('_');
@@ -136,12 +143,20 @@ export const trend = defineFunction<typeof args, TrendParams>({
         for (const value of values) {
           slices.push({ values: [value, ...s.values], band: out });
           for (let j = 0; j < k; j++) {
-            bandNames.push(`${v.name}_${model.dimension.name}=${formatDimensionValue(value, time)}${group ? `_${group}` : ''}${k > 1 ? `_Band_${j + 1}` : ''}`);
+            bandNames.push(
+              `${v.name}_${model.dimension.name}=${formatDimensionValue(value, time)}${group ? `_${group}` : ''}${k > 1 ? `_Band_${j + 1}` : ''}`,
+            );
           }
           out += k;
         }
       }
-      variables.push({ name: v.name, ...(v.description ? { description: v.description } : {}), dimensions: [model.dimension, ...v.dimensions], bandsPerSlice: k, slices });
+      variables.push({
+        name: v.name,
+        ...(v.description ? { description: v.description } : {}),
+        dimensions: [model.dimension, ...v.dimensions],
+        bandsPerSlice: k,
+        slices,
+      });
     }
     const multidimensional: Multidimensional = { variables };
     const info: RasterInfo = {
@@ -159,7 +174,14 @@ export const trend = defineFunction<typeof args, TrendParams>({
     return {
       info,
       halo: 0,
-      params: { input: a.Raster, model, t, fitBands: Int32Array.from(fitBands), outBands: Int32Array.from(outBands), outStride: Int32Array.from(outStride) },
+      params: {
+        input: a.Raster,
+        model,
+        t,
+        fitBands: Int32Array.from(fitBands),
+        outBands: Int32Array.from(outBands),
+        outStride: Int32Array.from(outStride),
+      },
     };
   },
 
@@ -210,18 +232,24 @@ export const trend = defineFunction<typeof args, TrendParams>({
 });
 
 /** The requested dimension values (epoch ms for time dimensions). */
-function requestedValues(a: {
-  DimensionDefinitionType: number;
-  DimensionValues?: string | undefined;
-  DimensionStart?: string | undefined;
-  DimensionEnd?: string | undefined;
-  DimensionInterval: number;
-  DimensionUnit: string;
-}, time: boolean): number[] {
+function requestedValues(
+  a: {
+    DimensionDefinitionType: number;
+    DimensionValues?: string | undefined;
+    DimensionStart?: string | undefined;
+    DimensionEnd?: string | undefined;
+    DimensionInterval: number;
+    DimensionUnit: string;
+  },
+  time: boolean,
+): number[] {
   const what = time ? 'an ISO 8601 date (e.g. 2050-01-01T00:00:00)' : 'a number';
   if (a.DimensionDefinitionType === 0) {
-    if (a.DimensionValues === undefined || a.DimensionValues.trim() === '') throw invalidArgument(at('DimensionValues'), 'DimensionDefinitionType 0 (by value) needs DimensionValues');
-    const parts = a.DimensionValues.split(';').map((s) => s.trim()).filter((s) => s !== '');
+    if (a.DimensionValues === undefined || a.DimensionValues.trim() === '')
+      throw invalidArgument(at('DimensionValues'), 'DimensionDefinitionType 0 (by value) needs DimensionValues');
+    const parts = a.DimensionValues.split(';')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     if (parts.length > MAX_VALUES) throw invalidArgument(at('DimensionValues'), `at most ${MAX_VALUES} values`);
     return parts.map((s) => {
       const v = parseDimensionValue(s, time);
@@ -243,7 +271,8 @@ function requestedValues(a: {
   if (!(step > 0)) throw invalidArgument(at('DimensionInterval'), 'DimensionInterval must be greater than 0');
   const out: number[] = [];
   const months = a.DimensionUnit === 'MONTHS' ? step : a.DimensionUnit === 'YEARS' ? 12 * step : 0;
-  if (time && months > 0 && !Number.isInteger(months)) throw invalidArgument(at('DimensionInterval'), 'MONTHS and YEARS steps must be whole months');
+  if (time && months > 0 && !Number.isInteger(months))
+    throw invalidArgument(at('DimensionInterval'), 'MONTHS and YEARS steps must be whole months');
   for (let k = 0; ; k++) {
     const v = !time ? start + k * step : months > 0 ? addMonths(start, k * months) : start + k * step * STEP_MS[a.DimensionUnit]!;
     if (v > end + 1e-9 * Math.abs(end)) break;

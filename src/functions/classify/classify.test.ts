@@ -56,11 +56,32 @@ describe('Classify: hand-derived maximum likelihood', () => {
     //   (1, 3): qA = 3.375, gA = -2.727; qB = 4, gB = -2 -> B
     //   (-1, 2): qA = 3.375, gA = -2.727; qB = 17, gB = -8.5 -> A
     const d = def([
-      { v: 7, m: [0, 0], c: [[4, 2], [2, 3]] },
-      { v: 9, m: [3, 3], c: [[1, 0], [0, 1]] },
+      {
+        v: 7,
+        m: [0, 0],
+        c: [
+          [4, 2],
+          [2, 3],
+        ],
+      },
+      {
+        v: 9,
+        m: [3, 3],
+        c: [
+          [1, 0],
+          [0, 1],
+        ],
+      },
     ]);
-    const pts = [[2, 1], [3, 2], [1, 3], [-1, 2]];
-    const r = await runFunction(classify, { ClassifierDefinition: d }, [rasterOf({ width: 4, height: 1, bandCount: 2 }, (x, _y, b) => pts[x]![b]!)]);
+    const pts = [
+      [2, 1],
+      [3, 2],
+      [1, 3],
+      [-1, 2],
+    ];
+    const r = await runFunction(classify, { ClassifierDefinition: d }, [
+      rasterOf({ width: 4, height: 1, bandCount: 2 }, (x, _y, b) => pts[x]![b]!),
+    ]);
     expect([0, 1, 2, 3].map((x) => r.value(x, 0))).toEqual([7, 9, 9, 7]);
   });
 
@@ -94,12 +115,18 @@ describe('Classify: hand-derived maximum likelihood', () => {
     expect(n.info).toMatchObject({ pixelType: 'U8', bandCount: 1, noData: 0, statistics: [{ min: 1, max: 2 }] });
     expect([...n.info.colormap!.values]).toEqual([1, 2]);
     expect([...n.info.colormap!.rgb]).toEqual([0, 0, 255, 0, 255, 0]);
-    const big = def([{ v: 300, m: [1], c: [[1]] }, { v: 0, m: [5], c: [[1]] }]);
+    const big = def([
+      { v: 300, m: [1], c: [[1]] },
+      { v: 0, m: [5], c: [[1]] },
+    ]);
     const nb = applyFunction(classify, { ClassifierDefinition: big }, [rasterOf({ width: 2, height: 1 }, () => 0)]);
     expect(nb.info.pixelType).toBe('U16');
     expect(nb.info.noData).toBeUndefined(); // 0 is a class
     expect(nb.info.colormap).toBeUndefined(); // no colours given
-    const neg = def([{ v: -1, m: [1], c: [[1]] }, { v: 2, m: [5], c: [[1]] }]);
+    const neg = def([
+      { v: -1, m: [1], c: [[1]] },
+      { v: 2, m: [5], c: [[1]] },
+    ]);
     expect(applyFunction(classify, { ClassifierDefinition: neg }, [rasterOf({ width: 2, height: 1 }, () => 0)]).info.pixelType).toBe('S32');
   });
 });
@@ -153,7 +180,12 @@ describe('Classify: segmented Raster2', () => {
       rasterOf({ width: W, height: H }, (x, y) => (x * 7 + y * 11) % 31),
       rasterOf({ width: W, height: H, pixelType: 'U8' }, (x, y) => Math.floor(x / 5) + 5 * Math.floor(y / 4)),
     ]);
-    for (const t of [[1, 1], [4, 3], [9, 17]] as [number, number][]) expect(await tiledVersusWhole(node, t)).toBeUndefined();
+    for (const t of [
+      [1, 1],
+      [4, 3],
+      [9, 17],
+    ] as [number, number][])
+      expect(await tiledVersusWhole(node, t)).toBeUndefined();
   });
 });
 
@@ -163,14 +195,38 @@ describe('Classify: bad arguments (code and path)', () => {
 
   it('singular and non-symmetric covariances name the class', () => {
     const sing = def([
-      { v: 1, m: [1, 2], c: [[1, 0], [0, 1]] },
-      { v: 2, m: [3, 4], c: [[1, 1], [1, 1]], name: 'Water' },
+      {
+        v: 1,
+        m: [1, 2],
+        c: [
+          [1, 0],
+          [0, 1],
+        ],
+      },
+      {
+        v: 2,
+        m: [3, 4],
+        c: [
+          [1, 1],
+          [1, 1],
+        ],
+        name: 'Water',
+      },
     ]);
     const e = err(sing, [rasterOf({ width: 2, height: 1, bandCount: 2 }, () => 0)]);
     expect(e).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].Classes[1].Covariances` });
     expect(e!.message).toContain('class 2 ("Water")');
     expect(e!.message).toContain('singular');
-    const asym = def([{ v: 1, m: [1, 2], c: [[1, 0.5], [0, 1]] }]);
+    const asym = def([
+      {
+        v: 1,
+        m: [1, 2],
+        c: [
+          [1, 0.5],
+          [0, 1],
+        ],
+      },
+    ]);
     expect(err(asym, [rasterOf({ width: 2, height: 1, bandCount: 2 }, () => 0)])).toMatchObject({
       code: 'INVALID_ARGUMENT',
       path: `${P}.Definitions[0].Classes[0].Covariances[1][0]`,
@@ -181,17 +237,40 @@ describe('Classify: bad arguments (code and path)', () => {
     expect(err(undefined)).toMatchObject({ code: 'INVALID_ARGUMENT', path: P });
     expect(err('{not json')).toMatchObject({ code: 'INVALID_ARGUMENT', path: P });
     expect(err({ Definitions: [] })).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions` });
-    expect(err(def([{ v: 1, m: [1, 2], c: [[1, 0], [0, 1]] }]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].NumberBands` });
+    expect(
+      err(
+        def([
+          {
+            v: 1,
+            m: [1, 2],
+            c: [
+              [1, 0],
+              [0, 1],
+            ],
+          },
+        ]),
+      ),
+    ).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].NumberBands` });
     const badMeans = def([{ v: 1, m: [1], c: [[1]] }]);
     (badMeans.Definitions[0]!.Classes[0] as { Means: unknown }).Means = [1, 2];
     expect(err(badMeans)).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].Classes[0].Means` });
     const badCell = def([{ v: 1, m: [1], c: [['x' as unknown as number]] }]);
     expect(err(badCell)).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].Classes[0].Covariances[0][0]` });
-    expect(err(def([{ v: 1, m: [1], c: [[1]] }, { v: 1, m: [2], c: [[1]] }]))).toMatchObject({ path: `${P}.Definitions[0].Classes[1].ClassValue` });
+    expect(
+      err(
+        def([
+          { v: 1, m: [1], c: [[1]] },
+          { v: 1, m: [2], c: [[1]] },
+        ]),
+      ),
+    ).toMatchObject({ path: `${P}.Definitions[0].Classes[1].ClassValue` });
     expect(err(def([{ v: 1.5, m: [1], c: [[1]] }]))).toMatchObject({ path: `${P}.Definitions[0].Classes[0].ClassValue` });
     expect(err(def([{ v: 1, m: [1], c: [[1]], rgb: [0, 0, 300] }]))).toMatchObject({ path: `${P}.Definitions[0].Classes[0].Blue` });
     expect(err(def([{ v: 1, m: [1], c: [[1]] }], { NumberClasses: 3 }))).toMatchObject({ path: `${P}.Definitions[0].NumberClasses` });
-    expect(err(def([{ v: 1, m: [1], c: [[1]] }], { Classifier: 'SVM' }))).toMatchObject({ code: 'UNSUPPORTED_INPUT', path: `${P}.Definitions[0].Classifier` });
+    expect(err(def([{ v: 1, m: [1], c: [[1]] }], { Classifier: 'SVM' }))).toMatchObject({
+      code: 'UNSUPPORTED_INPUT',
+      path: `${P}.Definitions[0].Classifier`,
+    });
     const noCov = def([{ v: 1, m: [1], c: [[1]] }]);
     delete (noCov.Definitions[0]!.Classes[0] as { Covariances?: unknown }).Covariances;
     expect(err(noCov)).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}.Definitions[0].Classes[0].Covariances` });

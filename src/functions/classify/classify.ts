@@ -44,7 +44,15 @@ import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { CellsizeType, ExtentType, outputGrid } from '../local/grid.js';
 import { buildModel, classPixelType, classifyPixels, mlArgmax, parseDefinition, type DefinedClass, type MLModel } from './definition.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
+import {
+  cachedWhole,
+  checkWholeImageLimit,
+  denseLabels,
+  UnionFind,
+  wholeImageMemo,
+  wholeRect,
+  type WholeImageMemo,
+} from './whole-image.js';
 
 const args = {
   ClassifierDefinition: {
@@ -124,7 +132,13 @@ export const classify = defineFunction<typeof args, ClassifyParams>({
       what: 'ClassifierDefinition',
     });
     const model = buildModel(
-      def.classes.map((c) => ({ value: c.value, name: c.name, means: c.means, covariance: c.covariance!, covariancePath: `${c.path}.Covariances` })),
+      def.classes.map((c) => ({
+        value: c.value,
+        name: c.name,
+        means: c.means,
+        covariance: c.covariance!,
+        covariancePath: `${c.path}.Covariances`,
+      })),
       def.bands,
     );
     const info = classOutputInfo(src, def.classes, `${defPath}.Definitions[0].Classes`);

@@ -173,7 +173,10 @@ export function parseDefinition(raw: unknown, path: string, o: ParseOptions): De
       rgb = rgbRaw.map((v, i) => {
         const n = num(v);
         if (n === undefined || !Number.isInteger(n) || n < 0 || n > 255) {
-          throw invalidArgument(`${cp}.${['Red', 'Green', 'Blue'][i]}`, `${label}: colour components are integers 0..255, got ${JSON.stringify(v)}`);
+          throw invalidArgument(
+            `${cp}.${['Red', 'Green', 'Blue'][i]}`,
+            `${label}: colour components are integers 0..255, got ${JSON.stringify(v)}`,
+          );
         }
         return n;
       }) as [number, number, number];
@@ -199,7 +202,15 @@ export function parseDefinition(raw: unknown, path: string, o: ParseOptions): De
     } else if (o.covariances) {
       throw invalidArgument(`${cp}.Covariances`, `${label}: Covariances (a ${bands} x ${bands} matrix) is required`);
     }
-    return { value, name, ...(rgb ? { rgb } : {}), ...(count !== undefined ? { count } : {}), means, ...(covariance ? { covariance } : {}), path: cp };
+    return {
+      value,
+      name,
+      ...(rgb ? { rgb } : {}),
+      ...(count !== undefined ? { count } : {}),
+      means,
+      ...(covariance ? { covariance } : {}),
+      path: cp,
+    };
   });
 
   if (!/^maximum\s*likelihood$/i.test(classifier.trim()) && o.covariances) {

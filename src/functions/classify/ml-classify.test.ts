@@ -28,14 +28,24 @@ describe('MLClassify', () => {
   it('parses GSG text (comments, optional names, commas)', () => {
     const s = parseSignature(GSG);
     expect(s.layers).toBe(2);
-    expect(s.classes.map((c) => [c.value, c.name, c.count])).toEqual([[7, 'bare soil', 120], [9, 'Class 9', 80]]);
+    expect(s.classes.map((c) => [c.value, c.name, c.count])).toEqual([
+      [7, 'bare soil', 120],
+      [9, 'Class 9', 80],
+    ]);
     expect([...s.classes[0]!.covariance]).toEqual([4, 2, 2, 3]);
   });
 
   it('classifies with the hand-derived discriminant', async () => {
-    const pts = [[2, 1], [3, 2], [1, 3], [-1, 2]];
+    const pts = [
+      [2, 1],
+      [3, 2],
+      [1, 3],
+      [-1, 2],
+    ];
     const mask = Uint8Array.from([1, 1, 1, 1, 0]);
-    const r = await runFunction(mlClassify, { SignatureFile: GSG }, [rasterOf({ width: 5, height: 1, bandCount: 2 }, (x, _y, b) => pts[x]?.[b] ?? 0, mask)]);
+    const r = await runFunction(mlClassify, { SignatureFile: GSG }, [
+      rasterOf({ width: 5, height: 1, bandCount: 2 }, (x, _y, b) => pts[x]?.[b] ?? 0, mask),
+    ]);
     expect([0, 1, 2, 3].map((x) => r.value(x, 0))).toEqual([7, 9, 9, 7]);
     expect(r.valid(4, 0)).toBe(false);
     expect(r.info).toMatchObject({ pixelType: 'U8', noData: 0, statistics: [{ min: 7, max: 9 }] });
@@ -43,7 +53,8 @@ describe('MLClassify', () => {
 
   it('bad signature text: INVALID_ARGUMENT at SignatureFile with the line number', () => {
     const two = rasterOf({ width: 1, height: 1, bandCount: 2 }, () => 0);
-    const err = (text: string | undefined, inputs = [two]) => catchError(() => applyFunction(mlClassify, text === undefined ? {} : { SignatureFile: text }, inputs));
+    const err = (text: string | undefined, inputs = [two]) =>
+      catchError(() => applyFunction(mlClassify, text === undefined ? {} : { SignatureFile: text }, inputs));
     expect(err(undefined)).toMatchObject({ code: 'INVALID_ARGUMENT', path: PATH });
     expect(err('# only a comment\n')).toMatchObject({ code: 'INVALID_ARGUMENT', path: PATH });
     expect(err(GSG.replace('      0  0', '      0  x'))!.message).toContain('line 9');

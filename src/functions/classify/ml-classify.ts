@@ -79,8 +79,10 @@ export function parseSignature(text: string): Signature {
   if (lines.length === 0) throw invalidArgument(PATH, 'the signature file is empty (only comments or blank lines)');
   const header = next('the header line');
   const [, nClasses, nLayers] = numbers(header, 0, 3, 'the header "<type> <numClasses> <numLayers> <numParametricLayers>"');
-  if (!Number.isInteger(nClasses) || nClasses! < 1) throw invalidArgument(PATH, `line ${header.no}: the number of classes must be a positive integer, got ${nClasses}`);
-  if (!Number.isInteger(nLayers) || nLayers! < 1) throw invalidArgument(PATH, `line ${header.no}: the number of layers must be a positive integer, got ${nLayers}`);
+  if (!Number.isInteger(nClasses) || nClasses! < 1)
+    throw invalidArgument(PATH, `line ${header.no}: the number of classes must be a positive integer, got ${nClasses}`);
+  if (!Number.isInteger(nLayers) || nLayers! < 1)
+    throw invalidArgument(PATH, `line ${header.no}: the number of layers must be a positive integer, got ${nLayers}`);
   const n = nLayers!;
   const classes: (MLClassInput & { count: number })[] = [];
   const seen = new Set<number>();
@@ -100,10 +102,14 @@ export function parseSignature(text: string): Signature {
     for (let r = 0; r < n; r++) {
       const row = next(`covariance row ${r + 1} of class ${id}`);
       if (row.tokens.length !== n + 1) {
-        throw invalidArgument(PATH, `line ${row.no}: covariance row ${r + 1} of class ${id} needs its layer number and ${n} values, found ${row.tokens.length} numbers`);
+        throw invalidArgument(
+          PATH,
+          `line ${row.no}: covariance row ${r + 1} of class ${id} needs its layer number and ${n} values, found ${row.tokens.length} numbers`,
+        );
       }
       const v = numbers(row, 0, n + 1, `covariance row ${r + 1} of class ${id}`);
-      if (v[0] !== r + 1) throw invalidArgument(PATH, `line ${row.no}: covariance row ${r + 1} of class ${id} starts with layer ${v[0]}, expected ${r + 1}`);
+      if (v[0] !== r + 1)
+        throw invalidArgument(PATH, `line ${row.no}: covariance row ${r + 1} of class ${id} starts with layer ${v[0]}, expected ${r + 1}`);
       covariance.set(v.slice(1), r * n);
     }
     for (let i = 0; i < n; i++) {
@@ -111,7 +117,10 @@ export function parseSignature(text: string): Signature {
         const a = covariance[i * n + j]!;
         const b = covariance[j * n + i]!;
         if (Math.abs(a - b) > 1e-6 * Math.max(1, Math.abs(a), Math.abs(b))) {
-          throw invalidArgument(PATH, `class ${id} ("${name}"): the covariance matrix is not symmetric (row ${i + 1} column ${j + 1}: ${a} vs ${b})`);
+          throw invalidArgument(
+            PATH,
+            `class ${id} ("${name}"): the covariance matrix is not symmetric (row ${i + 1} column ${j + 1}: ${a} vs ${b})`,
+          );
         }
       }
     }

@@ -36,7 +36,12 @@ describe('SegmentMeanShift: hand-derived small images', () => {
 
   it('segments below MinNumPixelsPerSegment merge: 16 + 16 pixels < 20 -> one segment of mean 100', async () => {
     const r = await runFunction(segmentMeanShift, { SpectralRadius: 3, SpatialRadius: 2 }, [rgb(8, 4, halves)]);
-    for (const [x, y] of [[0, 0], [7, 3], [3, 2]] as const) expect(pixel(r, x, y)).toEqual([100, 100, 100]);
+    for (const [x, y] of [
+      [0, 0],
+      [7, 3],
+      [3, 2],
+    ] as const)
+      expect(pixel(r, x, y)).toEqual([100, 100, 100]);
   });
 
   it('colours closer than the range radius link into one segment; a smaller radius keeps them apart', async () => {
@@ -63,9 +68,11 @@ describe('SegmentMeanShift: hand-derived small images', () => {
   });
 
   it('BoundariesOnly draws pixels next to another segment black', async () => {
-    const r = await runFunction(segmentMeanShift, { SpectralRadius: 3, SpatialRadius: 2, MinNumPixelsPerSegment: 5, BoundariesOnly: true }, [
-      rgb(8, 4, (x) => (x < 4 ? 40 : 200)),
-    ]);
+    const r = await runFunction(
+      segmentMeanShift,
+      { SpectralRadius: 3, SpatialRadius: 2, MinNumPixelsPerSegment: 5, BoundariesOnly: true },
+      [rgb(8, 4, (x) => (x < 4 ? 40 : 200))],
+    );
     expect(pixel(r, 3, 1)).toEqual([0, 0, 0]);
     expect(pixel(r, 4, 1)).toEqual([0, 0, 0]);
     expect(pixel(r, 2, 1)).toEqual([40, 40, 40]);
@@ -87,7 +94,8 @@ describe('SegmentMeanShift: invariants on a noisy blocky image', () => {
   const W = 48;
   const H = 36;
   const { bands, mask } = blocky(W, H, 3);
-  const seg = (hr: number, hs: number, minSize = 20, maxSize = -1) => meanShiftSegments(bands, mask, W, H, { hr, hs, minSize, maxSize, boundaries: false });
+  const seg = (hr: number, hs: number, minSize = 20, maxSize = -1) =>
+    meanShiftSegments(bands, mask, W, H, { hr, hs, minSize, maxSize, boundaries: false });
 
   it('every segment has at least MinNumPixelsPerSegment pixels and its colour is the mean of its pixels', () => {
     const s = seg(36, 3);
@@ -109,13 +117,19 @@ describe('SegmentMeanShift: invariants on a noisy blocky image', () => {
   });
 
   it('MaxNumPixelsPerSegment cuts large segments by a grid (pieces <= max)', () => {
-    const one = meanShiftSegments([new Uint8Array(100).fill(9), new Uint8Array(100).fill(9), new Uint8Array(100).fill(9)], new Uint8Array(100).fill(1), 10, 10, {
-      hr: 30,
-      hs: 2,
-      minSize: 5,
-      maxSize: 25,
-      boundaries: false,
-    });
+    const one = meanShiftSegments(
+      [new Uint8Array(100).fill(9), new Uint8Array(100).fill(9), new Uint8Array(100).fill(9)],
+      new Uint8Array(100).fill(1),
+      10,
+      10,
+      {
+        hr: 30,
+        hs: 2,
+        minSize: 5,
+        maxSize: 25,
+        boundaries: false,
+      },
+    );
     expect(one.count).toBe(4);
     expect([...one.sizes]).toEqual([25, 25, 25, 25]);
     const s = seg(96, 3, 5, 50);
@@ -126,7 +140,12 @@ describe('SegmentMeanShift: invariants on a noisy blocky image', () => {
     const node = applyFunction(segmentMeanShift, { SpectralRadius: 2, SpatialRadius: 3, MinNumPixelsPerSegment: 8 }, [
       rgb(W, H, (x, y, b) => bands[b]![y * W + x]!),
     ]);
-    for (const t of [[1, 1], [5, 7], [48, 1]] as [number, number][]) expect(await tiledVersusWhole(node, t)).toBeUndefined();
+    for (const t of [
+      [1, 1],
+      [5, 7],
+      [48, 1],
+    ] as [number, number][])
+      expect(await tiledVersusWhole(node, t)).toBeUndefined();
   });
 });
 
@@ -149,11 +168,16 @@ describe('SegmentMeanShift: arguments', () => {
       code: 'UNSUPPORTED_INPUT',
       path: 'rasterFunctionArguments.Raster',
     });
-    expect(err({}, [rasterOf({ width: 2, height: 2, bandCount: 3, pixelType: 'U16' }, () => 0)])).toMatchObject({ code: 'UNSUPPORTED_INPUT' });
+    expect(err({}, [rasterOf({ width: 2, height: 2, bandCount: 3, pixelType: 'U16' }, () => 0)])).toMatchObject({
+      code: 'UNSUPPORTED_INPUT',
+    });
     expect(err({ SpectralDetail: 22 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.SpectralDetail' });
     expect(err({ SpatialDetail: 2.5 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.SpatialDetail' });
     expect(err({ MinNumPixelsPerSegment: 0 })).toMatchObject({ path: 'rasterFunctionArguments.MinNumPixelsPerSegment' });
-    expect(err({ MaxNumPixelsPerSegment: 20 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.MaxNumPixelsPerSegment' });
+    expect(err({ MaxNumPixelsPerSegment: 20 })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.MaxNumPixelsPerSegment',
+    });
     expect(err({ MaxNumPixelsPerSegment: -5 })).toMatchObject({ path: 'rasterFunctionArguments.MaxNumPixelsPerSegment' });
     const side = Math.ceil(Math.sqrt(MAX_WHOLE_PIXELS)) + 1;
     const huge: SourceNode = {

@@ -53,7 +53,15 @@ import type { RasterInfo } from '../../core/pixel-block.js';
 import { roundHalfAway } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
-import { cachedWhole, checkWholeImageLimit, denseLabels, UnionFind, wholeImageMemo, wholeRect, type WholeImageMemo } from './whole-image.js';
+import {
+  cachedWhole,
+  checkWholeImageLimit,
+  denseLabels,
+  UnionFind,
+  wholeImageMemo,
+  wholeRect,
+  type WholeImageMemo,
+} from './whole-image.js';
 
 /** Vendor-tool defaults (spec: the Python example's values). */
 const DEFAULT_SPECTRAL_DETAIL = 15.5;
@@ -427,7 +435,13 @@ export function meanShiftSegments(bands: readonly Uint8Array[], mask: Uint8Array
   return { labels, count, rgb, means, sizes };
 }
 
-function segmentStats(labels: Int32Array, count: number, R: Uint8Array, G: Uint8Array, B: Uint8Array): { sizes: Int32Array; means: Float64Array; first: Int32Array } {
+function segmentStats(
+  labels: Int32Array,
+  count: number,
+  R: Uint8Array,
+  G: Uint8Array,
+  B: Uint8Array,
+): { sizes: Int32Array; means: Float64Array; first: Int32Array } {
   const sizes = new Int32Array(count);
   const means = new Float64Array(3 * count);
   const first = new Int32Array(count).fill(-1);
@@ -448,4 +462,3 @@ function segmentStats(labels: Int32Array, count: number, R: Uint8Array, G: Uint8
   }
   return { sizes, means, first };
 }
-

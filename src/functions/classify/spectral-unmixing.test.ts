@@ -15,7 +15,7 @@ async function unmix(members: Record<string, number[]>, xs: number[][], flags: R
 }
 
 describe('SpectralUnmixing: hand-derived fractions', () => {
-  it('ordinary least squares: f = (E\'E)^-1 E\'x', async () => {
+  it("ordinary least squares: f = (E'E)^-1 E'x", async () => {
     // E columns a = (1, 0, 1), b = (0, 1, 1); x = (1, 2, 3.3): E'E = [[2, 1], [1, 2]], E'x = (4.3, 5.3),
     // f = [[2, -1], [-1, 2]] / 3 (4.3, 5.3) = (1.1, 2.1).
     const [f] = await unmix({ a: [1, 0, 1], b: [0, 1, 1] }, [[1, 2, 3.3]]);
@@ -44,7 +44,14 @@ describe('SpectralUnmixing: hand-derived fractions', () => {
   it('both: fully constrained', async () => {
     // E = I, x = (-0.2, 0.5): the sum-constrained optimum (0.15, 0.85) is already >= 0.
     // x = (-1, 0.5): sum-constrained (-0.25, 1.25) is infeasible -> f_a = 0, f_b = (0.5 + d^2) / (1 + d^2).
-    const [f, g] = await unmix({ a: [1, 0], b: [0, 1] }, [[-0.2, 0.5], [-1, 0.5]], { SumToOne: true, NonNegative: true });
+    const [f, g] = await unmix(
+      { a: [1, 0], b: [0, 1] },
+      [
+        [-0.2, 0.5],
+        [-1, 0.5],
+      ],
+      { SumToOne: true, NonNegative: true },
+    );
     expect(f![0]).toBeCloseTo(0.15, 6);
     expect(f![1]).toBeCloseTo(0.85, 6);
     expect(g![0]).toBe(0);
@@ -90,7 +97,15 @@ describe('SpectralUnmixing: hand-derived fractions', () => {
 
   it('ClassifierDefinition form: class Means are the end members', async () => {
     const d = {
-      Definitions: [{ NumberBands: 3, Classes: [{ ClassValue: 1, ClassName: 'a', Means: [1, 0, 1] }, { ClassValue: 2, ClassName: 'b', Means: [0, 1, 1] }] }],
+      Definitions: [
+        {
+          NumberBands: 3,
+          Classes: [
+            { ClassValue: 1, ClassName: 'a', Means: [1, 0, 1] },
+            { ClassValue: 2, ClassName: 'b', Means: [0, 1, 1] },
+          ],
+        },
+      ],
     };
     const r = await runFunction(spectralUnmixing, { SpectralProfileDefinition: JSON.stringify(d) }, [
       rasterOf({ width: 1, height: 1, bandCount: 3, pixelType: 'F64' }, (_x, _y, b) => [1, 2, 3.3][b]!),
@@ -106,8 +121,14 @@ describe('SpectralUnmixing: bad arguments (code and path)', () => {
   it('refuses missing, unreadable and malformed end members', () => {
     expect(err({})).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}SpectralProfileDefinition` });
     expect(err({ SpectralProfileFile: 'C:/x.json' })).toMatchObject({ code: 'UNSUPPORTED_INPUT', path: `${P}SpectralProfileFile` });
-    expect(err({ SpectralProfileType: 1, TrainingFeature: 'x.shp' })).toMatchObject({ code: 'UNSUPPORTED_INPUT', path: `${P}TrainingFeature` });
-    expect(err({ SpectralProfileDefinition: { a: [1, 2, 3] } })).toMatchObject({ code: 'INVALID_ARGUMENT', path: `${P}SpectralProfileDefinition.a` });
+    expect(err({ SpectralProfileType: 1, TrainingFeature: 'x.shp' })).toMatchObject({
+      code: 'UNSUPPORTED_INPUT',
+      path: `${P}TrainingFeature`,
+    });
+    expect(err({ SpectralProfileDefinition: { a: [1, 2, 3] } })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: `${P}SpectralProfileDefinition.a`,
+    });
     expect(err({ SpectralProfileDefinition: { a: [1, 'x'] } })).toMatchObject({ path: `${P}SpectralProfileDefinition.a[1]` });
     expect(err({ SpectralProfileDefinition: { a: [1, 2], b: [2, 4] } })!.message).toContain('linearly dependent');
     expect(err({ SpectralProfileDefinition: { a: [1, 0], b: [0, 1], c: [1, 1] } })!.message).toContain('at most 2');

@@ -87,16 +87,25 @@ function members(raw: unknown, bands: number): { list: Member[]; warnings: reado
   const path = at('SpectralProfileDefinition');
   const obj = jsonObject(raw, path, 'SpectralProfileDefinition');
   if (Object.keys(obj).some((k) => k.toLowerCase() === 'definitions')) {
-    const def = parseDefinition(obj, path, { covariances: false, rasterBands: bands, rasterPath: at('Raster'), what: 'SpectralProfileDefinition' });
+    const def = parseDefinition(obj, path, {
+      covariances: false,
+      rasterBands: bands,
+      rasterPath: at('Raster'),
+      what: 'SpectralProfileDefinition',
+    });
     return { list: def.classes.map((c) => ({ name: c.name, spectrum: c.means })), warnings: def.warnings };
   }
   const entries = Object.entries(obj);
   if (entries.length === 0) throw invalidArgument(path, 'SpectralProfileDefinition has no end members');
   const list = entries.map(([name, v]) => {
     if (!Array.isArray(v)) {
-      throw invalidArgument(`${path}.${name}`, 'expected a ClassifierDefinition (with Definitions) or { "name": [spectrum], ... }; this member is not an array');
+      throw invalidArgument(
+        `${path}.${name}`,
+        'expected a ClassifierDefinition (with Definitions) or { "name": [spectrum], ... }; this member is not an array',
+      );
     }
-    if (v.length !== bands) throw invalidArgument(`${path}.${name}`, `end member "${name}" has ${v.length} value(s); the raster has ${bands} band(s)`);
+    if (v.length !== bands)
+      throw invalidArgument(`${path}.${name}`, `end member "${name}" has ${v.length} value(s); the raster has ${bands} band(s)`);
     const spectrum = v.map((x, i) => {
       const n = typeof x === 'number' ? x : typeof x === 'string' && x.trim() !== '' ? Number(x) : NaN;
       if (!Number.isFinite(n)) throw invalidArgument(`${path}.${name}[${i}]`, `not a finite number: ${JSON.stringify(x)}`);
@@ -122,10 +131,16 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
     const warnings: string[] = [];
     if (a.SpectralProfileDefinition === undefined) {
       if (a.SpectralProfileFile !== undefined) {
-        throw unsupportedInput(at('SpectralProfileFile'), 'server-side profile files cannot be read by this engine; give the end members in SpectralProfileDefinition');
+        throw unsupportedInput(
+          at('SpectralProfileFile'),
+          'server-side profile files cannot be read by this engine; give the end members in SpectralProfileDefinition',
+        );
       }
       if (a.TrainingFeature !== undefined) {
-        throw unsupportedInput(at('TrainingFeature'), 'training features cannot be read by this engine; give the end members in SpectralProfileDefinition');
+        throw unsupportedInput(
+          at('TrainingFeature'),
+          'training features cannot be read by this engine; give the end members in SpectralProfileDefinition',
+        );
       }
       throw invalidArgument(at('SpectralProfileDefinition'), 'SpectralUnmixing needs SpectralProfileDefinition (the end-member spectra)');
     }
@@ -138,10 +153,12 @@ export const spectralUnmixing = defineFunction<typeof args, UnmixParams>({
     const m = list.length;
     const e = new Float64Array(n * m);
     let emax = 0;
-    list.forEach((mem, j) => mem.spectrum.forEach((v, i) => {
-      e[i * m + j] = v;
-      emax = Math.max(emax, Math.abs(v));
-    }));
+    list.forEach((mem, j) =>
+      mem.spectrum.forEach((v, i) => {
+        e[i * m + j] = v;
+        emax = Math.max(emax, Math.abs(v));
+      }),
+    );
     const weight = a.SumToOne ? SUM_TO_ONE_WEIGHT * emax : 0;
     // Gram matrix of the (augmented) system.
     const gram = new Float64Array(m * m);

@@ -24,7 +24,8 @@ function withColormap(values: number[], cm: Colormap, pixelType: RasterInfo['pix
   return memorySource(`cm${Math.random()}`, info, [plane], mask && Uint8Array.from(mask));
 }
 
-const rgbAt = (r: Result, x: number): number[] | 'NoData' => (r.valid(x, 0) ? [r.value(x, 0, 0), r.value(x, 0, 1), r.value(x, 0, 2)] : 'NoData');
+const rgbAt = (r: Result, x: number): number[] | 'NoData' =>
+  r.valid(x, 0) ? [r.value(x, 0, 0), r.value(x, 0, 1), r.value(x, 0, 2)] : 'NoData';
 const all = (r: Result): (number[] | 'NoData')[] => Array.from({ length: r.info.width }, (_, x) => rgbAt(r, x));
 
 const cm3: Colormap = { values: Float64Array.of(-7, 0, 5), rgb: Uint8Array.of(10, 20, 30, 40, 50, 60, 70, 80, 90) };
@@ -39,7 +40,11 @@ describe('ColormapToRGB', () => {
     // masked pixels hold 0, 0, 0
     expect([res.value(4, 0, 0), res.value(4, 0, 1), res.value(4, 0, 2)]).toEqual([0, 0, 0]);
     // statistics: each channel's range over the entries
-    expect(res.info.statistics).toEqual([{ min: 10, max: 70 }, { min: 20, max: 80 }, { min: 30, max: 90 }]);
+    expect(res.info.statistics).toEqual([
+      { min: 10, max: 70 },
+      { min: 20, max: 80 },
+      { min: 30, max: 90 },
+    ]);
   });
 
   it('truncates float values toward zero; NaN is NoData', async () => {
@@ -51,12 +56,18 @@ describe('ColormapToRGB', () => {
     const cm: Colormap = { ...cm3, alpha: Uint8Array.of(0, 1, 255) };
     const res = await runFunction(colormapToRgb, {}, [withColormap([-7, 0, 5], cm)]);
     expect(all(res)).toEqual(['NoData', [40, 50, 60], [70, 80, 90]]);
-    expect(res.info.statistics).toEqual([{ min: 40, max: 70 }, { min: 50, max: 80 }, { min: 60, max: 90 }]);
+    expect(res.info.statistics).toEqual([
+      { min: 40, max: 70 },
+      { min: 50, max: 80 },
+      { min: 60, max: 90 },
+    ]);
   });
 
   it('UnmappedAsRandomColor: unmapped values get a colour that depends only on the value; NaN and NoData stay NoData', async () => {
     const values = [1, 2, 1, 0, 2, 99, Number.NaN, 1];
-    const res = await runFunction(colormapToRgb, { UnmappedAsRandomColor: true }, [withColormap(values, cm3, 'F32', [1, 1, 1, 1, 1, 1, 1, 0])]);
+    const res = await runFunction(colormapToRgb, { UnmappedAsRandomColor: true }, [
+      withColormap(values, cm3, 'F32', [1, 1, 1, 1, 1, 1, 1, 0]),
+    ]);
     const px = all(res);
     expect(px[3]).toEqual([40, 50, 60]);
     expect(px[0]).toEqual(px[2]); // the same value, the same colour
@@ -72,7 +83,10 @@ describe('ColormapToRGB', () => {
   });
 
   it('colormaps spanning more than 2^20 values are searched instead of tabulated, with the same result', async () => {
-    const wide: Colormap = { values: Float64Array.of(-3_000_000, -7, 0, 5, 4_000_000), rgb: Uint8Array.of(1, 1, 1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 2, 2, 2) };
+    const wide: Colormap = {
+      values: Float64Array.of(-3_000_000, -7, 0, 5, 4_000_000),
+      rgb: Uint8Array.of(1, 1, 1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 2, 2, 2),
+    };
     expect(colormapLut(wide).index).toBeUndefined();
     expect(colormapLut(cm3).index).toBeDefined();
     const info: RasterInfo = { ...gridInfo({ width: 6, height: 1, pixelType: 'S32' }), colormap: wide };
@@ -86,7 +100,11 @@ describe('ColormapToRGB', () => {
     const named = applyFunction(colormap, { ColormapName: 'Elevation' }, [src]);
     const res = await runFunction(colormapToRgb, {}, [named]);
     const elevation = namedColormap('Elevation')!;
-    for (const [x, y] of [[0, 0], [7, 3], [39, 29]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [7, 3],
+      [39, 29],
+    ] as const) {
       const v = (x * 13 + y * 7) % 256;
       expect([res.value(x, y, 0), res.value(x, y, 1), res.value(x, y, 2)]).toEqual(Array.from(elevation.rgb.subarray(3 * v, 3 * v + 3)));
     }
@@ -96,7 +114,10 @@ describe('ColormapToRGB', () => {
   it('in a rule: ColormapToRGB over Colormap', async () => {
     const src = withColormap([0, 1, 2], cm3, 'U8');
     const { root } = await buildGraph(
-      { rasterFunction: 'ColormapToRGB', rasterFunctionArguments: { Raster: { rasterFunction: 'Colormap', rasterFunctionArguments: { Colormap: [[1, 9, 8, 7]] } } } },
+      {
+        rasterFunction: 'ColormapToRGB',
+        rasterFunctionArguments: { Raster: { rasterFunction: 'Colormap', rasterFunctionArguments: { Colormap: [[1, 9, 8, 7]] } } },
+      },
       { registry, resolveSource: async () => src as never },
     );
     expect(root.info.bandCount).toBe(3);
@@ -111,12 +132,19 @@ describe('ColormapToRGB', () => {
     });
 
     it('several bands: UNSUPPORTED_INPUT at Raster', () => {
-      const three: RasterNode = memorySource('three', { ...gridInfo({ width: 1, height: 1, bandCount: 3, pixelType: 'U8' }), colormap: cm3 }, [new Uint8Array(1), new Uint8Array(1), new Uint8Array(1)]);
+      const three: RasterNode = memorySource(
+        'three',
+        { ...gridInfo({ width: 1, height: 1, bandCount: 3, pixelType: 'U8' }), colormap: cm3 },
+        [new Uint8Array(1), new Uint8Array(1), new Uint8Array(1)],
+      );
       expect(at(() => applyFunction(colormapToRgb, {}, [three]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
     });
 
     it('a non-boolean UnmappedAsRandomColor', () => {
-      expect(at(() => applyFunction(colormapToRgb, { UnmappedAsRandomColor: 'sometimes' }, [withColormap([0], cm3)]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}UnmappedAsRandomColor` });
+      expect(at(() => applyFunction(colormapToRgb, { UnmappedAsRandomColor: 'sometimes' }, [withColormap([0], cm3)]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: `${P}UnmappedAsRandomColor`,
+      });
     });
   });
 });

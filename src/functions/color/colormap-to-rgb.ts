@@ -155,7 +155,8 @@ export const colormapToRgb = defineFunction<typeof args, ColormapToRgbParams>({
   variableName: 'Raster',
   family: 'color',
   codes: 'colour channels',
-  verification: 'reference: gdal_translate -expand rgb (palette GeoTIFF), gdaldem color-relief -exact_color_entry; hand: alpha, negative values, random colours',
+  verification:
+    'reference: gdal_translate -expand rgb (palette GeoTIFF), gdaldem color-relief -exact_color_entry; hand: alpha, negative values, random colours',
   args,
 
   plan(a, inputs) {
@@ -177,7 +178,17 @@ export const colormapToRgb = defineFunction<typeof args, ColormapToRgbParams>({
     const src = inputs[p.input]!;
     const n = out.mask.length;
     const alpha = new Uint8Array(n);
-    colorize(src.bands[0]!, src.mask, n, p.lut, out.bands[0] as Uint8Array, out.bands[1] as Uint8Array, out.bands[2] as Uint8Array, alpha, p.random);
+    colorize(
+      src.bands[0]!,
+      src.mask,
+      n,
+      p.lut,
+      out.bands[0] as Uint8Array,
+      out.bands[1] as Uint8Array,
+      out.bands[2] as Uint8Array,
+      alpha,
+      p.random,
+    );
     for (let i = 0; i < n; i++) out.mask[i] = alpha[i] === 0 ? 0 : 1;
   },
 });

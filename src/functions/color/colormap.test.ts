@@ -39,24 +39,75 @@ describe('named colormaps (spec check values)', () => {
   });
 
   it('Elevation', () => {
-    checks(namedColormap('Elevation')!, [[0, [0, 191, 191]], [1, [0, 192, 188]], [25, [0, 222, 113]], [50, [0, 254, 4]], [51, [1, 255, 0]], [100, [247, 255, 0]], [128, [255, 188, 0]], [150, [255, 133, 0]], [200, [195, 128, 60]], [254, [23, 23, 23]], [255, [20, 20, 20]]]);
+    checks(namedColormap('Elevation')!, [
+      [0, [0, 191, 191]],
+      [1, [0, 192, 188]],
+      [25, [0, 222, 113]],
+      [50, [0, 254, 4]],
+      [51, [1, 255, 0]],
+      [100, [247, 255, 0]],
+      [128, [255, 188, 0]],
+      [150, [255, 133, 0]],
+      [200, [195, 128, 60]],
+      [254, [23, 23, 23]],
+      [255, [20, 20, 20]],
+    ]);
   });
 
   it('NDVI2 (201 colours, then its last colour repeated)', () => {
     const cm = namedColormap('NDVI2')!;
-    checks(cm, [[1, [251, 251, 255]], [25, [163, 163, 255]], [50, [72, 72, 255]], [100, [149, 147, 144]], [128, [123, 195, 96]], [150, [14, 96, 1]], [200, [6, 27, 7]]]);
+    checks(cm, [
+      [1, [251, 251, 255]],
+      [25, [163, 163, 255]],
+      [50, [72, 72, 255]],
+      [100, [149, 147, 144]],
+      [128, [123, 195, 96]],
+      [150, [14, 96, 1]],
+      [200, [6, 27, 7]],
+    ]);
     for (let i = 201; i < 256; i++) expect(color(cm, i)).toEqual([6, 27, 7]);
   });
 
   it('Hillshade (explicit part weights)', () => {
-    checks(namedColormap('Hillshade')!, [[25, [52, 67, 55]], [100, [117, 125, 119]], [128, [155, 155, 155]], [200, [211, 205, 211]], [255, [253, 241, 253]]]);
+    checks(namedColormap('Hillshade')!, [
+      [25, [52, 67, 55]],
+      [100, [117, 125, 119]],
+      [128, [155, 155, 155]],
+      [200, [211, 205, 211]],
+      [255, [253, 241, 253]],
+    ]);
   });
 
   it('NDVI and NDVI3: the fixed tables of appendix A (runs included)', () => {
     const ndvi = namedColormap('NDVI')!;
-    checks(ndvi, [[0, [36, 0, 255]], [3, [36, 0, 255]], [4, [112, 75, 3]], [63, [174, 117, 6]], [64, [245, 0, 0]], [95, [252, 156, 0]], [96, [252, 156, 0]], [127, [223, 247, 0]], [128, [165, 247, 0]], [183, [42, 60, 8]], [184, [40, 57, 8]], [255, [40, 57, 8]]]);
+    checks(ndvi, [
+      [0, [36, 0, 255]],
+      [3, [36, 0, 255]],
+      [4, [112, 75, 3]],
+      [63, [174, 117, 6]],
+      [64, [245, 0, 0]],
+      [95, [252, 156, 0]],
+      [96, [252, 156, 0]],
+      [127, [223, 247, 0]],
+      [128, [165, 247, 0]],
+      [183, [42, 60, 8]],
+      [184, [40, 57, 8]],
+      [255, [40, 57, 8]],
+    ]);
     const ndvi3 = namedColormap('NDVI3')!;
-    checks(ndvi3, [[2, [36, 0, 255]], [4, [245, 20, 0]], [9, [247, 33, 0]], [13, [247, 41, 0]], [61, [252, 113, 13]], [100, [253, 252, 186]], [139, [56, 156, 14]], [142, [51, 153, 0]], [198, [39, 117, 0]], [199, [38, 115, 0]], [255, [38, 115, 0]]]);
+    checks(ndvi3, [
+      [2, [36, 0, 255]],
+      [4, [245, 20, 0]],
+      [9, [247, 33, 0]],
+      [13, [247, 41, 0]],
+      [61, [252, 113, 13]],
+      [100, [253, 252, 186]],
+      [139, [56, 156, 14]],
+      [142, [51, 153, 0]],
+      [198, [39, 117, 0]],
+      [199, [38, 115, 0]],
+      [255, [38, 115, 0]],
+    ]);
   });
 
   it('Random: seeded, so the same on every call; channels round(255 random()) spread over 0..255', () => {
@@ -76,7 +127,16 @@ describe('Colormap function', () => {
   it('explicit Colormap: pixels, type, mask and statistics pass through; the colormap is attached', async () => {
     const info = { ...gridInfo({ width: 3, height: 1, pixelType: 'F32' }), statistics: [{ min: -2, max: 7 }] };
     const src = memorySource('f', info, [Float32Array.of(-1.5, 2.25, 7)], Uint8Array.of(1, 0, 1));
-    const res = await runFunction(colormap, { Colormap: [[7, 1, 2, 3], [-1, 4, 5, 6, 128]] }, [src]);
+    const res = await runFunction(
+      colormap,
+      {
+        Colormap: [
+          [7, 1, 2, 3],
+          [-1, 4, 5, 6, 128],
+        ],
+      },
+      [src],
+    );
     expect(res.info.pixelType).toBe('F32');
     expect(res.info.statistics).toEqual([{ min: -2, max: 7 }]);
     expect(Array.from(res.block.bands[0]!)).toEqual([-1.5, 2.25, 7]);
@@ -96,7 +156,9 @@ describe('Colormap function', () => {
   });
 
   it('a ramp or name on other types gives U8: truncated toward zero, outside 0..255 and NaN NoData', async () => {
-    const src = memorySource('f', gridInfo({ width: 6, height: 1, pixelType: 'F64', noData: -9999 }), [Float64Array.of(-0.5, 3.9, 255.99, 256, Number.NaN, -9999)]);
+    const src = memorySource('f', gridInfo({ width: 6, height: 1, pixelType: 'F64', noData: -9999 }), [
+      Float64Array.of(-0.5, 3.9, 255.99, 256, Number.NaN, -9999),
+    ]);
     const res = await runFunction(colormap, { ColorrampName: 'Black To White' }, [src]);
     expect(res.info.pixelType).toBe('U8');
     expect(res.info.noData).toBeUndefined();
@@ -135,20 +197,29 @@ describe('Colormap function', () => {
     const all = { ColormapName: 'Gray', ColorrampName: 'Slope', Colorramp: 'Black To White', Colormap: [[0, 9, 9, 9]] };
     const n1 = applyFunction(colormap, all, [u8()]);
     expect(Array.from(n1.info.colormap!.values)).toEqual([0]);
-    expect(n1.plan.warnings).toEqual(['Colormap given: Colorramp is ignored', 'Colormap given: ColorrampName is ignored', 'Colormap given: ColormapName is ignored']);
+    expect(n1.plan.warnings).toEqual([
+      'Colormap given: Colorramp is ignored',
+      'Colormap given: ColorrampName is ignored',
+      'Colormap given: ColormapName is ignored',
+    ]);
     const { Colormap: _c, ...noColormap } = all;
     const n2 = applyFunction(colormap, noColormap, [u8()]);
     expect(n2.info.colormap!.rgb.slice(0, 3)).toEqual(Uint8Array.of(0, 0, 0));
     expect(color(n2.info.colormap!, 255)).toEqual([255, 255, 255]);
     const { Colorramp: _r, ...nameOnly } = noColormap;
-    expect(Array.from(applyFunction(colormap, nameOnly, [u8()]).info.colormap!.rgb)).toEqual(Array.from(rampColors(predefinedRamp('Slope')!).rgb));
+    expect(Array.from(applyFunction(colormap, nameOnly, [u8()]).info.colormap!.rgb)).toEqual(
+      Array.from(rampColors(predefinedRamp('Slope')!).rgb),
+    );
     expect(applyFunction(colormap, { ColormapName: 'Gray' }, [u8()]).plan.warnings).toBeUndefined();
   });
 
   it('is found as ColorMap and Colormap in a rule', async () => {
     const src = u8();
     for (const name of ['ColorMap', 'colormap']) {
-      const { root } = await buildGraph({ rasterFunction: name, rasterFunctionArguments: { ColormapName: 'Elevation' } }, { registry, resolveSource: async () => src as never });
+      const { root } = await buildGraph(
+        { rasterFunction: name, rasterFunctionArguments: { ColormapName: 'Elevation' } },
+        { registry, resolveSource: async () => src as never },
+      );
       expect(root.info.colormap).toEqual(namedColormap('Elevation'));
     }
   });
@@ -156,7 +227,10 @@ describe('Colormap function', () => {
   describe('bad arguments', () => {
     it('more than one band, or complex pixels: UNSUPPORTED_INPUT at Raster', () => {
       const three = rasterOf({ width: 2, height: 2, bandCount: 3, pixelType: 'U8' }, () => 1);
-      expect(at(() => applyFunction(colormap, { ColormapName: 'Gray' }, [three]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
+      expect(at(() => applyFunction(colormap, { ColormapName: 'Gray' }, [three]))).toEqual({
+        code: 'UNSUPPORTED_INPUT',
+        path: `${P}Raster`,
+      });
       const c64 = memorySource('c', gridInfo({ width: 1, height: 1, pixelType: 'C64' }), [new Float32Array(2)]);
       expect(at(() => applyFunction(colormap, { ColormapName: 'Gray' }, [c64]))).toEqual({ code: 'UNSUPPORTED_INPUT', path: `${P}Raster` });
     });
@@ -169,15 +243,42 @@ describe('Colormap function', () => {
       const e = catchError(() => applyFunction(colormap, { ColormapName: 'Elevaton' }, [u8()]))!;
       expect([e.code, e.path]).toEqual(['INVALID_ARGUMENT', `${P}ColormapName`]);
       expect(e.message).toMatch(/did you mean Elevation/);
-      expect(at(() => applyFunction(colormap, { ColorrampName: 'Rainbow' }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}ColorrampName` });
+      expect(at(() => applyFunction(colormap, { ColorrampName: 'Rainbow' }, [u8()]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: `${P}ColorrampName`,
+      });
     });
 
     it('malformed colormaps and ramps name the element', () => {
-      expect(at(() => applyFunction(colormap, { Colormap: [[0, 1, 2, 3], [1, 2, 300, 4]] }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colormap[1][2]` });
-      expect(at(() => applyFunction(colormap, { Colormap: [[0.5, 1, 2, 3]] }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colormap[0][0]` });
+      expect(
+        at(() =>
+          applyFunction(
+            colormap,
+            {
+              Colormap: [
+                [0, 1, 2, 3],
+                [1, 2, 300, 4],
+              ],
+            },
+            [u8()],
+          ),
+        ),
+      ).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colormap[1][2]` });
+      expect(at(() => applyFunction(colormap, { Colormap: [[0.5, 1, 2, 3]] }, [u8()]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: `${P}Colormap[0][0]`,
+      });
       expect(at(() => applyFunction(colormap, { Colormap: 'red' }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colormap` });
-      expect(at(() => applyFunction(colormap, { Colorramp: { type: 'algorithmic', fromColor: [1, 2], toColor: [0, 0, 0] } }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colorramp.fromColor` });
-      expect(at(() => applyFunction(colormap, { Colorramp: { type: 'algorithmic', fromColor: [1, 2, 3], toColor: [0, 0, 0], algorithm: 'rgb' } }, [u8()]))).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colorramp.algorithm` });
+      expect(
+        at(() => applyFunction(colormap, { Colorramp: { type: 'algorithmic', fromColor: [1, 2], toColor: [0, 0, 0] } }, [u8()])),
+      ).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colorramp.fromColor` });
+      expect(
+        at(() =>
+          applyFunction(colormap, { Colorramp: { type: 'algorithmic', fromColor: [1, 2, 3], toColor: [0, 0, 0], algorithm: 'rgb' } }, [
+            u8(),
+          ]),
+        ),
+      ).toEqual({ code: 'INVALID_ARGUMENT', path: `${P}Colorramp.algorithm` });
     });
   });
 });

@@ -148,11 +148,28 @@ function namedTable(name: ColormapName): Uint8Array {
       return Uint8Array.from({ length: 3 * 256 }, () => Math.round(255 * random()));
     }
     case 'Elevation':
-      return rampColors(hsvStops([[0, 0, 191, 191], [51, 0, 255, 0], [102, 255, 255, 0], [153, 255, 127, 0], [204, 191, 127, 63], [256, 20, 20, 20]])).rgb;
+      return rampColors(
+        hsvStops([
+          [0, 0, 191, 191],
+          [51, 0, 255, 0],
+          [102, 255, 255, 0],
+          [153, 255, 127, 0],
+          [204, 191, 127, 63],
+          [256, 20, 20, 20],
+        ]),
+      ).rgb;
     case 'NDVI2': {
       const ramp = hsvStops([
-        [0, 255, 255, 255], [70, 0, 0, 255], [80, 205, 193, 173], [100, 150, 150, 150], [110, 120, 100, 51],
-        [130, 120, 200, 100], [140, 28, 144, 3], [160, 6, 55, 0], [180, 10, 30, 25], [201, 6, 27, 7],
+        [0, 255, 255, 255],
+        [70, 0, 0, 255],
+        [80, 205, 193, 173],
+        [100, 150, 150, 150],
+        [110, 120, 100, 51],
+        [130, 120, 200, 100],
+        [140, 28, 144, 3],
+        [160, 6, 55, 0],
+        [180, 10, 30, 25],
+        [201, 6, 27, 7],
       ]);
       const rgb = new Uint8Array(3 * 256);
       rgb.set(rampColors(ramp, 201).rgb);
@@ -160,7 +177,17 @@ function namedTable(name: ColormapName): Uint8Array {
       return rgb;
     }
     case 'Hillshade':
-      return rampColors(hsvStops([[0, 38, 54, 41], [69, 79, 90, 82], [131, 156, 156, 156], [256, 253, 241, 253]], [0.268, 0.238, 0.495])).rgb;
+      return rampColors(
+        hsvStops(
+          [
+            [0, 38, 54, 41],
+            [69, 79, 90, 82],
+            [131, 156, 156, 156],
+            [256, 253, 241, 253],
+          ],
+          [0.268, 0.238, 0.495],
+        ),
+      ).rgb;
     case 'NDVI':
       return runTable(NDVI_RUNS);
     case 'NDVI3':
@@ -220,13 +247,17 @@ export const colormap = defineFunction<typeof args, ColormapParams>({
   summary: 'Attach a colormap (explicit, from a colour ramp or named) to a single-band raster; pixels pass through.',
   variableName: 'Raster',
   family: 'color',
-  verification: 'reference: gdaldem color-relief -exact_color_entry (explicit colormap, via ColormapToRGB); hand: documented check values of the named colormaps',
+  verification:
+    'reference: gdaldem color-relief -exact_color_entry (explicit colormap, via ColormapToRGB); hand: documented check values of the named colormaps',
   args,
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (src.bandCount !== 1) {
-      throw unsupportedInput(at('Raster'), `Colormap needs a single-band raster, got ${src.bandCount} bands: pick one band with ExtractBand first`);
+      throw unsupportedInput(
+        at('Raster'),
+        `Colormap needs a single-band raster, got ${src.bandCount} bands: pick one band with ExtractBand first`,
+      );
     }
     if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Colormap needs real pixel values, got ${src.pixelType}`);
 

@@ -104,10 +104,18 @@ describe('algorithmic ramps (B.1)', () => {
     // H 0 -> 240: |dh| = 240 >= 180, H1 < H2: step -(360 - 240) / 4 = -30 per colour: 0, 330, 300, 270, then toColor.
     // 330 and 270 put X = 127.5 in R or B, rounded half up to 128.
     expect(colors(rampColors(ramp([255, 0, 0], [0, 0, 255]), 5))).toEqual([
-      [255, 0, 0], [255, 0, 128], [255, 0, 255], [128, 0, 255], [0, 0, 255],
+      [255, 0, 0],
+      [255, 0, 128],
+      [255, 0, 255],
+      [128, 0, 255],
+      [0, 0, 255],
     ]);
     // Magenta (300) -> red (0): |dh| = 300, H1 > H2: +60 over the ramp, through 330.
-    expect(colors(rampColors(ramp([255, 0, 255], [255, 0, 0]), 3))).toEqual([[255, 0, 255], [255, 0, 128], [255, 0, 0]]);
+    expect(colors(rampColors(ramp([255, 0, 255], [255, 0, 0]), 3))).toEqual([
+      [255, 0, 255],
+      [255, 0, 128],
+      [255, 0, 0],
+    ]);
   });
 
   it('HSV: a grey end takes the other end hue', () => {
@@ -123,7 +131,9 @@ describe('algorithmic ramps (B.1)', () => {
   it('CIELab black -> white: L steps linearly', () => {
     // Colour 1 of 3: L 50, a and b half of white's (0.0026, -0.0052): (119, 119, 119) as L 50 grey.
     expect(colors(rampColors(ramp([0, 0, 0], [255, 255, 255], 'geoCIELabAlgorithm'), 3))).toEqual([
-      [0, 0, 0], [119, 119, 119], [255, 255, 255],
+      [0, 0, 0],
+      [119, 119, 119],
+      [255, 255, 255],
     ]);
   });
 
@@ -160,13 +170,24 @@ describe('multipart ramps (B.1)', () => {
 
   it('N = 5, equal weights: ceil(0.5 / 0.25) = 2 colours per part, then the final toColor', () => {
     // Part 1 at local 0, 0.5 (H 0, 30); part 2 (offset 0) at local 0, 0.5 (H 60, 90); then green.
-    expect(colors(rampColors(two, 5))).toEqual([[255, 0, 0], [255, 128, 0], [255, 255, 0], [128, 255, 0], [0, 255, 0]]);
+    expect(colors(rampColors(two, 5))).toEqual([
+      [255, 0, 0],
+      [255, 128, 0],
+      [255, 255, 0],
+      [128, 255, 0],
+      [0, 255, 0],
+    ]);
   });
 
   it('N = 4: the offset carries into the next part so colours stay evenly spaced', () => {
     // Step 1/3. Part 1: ceil(0.5 x 3) = 2 colours at t 0, 1/3 (local 0, 2/3 -> H 40 -> (255, 170, 0)).
     // Offset 2/3 - 1/2 = 1/6; part 2 makes the remaining 1 colour at t 2/3 (local 1/3 -> H 80 -> (170, 255, 0)).
-    expect(colors(rampColors(two, 4))).toEqual([[255, 0, 0], [255, 170, 0], [170, 255, 0], [0, 255, 0]]);
+    expect(colors(rampColors(two, 4))).toEqual([
+      [255, 0, 0],
+      [255, 170, 0],
+      [170, 255, 0],
+      [0, 255, 0],
+    ]);
   });
 
   // The spec's Colormap section lists these named colormaps as HSV multipart ramps with weights equal
@@ -179,21 +200,77 @@ describe('multipart ramps (B.1)', () => {
   const at = (t: { rgb: Uint8Array }, i: number) => [t.rgb[3 * i], t.rgb[3 * i + 1], t.rgb[3 * i + 2]];
 
   it('reproduces the spec check values of the Elevation colormap (weights = stop gaps)', () => {
-    const t = rampColors(hsvStops([[0, [0, 191, 191]], [51, [0, 255, 0]], [102, [255, 255, 0]], [153, [255, 127, 0]], [204, [191, 127, 63]], [256, [20, 20, 20]]]));
-    const want: [number, number[]][] = [[0, [0, 191, 191]], [1, [0, 192, 188]], [25, [0, 222, 113]], [50, [0, 254, 4]], [51, [1, 255, 0]], [100, [247, 255, 0]], [128, [255, 188, 0]], [150, [255, 133, 0]], [200, [195, 128, 60]], [254, [23, 23, 23]], [255, [20, 20, 20]]];
+    const t = rampColors(
+      hsvStops([
+        [0, [0, 191, 191]],
+        [51, [0, 255, 0]],
+        [102, [255, 255, 0]],
+        [153, [255, 127, 0]],
+        [204, [191, 127, 63]],
+        [256, [20, 20, 20]],
+      ]),
+    );
+    const want: [number, number[]][] = [
+      [0, [0, 191, 191]],
+      [1, [0, 192, 188]],
+      [25, [0, 222, 113]],
+      [50, [0, 254, 4]],
+      [51, [1, 255, 0]],
+      [100, [247, 255, 0]],
+      [128, [255, 188, 0]],
+      [150, [255, 133, 0]],
+      [200, [195, 128, 60]],
+      [254, [23, 23, 23]],
+      [255, [20, 20, 20]],
+    ];
     for (const [i, c] of want) expect(at(t, i), `[${i}]`).toEqual(c);
   });
 
   it('reproduces the spec check values of NDVI2 (201 colours) and Hillshade (explicit weights)', () => {
     const ndvi2 = rampColors(
-      hsvStops([[0, [255, 255, 255]], [70, [0, 0, 255]], [80, [205, 193, 173]], [100, [150, 150, 150]], [110, [120, 100, 51]], [130, [120, 200, 100]], [140, [28, 144, 3]], [160, [6, 55, 0]], [180, [10, 30, 25]], [201, [6, 27, 7]]]),
+      hsvStops([
+        [0, [255, 255, 255]],
+        [70, [0, 0, 255]],
+        [80, [205, 193, 173]],
+        [100, [150, 150, 150]],
+        [110, [120, 100, 51]],
+        [130, [120, 200, 100]],
+        [140, [28, 144, 3]],
+        [160, [6, 55, 0]],
+        [180, [10, 30, 25]],
+        [201, [6, 27, 7]],
+      ]),
       201,
     );
     // [100] is a half-up tie (V 58.235 -> 148.5): it needs the carried offset without drift.
-    const want: [number, number[]][] = [[1, [251, 251, 255]], [25, [163, 163, 255]], [50, [72, 72, 255]], [100, [149, 147, 144]], [128, [123, 195, 96]], [150, [14, 96, 1]], [200, [6, 27, 7]]];
+    const want: [number, number[]][] = [
+      [1, [251, 251, 255]],
+      [25, [163, 163, 255]],
+      [50, [72, 72, 255]],
+      [100, [149, 147, 144]],
+      [128, [123, 195, 96]],
+      [150, [14, 96, 1]],
+      [200, [6, 27, 7]],
+    ];
     for (const [i, c] of want) expect(at(ndvi2, i), `NDVI2 [${i}]`).toEqual(c);
-    const hs = rampColors(hsvStops([[0, [38, 54, 41]], [69, [79, 90, 82]], [131, [156, 156, 156]], [256, [253, 241, 253]]], [0.268, 0.238, 0.495]));
-    const wantHs: [number, number[]][] = [[25, [52, 67, 55]], [100, [117, 125, 119]], [128, [155, 155, 155]], [200, [211, 205, 211]], [255, [253, 241, 253]]];
+    const hs = rampColors(
+      hsvStops(
+        [
+          [0, [38, 54, 41]],
+          [69, [79, 90, 82]],
+          [131, [156, 156, 156]],
+          [256, [253, 241, 253]],
+        ],
+        [0.268, 0.238, 0.495],
+      ),
+    );
+    const wantHs: [number, number[]][] = [
+      [25, [52, 67, 55]],
+      [100, [117, 125, 119]],
+      [128, [155, 155, 155]],
+      [200, [211, 205, 211]],
+      [255, [253, 241, 253]],
+    ];
     for (const [i, c] of wantHs) expect(at(hs, i), `Hillshade [${i}]`).toEqual(c);
   });
 });
@@ -240,17 +317,21 @@ describe('parsing ramps from rule JSON', () => {
 
   it('accepts a name, an algorithmic and a multipart object (member names in any case)', () => {
     expect(parseColorRamp('yellow to red', P)).toBe(predefinedRamp('Yellow to Red'));
-    expect(parseColorRamp({ type: 'algorithmic', fromColor: [0, 0, 0, 255], toColor: ['255', 0, 0, 255], algorithm: 'geoCIELabAlgorithm' }, P)).toEqual(
-      ramp([0, 0, 0, 255], [255, 0, 0, 255], 'geoCIELabAlgorithm'),
-    );
-    expect(parseColorRamp({ Type: 'Multipart', ColorRamps: [{ FromColor: [1, 2, 3], ToColor: [4, 5, 6], Algorithm: 'GEOHSVALGORITHM' }] }, P)).toEqual({
+    expect(
+      parseColorRamp({ type: 'algorithmic', fromColor: [0, 0, 0, 255], toColor: ['255', 0, 0, 255], algorithm: 'geoCIELabAlgorithm' }, P),
+    ).toEqual(ramp([0, 0, 0, 255], [255, 0, 0, 255], 'geoCIELabAlgorithm'));
+    expect(
+      parseColorRamp({ Type: 'Multipart', ColorRamps: [{ FromColor: [1, 2, 3], ToColor: [4, 5, 6], Algorithm: 'GEOHSVALGORITHM' }] }, P),
+    ).toEqual({
       type: 'multipart',
       colorRamps: [ramp([1, 2, 3], [4, 5, 6])],
     });
   });
 
   it('defaults a missing algorithm to HSV (the template reader)', () => {
-    expect(parseColorRamp({ type: 'algorithmic', fromColor: [0, 0, 0], toColor: [9, 9, 9] }, P)).toEqual(ramp([0, 0, 0], [9, 9, 9], 'geoHSVAlgorithm'));
+    expect(parseColorRamp({ type: 'algorithmic', fromColor: [0, 0, 0], toColor: [9, 9, 9] }, P)).toEqual(
+      ramp([0, 0, 0], [9, 9, 9], 'geoHSVAlgorithm'),
+    );
   });
 
   it.each([
@@ -262,11 +343,23 @@ describe('parsing ramps from rule JSON', () => {
     [{ type: 'algorithmic', toColor: [1, 1, 1] }, `${P}.fromColor`, /needs fromColor/],
     [{ type: 'algorithmic', fromColor: [0, 0], toColor: [1, 1, 1] }, `${P}.fromColor`, /colour must be/],
     [{ type: 'algorithmic', fromColor: [0, 0, 256], toColor: [1, 1, 1] }, `${P}.fromColor[2]`, /integer 0\.\.255/],
-    [{ type: 'algorithmic', fromColor: [0, 0, 0], toColor: [1, 1, 1], algorithm: 'rgb' }, `${P}.algorithm`, /geoHSVAlgorithm, geoCIELabAlgorithm/],
+    [
+      { type: 'algorithmic', fromColor: [0, 0, 0], toColor: [1, 1, 1], algorithm: 'rgb' },
+      `${P}.algorithm`,
+      /geoHSVAlgorithm, geoCIELabAlgorithm/,
+    ],
     [{ type: 'multipart', colorRamps: [] }, `${P}.colorRamps`, /non-empty/],
-    [{ type: 'multipart', colorRamps: [{ type: 'algorithmic', fromColor: [0, 0, 0], toColor: [1, 1, 1] }, 'x'] }, `${P}.colorRamps[1]`, /algorithmic ramp object/],
+    [
+      { type: 'multipart', colorRamps: [{ type: 'algorithmic', fromColor: [0, 0, 0], toColor: [1, 1, 1] }, 'x'] },
+      `${P}.colorRamps[1]`,
+      /algorithmic ramp object/,
+    ],
     [{ type: 'multipart', colorRamps: [{ type: 'multipart', colorRamps: [] }] }, `${P}.colorRamps[0].type`, /must be "algorithmic"/],
-    [{ type: 'multipart', colorRamps: [{ fromColor: [0, 0, 0], toColor: [1, 1, -1] }] }, `${P}.colorRamps[0].toColor[2]`, /integer 0\.\.255/],
+    [
+      { type: 'multipart', colorRamps: [{ fromColor: [0, 0, 0], toColor: [1, 1, -1] }] },
+      `${P}.colorRamps[0].toColor[2]`,
+      /integer 0\.\.255/,
+    ],
   ])('rejects %j at %s', (value, path, message) => {
     const e = thrown(() => parseColorRamp(value, P));
     expect(e.code).toBe('INVALID_ARGUMENT');
@@ -279,19 +372,42 @@ describe('colormaps', () => {
   const P = 'rasterFunctionArguments.Colormap';
 
   it('sorts entries by value, keeps the last colour of a repeated value, accepts numeric strings', () => {
-    const cm = parseColormap([[10, 1, 2, 3], [-5, 4, 5, 6], ['10', '7', 8, 9], [3, 0, 0, 0]], P);
+    const cm = parseColormap(
+      [
+        [10, 1, 2, 3],
+        [-5, 4, 5, 6],
+        ['10', '7', 8, 9],
+        [3, 0, 0, 0],
+      ],
+      P,
+    );
     expect([...cm.values]).toEqual([-5, 3, 10]);
     expect([...cm.rgb]).toEqual([4, 5, 6, 0, 0, 0, 7, 8, 9]);
     expect(cm.alpha).toBeUndefined();
   });
 
   it('keeps an alpha column when an entry has one (255 for the others)', () => {
-    const cm = parseColormap([[1, 1, 1, 1, 0], [2, 2, 2, 2]], P);
+    const cm = parseColormap(
+      [
+        [1, 1, 1, 1, 0],
+        [2, 2, 2, 2],
+      ],
+      P,
+    );
     expect([...cm.alpha!]).toEqual([0, 255]);
   });
 
   it('looks values up by binary search, -1 when absent', () => {
-    const { values } = parseColormap([[0, 0, 0, 0], [5, 0, 0, 0], [7, 0, 0, 0], [100, 0, 0, 0], [1000, 0, 0, 0]], P);
+    const { values } = parseColormap(
+      [
+        [0, 0, 0, 0],
+        [5, 0, 0, 0],
+        [7, 0, 0, 0],
+        [100, 0, 0, 0],
+        [1000, 0, 0, 0],
+      ],
+      P,
+    );
     expect([0, 5, 7, 100, 1000, -1, 6, 2000, Number.NaN].map((v) => colormapIndex(values, v))).toEqual([0, 1, 2, 3, 4, -1, -1, -1, -1]);
   });
 
@@ -301,7 +417,14 @@ describe('colormaps', () => {
     [[[1, 2, 3]], `${P}[0]`, /\[value, red, green, blue\]/],
     [[[1, 0, 0, 0], 7], `${P}[1]`, /\[value, red, green, blue\]/],
     [[[1.5, 0, 0, 0]], `${P}[0][0]`, /must be an integer/],
-    [[[1, 0, 0, 0], [2, 0, 300, 0]], `${P}[1][2]`, /integer 0\.\.255/],
+    [
+      [
+        [1, 0, 0, 0],
+        [2, 0, 300, 0],
+      ],
+      `${P}[1][2]`,
+      /integer 0\.\.255/,
+    ],
     [[[1, 0, 0, 0, -1]], `${P}[0][4]`, /integer 0\.\.255/],
     [[[1, 0, 'red', 0]], `${P}[0][2]`, /integer 0\.\.255/],
   ])('rejects %j at %s', (value, path, message) => {

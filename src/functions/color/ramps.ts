@@ -69,60 +69,289 @@ export interface ColorTable {
 type Part = readonly [number, number, number, number, number, number];
 
 const PREDEFINED: readonly (readonly [string, readonly Part[]])[] = [
-  ['Aspect', [[190, 190, 190, 255, 45, 8], [255, 45, 8, 255, 181, 61], [255, 181, 61, 255, 254, 52], [255, 254, 52, 0, 251, 50], [0, 251, 50, 255, 254, 52], [0, 253, 255, 0, 181, 255], [0, 181, 255, 26, 35, 253], [26, 35, 253, 255, 57, 251], [255, 57, 251, 255, 45, 8]]],
+  [
+    'Aspect',
+    [
+      [190, 190, 190, 255, 45, 8],
+      [255, 45, 8, 255, 181, 61],
+      [255, 181, 61, 255, 254, 52],
+      [255, 254, 52, 0, 251, 50],
+      [0, 251, 50, 255, 254, 52],
+      [0, 253, 255, 0, 181, 255],
+      [0, 181, 255, 26, 35, 253],
+      [26, 35, 253, 255, 57, 251],
+      [255, 57, 251, 255, 45, 8],
+    ],
+  ],
   ['Black to White', [[0, 0, 0, 255, 255, 255]]],
   ['Blue Bright', [[204, 204, 255, 0, 0, 224]]],
   ['Blue Light to Dark', [[211, 229, 232, 46, 100, 140]]],
   ['Blue-Green Bright', [[203, 245, 234, 48, 207, 146]]],
   ['Blue-Green Light to Dark', [[216, 242, 237, 21, 79, 74]]],
   ['Brown Light to Dark', [[240, 236, 170, 102, 72, 48]]],
-  ['Brown to Blue Green Diverging, Bright', [[156, 85, 31, 255, 255, 191], [255, 255, 191, 33, 130, 145]]],
-  ['Brown to Blue Green Diverging, Dark', [[110, 70, 45, 204, 204, 102], [204, 204, 102, 48, 100, 102]]],
+  [
+    'Brown to Blue Green Diverging, Bright',
+    [
+      [156, 85, 31, 255, 255, 191],
+      [255, 255, 191, 33, 130, 145],
+    ],
+  ],
+  [
+    'Brown to Blue Green Diverging, Dark',
+    [
+      [110, 70, 45, 204, 204, 102],
+      [204, 204, 102, 48, 100, 102],
+    ],
+  ],
   ['Coefficient Bias', [[214, 214, 255, 0, 57, 148]]],
-  ['Cold to Hot Diverging', [[69, 117, 181, 255, 255, 191], [255, 255, 191, 214, 47, 39]]],
-  ['Condition Number', [[0, 97, 0, 255, 255, 0], [255, 255, 0, 255, 34, 0]]],
-  ['Cyan to Purple', [[0, 245, 245, 0, 0, 245], [0, 0, 245, 245, 0, 245]]],
-  ['Cyan-Light to Blue-Dark', [[182, 237, 240, 31, 131, 224], [31, 131, 224, 9, 9, 145]]],
+  [
+    'Cold to Hot Diverging',
+    [
+      [69, 117, 181, 255, 255, 191],
+      [255, 255, 191, 214, 47, 39],
+    ],
+  ],
+  [
+    'Condition Number',
+    [
+      [0, 97, 0, 255, 255, 0],
+      [255, 255, 0, 255, 34, 0],
+    ],
+  ],
+  [
+    'Cyan to Purple',
+    [
+      [0, 245, 245, 0, 0, 245],
+      [0, 0, 245, 245, 0, 245],
+    ],
+  ],
+  [
+    'Cyan-Light to Blue-Dark',
+    [
+      [182, 237, 240, 31, 131, 224],
+      [31, 131, 224, 9, 9, 145],
+    ],
+  ],
   ['Distance', [[255, 200, 0, 0, 0, 255]]],
-  ['Elevation #1', [[175, 240, 233, 255, 255, 179], [255, 255, 179, 0, 128, 64], [0, 128, 64, 252, 186, 3], [252, 186, 3, 128, 0, 0], [120, 0, 0, 105, 48, 13], [105, 48, 13, 171, 171, 171], [171, 171, 171, 255, 252, 255]]],
-  ['Elevation #2', [[118, 219, 211, 255, 255, 199], [255, 255, 199, 255, 255, 128], [255, 255, 128, 217, 194, 121], [217, 194, 121, 135, 96, 38], [135, 96, 38, 150, 150, 181], [150, 150, 181, 181, 150, 181], [181, 150, 181, 255, 252, 255]]],
+  [
+    'Elevation #1',
+    [
+      [175, 240, 233, 255, 255, 179],
+      [255, 255, 179, 0, 128, 64],
+      [0, 128, 64, 252, 186, 3],
+      [252, 186, 3, 128, 0, 0],
+      [120, 0, 0, 105, 48, 13],
+      [105, 48, 13, 171, 171, 171],
+      [171, 171, 171, 255, 252, 255],
+    ],
+  ],
+  [
+    'Elevation #2',
+    [
+      [118, 219, 211, 255, 255, 199],
+      [255, 255, 199, 255, 255, 128],
+      [255, 255, 128, 217, 194, 121],
+      [217, 194, 121, 135, 96, 38],
+      [135, 96, 38, 150, 150, 181],
+      [150, 150, 181, 181, 150, 181],
+      [181, 150, 181, 255, 252, 255],
+    ],
+  ],
   ['Errors', [[255, 235, 214, 196, 10, 10]]],
   ['Gray Light to Dark', [[219, 219, 219, 69, 69, 69]]],
   ['Green Bright', [[204, 255, 204, 14, 204, 14]]],
   ['Green Light to Dark', [[220, 245, 233, 34, 102, 51]]],
-  ['Green to Blue', [[32, 204, 16, 0, 242, 242], [0, 242, 242, 2, 33, 227]]],
+  [
+    'Green to Blue',
+    [
+      [32, 204, 16, 0, 242, 242],
+      [0, 242, 242, 2, 33, 227],
+    ],
+  ],
   ['Orange Bright', [[255, 235, 204, 240, 118, 5]]],
   ['Orange Light to Dark', [[250, 233, 212, 171, 65, 36]]],
-  ['Partial Spectrum', [[242, 241, 162, 255, 255, 0], [255, 255, 0, 255, 0, 0], [252, 3, 69, 176, 7, 237], [176, 7, 237, 2, 29, 173]]],
-  ['Partial Spectrum 1 Diverging', [[135, 38, 38, 240, 149, 12], [240, 149, 12, 255, 255, 191], [255, 255, 191, 74, 80, 181], [74, 80, 181, 39, 32, 122]]],
-  ['Partial Spectrum 2 Diverging', [[115, 77, 42, 201, 137, 52], [201, 137, 52, 255, 255, 191], [255, 255, 191, 91, 63, 176], [91, 63, 176, 81, 13, 97]]],
-  ['Pink to YellowGreen Diverging, Bright', [[158, 30, 113, 255, 255, 191], [255, 255, 191, 99, 110, 45]]],
-  ['Pink to YellowGreen Diverging, Dark', [[97, 47, 73, 204, 204, 102], [204, 204, 102, 22, 59, 15]]],
-  ['Precipitation', [[194, 82, 60, 237, 161, 19], [237, 161, 19, 255, 255, 0], [255, 255, 0, 0, 219, 0], [0, 219, 0, 32, 153, 143], [32, 153, 143, 11, 44, 122]]],
-  ['Prediction', [[40, 146, 199, 250, 250, 100], [250, 250, 100, 232, 16, 20]]],
+  [
+    'Partial Spectrum',
+    [
+      [242, 241, 162, 255, 255, 0],
+      [255, 255, 0, 255, 0, 0],
+      [252, 3, 69, 176, 7, 237],
+      [176, 7, 237, 2, 29, 173],
+    ],
+  ],
+  [
+    'Partial Spectrum 1 Diverging',
+    [
+      [135, 38, 38, 240, 149, 12],
+      [240, 149, 12, 255, 255, 191],
+      [255, 255, 191, 74, 80, 181],
+      [74, 80, 181, 39, 32, 122],
+    ],
+  ],
+  [
+    'Partial Spectrum 2 Diverging',
+    [
+      [115, 77, 42, 201, 137, 52],
+      [201, 137, 52, 255, 255, 191],
+      [255, 255, 191, 91, 63, 176],
+      [91, 63, 176, 81, 13, 97],
+    ],
+  ],
+  [
+    'Pink to YellowGreen Diverging, Bright',
+    [
+      [158, 30, 113, 255, 255, 191],
+      [255, 255, 191, 99, 110, 45],
+    ],
+  ],
+  [
+    'Pink to YellowGreen Diverging, Dark',
+    [
+      [97, 47, 73, 204, 204, 102],
+      [204, 204, 102, 22, 59, 15],
+    ],
+  ],
+  [
+    'Precipitation',
+    [
+      [194, 82, 60, 237, 161, 19],
+      [237, 161, 19, 255, 255, 0],
+      [255, 255, 0, 0, 219, 0],
+      [0, 219, 0, 32, 153, 143],
+      [32, 153, 143, 11, 44, 122],
+    ],
+  ],
+  [
+    'Prediction',
+    [
+      [40, 146, 199, 250, 250, 100],
+      [250, 250, 100, 232, 16, 20],
+    ],
+  ],
   ['Purple Bright', [[255, 204, 255, 199, 0, 199]]],
-  ['Purple to Green Diverging, Bright', [[77, 32, 150, 255, 255, 191], [255, 255, 191, 20, 122, 11]]],
-  ['Purple to Green Diverging, Dark', [[67, 14, 89, 204, 204, 102], [204, 204, 102, 24, 79, 15]]],
+  [
+    'Purple to Green Diverging, Bright',
+    [
+      [77, 32, 150, 255, 255, 191],
+      [255, 255, 191, 20, 122, 11],
+    ],
+  ],
+  [
+    'Purple to Green Diverging, Dark',
+    [
+      [67, 14, 89, 204, 204, 102],
+      [204, 204, 102, 24, 79, 15],
+    ],
+  ],
   ['Purple-Blue Bright', [[223, 184, 230, 112, 12, 242]]],
   ['Purple-Blue Light to Dark', [[229, 213, 242, 93, 44, 112]]],
   ['Purple-Red Bright', [[255, 204, 225, 199, 0, 99]]],
   ['Purple-Red Light to Dark', [[250, 215, 246, 143, 17, 57]]],
   ['Red Bright', [[255, 204, 204, 219, 0, 0]]],
   ['Red Light to Dark', [[255, 224, 224, 143, 10, 10]]],
-  ['Red to Blue Diverging, Bright', [[196, 69, 57, 255, 255, 191], [255, 255, 191, 48, 95, 207]]],
-  ['Red to Blue Diverging, Dark', [[107, 13, 13, 204, 204, 102], [204, 204, 102, 13, 53, 97]]],
-  ['Red to Green', [[245, 0, 0, 245, 245, 0], [245, 245, 0, 0, 245, 0]]],
-  ['Red to Green Diverging, Bright', [[186, 20, 20, 255, 255, 191], [255, 255, 191, 54, 145, 33]]],
-  ['Red to Green Diverging, Dark', [[97, 21, 13, 204, 204, 102], [204, 204, 102, 16, 69, 16]]],
-  ['Slope', [[56, 168, 0, 255, 255, 0], [255, 255, 0, 255, 0, 0]]],
-  ['Spectrum-Full Bright', [[255, 0, 0, 255, 255, 0], [255, 255, 0, 0, 255, 255], [0, 255, 255, 0, 0, 255]]],
-  ['Spectrum-Full Dark', [[153, 0, 0, 153, 153, 0], [153, 153, 0, 0, 153, 153], [0, 153, 153, 0, 0, 153]]],
-  ['Spectrum-Full Light', [[255, 153, 153, 255, 255, 153], [255, 255, 153, 153, 255, 255], [153, 255, 255, 153, 153, 255]]],
-  ['Surface', [[112, 153, 89, 242, 238, 162], [242, 238, 162, 242, 206, 133], [242, 206, 133, 194, 140, 124], [194, 140, 124, 255, 242, 255]]],
-  ['Temperature', [[255, 252, 255, 255, 0, 255], [255, 0, 255, 0, 0, 255], [0, 0, 255, 0, 255, 255], [0, 255, 255, 0, 255, 0], [0, 255, 0, 255, 255, 0], [255, 255, 0, 255, 128, 0], [255, 128, 0, 128, 0, 0]]],
+  [
+    'Red to Blue Diverging, Bright',
+    [
+      [196, 69, 57, 255, 255, 191],
+      [255, 255, 191, 48, 95, 207],
+    ],
+  ],
+  [
+    'Red to Blue Diverging, Dark',
+    [
+      [107, 13, 13, 204, 204, 102],
+      [204, 204, 102, 13, 53, 97],
+    ],
+  ],
+  [
+    'Red to Green',
+    [
+      [245, 0, 0, 245, 245, 0],
+      [245, 245, 0, 0, 245, 0],
+    ],
+  ],
+  [
+    'Red to Green Diverging, Bright',
+    [
+      [186, 20, 20, 255, 255, 191],
+      [255, 255, 191, 54, 145, 33],
+    ],
+  ],
+  [
+    'Red to Green Diverging, Dark',
+    [
+      [97, 21, 13, 204, 204, 102],
+      [204, 204, 102, 16, 69, 16],
+    ],
+  ],
+  [
+    'Slope',
+    [
+      [56, 168, 0, 255, 255, 0],
+      [255, 255, 0, 255, 0, 0],
+    ],
+  ],
+  [
+    'Spectrum-Full Bright',
+    [
+      [255, 0, 0, 255, 255, 0],
+      [255, 255, 0, 0, 255, 255],
+      [0, 255, 255, 0, 0, 255],
+    ],
+  ],
+  [
+    'Spectrum-Full Dark',
+    [
+      [153, 0, 0, 153, 153, 0],
+      [153, 153, 0, 0, 153, 153],
+      [0, 153, 153, 0, 0, 153],
+    ],
+  ],
+  [
+    'Spectrum-Full Light',
+    [
+      [255, 153, 153, 255, 255, 153],
+      [255, 255, 153, 153, 255, 255],
+      [153, 255, 255, 153, 153, 255],
+    ],
+  ],
+  [
+    'Surface',
+    [
+      [112, 153, 89, 242, 238, 162],
+      [242, 238, 162, 242, 206, 133],
+      [242, 206, 133, 194, 140, 124],
+      [194, 140, 124, 255, 242, 255],
+    ],
+  ],
+  [
+    'Temperature',
+    [
+      [255, 252, 255, 255, 0, 255],
+      [255, 0, 255, 0, 0, 255],
+      [0, 0, 255, 0, 255, 255],
+      [0, 255, 255, 0, 255, 0],
+      [0, 255, 0, 255, 255, 0],
+      [255, 255, 0, 255, 128, 0],
+      [255, 128, 0, 128, 0, 0],
+    ],
+  ],
   ['White to Black', [[255, 255, 255, 0, 0, 0]]],
-  ['Yellow to Dark Red', [[255, 255, 128, 242, 167, 46], [242, 167, 46, 107, 0, 0]]],
-  ['Yellow to Green to Dark Blue', [[255, 255, 128, 56, 224, 9], [56, 224, 9, 26, 147, 171], [26, 147, 171, 12, 16, 120]]],
+  [
+    'Yellow to Dark Red',
+    [
+      [255, 255, 128, 242, 167, 46],
+      [242, 167, 46, 107, 0, 0],
+    ],
+  ],
+  [
+    'Yellow to Green to Dark Blue',
+    [
+      [255, 255, 128, 56, 224, 9],
+      [56, 224, 9, 26, 147, 171],
+      [26, 147, 171, 12, 16, 120],
+    ],
+  ],
   ['Yellow to Red', [[245, 245, 0, 255, 0, 0]]],
   ['Yellow-Green Bright', [[236, 252, 204, 157, 204, 16]]],
   ['Yellow-Green Light to Dark', [[215, 240, 175, 96, 107, 45]]],
@@ -236,12 +465,30 @@ export function hsvToRgb(H: number, S: number, V: number, out: Uint8Array | numb
   let g = 0;
   let b = 0;
   switch (Math.floor(h)) {
-    case 0: r = c; g = x; break;
-    case 1: r = x; g = c; break;
-    case 2: g = c; b = x; break;
-    case 3: g = x; b = c; break;
-    case 4: r = x; b = c; break;
-    default: r = c; b = x; break; // 5 (and 6 = 360 degrees)
+    case 0:
+      r = c;
+      g = x;
+      break;
+    case 1:
+      r = x;
+      g = c;
+      break;
+    case 2:
+      g = c;
+      b = x;
+      break;
+    case 3:
+      g = x;
+      b = c;
+      break;
+    case 4:
+      r = x;
+      b = c;
+      break;
+    default:
+      r = c;
+      b = x;
+      break; // 5 (and 6 = 360 degrees)
   }
   out[o] = byte((r + m) * 255);
   out[o + 1] = byte((g + m) * 255);
@@ -445,7 +692,10 @@ function parseAlgorithmic(o: Record<string, unknown>, path: string): Algorithmic
   const alg = member(o, 'algorithm');
   let algorithm = DEFAULT_RAMP_ALGORITHM;
   if (alg !== undefined && alg.value !== null) {
-    const hit = typeof alg.value === 'string' ? RAMP_ALGORITHMS.find((a) => a.toLowerCase() === (alg.value as string).trim().toLowerCase()) : undefined;
+    const hit =
+      typeof alg.value === 'string'
+        ? RAMP_ALGORITHMS.find((a) => a.toLowerCase() === (alg.value as string).trim().toLowerCase())
+        : undefined;
     if (hit === undefined) {
       throw invalidArgument(`${path}.${alg.key}`, `algorithm must be one of ${RAMP_ALGORITHMS.join(', ')}, got ${show(alg.value)}`);
     }
@@ -464,7 +714,10 @@ export function parseColorRamp(value: unknown, path: string): ColorRamp {
     const ramp = predefinedRamp(value);
     if (ramp === undefined) {
       const near = closestSpelling(value.trim(), PREDEFINED_RAMP_NAMES);
-      throw invalidArgument(path, `unknown colour ramp ${show(value)}${near ? ` (did you mean ${near}?)` : ''}; names: ${PREDEFINED_RAMP_NAMES.join(', ')}`);
+      throw invalidArgument(
+        path,
+        `unknown colour ramp ${show(value)}${near ? ` (did you mean ${near}?)` : ''}; names: ${PREDEFINED_RAMP_NAMES.join(', ')}`,
+      );
     }
     return ramp;
   }
@@ -484,7 +737,10 @@ export function parseColorRamp(value: unknown, path: string): ColorRamp {
     return { type: 'multipart', colorRamps };
   }
   if (kind === 'algorithmic') return parseAlgorithmic(value, path);
-  throw invalidArgument(`${path}.${type?.key ?? 'type'}`, `a colour ramp type must be "algorithmic" or "multipart", got ${show(type?.value)}`);
+  throw invalidArgument(
+    `${path}.${type?.key ?? 'type'}`,
+    `a colour ramp type must be "algorithmic" or "multipart", got ${show(type?.value)}`,
+  );
 }
 
 export type { Colormap } from '../../core/pixel-block.js';
@@ -505,10 +761,14 @@ export function parseColormap(value: unknown, path: string): Colormap {
   value.forEach((entry, i) => {
     const p = `${path}[${i}]`;
     if (!Array.isArray(entry) || entry.length < 4 || entry.length > 5) {
-      throw invalidArgument(p, `a colormap entry must be [value, red, green, blue] or [value, red, green, blue, alpha], got ${show(entry)}`);
+      throw invalidArgument(
+        p,
+        `a colormap entry must be [value, red, green, blue] or [value, red, green, blue, alpha], got ${show(entry)}`,
+      );
     }
     const v = num(entry[0]);
-    if (v === undefined || !Number.isInteger(v)) throw invalidArgument(`${p}[0]`, `a colormap value must be an integer, got ${show(entry[0])}`);
+    if (v === undefined || !Number.isInteger(v))
+      throw invalidArgument(`${p}[0]`, `a colormap value must be an integer, got ${show(entry[0])}`);
     const color = entry.slice(1).map((c, k) => component(c, `${p}[${k + 1}]`));
     if (entry.length === 5) anyAlpha = true;
     byValue.delete(v);

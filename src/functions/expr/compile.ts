@@ -100,9 +100,19 @@ export interface BindOptions {
 }
 
 const BINARY: Readonly<Record<string, OpCode>> = {
-  '+': Op.ADD, '-': Op.SUB, '*': Op.MUL, '**': Op.POW,
-  '==': Op.EQ, '!=': Op.NE, '<': Op.LT, '<=': Op.LE, '>': Op.GT, '>=': Op.GE,
-  '&': Op.BOOL_AND, '|': Op.BOOL_OR, '^': Op.BOOL_XOR,
+  '+': Op.ADD,
+  '-': Op.SUB,
+  '*': Op.MUL,
+  '**': Op.POW,
+  '==': Op.EQ,
+  '!=': Op.NE,
+  '<': Op.LT,
+  '<=': Op.LE,
+  '>': Op.GT,
+  '>=': Op.GE,
+  '&': Op.BOOL_AND,
+  '|': Op.BOOL_OR,
+  '^': Op.BOOL_XOR,
 };
 
 /** Bind a parsed AST to IR nodes; throws ExprError with the position of the offending name or call. */

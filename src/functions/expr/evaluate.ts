@@ -63,9 +63,7 @@ interface Step {
 }
 
 /** Binary ops with a fast path for one constant operand (same expression per pixel as the generic loop). */
-const CONST_OPS: ReadonlySet<number> = new Set([
-  Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.DIV_ZERO, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE,
-]);
+const CONST_OPS: ReadonlySet<number> = new Set([Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.DIV_ZERO, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE]);
 
 /** Execution steps of a program, derived once per Program object (programs are immutable data). */
 const stepsCache = new WeakMap<Program, readonly Step[]>();
@@ -234,7 +232,8 @@ export function runProgram(p: Program, sources: readonly (SlotSource | undefined
         }
       }
     }
-    if (float && outputs.length === 1 && bands.length === 1 && (bands[0] instanceof Float32Array || bands[0] instanceof Float64Array)) continue;
+    if (float && outputs.length === 1 && bands.length === 1 && (bands[0] instanceof Float32Array || bands[0] instanceof Float64Array))
+      continue;
     // NoData pixels (any band invalid, or a strict input mask) hold NaN (float) or 0 in every band.
     if (!maskAllValid(m, start, len)) {
       for (let k = 0; k < bands.length; k++) {
@@ -254,7 +253,15 @@ function maskNaN(d: Float64Array, sm: Uint8Array, start: number, len: number): v
  * |r[i]| >= `inf` (the smallest float64 that rounds to Infinity in the band's type) or r[i] is NaN.
  * With `fill`, pixels already masked are written NaN too.
  */
-function storeFloat(dst: Float32Array | Float64Array, r: Float64Array, m: Uint8Array, start: number, len: number, inf: number, fill: boolean): void {
+function storeFloat(
+  dst: Float32Array | Float64Array,
+  r: Float64Array,
+  m: Uint8Array,
+  start: number,
+  len: number,
+  inf: number,
+  fill: boolean,
+): void {
   const lo = -inf;
   if (fill) {
     for (let i = 0; i < len; i++) {
@@ -289,34 +296,122 @@ function normalizedDifference(d: Float64Array, x: Float64Array, y: Float64Array,
 /** `d = a op c` for a constant c (not NaN): the generic loop's expression with b[i] = c. */
 function constRight(op: number, d: Float64Array, a: Float64Array, c: number, len: number): void {
   switch (op) {
-    case Op.ADD: for (let i = 0; i < len; i++) d[i] = a[i]! + c; return;
-    case Op.SUB: for (let i = 0; i < len; i++) d[i] = a[i]! - c; return;
-    case Op.MUL: for (let i = 0; i < len; i++) d[i] = a[i]! * c; return;
-    case Op.DIV: if (c === 0) d.fill(Number.NaN, 0, len); else for (let i = 0; i < len; i++) d[i] = a[i]! / c; return;
-    case Op.DIV_ZERO: if (c === 0) d.fill(0, 0, len); else for (let i = 0; i < len; i++) d[i] = a[i]! / c; return;
-    case Op.EQ: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x === c ? 1 : 0; } return;
-    case Op.NE: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x !== c ? 1 : 0; } return;
-    case Op.LT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x < c ? 1 : 0; } return;
-    case Op.LE: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x <= c ? 1 : 0; } return;
-    case Op.GT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x > c ? 1 : 0; } return;
-    default: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? Number.NaN : x >= c ? 1 : 0; } return; // GE
+    case Op.ADD:
+      for (let i = 0; i < len; i++) d[i] = a[i]! + c;
+      return;
+    case Op.SUB:
+      for (let i = 0; i < len; i++) d[i] = a[i]! - c;
+      return;
+    case Op.MUL:
+      for (let i = 0; i < len; i++) d[i] = a[i]! * c;
+      return;
+    case Op.DIV:
+      if (c === 0) d.fill(Number.NaN, 0, len);
+      else for (let i = 0; i < len; i++) d[i] = a[i]! / c;
+      return;
+    case Op.DIV_ZERO:
+      if (c === 0) d.fill(0, 0, len);
+      else for (let i = 0; i < len; i++) d[i] = a[i]! / c;
+      return;
+    case Op.EQ:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x === c ? 1 : 0;
+      }
+      return;
+    case Op.NE:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x !== c ? 1 : 0;
+      }
+      return;
+    case Op.LT:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x < c ? 1 : 0;
+      }
+      return;
+    case Op.LE:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x <= c ? 1 : 0;
+      }
+      return;
+    case Op.GT:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x > c ? 1 : 0;
+      }
+      return;
+    default:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? Number.NaN : x >= c ? 1 : 0;
+      }
+      return; // GE
   }
 }
 
 /** `d = c op b` for a constant c (not NaN). */
 function constLeft(op: number, d: Float64Array, c: number, b: Float64Array, len: number): void {
   switch (op) {
-    case Op.ADD: for (let i = 0; i < len; i++) d[i] = c + b[i]!; return;
-    case Op.SUB: for (let i = 0; i < len; i++) d[i] = c - b[i]!; return;
-    case Op.MUL: for (let i = 0; i < len; i++) d[i] = c * b[i]!; return;
-    case Op.DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : c / y; } return;
-    case Op.DIV_ZERO: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? 0 : c / y; } return;
-    case Op.EQ: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c === y ? 1 : 0; } return;
-    case Op.NE: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c !== y ? 1 : 0; } return;
-    case Op.LT: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c < y ? 1 : 0; } return;
-    case Op.LE: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c <= y ? 1 : 0; } return;
-    case Op.GT: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c > y ? 1 : 0; } return;
-    default: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y !== y ? Number.NaN : c >= y ? 1 : 0; } return; // GE
+    case Op.ADD:
+      for (let i = 0; i < len; i++) d[i] = c + b[i]!;
+      return;
+    case Op.SUB:
+      for (let i = 0; i < len; i++) d[i] = c - b[i]!;
+      return;
+    case Op.MUL:
+      for (let i = 0; i < len; i++) d[i] = c * b[i]!;
+      return;
+    case Op.DIV:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y === 0 ? Number.NaN : c / y;
+      }
+      return;
+    case Op.DIV_ZERO:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y === 0 ? 0 : c / y;
+      }
+      return;
+    case Op.EQ:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c === y ? 1 : 0;
+      }
+      return;
+    case Op.NE:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c !== y ? 1 : 0;
+      }
+      return;
+    case Op.LT:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c < y ? 1 : 0;
+      }
+      return;
+    case Op.LE:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c <= y ? 1 : 0;
+      }
+      return;
+    case Op.GT:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c > y ? 1 : 0;
+      }
+      return;
+    default:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y !== y ? Number.NaN : c >= y ? 1 : 0;
+      }
+      return; // GE
   }
 }
 
@@ -332,58 +427,221 @@ export function execInstruction(ins: Instruction, regs: readonly Float64Array[],
   const a = regs[ins.args[0]!]!;
   const b = regs[ins.args[1]!]!;
   switch (ins.op) {
-    case Op.NEG: for (let i = 0; i < len; i++) d[i] = -a[i]!; return;
-    case Op.ABS: for (let i = 0; i < len; i++) d[i] = Math.abs(a[i]!); return;
-    case Op.SQRT: for (let i = 0; i < len; i++) d[i] = Math.sqrt(a[i]!); return;
-    case Op.SQUARE: for (let i = 0; i < len; i++) d[i] = a[i]! * a[i]!; return;
-    case Op.EXP: for (let i = 0; i < len; i++) d[i] = Math.exp(a[i]!); return;
-    case Op.EXP10: for (let i = 0; i < len; i++) d[i] = Math.pow(10, a[i]!); return;
-    case Op.EXP2: for (let i = 0; i < len; i++) d[i] = Math.pow(2, a[i]!); return;
+    case Op.NEG:
+      for (let i = 0; i < len; i++) d[i] = -a[i]!;
+      return;
+    case Op.ABS:
+      for (let i = 0; i < len; i++) d[i] = Math.abs(a[i]!);
+      return;
+    case Op.SQRT:
+      for (let i = 0; i < len; i++) d[i] = Math.sqrt(a[i]!);
+      return;
+    case Op.SQUARE:
+      for (let i = 0; i < len; i++) d[i] = a[i]! * a[i]!;
+      return;
+    case Op.EXP:
+      for (let i = 0; i < len; i++) d[i] = Math.exp(a[i]!);
+      return;
+    case Op.EXP10:
+      for (let i = 0; i < len; i++) d[i] = Math.pow(10, a[i]!);
+      return;
+    case Op.EXP2:
+      for (let i = 0; i < len; i++) d[i] = Math.pow(2, a[i]!);
+      return;
     // log of 0 is -Infinity (not finite: NoData anyway); of a negative, NaN. Both made NaN here so a
     // later op (1/Ln(0) = -0) cannot turn them into a valid value.
-    case Op.LN: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log(x) : Number.NaN; } return;
-    case Op.LOG10: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log10(x) : Number.NaN; } return;
-    case Op.LOG2: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > 0 ? Math.log2(x) : Number.NaN; } return;
-    case Op.SIN: for (let i = 0; i < len; i++) d[i] = Math.sin(a[i]!); return;
-    case Op.COS: for (let i = 0; i < len; i++) d[i] = Math.cos(a[i]!); return;
-    case Op.TAN: for (let i = 0; i < len; i++) d[i] = Math.tan(a[i]!); return;
-    case Op.ASIN: for (let i = 0; i < len; i++) d[i] = Math.asin(a[i]!); return;
-    case Op.ACOS: for (let i = 0; i < len; i++) d[i] = Math.acos(a[i]!); return;
-    case Op.ATAN: for (let i = 0; i < len; i++) d[i] = Math.atan(a[i]!); return;
-    case Op.SINH: for (let i = 0; i < len; i++) d[i] = Math.sinh(a[i]!); return;
-    case Op.COSH: for (let i = 0; i < len; i++) d[i] = Math.cosh(a[i]!); return;
-    case Op.TANH: for (let i = 0; i < len; i++) d[i] = Math.tanh(a[i]!); return;
-    case Op.ASINH: for (let i = 0; i < len; i++) d[i] = Math.asinh(a[i]!); return;
-    case Op.ACOSH: for (let i = 0; i < len; i++) d[i] = Math.acosh(a[i]!); return;
-    case Op.ATANH: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x > -1 && x < 1 ? Math.atanh(x) : Number.NaN; } return;
-    case Op.INT: for (let i = 0; i < len; i++) d[i] = Math.trunc(a[i]!); return;
-    case Op.FLOAT: for (let i = 0; i < len; i++) d[i] = a[i]!; return;
-    case Op.FLOOR: for (let i = 0; i < len; i++) d[i] = Math.floor(a[i]!); return;
-    case Op.CEIL: for (let i = 0; i < len; i++) d[i] = Math.ceil(a[i]!); return;
-    case Op.BOOL_NOT: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? x : x === 0 ? 1 : 0; } return;
-    case Op.BIT_NOT: for (let i = 0; i < len; i++) { const x = int32(a[i]!); d[i] = x !== x ? x : ~x; } return;
-    case Op.IS_NULL: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? 1 : 0; } return;
+    case Op.LN:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x > 0 ? Math.log(x) : Number.NaN;
+      }
+      return;
+    case Op.LOG10:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x > 0 ? Math.log10(x) : Number.NaN;
+      }
+      return;
+    case Op.LOG2:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x > 0 ? Math.log2(x) : Number.NaN;
+      }
+      return;
+    case Op.SIN:
+      for (let i = 0; i < len; i++) d[i] = Math.sin(a[i]!);
+      return;
+    case Op.COS:
+      for (let i = 0; i < len; i++) d[i] = Math.cos(a[i]!);
+      return;
+    case Op.TAN:
+      for (let i = 0; i < len; i++) d[i] = Math.tan(a[i]!);
+      return;
+    case Op.ASIN:
+      for (let i = 0; i < len; i++) d[i] = Math.asin(a[i]!);
+      return;
+    case Op.ACOS:
+      for (let i = 0; i < len; i++) d[i] = Math.acos(a[i]!);
+      return;
+    case Op.ATAN:
+      for (let i = 0; i < len; i++) d[i] = Math.atan(a[i]!);
+      return;
+    case Op.SINH:
+      for (let i = 0; i < len; i++) d[i] = Math.sinh(a[i]!);
+      return;
+    case Op.COSH:
+      for (let i = 0; i < len; i++) d[i] = Math.cosh(a[i]!);
+      return;
+    case Op.TANH:
+      for (let i = 0; i < len; i++) d[i] = Math.tanh(a[i]!);
+      return;
+    case Op.ASINH:
+      for (let i = 0; i < len; i++) d[i] = Math.asinh(a[i]!);
+      return;
+    case Op.ACOSH:
+      for (let i = 0; i < len; i++) d[i] = Math.acosh(a[i]!);
+      return;
+    case Op.ATANH:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x > -1 && x < 1 ? Math.atanh(x) : Number.NaN;
+      }
+      return;
+    case Op.INT:
+      for (let i = 0; i < len; i++) d[i] = Math.trunc(a[i]!);
+      return;
+    case Op.FLOAT:
+      for (let i = 0; i < len; i++) d[i] = a[i]!;
+      return;
+    case Op.FLOOR:
+      for (let i = 0; i < len; i++) d[i] = Math.floor(a[i]!);
+      return;
+    case Op.CEIL:
+      for (let i = 0; i < len; i++) d[i] = Math.ceil(a[i]!);
+      return;
+    case Op.BOOL_NOT:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? x : x === 0 ? 1 : 0;
+      }
+      return;
+    case Op.BIT_NOT:
+      for (let i = 0; i < len; i++) {
+        const x = int32(a[i]!);
+        d[i] = x !== x ? x : ~x;
+      }
+      return;
+    case Op.IS_NULL:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? 1 : 0;
+      }
+      return;
 
-    case Op.ADD: for (let i = 0; i < len; i++) d[i] = a[i]! + b[i]!; return;
-    case Op.SUB: for (let i = 0; i < len; i++) d[i] = a[i]! - b[i]!; return;
-    case Op.MUL: for (let i = 0; i < len; i++) d[i] = a[i]! * b[i]!; return;
-    case Op.DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : a[i]! / y; } return;
+    case Op.ADD:
+      for (let i = 0; i < len; i++) d[i] = a[i]! + b[i]!;
+      return;
+    case Op.SUB:
+      for (let i = 0; i < len; i++) d[i] = a[i]! - b[i]!;
+      return;
+    case Op.MUL:
+      for (let i = 0; i < len; i++) d[i] = a[i]! * b[i]!;
+      return;
+    case Op.DIV:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y === 0 ? Number.NaN : a[i]! / y;
+      }
+      return;
     // The vendor client's BandArithmetic leaves pixels with a zero denominator at 0 (spec).
-    case Op.DIV_ZERO: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? 0 : a[i]! / y; } return;
-    case Op.FLOOR_DIV: for (let i = 0; i < len; i++) { const y = b[i]!; d[i] = y === 0 ? Number.NaN : Math.floor(a[i]! / y); } return;
-    case Op.POW: for (let i = 0; i < len; i++) { const x = a[i]!; d[i] = x !== x ? x : Math.pow(x, b[i]!); } return;
+    case Op.DIV_ZERO:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y === 0 ? 0 : a[i]! / y;
+      }
+      return;
+    case Op.FLOOR_DIV:
+      for (let i = 0; i < len; i++) {
+        const y = b[i]!;
+        d[i] = y === 0 ? Number.NaN : Math.floor(a[i]! / y);
+      }
+      return;
+    case Op.POW:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        d[i] = x !== x ? x : Math.pow(x, b[i]!);
+      }
+      return;
     // Floating modulo with the sign of the dividend (the vendor client's `%`); x % 0 is NaN.
-    case Op.MOD: for (let i = 0; i < len; i++) d[i] = (a[i]! % b[i]!) + 0; return;
-    case Op.ATAN2: for (let i = 0; i < len; i++) d[i] = Math.atan2(a[i]!, b[i]!); return;
-    case Op.EQ: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x === y ? 1 : 0; } return;
-    case Op.NE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== y ? 1 : 0; } return;
-    case Op.LT: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x < y ? 1 : 0; } return;
-    case Op.LE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x <= y ? 1 : 0; } return;
-    case Op.GT: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x > y ? 1 : 0; } return;
-    case Op.GE: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x >= y ? 1 : 0; } return;
-    case Op.BOOL_AND: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== 0 && y !== 0 ? 1 : 0; } return;
-    case Op.BOOL_OR: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : x !== 0 || y !== 0 ? 1 : 0; } return;
-    case Op.BOOL_XOR: for (let i = 0; i < len; i++) { const x = a[i]!, y = b[i]!; d[i] = x !== x || y !== y ? Number.NaN : (x !== 0) !== (y !== 0) ? 1 : 0; } return;
+    case Op.MOD:
+      for (let i = 0; i < len; i++) d[i] = (a[i]! % b[i]!) + 0;
+      return;
+    case Op.ATAN2:
+      for (let i = 0; i < len; i++) d[i] = Math.atan2(a[i]!, b[i]!);
+      return;
+    case Op.EQ:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x === y ? 1 : 0;
+      }
+      return;
+    case Op.NE:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x !== y ? 1 : 0;
+      }
+      return;
+    case Op.LT:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x < y ? 1 : 0;
+      }
+      return;
+    case Op.LE:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x <= y ? 1 : 0;
+      }
+      return;
+    case Op.GT:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x > y ? 1 : 0;
+      }
+      return;
+    case Op.GE:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x >= y ? 1 : 0;
+      }
+      return;
+    case Op.BOOL_AND:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x !== 0 && y !== 0 ? 1 : 0;
+      }
+      return;
+    case Op.BOOL_OR:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : x !== 0 || y !== 0 ? 1 : 0;
+      }
+      return;
+    case Op.BOOL_XOR:
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!,
+          y = b[i]!;
+        d[i] = x !== x || y !== y ? Number.NaN : (x !== 0) !== (y !== 0) ? 1 : 0;
+      }
+      return;
     case Op.BIT_AND:
     case Op.BIT_OR:
     case Op.BIT_XOR:
@@ -394,13 +652,24 @@ export function execInstruction(ins: Instruction, regs: readonly Float64Array[],
 
     case Op.CON:
       if (ins.args.length === 2) {
-        for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c || c === 0 ? Number.NaN : b[i]!; }
+        for (let i = 0; i < len; i++) {
+          const c = a[i]!;
+          d[i] = c !== c || c === 0 ? Number.NaN : b[i]!;
+        }
       } else {
         const f = regs[ins.args[2]!]!;
-        for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c ? c : c !== 0 ? b[i]! : f[i]!; }
+        for (let i = 0; i < len; i++) {
+          const c = a[i]!;
+          d[i] = c !== c ? c : c !== 0 ? b[i]! : f[i]!;
+        }
       }
       return;
-    case Op.SET_NULL: for (let i = 0; i < len; i++) { const c = a[i]!; d[i] = c !== c || c !== 0 ? Number.NaN : b[i]!; } return;
+    case Op.SET_NULL:
+      for (let i = 0; i < len; i++) {
+        const c = a[i]!;
+        d[i] = c !== c || c !== 0 ? Number.NaN : b[i]!;
+      }
+      return;
     case Op.PICK: {
       const A = ins.args.map((r) => regs[r]!);
       const k = A.length - 1;
@@ -431,7 +700,14 @@ function fastStatistic(ins: Instruction, regs: readonly Float64Array[], len: num
   return true;
 }
 
-function statisticInto(op: number, d: Float64Array, args: readonly number[], ignore: boolean, regs: readonly Float64Array[], len: number): void {
+function statisticInto(
+  op: number,
+  d: Float64Array,
+  args: readonly number[],
+  ignore: boolean,
+  regs: readonly Float64Array[],
+  len: number,
+): void {
   const k = args.length;
   if (op === Op.SUM || op === Op.MEAN) {
     if (!ignore) {
@@ -470,12 +746,28 @@ function statisticInto(op: number, d: Float64Array, args: readonly number[], ign
     const a = regs[args[j]!]!;
     if (!ignore) {
       // A NaN operand makes (and keeps) the result NaN.
-      if (max) for (let i = 0; i < len; i++) { const x = a[i]!; if (x > d[i]! || x !== x) d[i] = x; }
-      else for (let i = 0; i < len; i++) { const x = a[i]!; if (x < d[i]! || x !== x) d[i] = x; }
+      if (max)
+        for (let i = 0; i < len; i++) {
+          const x = a[i]!;
+          if (x > d[i]! || x !== x) d[i] = x;
+        }
+      else
+        for (let i = 0; i < len; i++) {
+          const x = a[i]!;
+          if (x < d[i]! || x !== x) d[i] = x;
+        }
     } else if (max) {
-      for (let i = 0; i < len; i++) { const x = a[i]!; const r = d[i]!; if (x === x && (r !== r || x > r)) d[i] = x; }
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        const r = d[i]!;
+        if (x === x && (r !== r || x > r)) d[i] = x;
+      }
     } else {
-      for (let i = 0; i < len; i++) { const x = a[i]!; const r = d[i]!; if (x === x && (r !== r || x < r)) d[i] = x; }
+      for (let i = 0; i < len; i++) {
+        const x = a[i]!;
+        const r = d[i]!;
+        if (x === x && (r !== r || x < r)) d[i] = x;
+      }
     }
   }
 }
@@ -497,12 +789,21 @@ function bitwise(op: number, d: Float64Array, a: Float64Array, b: Float64Array, 
     const unsigned = x >= 0 && y >= 0;
     let r: number;
     switch (op) {
-      case Op.BIT_AND: r = unsigned ? (x & y) >>> 0 : x & y; break;
-      case Op.BIT_OR: r = unsigned ? (x | y) >>> 0 : x | y; break;
-      case Op.BIT_XOR: r = unsigned ? (x ^ y) >>> 0 : x ^ y; break;
+      case Op.BIT_AND:
+        r = unsigned ? (x & y) >>> 0 : x & y;
+        break;
+      case Op.BIT_OR:
+        r = unsigned ? (x | y) >>> 0 : x | y;
+        break;
+      case Op.BIT_XOR:
+        r = unsigned ? (x ^ y) >>> 0 : x ^ y;
+        break;
       // Shift counts outside 0..31 have no 32-bit meaning: NoData.
-      case Op.BIT_SHL: r = y <= 31 ? (x >= 0 ? (x << y) >>> 0 : x << y) : Number.NaN; break;
-      default: r = y <= 31 ? (x >= 0 ? x >>> y : x >> y) : Number.NaN;
+      case Op.BIT_SHL:
+        r = y <= 31 ? (x >= 0 ? (x << y) >>> 0 : x << y) : Number.NaN;
+        break;
+      default:
+        r = y <= 31 ? (x >= 0 ? x >>> y : x >> y) : Number.NaN;
     }
     d[i] = r;
   }
@@ -540,13 +841,29 @@ function statistic(ins: Instruction, regs: readonly Float64Array[], len: number)
     }
     let r = 0;
     switch (op) {
-      case Op.MAX: r = v[0]!; for (let j = 1; j < m; j++) if (v[j]! > r) r = v[j]!; break;
-      case Op.MIN: r = v[0]!; for (let j = 1; j < m; j++) if (v[j]! < r) r = v[j]!; break;
-      case Op.SUM: for (let j = 0; j < m; j++) r += v[j]!; break;
-      case Op.MEAN: for (let j = 0; j < m; j++) r += v[j]!; r /= m; break;
+      case Op.MAX:
+        r = v[0]!;
+        for (let j = 1; j < m; j++) if (v[j]! > r) r = v[j]!;
+        break;
+      case Op.MIN:
+        r = v[0]!;
+        for (let j = 1; j < m; j++) if (v[j]! < r) r = v[j]!;
+        break;
+      case Op.SUM:
+        for (let j = 0; j < m; j++) r += v[j]!;
+        break;
+      case Op.MEAN:
+        for (let j = 0; j < m; j++) r += v[j]!;
+        r /= m;
+        break;
       case Op.RANGE: {
-        let lo = v[0]!, hi = v[0]!;
-        for (let j = 1; j < m; j++) { const x = v[j]!; if (x < lo) lo = x; if (x > hi) hi = x; }
+        let lo = v[0]!,
+          hi = v[0]!;
+        for (let j = 1; j < m; j++) {
+          const x = v[j]!;
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
         r = hi - lo;
         break;
       }
@@ -555,7 +872,10 @@ function statistic(ins: Instruction, regs: readonly Float64Array[], len: number)
         for (let j = 0; j < m; j++) s += v[j]!;
         const mean = s / m;
         let q = 0;
-        for (let j = 0; j < m; j++) { const e = v[j]! - mean; q += e * e; }
+        for (let j = 0; j < m; j++) {
+          const e = v[j]! - mean;
+          q += e * e;
+        }
         r = Math.sqrt(q / m); // population standard deviation (divide by n), as the spec says
         break;
       }
@@ -578,7 +898,11 @@ function statistic(ins: Instruction, regs: readonly Float64Array[], len: number)
       case Op.VARIETY: {
         for (let j = 0; j < m; j++) {
           let dup = false;
-          for (let q = 0; q < j; q++) if (v[q] === v[j]) { dup = true; break; }
+          for (let q = 0; q < j; q++)
+            if (v[q] === v[j]) {
+              dup = true;
+              break;
+            }
           if (!dup) r++;
         }
         break;
@@ -618,7 +942,11 @@ function mode(v: Float64Array, counts: Int32Array, m: number, majority: boolean)
   // counts[j]: occurrences of v[j] when j is its first appearance, else 0.
   for (let j = 0; j < m; j++) {
     let first = true;
-    for (let q = 0; q < j; q++) if (v[q] === v[j]) { first = false; break; }
+    for (let q = 0; q < j; q++)
+      if (v[q] === v[j]) {
+        first = false;
+        break;
+      }
     if (!first) {
       counts[j] = 0;
       continue;

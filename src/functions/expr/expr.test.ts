@@ -94,7 +94,14 @@ describe('expression grammar', () => {
   it('arithmetic dialect: only + - * /, unary minus, parentheses', () => {
     expect(run('(a - b) / (a + b)', { a: [4], b: [2] }, { dialect: 'arithmetic' })[0]).toBeCloseTo(1 / 3, 15);
     expect(run('-a * 2', { a: [4] }, { dialect: 'arithmetic' })).toEqual([-8]);
-    for (const [text, pos] of [['a ** 2', 2], ['a ^ 2', 2], ['a > 1', 2], ['sqrt(a)', 0], ['~a', 0], ['a & 1', 2]] as const) {
+    for (const [text, pos] of [
+      ['a ** 2', 2],
+      ['a ^ 2', 2],
+      ['a > 1', 2],
+      ['sqrt(a)', 0],
+      ['~a', 0],
+      ['a & 1', 2],
+    ] as const) {
       const e = catchError(() => run(text, { a: [1] }, { dialect: 'arithmetic' }));
       expect(e?.code, text).toBe('INVALID_ARGUMENT');
       expect(e?.message, text).toContain(`at position ${pos}`);

@@ -140,7 +140,9 @@ export function operandsInfo(p: PlannedOperands, bandCount: number, pixelType: R
     // ASSUMPTION (spec silent): band b of the result stands for band b of the first raster, so its
     // names carry over when the band counts agree.
     ...(p.first.bandNames?.length === bandCount ? { bandNames: p.first.bandNames } : {}),
-    ...(p.multidim && p.multidim.bandCount === bandCount ? { multidimensional: p.multidim.multidimensional, bandNames: p.multidim.bandNames } : {}),
+    ...(p.multidim && p.multidim.bandCount === bandCount
+      ? { multidimensional: p.multidim.multidimensional, bandNames: p.multidim.bandNames }
+      : {}),
   };
 }
 

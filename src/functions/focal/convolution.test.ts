@@ -60,7 +60,6 @@ function convolveReference(g: Grid, weights: readonly number[], cols: number, ro
   return out;
 }
 
-
 const W = 23;
 const H = 19;
 const rnd = prng(7);
@@ -68,9 +67,20 @@ const values = Array.from({ length: W * H }, () => Math.round(rnd() * 1000) / 8 
 const holes = Uint8Array.from({ length: W * H }, (_, i) => (i % 37 === 5 || (i > 200 && i < 204) ? 0 : 1));
 const f32 = (mask?: Uint8Array) => rasterOf({ width: W, height: H }, (x, y) => values[y * W + x]!, mask);
 
-async function expectMatches(args: Record<string, unknown>, weights: readonly number[], cols: number, rows: number, mask?: Uint8Array): Promise<void> {
+async function expectMatches(
+  args: Record<string, unknown>,
+  weights: readonly number[],
+  cols: number,
+  rows: number,
+  mask?: Uint8Array,
+): Promise<void> {
   const r = await runFunction(convolution, args, [f32(mask)]);
-  const ref = convolveReference({ w: W, h: H, v: Float32Array.from(values), m: mask ?? new Uint8Array(W * H).fill(1) }, weights, cols, rows);
+  const ref = convolveReference(
+    { w: W, h: H, v: Float32Array.from(values), m: mask ?? new Uint8Array(W * H).fill(1) },
+    weights,
+    cols,
+    rows,
+  );
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const e = ref[y * W + x]!;
@@ -79,7 +89,9 @@ async function expectMatches(args: Record<string, unknown>, weights: readonly nu
         continue;
       }
       expect(r.valid(x, y), `(${x}, ${y}) valid`).toBe(true);
-      expect(Math.abs(r.value(x, y) - Math.fround(e)), `(${x}, ${y}): ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(2e-5 * Math.max(1, Math.abs(e)));
+      expect(Math.abs(r.value(x, y) - Math.fround(e)), `(${x}, ${y}): ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(
+        2e-5 * Math.max(1, Math.abs(e)),
+      );
     }
   }
 }
@@ -195,7 +207,16 @@ describe('Convolution: user-defined kernels', () => {
     expect(a).toEqual({ cols: 3, rows: 2, weights: [1, 2, 3, 4, 5, 6] });
     expect(parseKernel('1 2 3\n4 5 6', 3, 2)).toEqual(a);
     expect(parseKernel('1,2,3;4,5,6', 3, undefined)).toEqual(a);
-    expect(parseKernel([[1, 2, 3], [4, 5, 6]], undefined, undefined)).toEqual(a);
+    expect(
+      parseKernel(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        undefined,
+        undefined,
+      ),
+    ).toEqual(a);
     expect(parseKernel('3 2\n1 2 3\n4 5 6', undefined, undefined)).toEqual(a);
     expect(parseKernel([1, 2, 3, 4, 5, 6, 7, 8, 9], undefined, undefined)).toMatchObject({ cols: 3, rows: 3 });
     expect(parseKernel([1, 2, 3], 2, 2)).toHaveProperty('error');
@@ -225,8 +246,20 @@ describe('Convolution: every code path against the brute-force reference', () =>
     ['3x3 unrolled (Sharpening3x3)', { Type: 13 }, PREDEFINED_KERNELS[13]!.weights as number[], 3, 3],
     ['3x3 PointSpread (normalised)', { Type: 21 }, PREDEFINED_KERNELS[21]!.weights as number[], 3, 3],
     ['5x5 direct taps (Sharpening5x5)', { Type: 14 }, PREDEFINED_KERNELS[14]!.weights as number[], 5, 5],
-    ['7x5 separable (outer product)', { Columns: 7, Rows: 5, Kernel: outer([1, 4, 6, 4, 1], [1, 2, 3, 4, 3, 2, 1]) }, outer([1, 4, 6, 4, 1], [1, 2, 3, 4, 3, 2, 1]), 7, 5],
-    ['4x3 even direct', { Columns: 4, Rows: 3, Kernel: [1, -2, 3, 0.5, 2, 0, -1, 4, 0, 1, 1, -3] }, [1, -2, 3, 0.5, 2, 0, -1, 4, 0, 1, 1, -3], 4, 3],
+    [
+      '7x5 separable (outer product)',
+      { Columns: 7, Rows: 5, Kernel: outer([1, 4, 6, 4, 1], [1, 2, 3, 4, 3, 2, 1]) },
+      outer([1, 4, 6, 4, 1], [1, 2, 3, 4, 3, 2, 1]),
+      7,
+      5,
+    ],
+    [
+      '4x3 even direct',
+      { Columns: 4, Rows: 3, Kernel: [1, -2, 3, 0.5, 2, 0, -1, 4, 0, 1, 1, -3] },
+      [1, -2, 3, 0.5, 2, 0, -1, 4, 0, 1, 1, -3],
+      4,
+      3,
+    ],
     ['1x5 column', { Columns: 1, Rows: 5, Kernel: [1, 2, -3, 2, 1] }, [1, 2, -3, 2, 1], 1, 5],
   ];
   for (const [name, args, weights, cols, rows] of paths) {
@@ -266,8 +299,14 @@ describe('Convolution: bad arguments', () => {
     expect(fail({})).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Type' });
     expect(fail({ Type: 22 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Type' });
     expect(fail({ Type: -1 })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Kernel' });
-    expect(fail({ Type: -1, Columns: 3, Rows: 3, Kernel: [1, 2] })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Kernel' });
-    expect(fail({ Type: -1, Columns: 0, Kernel: [1] })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Columns' });
+    expect(fail({ Type: -1, Columns: 3, Rows: 3, Kernel: [1, 2] })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Kernel',
+    });
+    expect(fail({ Type: -1, Columns: 0, Kernel: [1] })).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Columns',
+    });
     expect(fail({ ConvolutionType: 'Nope' })).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.ConvolutionType' });
   });
 
@@ -281,7 +320,10 @@ describe('Convolution: bad arguments', () => {
   });
 
   it('warns that Kernel is ignored with a predefined Type', () => {
-    expect(applyFunction(convolution, { Type: 3, Kernel: [1] }, [z]).plan.warnings?.[0]).toMatchObject({ arg: 'Kernel', message: expect.stringMatching(/Kernel is ignored/) });
+    expect(applyFunction(convolution, { Type: 3, Kernel: [1] }, [z]).plan.warnings?.[0]).toMatchObject({
+      arg: 'Kernel',
+      message: expect.stringMatching(/Kernel is ignored/),
+    });
   });
 });
 

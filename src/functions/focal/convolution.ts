@@ -132,7 +132,10 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
       const k = PREDEFINED_KERNELS[type]!;
       if (a.Kernel !== undefined || a.Columns !== undefined || a.Rows !== undefined) {
         const given = (['Kernel', 'Columns', 'Rows'] as const).filter((n) => a[n] !== undefined);
-        warnings.push({ arg: given[0], message: `Type ${type} (${k.name}) is predefined: ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored` });
+        warnings.push({
+          arg: given[0],
+          message: `Type ${type} (${k.name}) is predefined: ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored`,
+        });
       }
       ({ cols, rows } = k);
       raw = k.weights;
@@ -242,7 +245,11 @@ export const convolution = defineFunction<typeof args, ConvolutionParams>({
           const iy = Rm - g.inY;
           const ix = Cm - g.inX;
           const ok =
-            Rm >= win.top && Rm <= p.height - 1 - win.bottom && Cm >= win.left && Cm <= p.width - 1 - win.right && mask[iy * inW + ix] !== 0;
+            Rm >= win.top &&
+            Rm <= p.height - 1 - win.bottom &&
+            Cm >= win.left &&
+            Cm <= p.width - 1 - win.right &&
+            mask[iy * inW + ix] !== 0;
           rowBuf[x] = ok ? slowAt(v, ctx, iy, ix) : slowAt(v, ctx, oy + y, ox + x);
         }
         if (fused) {
@@ -296,13 +303,24 @@ function convTaps(v: Values, dst: Float64Array, d0: number, i0: number, n: numbe
  * top-left pixel for the first output pixel; results go to `dst[d0 ...]`.
  */
 function conv3(v: Values, dst: Float64Array, d0: number, i0: number, inW: number, n: number, k: Float64Array): void {
-  const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!, k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!;
+  const k0 = k[0]!,
+    k1 = k[1]!,
+    k2 = k[2]!,
+    k3 = k[3]!,
+    k4 = k[4]!,
+    k5 = k[5]!,
+    k6 = k[6]!,
+    k7 = k[7]!,
+    k8 = k[8]!;
   const t = i0;
   const m = i0 + inW;
   const b = m + inW;
-  let a0 = v[t]!, a1 = v[t + 1]!;
-  let d0v = v[m]!, d1 = v[m + 1]!;
-  let g0 = v[b]!, g1 = v[b + 1]!;
+  let a0 = v[t]!,
+    a1 = v[t + 1]!;
+  let d0v = v[m]!,
+    d1 = v[m + 1]!;
+  let g0 = v[b]!,
+    g1 = v[b + 1]!;
   for (let x = 0; x < n; x++) {
     const a2 = v[t + x + 2]!;
     const d2 = v[m + x + 2]!;
@@ -322,15 +340,36 @@ function conv3(v: Values, dst: Float64Array, d0: number, i0: number, inW: number
  * and `fill`; the caller's block has no NoData, so no centre is masked); the same sum in the same
  * order, so the same bits.
  */
-function conv3Store(v: Values, dst: Plane, mask: Uint8Array, fill: number, d0: number, i0: number, inW: number, n: number, k: Float64Array): void {
-  const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!, k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!;
+function conv3Store(
+  v: Values,
+  dst: Plane,
+  mask: Uint8Array,
+  fill: number,
+  d0: number,
+  i0: number,
+  inW: number,
+  n: number,
+  k: Float64Array,
+): void {
+  const k0 = k[0]!,
+    k1 = k[1]!,
+    k2 = k[2]!,
+    k3 = k[3]!,
+    k4 = k[4]!,
+    k5 = k[5]!,
+    k6 = k[6]!,
+    k7 = k[7]!,
+    k8 = k[8]!;
   const t = i0 | 0;
   const m = (t + inW) | 0;
   const b = (m + inW) | 0;
   const d = d0 | 0;
-  let a0 = v[t]!, a1 = v[t + 1]!;
-  let d0v = v[m]!, d1 = v[m + 1]!;
-  let g0 = v[b]!, g1 = v[b + 1]!;
+  let a0 = v[t]!,
+    a1 = v[t + 1]!;
+  let d0v = v[m]!,
+    d1 = v[m + 1]!;
+  let g0 = v[b]!,
+    g1 = v[b + 1]!;
   for (let x = 0; x < n; x++) {
     const a2 = v[t + x + 2]!;
     const d2 = v[m + x + 2]!;
@@ -356,21 +395,56 @@ function conv3Store(v: Values, dst: Plane, mask: Uint8Array, fill: number, d0: n
  * `convTaps`, zero weights included as in `conv3` (which differs only for non-finite values).
  */
 function conv5(v: Values, dst: Float64Array, o: number, i0: number, inW: number, n: number, k: Float64Array): void {
-  const k0 = k[0]!, k1 = k[1]!, k2 = k[2]!, k3 = k[3]!, k4 = k[4]!;
-  const k5 = k[5]!, k6 = k[6]!, k7 = k[7]!, k8 = k[8]!, k9 = k[9]!;
-  const k10 = k[10]!, k11 = k[11]!, k12 = k[12]!, k13 = k[13]!, k14 = k[14]!;
-  const k15 = k[15]!, k16 = k[16]!, k17 = k[17]!, k18 = k[18]!, k19 = k[19]!;
-  const k20 = k[20]!, k21 = k[21]!, k22 = k[22]!, k23 = k[23]!, k24 = k[24]!;
+  const k0 = k[0]!,
+    k1 = k[1]!,
+    k2 = k[2]!,
+    k3 = k[3]!,
+    k4 = k[4]!;
+  const k5 = k[5]!,
+    k6 = k[6]!,
+    k7 = k[7]!,
+    k8 = k[8]!,
+    k9 = k[9]!;
+  const k10 = k[10]!,
+    k11 = k[11]!,
+    k12 = k[12]!,
+    k13 = k[13]!,
+    k14 = k[14]!;
+  const k15 = k[15]!,
+    k16 = k[16]!,
+    k17 = k[17]!,
+    k18 = k[18]!,
+    k19 = k[19]!;
+  const k20 = k[20]!,
+    k21 = k[21]!,
+    k22 = k[22]!,
+    k23 = k[23]!,
+    k24 = k[24]!;
   const a = i0;
   const b = i0 + inW;
   const c = i0 + 2 * inW;
   const d = i0 + 3 * inW;
   const e = i0 + 4 * inW;
-  let a0 = v[a]!, a1 = v[a + 1]!, a2 = v[a + 2]!, a3 = v[a + 3]!;
-  let b0 = v[b]!, b1 = v[b + 1]!, b2 = v[b + 2]!, b3 = v[b + 3]!;
-  let c0 = v[c]!, c1 = v[c + 1]!, c2 = v[c + 2]!, c3 = v[c + 3]!;
-  let d0 = v[d]!, d1 = v[d + 1]!, d2 = v[d + 2]!, d3 = v[d + 3]!;
-  let e0 = v[e]!, e1 = v[e + 1]!, e2 = v[e + 2]!, e3 = v[e + 3]!;
+  let a0 = v[a]!,
+    a1 = v[a + 1]!,
+    a2 = v[a + 2]!,
+    a3 = v[a + 3]!;
+  let b0 = v[b]!,
+    b1 = v[b + 1]!,
+    b2 = v[b + 2]!,
+    b3 = v[b + 3]!;
+  let c0 = v[c]!,
+    c1 = v[c + 1]!,
+    c2 = v[c + 2]!,
+    c3 = v[c + 3]!;
+  let d0 = v[d]!,
+    d1 = v[d + 1]!,
+    d2 = v[d + 2]!,
+    d3 = v[d + 3]!;
+  let e0 = v[e]!,
+    e1 = v[e + 1]!,
+    e2 = v[e + 2]!,
+    e3 = v[e + 3]!;
   for (let x = 0; x < n; x++) {
     const a4 = v[a + x + 4]!;
     const b4 = v[b + x + 4]!;
@@ -378,16 +452,51 @@ function conv5(v: Values, dst: Float64Array, o: number, i0: number, inW: number,
     const d4 = v[d + x + 4]!;
     const e4 = v[e + x + 4]!;
     dst[o + x] =
-      k0 * a0 + k1 * a1 + k2 * a2 + k3 * a3 + k4 * a4
-      + k5 * b0 + k6 * b1 + k7 * b2 + k8 * b3 + k9 * b4
-      + k10 * c0 + k11 * c1 + k12 * c2 + k13 * c3 + k14 * c4
-      + k15 * d0 + k16 * d1 + k17 * d2 + k18 * d3 + k19 * d4
-      + k20 * e0 + k21 * e1 + k22 * e2 + k23 * e3 + k24 * e4;
-    a0 = a1; a1 = a2; a2 = a3; a3 = a4;
-    b0 = b1; b1 = b2; b2 = b3; b3 = b4;
-    c0 = c1; c1 = c2; c2 = c3; c3 = c4;
-    d0 = d1; d1 = d2; d2 = d3; d3 = d4;
-    e0 = e1; e1 = e2; e2 = e3; e3 = e4;
+      k0 * a0 +
+      k1 * a1 +
+      k2 * a2 +
+      k3 * a3 +
+      k4 * a4 +
+      k5 * b0 +
+      k6 * b1 +
+      k7 * b2 +
+      k8 * b3 +
+      k9 * b4 +
+      k10 * c0 +
+      k11 * c1 +
+      k12 * c2 +
+      k13 * c3 +
+      k14 * c4 +
+      k15 * d0 +
+      k16 * d1 +
+      k17 * d2 +
+      k18 * d3 +
+      k19 * d4 +
+      k20 * e0 +
+      k21 * e1 +
+      k22 * e2 +
+      k23 * e3 +
+      k24 * e4;
+    a0 = a1;
+    a1 = a2;
+    a2 = a3;
+    a3 = a4;
+    b0 = b1;
+    b1 = b2;
+    b2 = b3;
+    b3 = b4;
+    c0 = c1;
+    c1 = c2;
+    c2 = c3;
+    c3 = c4;
+    d0 = d1;
+    d1 = d2;
+    d2 = d3;
+    d3 = d4;
+    e0 = e1;
+    e1 = e2;
+    e2 = e3;
+    e3 = e4;
   }
 }
 

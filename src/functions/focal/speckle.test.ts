@@ -11,7 +11,6 @@ import { speckle } from './speckle.js';
 
 // ---- Brute-force reference.
 
-
 interface SpeckleOptions {
   readonly filter: number;
   readonly size: number;
@@ -39,7 +38,7 @@ function speckleAt(g: Grid, x: number, y: number, o: SpeckleOptions): number {
       const A = o.addMean ?? 0;
       const model = o.model ?? 0;
       if (model === 1) return vr + AV > 0 ? im + (vr / (vr + AV)) * (ic - im) : ic;
-      const den = im * im / L + M * M * vr + (model === 2 ? AV : 0);
+      const den = (im * im) / L + M * M * vr + (model === 2 ? AV : 0);
       if (!(den > 0)) return ic;
       const k = (M * vr) / den;
       return model === 2 ? im + k * (ic - M * im - A) : im + k * (ic - M * im);
@@ -68,7 +67,7 @@ function speckleAt(g: Grid, x: number, y: number, o: SpeckleOptions): number {
     default: {
       if (im === 0) return ic;
       const ci2 = vr / (im * im);
-      const w = ci2 > 0 ? Math.min(1, Math.max(0, (1 - cu * cu / ci2) / (1 + cu * cu))) : 0;
+      const w = ci2 > 0 ? Math.min(1, Math.max(0, (1 - (cu * cu) / ci2) / (1 + cu * cu))) : 0;
       return ic * w + im * (1 - w);
     }
   }
@@ -96,10 +95,9 @@ describe('Speckle: hand-derived values on one 3x3 window', () => {
 
   it('Lee additive and multiplicative: K = M V / (Im^2 / L + M^2 V + AV), out = Im + K (Ic - M Im - A)', async () => {
     const k = (1.5 * vr) / ((im * im) / 2 + 2.25 * vr + 40);
-    expect(await at({ NoiseModel: 'Additive and Multiplicative', NoiseVar: 40, AdditiveNoiseMean: 3, MultiplicativeNoiseMean: 1.5, NLooks: 2 })).toBeCloseTo(
-      im + k * (5 - 1.5 * im - 3),
-      4,
-    );
+    expect(
+      await at({ NoiseModel: 'Additive and Multiplicative', NoiseVar: 40, AdditiveNoiseMean: 3, MultiplicativeNoiseMean: 1.5, NLooks: 2 }),
+    ).toBeCloseTo(im + k * (5 - 1.5 * im - 3), 4);
   });
 
   it('Enhanced Lee: Ci = S / Im between Cu and Cmax damps exponentially', async () => {
@@ -169,7 +167,11 @@ describe('Speckle: every filter, size and noise model against the brute-force re
   const cases: [string, Record<string, unknown>, SpeckleOptions][] = [
     ['Lee multiplicative', { NLooks: 3, MultiplicativeNoiseMean: 1.1 }, { filter: 0, size: 3, looks: 3, mulMean: 1.1 }],
     ['Lee additive', { NoiseModel: 1, NoiseVar: 400 }, { filter: 0, size: 3, model: 1, noiseVar: 400 }],
-    ['Lee additive+multiplicative', { NoiseModel: 2, NoiseVar: 50, AdditiveNoiseMean: 2, NLooks: 2 }, { filter: 0, size: 3, model: 2, noiseVar: 50, addMean: 2, looks: 2 }],
+    [
+      'Lee additive+multiplicative',
+      { NoiseModel: 2, NoiseVar: 50, AdditiveNoiseMean: 2, NLooks: 2 },
+      { filter: 0, size: 3, model: 2, noiseVar: 50, addMean: 2, looks: 2 },
+    ],
     ['Enhanced Lee', { FilterType: 1, NLooks: 1, DampFactor: 1.5 }, { filter: 1, size: 3, looks: 1, damp: 1.5 }],
     ['Frost', { FilterType: 2, DampFactor: 2 }, { filter: 2, size: 3, damp: 2 }],
     ['Kuan', { FilterType: 3, NLooks: 1.5 }, { filter: 3, size: 3, looks: 1.5 }],
@@ -186,7 +188,9 @@ describe('Speckle: every filter, size and noise model against the brute-force re
               continue;
             }
             const e = speckleAt(g, x, y, { ...opts, size });
-            expect(Math.abs(r.value(x, y) - e), `${size}x${size} (${x}, ${y}): ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(2e-5 * Math.max(1, Math.abs(e)));
+            expect(Math.abs(r.value(x, y) - e), `${size}x${size} (${x}, ${y}): ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(
+              2e-5 * Math.max(1, Math.abs(e)),
+            );
           }
         }
         expect(await tiledVersusWhole(r.node, [7, 6])).toBeUndefined();

@@ -159,10 +159,13 @@ export const speckle = defineFunction<typeof args, SpeckleParams>({
       ignored('MultiplicativeNoiseMean', a.MultiplicativeNoiseMean, 1, 'only Lee uses it');
     } else {
       if (a.NoiseModel === NoiseModel.Multiplicative) ignored('NoiseVar', a.NoiseVar, 0.25, 'NoiseModel 0 has no additive noise');
-      if (a.NoiseModel !== NoiseModel.AdditiveAndMultiplicative) ignored('AdditiveNoiseMean', a.AdditiveNoiseMean, 0, 'only NoiseModel 2 uses it');
-      if (a.NoiseModel === NoiseModel.Additive) ignored('MultiplicativeNoiseMean', a.MultiplicativeNoiseMean, 1, 'NoiseModel 1 has no multiplicative noise');
+      if (a.NoiseModel !== NoiseModel.AdditiveAndMultiplicative)
+        ignored('AdditiveNoiseMean', a.AdditiveNoiseMean, 0, 'only NoiseModel 2 uses it');
+      if (a.NoiseModel === NoiseModel.Additive)
+        ignored('MultiplicativeNoiseMean', a.MultiplicativeNoiseMean, 1, 'NoiseModel 1 has no multiplicative noise');
     }
-    if (filter !== SpeckleFilter.EnhancedLee && filter !== SpeckleFilter.Frost) ignored('DampFactor', a.DampFactor, 1, 'only Enhanced Lee and Frost use it');
+    if (filter !== SpeckleFilter.EnhancedLee && filter !== SpeckleFilter.Frost)
+      ignored('DampFactor', a.DampFactor, 1, 'only Enhanced Lee and Frost use it');
     if (filter === SpeckleFilter.Frost) ignored('NLooks', a.NLooks, 1, 'Frost does not use it');
     const size = 3 + 2 * a.FilterSize;
     const win = focalWindow(size, size);

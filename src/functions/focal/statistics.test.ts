@@ -12,7 +12,6 @@ import { statistics } from './statistics.js';
 
 // ---- Brute-force reference.
 
-
 /** Statistics (focal) types 1..7 of a list of valid values. */
 function statisticOf(type: number, v: readonly number[]): number {
   if (v.length === 0) return Number.NaN;
@@ -43,7 +42,6 @@ function statisticOf(type: number, v: readonly number[]): number {
     }
   }
 }
-
 
 describe('Statistics: hand-derived values on a 3x3 raster of 1..9', () => {
   const z = rasterOf({ width: 3, height: 3 }, (x, y) => 3 * y + x + 1);
@@ -148,7 +146,14 @@ describe('Statistics: every type and window shape against the brute-force refere
   const holes = Uint8Array.from({ length: W * H }, (_, i) => (i % 29 === 3 || (i >= 150 && i < 156) || (i % W === 7 && i < 120) ? 0 : 1));
   const src = rasterOf({ width: W, height: H }, (x, y) => v[y * W + x]!, holes);
   const g = { w: W, h: H, v: Float32Array.from(v), m: holes };
-  const shapes: [number, number][] = [[3, 3], [5, 5], [4, 2], [1, 7], [9, 3], [11, 11]];
+  const shapes: [number, number][] = [
+    [3, 3],
+    [5, 5],
+    [4, 2],
+    [1, 7],
+    [9, 3],
+    [11, 11],
+  ];
   for (const type of [1, 2, 3, 4, 5, 6, 7]) {
     for (const fill of [false, true]) {
       it(`Type ${type}${fill ? ', FillNoDataOnly' : ''}: windows ${shapes.map((s) => s.join('x')).join(', ')}`, async () => {
@@ -167,7 +172,9 @@ describe('Statistics: every type and window shape against the brute-force refere
                 continue;
               }
               expect(r.valid(x, y), where).toBe(true);
-              expect(Math.abs(r.value(x, y) - e), `${where}: ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(e)));
+              expect(Math.abs(r.value(x, y) - e), `${where}: ${r.value(x, y)} vs ${e}`).toBeLessThanOrEqual(
+                1e-5 * Math.max(1, Math.abs(e)),
+              );
             }
           }
           expect(await tiledVersusWhole(r.node, [6, 5]), `${cols}x${rows} tiled`).toBeUndefined();
@@ -186,11 +193,18 @@ describe('Statistics: Mean and StdDev without NoData (the fused paths)', () => {
     const all = new Uint8Array(W * H).fill(1);
     const oneHole = Uint8Array.from(all, (_, i) => (i === 0 ? 0 : 1));
     const g = { w: W, h: H, v: Float64Array.from(v), m: all };
-    for (const [type, cols, rows] of [[3, 3, 3], [4, 3, 3], [3, 5, 4], [4, 7, 5]] as const) {
+    for (const [type, cols, rows] of [
+      [3, 3, 3],
+      [4, 3, 3],
+      [3, 5, 4],
+      [4, 7, 5],
+    ] as const) {
       const args = { Type: type, Columns: cols, Rows: rows };
       // F64: full mantissas in and out, so any difference between the two paths would show.
       const full = await runFunction(statistics, args, [rasterOf({ width: W, height: H, pixelType: 'F64' }, (x, y) => v[y * W + x]!, all)]);
-      const holed = await runFunction(statistics, args, [rasterOf({ width: W, height: H, pixelType: 'F64' }, (x, y) => v[y * W + x]!, oneHole)]);
+      const holed = await runFunction(statistics, args, [
+        rasterOf({ width: W, height: H, pixelType: 'F64' }, (x, y) => v[y * W + x]!, oneHole),
+      ]);
       for (let y = 0; y < H; y++) {
         for (let x = 0; x < W; x++) {
           const where = `Type ${type} ${cols}x${rows} (${x}, ${y})`;

@@ -128,7 +128,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
   summary: 'Focal Min, Max, Mean, StandardDeviation, Median, Majority or Minority over a moving window; can fill NoData only.',
   variableName: 'Raster',
   family: 'focal',
-  verification: 'reference: SciPy 1.10 ndimage generic_filter/uniform_filter with NaN padding (golden, 1e-5); hand: small windows, NoData, FillNoDataOnly',
+  verification:
+    'reference: SciPy 1.10 ndimage generic_filter/uniform_filter with NaN padding (golden, 1e-5); hand: small windows, NoData, FillNoDataOnly',
   args,
 
   plan(a, inputs, to) {
@@ -283,7 +284,9 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
             const r0 = ((cy - 1) * inW + ox - 1) | 0;
             const r1 = (r0 + inW) | 0;
             const r2 = (r1 + inW) | 0;
-            let a = values[r0]!, bb = values[r1]!, c = values[r2]!;
+            let a = values[r0]!,
+              bb = values[r1]!,
+              c = values[r2]!;
             let s0 = a + bb + c;
             let q0 = a * a + bb * bb + c * c;
             a = values[r0 + 1]!;
@@ -309,7 +312,9 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
               else {
                 const nq = count * square;
                 const d = nq - sum * sum;
-                r = Math.sqrt(exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy));
+                r = Math.sqrt(
+                  exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy),
+                );
               }
               if (outMask[o + x] === 0 || r !== r) {
                 outMask[o + x] = 0;
@@ -334,7 +339,9 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
               const s = sums[x]!;
               const nq = count * squares[x]!;
               const d = nq - s * s;
-              r = Math.sqrt(exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy));
+              r = Math.sqrt(
+                exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy),
+              );
             }
             if (outMask[o + x] === 0 || r !== r) {
               outMask[o + x] = 0;
@@ -373,7 +380,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
             const s = sums[x]!;
             const nq = count * squares[x]!;
             const d = nq - s * s;
-            const v = exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy);
+            const v =
+              exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, win, ox + x, cy);
             rowBuf[x] = Math.sqrt(v);
           }
         } else if (m) {
@@ -381,7 +389,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
           for (let x = 0; x < outW; x++) rowBuf[x] = n[x] === 0 ? Number.NaN : sign * m[x]!;
         } else {
           for (let x = 0; x < outW; x++) {
-            rowBuf[x] = n[x] === 0 || (mask[c0 + x] !== 0) === fillOnly ? Number.NaN : rankStatistic(type, raw, mask, inW, win, ox + x, cy, scratch!);
+            rowBuf[x] =
+              n[x] === 0 || (mask[c0 + x] !== 0) === fillOnly ? Number.NaN : rankStatistic(type, raw, mask, inW, win, ox + x, cy, scratch!);
           }
         }
         // FillNoDataOnly keeps valid centres (NoData centres without it are masked by storeRow).
@@ -415,7 +424,7 @@ function rankStatistic(
   const majority = type === StatisticsType.Majority;
   let best = s[0]!;
   let bestLen = majority ? 0 : Number.POSITIVE_INFINITY;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i + 1;
     while (j < n && s[j] === s[i]) j++;
     const len = j - i;

@@ -280,7 +280,8 @@ export class WindowReducer {
       }
     } else {
       // Column minimum as vertical(): m = r0; m = r1 < m ? r1 : m; m = r2 < m ? r2 : m.
-      let c0 = 0, c1 = 0;
+      let c0 = 0,
+        c1 = 0;
       for (let x = -2; x < outW; x++) {
         let m = src[r0 + x + 2]!;
         const b = src[r1 + x + 2]!;
@@ -479,7 +480,9 @@ export class WindowMoments {
     const r1 = r0 + inW;
     const r2 = r1 + inW;
     this.y++;
-    let a = src[r0]!, b = src[r1]!, c = src[r2]!;
+    let a = src[r0]!,
+      b = src[r1]!,
+      c = src[r2]!;
     let s0 = a + b + c;
     let q0 = a * a + b * b + c * c;
     a = src[r0 + 1]!;

@@ -53,7 +53,11 @@ const args = {
     optional: true,
     doc: 'Envelope {xmin, ymin, xmax, ymax}: the output extent with ClippingType 1; the clipping region when no geometry or raster is given.',
   },
-  ClippingRaster: { kind: 'raster', optional: true, doc: 'A raster whose extent is the clipping region (when no ClippingGeometry is given).' },
+  ClippingRaster: {
+    kind: 'raster',
+    optional: true,
+    doc: 'A raster whose extent is the clipping region (when no ClippingGeometry is given).',
+  },
   UseInputGeometry: {
     kind: 'boolean',
     default: true,
@@ -130,7 +134,9 @@ export const clip = defineFunction<typeof args, ClipParams>({
       info,
       halo: 0,
       inputRect: (out, i) =>
-        i === a.Raster ? { x: out.x + window.x, y: out.y + window.y, width: out.width, height: out.height } : { x: 0, y: 0, width: 1, height: 1 },
+        i === a.Raster
+          ? { x: out.x + window.x, y: out.y + window.y, width: out.width, height: out.height }
+          : { x: 0, y: 0, width: 1, height: 1 },
       params: { input: a.Raster, keepInside, dx: window.x, dy: window.y, edges: pixelEdges(parts, src) },
       ...(warnings.length ? { warnings } : {}),
     };

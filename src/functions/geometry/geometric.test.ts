@@ -5,7 +5,9 @@ import { applyFunction, catchError, rasterOf, runFunction, tiledVersusWhole } fr
 import { evalPolynomial, fitPolynomial, geometric } from './geometric.js';
 
 const poly = (sourcePoints: unknown, targetPoints: unknown, polynomialOrder: unknown = 1, extra: Record<string, unknown> = {}) => ({
-  GeodataTransforms: [{ geodataTransform: 'Polynomial', geodataTransformArguments: { sourcePoints, targetPoints, polynomialOrder, ...extra } }],
+  GeodataTransforms: [
+    { geodataTransform: 'Polynomial', geodataTransformArguments: { sourcePoints, targetPoints, polynomialOrder, ...extra } },
+  ],
 });
 const pts = (a: number[][]) => a.map(([x, y]) => ({ x, y }));
 // 4 x 3 cells; v(x, y) = x + 10 y.
@@ -21,7 +23,11 @@ describe('Geometric', () => {
     ];
     const out = new Float64Array(2);
     f.forEach((g, k) => {
-      const p = fitPolynomial(s, s.map(([x, y]) => g(x, y)), k + 1)!;
+      const p = fitPolynomial(
+        s,
+        s.map(([x, y]) => g(x, y)),
+        k + 1,
+      )!;
       evalPolynomial(p, 4.5, 2.25, out, 0);
       expect(out[0]).toBeCloseTo(g(4.5, 2.25)[0], 8);
       expect(out[1]).toBeCloseTo(g(4.5, 2.25)[1], 8);
@@ -29,8 +35,18 @@ describe('Geometric', () => {
   });
 
   it('least squares: the residuals of an over-determined order-1 fit sum to zero', () => {
-    const s: [number, number][] = [[0, 0], [10, 0], [0, 10], [10, 10]];
-    const t: [number, number][] = [[0, 0], [10, 1], [0, 10], [10, 10]];
+    const s: [number, number][] = [
+      [0, 0],
+      [10, 0],
+      [0, 10],
+      [10, 10],
+    ];
+    const t: [number, number][] = [
+      [0, 0],
+      [10, 1],
+      [0, 10],
+      [10, 10],
+    ];
     const p = fitPolynomial(s, t, 1)!;
     const out = new Float64Array(2);
     let ry = 0;
@@ -46,8 +62,18 @@ describe('Geometric', () => {
 
   it('re-georeferences with pixel-space source points (AppendGeodataXform false)', async () => {
     // Pixel (px, py) -> map (500 + 10 px, 800 - 10 py): the same grid shape, cell 10, new origin.
-    const s = pts([[0, 0], [4, 0], [0, 3], [4, 3]]);
-    const t = pts([[500, 800], [540, 800], [500, 770], [540, 770]]);
+    const s = pts([
+      [0, 0],
+      [4, 0],
+      [0, 3],
+      [4, 3],
+    ]);
+    const t = pts([
+      [500, 800],
+      [540, 800],
+      [500, 770],
+      [540, 770],
+    ]);
     const r = await runFunction(geometric, poly(s, t), [src()]);
     expect([r.info.width, r.info.height, r.info.cellSize.x, r.info.extent.xmin, r.info.extent.ymax]).toEqual([4, 3, 10, 500, 800]);
     for (let y = 0; y < 3; y++) for (let x = 0; x < 4; x++) expect(r.value(x, y)).toBeCloseTo(x + 10 * y, 5);
@@ -57,7 +83,12 @@ describe('Geometric', () => {
     // Pixel (px, py) -> map (X, Y) = (py, px): a transpose with Y up, so output row r holds map
     // Y = 4 - (r + 0.5)... the output is 3 x 4; output (i, j) has centre (i + 0.5, 3.5 - j) ->
     // source (px, py) = (3.5 - j, i + 0.5): value (3 - j) + 10 i.
-    const s = pts([[0, 0], [4, 0], [0, 3], [4, 3]]);
+    const s = pts([
+      [0, 0],
+      [4, 0],
+      [0, 3],
+      [4, 3],
+    ]);
     const t = s.map(({ x, y }) => ({ x: y, y: x }));
     const r = await runFunction(geometric, { ...poly(s, t), ResamplingType: 0 }, [src()]);
     expect([r.info.width, r.info.height]).toEqual([3, 4]);
@@ -66,7 +97,12 @@ describe('Geometric', () => {
 
   it('AppendGeodataXform true: source points in map units, after the raster’s georeferencing', async () => {
     // A shift by (+100, -50) of the raster's own map coordinates.
-    const s = pts([[1000, 2000], [1120, 2000], [1000, 1910], [1120, 1910]]);
+    const s = pts([
+      [1000, 2000],
+      [1120, 2000],
+      [1000, 1910],
+      [1120, 1910],
+    ]);
     const t = s.map(({ x, y }) => ({ x: x! + 100, y: y! - 50 }));
     const r = await runFunction(geometric, { ...poly(s, t), AppendGeodataXform: true }, [src()]);
     expect([r.info.extent.xmin, r.info.extent.ymax, r.info.width, r.info.cellSize.x]).toEqual([1100, 1950, 4, 30]);
@@ -74,24 +110,61 @@ describe('Geometric', () => {
   });
 
   it('output spatial reference from the transform, else the input’s; Z arguments warn', () => {
-    const s = pts([[0, 0], [4, 0], [0, 3]]);
-    const t = pts([[0, 0], [0.004, 0], [0, -0.003]]);
+    const s = pts([
+      [0, 0],
+      [4, 0],
+      [0, 3],
+    ]);
+    const t = pts([
+      [0, 0],
+      [0.004, 0],
+      [0, -0.003],
+    ]);
     const n = applyFunction(geometric, { ...poly(s, t, 1, { spatialReference: { wkid: 4326 } }), ZFactor: 2, CorrectGeoid: true }, [src()]);
     expect(n.info.spatialReference?.wkid).toBe(4326);
     expect(n.plan.warnings?.length).toBe(2);
-    expect(applyFunction(geometric, poly(s, pts([[0, 0], [40, 0], [0, -30]])), [src()]).info.spatialReference?.wkid).toBe(32616);
+    expect(
+      applyFunction(
+        geometric,
+        poly(
+          s,
+          pts([
+            [0, 0],
+            [40, 0],
+            [0, -30],
+          ]),
+        ),
+        [src()],
+      ).info.spatialReference?.wkid,
+    ).toBe(32616);
   });
 
   it('tiled equals whole (order 2, bilinear)', async () => {
-    const big = rasterOf({ width: 40, height: 30 }, (x, y) => Math.sin(x / 4) * 30 + y * 2, Uint8Array.from({ length: 1200 }, (_, i) => (i % 23 ? 1 : 0)));
-    const s = [[0, 0], [40, 0], [0, 30], [40, 30], [20, 15], [10, 25], [30, 5]];
+    const big = rasterOf(
+      { width: 40, height: 30 },
+      (x, y) => Math.sin(x / 4) * 30 + y * 2,
+      Uint8Array.from({ length: 1200 }, (_, i) => (i % 23 ? 1 : 0)),
+    );
+    const s = [
+      [0, 0],
+      [40, 0],
+      [0, 30],
+      [40, 30],
+      [20, 15],
+      [10, 25],
+      [30, 5],
+    ];
     const t = s.map(([x, y]) => ({ x: 3 * x! + 0.5 * y! + 0.01 * x! * x!, y: -3 * y! + 0.4 * x! }));
     const node = applyFunction(geometric, poly(pts(s), t, 2), [big]);
     expect(await tiledVersusWhole(node, [7, 5])).toBeUndefined();
   });
 
   describe('argument errors', () => {
-    const three = pts([[0, 0], [4, 0], [0, 3]]);
+    const three = pts([
+      [0, 0],
+      [4, 0],
+      [0, 3],
+    ]);
     const at = (raw: Record<string, unknown>) => {
       const e = catchError(() => applyFunction(geometric, raw, [src()]));
       return e && { code: e.code, path: e.path };
@@ -110,7 +183,18 @@ describe('Geometric', () => {
     it('too few, unpaired, collinear points; a bad order', () => {
       expect(at(poly(three, three, 2))).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.sourcePoints` });
       expect(at(poly(three, three.slice(0, 2)))).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.targetPoints` });
-      expect(at(poly(pts([[0, 0], [1, 1], [2, 2]]), three))).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.sourcePoints` });
+      expect(
+        at(
+          poly(
+            pts([
+              [0, 0],
+              [1, 1],
+              [2, 2],
+            ]),
+            three,
+          ),
+        ),
+      ).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.sourcePoints` });
       expect(at(poly(three, three, 4))).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.polynomialOrder` });
       expect(at(poly([{ x: 1 }, ...three.slice(1)], three))).toEqual({ code: 'INVALID_ARGUMENT', path: `${A}.sourcePoints[0]` });
     });

@@ -135,7 +135,11 @@ function terms(u: number, v: number, n: number): number[] {
 }
 
 /** Least-squares polynomial of `order` from (xs, ys) to (xt, yt); undefined when singular. */
-export function fitPolynomial(src: readonly (readonly [number, number])[], dst: readonly (readonly [number, number])[], order: number): Polynomial | undefined {
+export function fitPolynomial(
+  src: readonly (readonly [number, number])[],
+  dst: readonly (readonly [number, number])[],
+  order: number,
+): Polynomial | undefined {
   const n = TERMS[order]!;
   const mx = src.reduce((a, p) => a + p[0], 0) / src.length;
   const my = src.reduce((a, p) => a + p[1], 0) / src.length;
@@ -152,8 +156,14 @@ export function fitPolynomial(src: readonly (readonly [number, number])[], dst: 
       aty[i]! += t[i]! * dst[k]![1];
     }
   });
-  const cx = solve(ata.map((r) => Float64Array.from(r)), Float64Array.from(atx));
-  const cy = solve(ata.map((r) => Float64Array.from(r)), Float64Array.from(aty));
+  const cx = solve(
+    ata.map((r) => Float64Array.from(r)),
+    Float64Array.from(atx),
+  );
+  const cy = solve(
+    ata.map((r) => Float64Array.from(r)),
+    Float64Array.from(aty),
+  );
   if (!cx || !cy) return undefined;
   return { order, mx, my, s, cx: [...cx], cy: [...cy] };
 }
@@ -187,7 +197,11 @@ function solve(a: Float64Array[], b: Float64Array): Float64Array | undefined {
 function points(v: unknown, path: string): [number, number][] {
   if (!Array.isArray(v)) throw invalidArgument(path, 'expected an array of points {x, y}');
   return v.map((p, i) => {
-    const [x, y] = Array.isArray(p) ? (p as unknown[]) : p !== null && typeof p === 'object' ? [(p as { x?: unknown }).x, (p as { y?: unknown }).y] : [];
+    const [x, y] = Array.isArray(p)
+      ? (p as unknown[])
+      : p !== null && typeof p === 'object'
+        ? [(p as { x?: unknown }).x, (p as { y?: unknown }).y]
+        : [];
     const nx = typeof x === 'string' ? Number(x) : x;
     const ny = typeof y === 'string' ? Number(y) : y;
     if (typeof nx !== 'number' || typeof ny !== 'number' || !Number.isFinite(nx) || !Number.isFinite(ny)) {
@@ -213,7 +227,8 @@ function parseTransforms(raw: unknown): { steps: Step[]; sr?: SpatialReference }
     if (t === null || typeof t !== 'object' || Array.isArray(t)) throw invalidArgument(path, 'a transform must be an object');
     const o = t as Record<string, unknown>;
     const kind = prop(o, 'geodataTransform');
-    if (typeof kind !== 'string') throw invalidArgument(`${path}.geodataTransform`, 'geodataTransform (for example "Polynomial") is required');
+    if (typeof kind !== 'string')
+      throw invalidArgument(`${path}.geodataTransform`, 'geodataTransform (for example "Polynomial") is required');
     if (kind.toLowerCase() !== 'polynomial') {
       throw unsupportedInput(`${path}.geodataTransform`, `geodata transform "${kind}" is not supported; only Polynomial is`);
     }
@@ -229,19 +244,29 @@ function parseTransforms(raw: unknown): { steps: Step[]; sr?: SpatialReference }
     const src = points(prop(ta, 'sourcePoints'), `${apath}.sourcePoints`);
     const dst = points(prop(ta, 'targetPoints'), `${apath}.targetPoints`);
     if (src.length !== dst.length) {
-      throw invalidArgument(`${apath}.targetPoints`, `sourcePoints has ${src.length} points and targetPoints ${dst.length}; they must pair up`);
+      throw invalidArgument(
+        `${apath}.targetPoints`,
+        `sourcePoints has ${src.length} points and targetPoints ${dst.length}; they must pair up`,
+      );
     }
     if (src.length < TERMS[order]!) {
-      throw invalidArgument(`${apath}.sourcePoints`, `a polynomial of order ${order} needs at least ${TERMS[order]} points, got ${src.length}`);
+      throw invalidArgument(
+        `${apath}.sourcePoints`,
+        `a polynomial of order ${order} needs at least ${TERMS[order]} points, got ${src.length}`,
+      );
     }
     const forward = fitPolynomial(src, dst, order);
     const inverse = fitPolynomial(dst, src, order);
     if (!forward || !inverse) {
-      throw invalidArgument(`${apath}.sourcePoints`, `the points do not determine an order-${order} polynomial (collinear or repeated points)`);
+      throw invalidArgument(
+        `${apath}.sourcePoints`,
+        `the points do not determine an order-${order} polynomial (collinear or repeated points)`,
+      );
     }
     const s = prop(ta, 'spatialReference');
     if (s !== undefined && s !== null) {
-      if (typeof s !== 'object') throw invalidArgument(`${apath}.spatialReference`, 'spatialReference must be an object such as {wkid: 4326}');
+      if (typeof s !== 'object')
+        throw invalidArgument(`${apath}.spatialReference`, 'spatialReference must be an object such as {wkid: 4326}');
       const so = s as Record<string, unknown>;
       const wkid = prop(so, 'latestWkid') ?? prop(so, 'wkid');
       const wkt = prop(so, 'wkt');
@@ -305,7 +330,8 @@ export const geometric = defineFunction<typeof args, GeometricParams>({
     }
     const width = Math.max(1, Math.round((xmax - xmin) / cell));
     const height = Math.max(1, Math.round((ymax - ymin) / cell));
-    if (width * height > 2 ** 40) throw invalidArgument(at('GeodataTransforms'), `the transform gives a ${width} x ${height} output, too large`);
+    if (width * height > 2 ** 40)
+      throw invalidArgument(at('GeodataTransforms'), `the transform gives a ${width} x ${height} output, too large`);
     const method: InterpolationMethod = a.ResamplingType === 0 ? 'nearest' : a.ResamplingType === 2 ? 'cubic' : 'bilinear';
     const spatialReference = sr ?? src.spatialReference;
     const { histograms: _h, statistics, spatialReference: _s, ...rest } = src;

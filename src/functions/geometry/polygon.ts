@@ -61,7 +61,8 @@ function ringOf(v: unknown, path: string): Float64Array {
   v.forEach((p, i) => {
     const x = Array.isArray(p) ? num(p[0]) : undefined;
     const y = Array.isArray(p) ? num(p[1]) : undefined;
-    if (x === undefined || y === undefined) throw invalidArgument(`${path}[${i}]`, `a point must be [x, y] numbers, got ${JSON.stringify(p)}`);
+    if (x === undefined || y === undefined)
+      throw invalidArgument(`${path}[${i}]`, `a point must be [x, y] numbers, got ${JSON.stringify(p)}`);
     out[2 * i] = x;
     out[2 * i + 1] = y;
   });
@@ -120,7 +121,8 @@ export function parseGeometry(v: unknown, path: string): Geometry {
     }
     if (t === 'multipolygon' && Array.isArray(coords)) {
       const parts = coords.map((poly, i) => {
-        if (!Array.isArray(poly) || poly.length === 0) throw invalidArgument(`${path}.coordinates[${i}]`, 'a polygon must be a non-empty array of rings');
+        if (!Array.isArray(poly) || poly.length === 0)
+          throw invalidArgument(`${path}.coordinates[${i}]`, 'a polygon must be a non-empty array of rings');
         return poly.map((r, j) => ringOf(r, `${path}.coordinates[${i}][${j}]`));
       });
       if (parts.length === 0) throw invalidArgument(`${path}.coordinates`, 'the multipolygon has no polygons');
@@ -172,36 +174,52 @@ export function partsInRasterSR(g: Geometry, raster: RasterInfo, path: string): 
   if (from === undefined || to === undefined || sameSpatialReference(from, to)) return g.parts;
   const a = proj4Of(from) ?? from.wkt;
   const b = proj4Of(to) ?? to.wkt;
-  if (a === undefined) throw unsupportedInput(`${path}.spatialReference`, `unknown spatial reference ${JSON.stringify(from)}: give a wkid proj4 knows, a wkt or a proj4 string`);
-  if (b === undefined) throw unsupportedInput(`${path}.spatialReference`, "the raster's spatial reference has no definition proj4 can use, so the geometry cannot be projected onto it");
+  if (a === undefined)
+    throw unsupportedInput(
+      `${path}.spatialReference`,
+      `unknown spatial reference ${JSON.stringify(from)}: give a wkid proj4 knows, a wkt or a proj4 string`,
+    );
+  if (b === undefined)
+    throw unsupportedInput(
+      `${path}.spatialReference`,
+      "the raster's spatial reference has no definition proj4 can use, so the geometry cannot be projected onto it",
+    );
   let conv: proj4.Converter;
   try {
     conv = proj4Lib()(a, b);
   } catch (e) {
-    throw unsupportedInput(`${path}.spatialReference`, `proj4 cannot project from ${a} to ${b}: ${e instanceof Error ? e.message : String(e)}`);
+    throw unsupportedInput(
+      `${path}.spatialReference`,
+      `proj4 cannot project from ${a} to ${b}: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
-  return g.parts.map((rings) => rings.map((r) => {
-    const n = r.length / 2;
-    const out = new Float64Array(2 * n * DENSIFY);
-    let k = 0;
-    for (let i = 0; i < n; i++) {
-      const x0 = r[2 * i]!;
-      const y0 = r[2 * i + 1]!;
-      const j = (i + 1) % n;
-      const x1 = r[2 * j]!;
-      const y1 = r[2 * j + 1]!;
-      for (let s = 0; s < DENSIFY; s++) {
-        const t = s / DENSIFY;
-        const [x, y] = conv.forward([x0 + t * (x1 - x0), y0 + t * (y1 - y0)]) as [number, number];
-        if (!Number.isFinite(x) || !Number.isFinite(y)) {
-          throw unsupportedInput(path, 'the geometry does not project onto the raster\'s spatial reference (a vertex falls outside its domain)');
+  return g.parts.map((rings) =>
+    rings.map((r) => {
+      const n = r.length / 2;
+      const out = new Float64Array(2 * n * DENSIFY);
+      let k = 0;
+      for (let i = 0; i < n; i++) {
+        const x0 = r[2 * i]!;
+        const y0 = r[2 * i + 1]!;
+        const j = (i + 1) % n;
+        const x1 = r[2 * j]!;
+        const y1 = r[2 * j + 1]!;
+        for (let s = 0; s < DENSIFY; s++) {
+          const t = s / DENSIFY;
+          const [x, y] = conv.forward([x0 + t * (x1 - x0), y0 + t * (y1 - y0)]) as [number, number];
+          if (!Number.isFinite(x) || !Number.isFinite(y)) {
+            throw unsupportedInput(
+              path,
+              "the geometry does not project onto the raster's spatial reference (a vertex falls outside its domain)",
+            );
+          }
+          out[k++] = x;
+          out[k++] = y;
         }
-        out[k++] = x;
-        out[k++] = y;
       }
-    }
-    return out;
-  }));
+      return out;
+    }),
+  );
 }
 
 /**
@@ -244,7 +262,7 @@ export function pixelEdges(parts: Parts, info?: Pick<RasterInfo, 'extent' | 'cel
  * part, union of parts); other entries are untouched.
  */
 export function fillInside(encoded: Float64Array, rect: Rect, inside: Uint8Array): void {
-  for (let o = 0; o < encoded.length; ) {
+  for (let o = 0; o < encoded.length;) {
     const len = encoded[o]!;
     fillPart(encoded.subarray(o + 1, o + 1 + len), rect, inside);
     o += 1 + len;

@@ -58,7 +58,14 @@ describe('Resample', () => {
   });
 
   it('Majority: most frequent value, ties to the value that reached the top count first', async () => {
-    const u8 = rasterOf({ width: 4, height: 2, pixelType: 'U8' }, (x, y) => [[1, 1, 2, 3], [2, 2, 3, 3]][y]![x]!);
+    const u8 = rasterOf(
+      { width: 4, height: 2, pixelType: 'U8' },
+      (x, y) =>
+        [
+          [1, 1, 2, 3],
+          [2, 2, 3, 3],
+        ][y]![x]!,
+    );
     const r = await runFunction(resample, { ResamplingType: 'Majority', OutputCellsize: 2 }, [u8]);
     // block 0 scans 1, 1, 2, 2: 1 reaches 2 first; block 1: 2, 3, 3, 3 -> 3.
     expect(all(r)).toEqual([1, 3]);
@@ -122,7 +129,11 @@ describe('Resample', () => {
 
   it('VectorAverage needs half of the footprint valid', async () => {
     const md = (valid: number) =>
-      rasterOf({ width: 2, height: 2, bandCount: 2 }, () => 1, Uint8Array.from([0, 1, 2, 3], (i) => (i < valid ? 1 : 0)));
+      rasterOf(
+        { width: 2, height: 2, bandCount: 2 },
+        () => 1,
+        Uint8Array.from([0, 1, 2, 3], (i) => (i < valid ? 1 : 0)),
+      );
     expect((await runFunction(resample, { ResamplingType: 10, OutputCellsize: 2 }, [md(2)])).valid(0, 0)).toBe(true);
     expect((await runFunction(resample, { ResamplingType: 10, OutputCellsize: 2 }, [md(1)])).valid(0, 0)).toBe(false);
   });
@@ -140,7 +151,11 @@ describe('Resample', () => {
   });
 
   it('tiled equals whole for every type', async () => {
-    const big = rasterOf({ width: 50, height: 40, bandCount: 2 }, (x, y, b) => Math.sin(x / 3 + b) * 50 + y, Uint8Array.from({ length: 2000 }, (_, i) => (i % 17 ? 1 : 0)));
+    const big = rasterOf(
+      { width: 50, height: 40, bandCount: 2 },
+      (x, y, b) => Math.sin(x / 3 + b) * 50 + y,
+      Uint8Array.from({ length: 2000 }, (_, i) => (i % 17 ? 1 : 0)),
+    );
     for (let t = 0; t <= 10; t++) {
       for (const cell of [2.5, 0.7]) {
         const node = applyFunction(resample, { ResamplingType: t, OutputCellsize: cell }, [big]);

@@ -167,7 +167,10 @@ export const resample = defineFunction<typeof args, ResampleParams>({
     if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `Resample does not take complex (${src.pixelType}) rasters`);
     const type = a.ResamplingType;
     if (type === ResamplingType.VectorAverage && src.bandCount !== 2) {
-      throw invalidArgument(at('ResamplingType'), `VectorAverage needs a two-band raster (u/v or magnitude/direction); this one has ${src.bandCount}`);
+      throw invalidArgument(
+        at('ResamplingType'),
+        `VectorAverage needs a two-band raster (u/v or magnitude/direction); this one has ${src.bandCount}`,
+      );
     }
     const inCell = cellSizeArg(a.InputCellsize, 'InputCellsize') ?? src.cellSize;
     const outCell = cellSizeArg(a.OutputCellsize, 'OutputCellsize') ?? inCell;
@@ -180,8 +183,19 @@ export const resample = defineFunction<typeof args, ResampleParams>({
     }
     const { xmin, ymax } = src.extent;
     const kind: Kind =
-      type === 3 ? 'majority' : type === 7 ? 'average' : type === 8 ? 'minimum' : type === 9 ? 'maximum' : type === 10 ? 'vector' : 'interpolate';
-    const method: InterpolationMethod = type === 2 ? 'cubic' : type === 4 || type === 6 ? 'bilinear' : type === 0 ? 'nearest' : 'bilinearFallback';
+      type === 3
+        ? 'majority'
+        : type === 7
+          ? 'average'
+          : type === 8
+            ? 'minimum'
+            : type === 9
+              ? 'maximum'
+              : type === 10
+                ? 'vector'
+                : 'interpolate';
+    const method: InterpolationMethod =
+      type === 2 ? 'cubic' : type === 4 || type === 6 ? 'bilinear' : type === 0 ? 'nearest' : 'bilinearFallback';
     const blur = type === 5 || type === 6;
     const blurX = blur ? gaussian(kx) : [];
     const blurY = blur ? gaussian(ky) : [];
@@ -223,7 +237,18 @@ export const resample = defineFunction<typeof args, ResampleParams>({
       info,
       halo: 0,
       inputRect: (out) => inputRect(out),
-      params: { kind, method, kx, ky, srcWidth, srcHeight, pixelType: info.pixelType, blurX, blurY, magDir: a.InputDataType === 'Vector-MagDir' },
+      params: {
+        kind,
+        method,
+        kx,
+        ky,
+        srcWidth,
+        srcHeight,
+        pixelType: info.pixelType,
+        blurX,
+        blurY,
+        magDir: a.InputDataType === 'Vector-MagDir',
+      },
       ...(warnings.length ? { warnings } : {}),
     };
   },

@@ -49,7 +49,20 @@ const args = {
   ArgStatisticsType: {
     kind: 'enum',
     values: [0, 1, 2, 3],
-    names: { ArgumentMax: 0, ArgMax: 0, Max: 0, Maximum: 0, ArgumentMin: 1, ArgMin: 1, Min: 1, Minimum: 1, ArgumentMedian: 2, ArgMedian: 2, Median: 2, Duration: 3 },
+    names: {
+      ArgumentMax: 0,
+      ArgMax: 0,
+      Max: 0,
+      Maximum: 0,
+      ArgumentMin: 1,
+      ArgMin: 1,
+      Min: 1,
+      Minimum: 1,
+      ArgumentMedian: 2,
+      ArgMedian: 2,
+      Median: 2,
+      Duration: 3,
+    },
     default: ArgStatisticsType.ArgumentMax,
     aliases: ['Type'],
     doc: '0 ArgumentMax, 1 ArgumentMin, 2 ArgumentMedian (band index of the statistic), 3 Duration (longest run within MinValue..MaxValue).',
@@ -58,7 +71,11 @@ const args = {
   MaxValue: { kind: 'number', doc: 'Duration: highest value counted (inclusive); required for Duration.' },
   UndefinedClass: { kind: 'int', default: 100, doc: 'Output when no definitive maximum, minimum or median exists (ties).' },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 /** One band the statistic reads: input index, band, and the value marking a missing slice (multidimensional inputs). */
@@ -94,7 +111,8 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     const list = a.Rasters.map((r, i) => {
       const info = inputs[r]!;
       if (info.constant !== undefined) throw invalidArgument(at('Rasters', i), 'ArgStatistics needs rasters, not constants');
-      if (isComplex(info.pixelType)) throw unsupportedInput(at('Rasters', i), `ArgStatistics does not take complex (${info.pixelType}) rasters`);
+      if (isComplex(info.pixelType))
+        throw unsupportedInput(at('Rasters', i), `ArgStatistics does not take complex (${info.pixelType}) rasters`);
       return info;
     });
     const ref = (k: number, band: number): BandRef => {
@@ -104,7 +122,12 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
     // Several rasters, one multidimensional: the statistic per paired slice (seed rule 6).
     const md =
       a.Rasters.length > 1
-        ? pairSlices(list, { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: a.Rasters.map((_, i) => at('Rasters', i)) })
+        ? pairSlices(list, {
+            matchVariable: a.MatchVariable,
+            unionDimension: a.UnionDimension,
+            at,
+            paths: a.Rasters.map((_, i) => at('Rasters', i)),
+          })
         : undefined;
     const outputs: BandRef[][] = md
       ? Array.from({ length: md.sliceCount }, (_, s) => list.flatMap((_, k) => md.bands[k]![s]!.map((b) => ref(k, b))))
@@ -120,21 +143,34 @@ export const argStatistics = defineFunction<typeof args, ArgStatisticsParams>({
       if (a.MinValue > a.MaxValue) throw invalidArgument(at('MaxValue'), `MaxValue (${a.MaxValue}) is below MinValue (${a.MinValue})`);
       hi = n;
     } else {
-      if (a.MinValue !== undefined || a.MaxValue !== undefined) warnings.push('MinValue and MaxValue only apply to Duration (ArgStatisticsType 3) and are ignored');
+      if (a.MinValue !== undefined || a.MaxValue !== undefined)
+        warnings.push('MinValue and MaxValue only apply to Duration (ArgStatisticsType 3) and are ignored');
       lo = Math.min(0, a.UndefinedClass);
       hi = Math.max(n - 1, a.UndefinedClass);
     }
     // A multidimensional output needs a NoData value for missing slices: the type's maximum, above every result.
     const top = md ? hi + 1 : hi;
-    const pixelType = (['U8', 'U16', 'S16', 'U32', 'S32'] as PixelType[]).find((t) => PIXEL_TYPE_INFO[t].min <= lo && PIXEL_TYPE_INFO[t].max >= top);
-    if (pixelType === undefined) throw invalidArgument(at('UndefinedClass'), `UndefinedClass ${a.UndefinedClass} does not fit a 32-bit integer`);
+    const pixelType = (['U8', 'U16', 'S16', 'U32', 'S32'] as PixelType[]).find(
+      (t) => PIXEL_TYPE_INFO[t].min <= lo && PIXEL_TYPE_INFO[t].max >= top,
+    );
+    if (pixelType === undefined)
+      throw invalidArgument(at('UndefinedClass'), `UndefinedClass ${a.UndefinedClass} does not fit a 32-bit integer`);
     const missing = md ? PIXEL_TYPE_INFO[pixelType].max : undefined;
     // NoData inputs are left out of the statistic: only an input outside the first one's extent is refused.
-    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: list.map((_, i) => at('Rasters', i)), needsAll: false })!;
+    const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, {
+      paths: list.map((_, i) => at('Rasters', i)),
+      needsAll: false,
+    })!;
     let info: RasterInfo = { ...grid, bandCount: 1, pixelType };
     if (md) {
       const multidimensional = md.layout(() => 1);
-      info = { ...info, bandCount: md.sliceCount, noData: missing, multidimensional, bandNames: layoutBandNames(multidimensional, md.sliceCount) };
+      info = {
+        ...info,
+        bandCount: md.sliceCount,
+        noData: missing,
+        multidimensional,
+        bandNames: layoutBandNames(multidimensional, md.sliceCount),
+      };
     }
     const align = inputs.map((i, k) => (a.Rasters.includes(k) ? alignMethod(i) : undefined));
     return {

@@ -5,7 +5,16 @@ import { memorySource } from '../../graph/memory-source.js';
 import { render } from '../../graph/render.js';
 import { createRegistry, type RasterNode, type SourceNode } from '../../graph/types.js';
 import { buildGraph } from '../../rule/build.js';
-import { applyFunction, catchError, constant, gridInfo, rasterOf, runFunction, tiledVersusWhole, type Result } from '../../../test/helpers.js';
+import {
+  applyFunction,
+  catchError,
+  constant,
+  gridInfo,
+  rasterOf,
+  runFunction,
+  tiledVersusWhole,
+  type Result,
+} from '../../../test/helpers.js';
 import { arithmetic } from './arithmetic.js';
 import { timeSeriesMultidim } from '../../core/multidim.js';
 
@@ -61,7 +70,11 @@ describe('Arithmetic', () => {
   });
 
   it('output is F32 with NoData NaN, the first raster grid, and no statistics', async () => {
-    const info: RasterInfo = { ...gridInfo({ width: W, height: H, pixelType: 'U8', noData: 255 }), bandNames: ['a'], statistics: [{ min: 0, max: 9 }] };
+    const info: RasterInfo = {
+      ...gridInfo({ width: W, height: H, pixelType: 'U8', noData: 255 }),
+      bandNames: ['a'],
+      statistics: [{ min: 0, max: 9 }],
+    };
     const src = memorySource('u8', info, [Uint8Array.from([1, 2, 3, 4, 5, 6])]);
     const res = await run({ Operation: 3 }, [src, constant([2])]);
     expect(res.info.pixelType).toBe('F32');
@@ -117,13 +130,21 @@ describe('Arithmetic', () => {
       const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * b + x);
       const res = await run({ Operation: 2 }, [three, constant([1])]);
       expect(res.info.bandCount).toBe(3);
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[-1, 0], [9, 10], [19, 20]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [-1, 0],
+        [9, 10],
+        [19, 20],
+      ]);
     });
 
     it('a constant with one value per band applies band by band', async () => {
       const three = rasterOf({ width: 2, height: 1, bandCount: 3 }, (x, _y, b) => 10 * b + x);
       const res = await run({ Operation: 3 }, [three, constant([1, 2, 3])]);
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[0, 1], [20, 22], [60, 63]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [0, 1],
+        [20, 22],
+        [60, 63],
+      ]);
     });
 
     it('a constant as the first operand takes the grid from Raster2', async () => {
@@ -139,7 +160,11 @@ describe('Arithmetic', () => {
       const one = rasterOf({ width: 2, height: 1 }, (x) => x + 1);
       const res = await run({ Operation: 1 }, [one, constant([10, 20, 30])]);
       expect(res.info.bandCount).toBe(3);
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[11, 12], [21, 22], [31, 32]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [11, 12],
+        [21, 22],
+        [31, 32],
+      ]);
     });
 
     // The builder (src/rule/build.ts) turns wire numbers, arrays and space-delimited strings into
@@ -157,11 +182,51 @@ describe('Arithmetic', () => {
     };
 
     it.each([
-      ['a number', 5, [[5, 6], [15, 16], [25, 26]]],
-      ['a numeric string', '5', [[5, 6], [15, 16], [25, 26]]],
-      ['an array', [1, 2, 3], [[1, 2], [12, 13], [23, 24]]],
-      ['a space-delimited string', '1 2 3', [[1, 2], [12, 13], [23, 24]]],
-      ['a one-element array', [100], [[100, 101], [110, 111], [120, 121]]],
+      [
+        'a number',
+        5,
+        [
+          [5, 6],
+          [15, 16],
+          [25, 26],
+        ],
+      ],
+      [
+        'a numeric string',
+        '5',
+        [
+          [5, 6],
+          [15, 16],
+          [25, 26],
+        ],
+      ],
+      [
+        'an array',
+        [1, 2, 3],
+        [
+          [1, 2],
+          [12, 13],
+          [23, 24],
+        ],
+      ],
+      [
+        'a space-delimited string',
+        '1 2 3',
+        [
+          [1, 2],
+          [12, 13],
+          [23, 24],
+        ],
+      ],
+      [
+        'a one-element array',
+        [100],
+        [
+          [100, 101],
+          [110, 111],
+          [120, 121],
+        ],
+      ],
     ])('Raster2 as %s, through the rule builder', async (_what, raster2, expected) => {
       expect(await build(raster2)).toEqual(expected);
     });
@@ -183,17 +248,29 @@ describe('Arithmetic', () => {
       const res = await run({ Operation: 2 }, [three(), one()]);
       expect(res.info.bandCount).toBe(3);
       // band b: (10(b+1) + x) - (x + 1)
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[9, 9], [19, 19], [29, 29]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [9, 9],
+        [19, 19],
+        [29, 29],
+      ]);
     });
 
     it('a single-band Raster is broadcast to every band of Raster2', async () => {
       const res = await run({ Operation: 2 }, [one(), three()]);
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[-9, -9], [-19, -19], [-29, -29]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [-9, -9],
+        [-19, -19],
+        [-29, -29],
+      ]);
     });
 
     it('equal band counts pair band by band', async () => {
       const res = await run({ Operation: 1 }, [three(), three()]);
-      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([[20, 22], [40, 42], [60, 62]]);
+      expect([0, 1, 2].map((b) => pixels(res, b))).toEqual([
+        [20, 22],
+        [40, 42],
+        [60, 62],
+      ]);
     });
   });
 
@@ -291,11 +368,19 @@ describe('Arithmetic', () => {
     it('another spatial reference is reprojected (bilinear of a linear field is exact up to the 0.125 px approximation)', async () => {
       // UTM 16N raster near (-87, 36.14) and a geographic raster whose value is linear in lon/lat.
       const utm = rasterOf({ width: 20, height: 15, cellSize: 30, origin: { x: 500000, y: 4000000 } }, () => 0);
-      const geo = rasterOf({ width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } }, (x, y) => 1000 * x + 7 * y);
+      const geo = rasterOf(
+        { width: 40, height: 30, cellSize: 1 / 1200, geographic: true, origin: { x: -87.01, y: 36.15 } },
+        (x, y) => 1000 * x + 7 * y,
+      );
       const res = await run({}, [utm, geo]);
       const proj4 = (await import('proj4')).default;
       const c = proj4('+proj=utm +zone=16 +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +no_defs');
-      for (const [i, j] of [[0, 0], [7, 3], [19, 14], [10, 10]] as const) {
+      for (const [i, j] of [
+        [0, 0],
+        [7, 3],
+        [19, 14],
+        [10, 10],
+      ] as const) {
         const [lon, lat] = c.forward([500000 + (i + 0.5) * 30, 4000000 - (j + 0.5) * 30]) as [number, number];
         const px = (lon + 87.01) * 1200 - 0.5;
         const py = (36.15 - lat) * 1200 - 0.5;
@@ -312,7 +397,10 @@ describe('Arithmetic', () => {
     };
 
     it('Raster2 is required', () => {
-      expect(at(() => applyFunction(arithmetic, {}, [r1()]))).toEqual({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster2' });
+      expect(at(() => applyFunction(arithmetic, {}, [r1()]))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Raster2',
+      });
     });
 
     it('an unknown Operation is rejected', () => {
@@ -401,15 +489,30 @@ describe('Arithmetic', () => {
   it('pairs multidimensional slices by time (MatchVariable, UnionDimension), broadcasting a plain raster', async () => {
     // A: temperature at 2001, 2002, 2003 (bands 0..2 = 10, 20, 30); B: temperature at 2002, 2003, 2004 (1, 2, 3).
     const md = (times: string[]) => ({ multidimensional: timeSeriesMultidim('temperature', times) });
-    const a = memorySource('mdA', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2001', '2002', '2003']) }, [10, 20, 30].map((v) => Float32Array.of(v)));
-    const b = memorySource('mdB', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2002', '2003', '2004']) }, [1, 2, 3].map((v) => Float32Array.of(v)));
+    const a = memorySource(
+      'mdA',
+      { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2001', '2002', '2003']) },
+      [10, 20, 30].map((v) => Float32Array.of(v)),
+    );
+    const b = memorySource(
+      'mdB',
+      { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), ...md(['2002', '2003', '2004']) },
+      [1, 2, 3].map((v) => Float32Array.of(v)),
+    );
     const res = await run({ Operation: 1 }, [a, b]);
     // Common slices 2002 and 2003: 20 + 1, 30 + 2; 2001 and 2004 are left out with a warning.
     expect([res.info.bandCount, res.block.bands[0]![0], res.block.bands[1]![0]]).toEqual([2, 21, 32]);
     expect(res.node.plan.warnings?.length).toBeGreaterThan(0);
     const plain = await run({ Operation: 3 }, [a, rasterOf({ width: 1, height: 1 }, () => 2)]);
     expect([0, 1, 2].map((k) => plain.block.bands[k]![0])).toEqual([20, 40, 60]);
-    const other = memorySource('mdC', { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), multidimensional: timeSeriesMultidim('salinity', ['2002', '2003', '2004']) }, [1, 2, 3].map((v) => Float32Array.of(v)));
-    expect(catchError(() => apply({}, [a, other]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.MatchVariable' });
+    const other = memorySource(
+      'mdC',
+      { ...gridInfo({ width: 1, height: 1, bandCount: 3 }), multidimensional: timeSeriesMultidim('salinity', ['2002', '2003', '2004']) },
+      [1, 2, 3].map((v) => Float32Array.of(v)),
+    );
+    expect(catchError(() => apply({}, [a, other]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.MatchVariable',
+    });
   });
 });

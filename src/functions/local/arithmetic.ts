@@ -62,7 +62,11 @@ const args = {
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 /** One operand as the kernel sees it: a raster input (band per output band) or constants per output band. */

@@ -9,7 +9,12 @@ describe('Complex', () => {
   it('C64 -> F32 magnitude per band, mask passed through', async () => {
     const info = { ...gridInfo({ width: 3, height: 1, bandCount: 2, pixelType: 'C64' }), bandNames: ['hh', 'hv'] };
     // band 1: (3,4) (-5,12) (0,0); band 2: (8,-15) (-7,-24) (1,0)
-    const src = memorySource('c64', info, [Float32Array.from([3, 4, -5, 12, 0, 0]), Float32Array.from([8, -15, -7, -24, 1, 0])], Uint8Array.from([1, 0, 1]));
+    const src = memorySource(
+      'c64',
+      info,
+      [Float32Array.from([3, 4, -5, 12, 0, 0]), Float32Array.from([8, -15, -7, -24, 1, 0])],
+      Uint8Array.from([1, 0, 1]),
+    );
     const r = await runFunction(complex, {}, [src]);
     expect(r.info).toMatchObject({ pixelType: 'F32', bandCount: 2, bandNames: ['hh', 'hv'] });
     expect(Number.isNaN(r.info.noData)).toBe(true);
@@ -52,7 +57,12 @@ describe('Complex', () => {
     const w = 70;
     const h = 50;
     const z = new Float32Array(2 * w * h).map((_, i) => Math.sin(i * 0.37) * 1000);
-    const src = memorySource('c64-tiles', gridInfo({ width: w, height: h, pixelType: 'C64' }), [z], Uint8Array.from({ length: w * h }, (_, i) => (i % 13 ? 1 : 0)));
+    const src = memorySource(
+      'c64-tiles',
+      gridInfo({ width: w, height: h, pixelType: 'C64' }),
+      [z],
+      Uint8Array.from({ length: w * h }, (_, i) => (i % 13 ? 1 : 0)),
+    );
     expect(await tiledVersusWhole(applyFunction(complex, {}, [src]), [17, 9])).toBeUndefined();
   });
 });

@@ -82,7 +82,12 @@ const EXTENT_NAMES = ['FirstOf', 'IntersectionOf', 'UnionOf', 'LastOf'];
  * intersection; inputs without a common area when every pixel needs them all; an input outside
  * the FirstOf/LastOf extent). UNSUPPORTED_INPUT when a spatial reference cannot be transformed.
  */
-export function outputGrid(inputs: readonly RasterInfo[], extentType: number, cellsizeType: number, checks: GridChecks = {}): Grid | undefined {
+export function outputGrid(
+  inputs: readonly RasterInfo[],
+  extentType: number,
+  cellsizeType: number,
+  checks: GridChecks = {},
+): Grid | undefined {
   const indexes = inputs.map((_, k) => k).filter((k) => inputs[k]!.constant === undefined);
   const rasters = indexes.map((k) => inputs[k]!);
   const first = rasters[0];
@@ -99,9 +104,21 @@ export function outputGrid(inputs: readonly RasterInfo[], extentType: number, ce
     return { extent: e, cell: { x: (e.xmax - e.xmin) / r.width, y: (e.ymax - e.ymin) / r.height } };
   });
   const last = boxes[boxes.length - 1]!;
-  const cx = pick(boxes.map((b) => b.cell.x), cellsizeType);
-  const cy = pick(boxes.map((b) => b.cell.y), cellsizeType);
-  checkOverlap(rasters, boxes.map((b) => b.extent), indexes.map((k) => checks.paths?.[k]), extentType, checks.needsAll ?? true);
+  const cx = pick(
+    boxes.map((b) => b.cell.x),
+    cellsizeType,
+  );
+  const cy = pick(
+    boxes.map((b) => b.cell.y),
+    cellsizeType,
+  );
+  checkOverlap(
+    rasters,
+    boxes.map((b) => b.extent),
+    indexes.map((k) => checks.paths?.[k]),
+    extentType,
+    checks.needsAll ?? true,
+  );
 
   let e: Extent;
   let mode: 'round' | 'out' | 'in' = 'round';
@@ -167,7 +184,13 @@ function srName(sr: RasterInfo['spatialReference']): string {
  * when the rule is built (a Landsat scene and a DEM half a world apart). `extents` are in the first
  * raster's spatial reference.
  */
-function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[], paths: readonly (string | undefined)[], extentType: number, needsAll: boolean): void {
+function checkOverlap(
+  rasters: readonly RasterInfo[],
+  extents: readonly Extent[],
+  paths: readonly (string | undefined)[],
+  extentType: number,
+  needsAll: boolean,
+): void {
   const name = (k: number): string => {
     const p = paths[k];
     return p === undefined ? `input ${k + 1}` : p.slice(p.lastIndexOf('.') + 1);
@@ -179,7 +202,10 @@ function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[]
       : `${own}, that is ${box(extents[k]!)} in ${srName(rasters[0]!.spatialReference)}`;
   };
   const fail = (k: number, why: string): never => {
-    throw invalidArgument(paths[k] ?? ARGUMENTS, `${why}. Check that the inputs show the same place and that their spatial references are right.`);
+    throw invalidArgument(
+      paths[k] ?? ARGUMENTS,
+      `${why}. Check that the inputs show the same place and that their spatial references are right.`,
+    );
   };
   const mode = EXTENT_NAMES[extentType] ?? 'FirstOf';
   if (extentType === ExtentType.IntersectionOf || needsAll) {
@@ -187,7 +213,13 @@ function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[]
     for (let k = 1; k < extents.length; k++) {
       const next = intersection(common, extents[k]!);
       if (isEmpty(next)) {
-        const before = k === 1 ? describe(0) : `the common area of ${rasters.slice(0, k).map((_, j) => name(j)).join(', ')} is ${box(common)} in ${srName(rasters[0]!.spatialReference)}`;
+        const before =
+          k === 1
+            ? describe(0)
+            : `the common area of ${rasters
+                .slice(0, k)
+                .map((_, j) => name(j))
+                .join(', ')} is ${box(common)} in ${srName(rasters[0]!.spatialReference)}`;
         fail(
           k,
           `the input rasters do not overlap: ${describe(k)}; ${before}. ` +
@@ -205,7 +237,10 @@ function checkOverlap(rasters: readonly RasterInfo[], extents: readonly Extent[]
   const ref = extentType === ExtentType.LastOf ? extents.length - 1 : 0;
   for (let k = 0; k < extents.length; k++) {
     if (k !== ref && isEmpty(intersection(extents[k]!, extents[ref]!))) {
-      fail(k, `${describe(k)}, which does not overlap the output extent: ${describe(ref)} (ExtentType ${mode}). ${name(k)} would contribute nothing`);
+      fail(
+        k,
+        `${describe(k)}, which does not overlap the output extent: ${describe(ref)} (ExtentType ${mode}). ${name(k)} would contribute nothing`,
+      );
     }
   }
 }

@@ -10,8 +10,14 @@ describe('Identity', () => {
     const info: RasterInfo = {
       ...gridInfo({ width: 3, height: 2, bandCount: 2, pixelType: 'S16', noData: -9999, cellSize: 30 }),
       bandNames: ['red', 'nir'],
-      statistics: [{ min: -5, max: 7 }, { min: 0, max: 1 }],
-      histograms: [{ size: 2, min: -5, max: 7, counts: [3, 2] }, { size: 1, min: 0, max: 1, counts: [5] }],
+      statistics: [
+        { min: -5, max: 7 },
+        { min: 0, max: 1 },
+      ],
+      histograms: [
+        { size: 2, min: -5, max: 7, counts: [3, 2] },
+        { size: 1, min: 0, max: 1, counts: [5] },
+      ],
     };
     const src = memorySource('s16', info, [Int16Array.from([-5, 1, 2, 3, -9999, 7]), Int16Array.from([0, 1, 0, 1, 0, 1])]);
     const res = await runFunction(identity, {}, [src]);

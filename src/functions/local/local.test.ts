@@ -73,7 +73,17 @@ describe('Local operations (hand-derived from spec §2 Local)', () => {
   }
 
   it('knows every code of the spec table', () => {
-    const spec = [...Array.from({ length: 61 }, (_, i) => i + 1), 64, 65, ...Array.from({ length: 10 }, (_, i) => 66 + i), 76, 78, 84, 93, 94];
+    const spec = [
+      ...Array.from({ length: 61 }, (_, i) => i + 1),
+      64,
+      65,
+      ...Array.from({ length: 10 }, (_, i) => 66 + i),
+      76,
+      78,
+      84,
+      93,
+      94,
+    ];
     expect(LOCAL_CODES).toEqual(spec);
   });
 

@@ -64,7 +64,7 @@ const args = {
   },
   Operation: {
     kind: 'int',
-    doc: 'Operation code (the vendor\'s Local table): 1 Plus ... 65 FloorDivide, 66-75 statistics ignoring NoData, 76/78 Con, 84 Pick, 93 Percentile, 94 PercentileIgnoreNoData.',
+    doc: "Operation code (the vendor's Local table): 1 Plus ... 65 FloorDivide, 66-75 statistics ignoring NoData, 76/78 Con, 84 Pick, 93 Percentile, 94 PercentileIgnoreNoData.",
   },
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
@@ -81,7 +81,11 @@ const args = {
     doc: 'Percentile ranks: NEAREST, LINEAR, or AUTO_DETECT (NEAREST for integer rasters, LINEAR for float).',
   },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 const at = argPaths(args);
@@ -106,7 +110,16 @@ function planLocal(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pix
   // Ops where a NoData operand makes the pixel NoData need a common area of all operands; the
   // IgnoreNoData statistics, IsNull, Con, SetNull and Pick only need each operand to reach the output.
   const needsAll = !op.ignoreNoData && !([Op.IS_NULL, Op.CON, Op.SET_NULL, Op.PICK] as number[]).includes(op.def.op);
-  const operands = planOperands('Local', used, inputs, a.ExtentType, a.CellsizeType, at('Rasters'), { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at }, needsAll);
+  const operands = planOperands(
+    'Local',
+    used,
+    inputs,
+    a.ExtentType,
+    a.CellsizeType,
+    at('Rasters'),
+    { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at },
+    needsAll,
+  );
 
   const statistic = STATISTIC_OPS.has(op.def.op);
   const params: number[] = statistic ? [op.ignoreNoData ? 1 : 0] : [];
@@ -122,7 +135,13 @@ function planLocal(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pix
     outputs.push(b.apply(op.def.op, used.flatMap((_, j) => operands.bindAll(j)).map(leaf), params));
   } else {
     for (let band = 0; band < operands.bandCount; band++) {
-      outputs.push(b.apply(op.def.op, used.map((_, j) => leaf(operands.bind(j, band))), params));
+      outputs.push(
+        b.apply(
+          op.def.op,
+          used.map((_, j) => leaf(operands.bind(j, band))),
+          params,
+        ),
+      );
     }
   }
   const domain = op.def.domain;
@@ -144,7 +163,8 @@ export const local = defineFunction<typeof args, ExpressionParams>({
   summary: 'Cell-by-cell math, trigonometry, logic, bitwise, conditional and statistics operations over rasters.',
   variableName: 'Rasters',
   family: 'local',
-  verification: 'reference: NumPy (gdal_calc.py style) goldens for several operations on Landsat bands; hand: every op family, NoData rules',
+  verification:
+    'reference: NumPy (gdal_calc.py style) goldens for several operations on Landsat bands; hand: every op family, NoData rules',
   args,
   // Complex outputPixelTypes: the F32 result becomes the real parts (the engine's cast).
   plan: (a, inputs, to) => planLocal(a, inputs, to === undefined || isComplex(to) ? 'F32' : to),

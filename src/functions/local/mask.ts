@@ -91,11 +91,15 @@ export const mask = defineFunction<typeof args, MaskParams>({
       });
     });
     if (lists.length > nb) {
-      throw invalidArgument(at('NoDataValues'), `NoDataValues has ${lists.length} entries but the raster has ${nb} band(s): one string per band`);
+      throw invalidArgument(
+        at('NoDataValues'),
+        `NoDataValues has ${lists.length} entries but the raster has ${nb} band(s): one string per band`,
+      );
     }
     const ranges = (name: 'IncludedRanges' | 'ExcludedRanges'): ([number, number] | undefined)[] => {
       const r = a[name] ?? [];
-      if (r.length % 2 !== 0) throw invalidArgument(at(name), `${name} holds [min, max] pairs per band: an even count of numbers, got ${r.length}`);
+      if (r.length % 2 !== 0)
+        throw invalidArgument(at(name), `${name} holds [min, max] pairs per band: an even count of numbers, got ${r.length}`);
       if (r.length / 2 > nb) throw invalidArgument(at(name), `${name} has ${r.length / 2} range(s) but the raster has ${nb} band(s)`);
       return Array.from({ length: r.length / 2 }, (_, b) => {
         const lo = r[2 * b]!;
@@ -111,7 +115,11 @@ export const mask = defineFunction<typeof args, MaskParams>({
       const values = lists[b] ?? new Float64Array(0);
       const included = inc[b];
       const excluded = exc[b];
-      rules.push(values.length || included || excluded ? { values, ...(included ? { included } : {}), ...(excluded ? { excluded } : {}) } : undefined);
+      rules.push(
+        values.length || included || excluded
+          ? { values, ...(included ? { included } : {}), ...(excluded ? { excluded } : {}) }
+          : undefined,
+      );
     }
     const warnings = rules.every((r) => r === undefined) ? ['Mask has no NoDataValues or ranges: the raster passes through unchanged'] : [];
     const info: RasterInfo = { ...src };

@@ -31,7 +31,10 @@ describe('RasterCalculator', () => {
     const names = { InputNames: ['NIR', 'Red'] };
     expect(await calc({ ...names, Expression: 'Con(nir > 40 & red < 25, 1, 0)' }, [nir, red])).toEqual([0, 1, 0, N]);
     expect(await calc({ ...names, Expression: 'Con(IsNull(nir), -1, nir ** 0.5)' }, [nir, red])).toEqual([
-      Math.fround(Math.sqrt(50)), Math.fround(Math.sqrt(80)), 0, -1,
+      Math.fround(Math.sqrt(50)),
+      Math.fround(Math.sqrt(80)),
+      0,
+      -1,
     ]);
     expect(await calc({ ...names, Expression: '~(red == 0) ^ (nir >= 50)' }, [nir, red])).toEqual([0, 0, 0, N]); // ~(red == 0) is 1, 1, 0; nir >= 50 is 1, 1, 0
     expect(await calc({ ...names, Expression: 'MaxIgnoreNoData(nir, red * 2)' }, [nir, red])).toEqual([60, 80, 0, 20]);
@@ -77,13 +80,27 @@ describe('RasterCalculator', () => {
 
   it('pairs multidimensional slices by time; UnionDimension false crosses different dimensions', async () => {
     const series = (id: string, name: string, dim: string, values: number[]) =>
-      memorySource(id, { ...gridInfo({ width: 1, height: 1, bandCount: values.length }), multidimensional: timeSeriesMultidim(name, values.map((_, k) => String(2001 + k)), 1, { name: dim, time: dim === 'StdTime' }) }, values.map((v) => Float32Array.of(v)));
+      memorySource(
+        id,
+        {
+          ...gridInfo({ width: 1, height: 1, bandCount: values.length }),
+          multidimensional: timeSeriesMultidim(
+            name,
+            values.map((_, k) => String(2001 + k)),
+            1,
+            { name: dim, time: dim === 'StdTime' },
+          ),
+        },
+        values.map((v) => Float32Array.of(v)),
+      );
     const t = series('t', 'temp', 'StdTime', [10, 20]);
     const u = series('u', 'temp', 'StdTime', [1, 2]);
     const r = await runFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a - b' }, [t, u]);
     expect([r.block.bands[0]![0], r.block.bands[1]![0], r.info.multidimensional?.variables[0]?.name]).toEqual([9, 18, 'temp']);
     const depth = series('d', 'temp', 'StdZ', [100, 200]);
-    expect(catchError(() => applyFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a + b' }, [t, depth]))).toMatchObject({ path: 'rasterFunctionArguments.UnionDimension' });
+    expect(catchError(() => applyFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a + b' }, [t, depth]))).toMatchObject({
+      path: 'rasterFunctionArguments.UnionDimension',
+    });
     const crossed = await runFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: 'a + b', UnionDimension: false }, [t, depth]);
     expect(Array.from({ length: 4 }, (_, k) => crossed.block.bands[k]![0])).toEqual([110, 210, 120, 220]);
   });

@@ -53,7 +53,11 @@ const args = {
   ExtentType: extentTypeArg,
   CellsizeType: cellsizeTypeArg,
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 const at = argPaths(args);
@@ -61,7 +65,8 @@ const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], pixelType: PixelType): Plan<ExpressionParams> {
   const text = a.Expression;
-  if (text === undefined || text.trim() === '') throw invalidArgument(at('Expression'), 'Expression is required (a map-algebra expression over InputNames)');
+  if (text === undefined || text.trim() === '')
+    throw invalidArgument(at('Expression'), 'Expression is required (a map-algebra expression over InputNames)');
   let names = [...(a.InputNames ?? [])];
   if (names.length === 1 && a.Rasters.length > 1) names = names[0]!.split(/[\s,;]+/).filter((n) => n !== '');
   names = names.map((n) => n.trim());
@@ -74,7 +79,10 @@ function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[]
   const index = new Map<string, number>();
   names.forEach((n, i) => {
     if (!IDENT.test(n) || n.length > 128) {
-      throw invalidArgument(at('InputNames', i), `${JSON.stringify(n.slice(0, 60))} is not a valid name: use letters, digits and _ (not starting with a digit)`);
+      throw invalidArgument(
+        at('InputNames', i),
+        `${JSON.stringify(n.slice(0, 60))} is not a valid name: use letters, digits and _ (not starting with a digit)`,
+      );
     }
     const key = n.toLowerCase();
     if (index.has(key)) throw invalidArgument(at('InputNames', i), `the name ${n} is given twice (names are case-insensitive)`);
@@ -84,7 +92,16 @@ function planCalculator(a: ArgValues<typeof args>, inputs: readonly RasterInfo[]
   const operands = a.Rasters.map((input, j) => ({ input, info: inputs[input]!, path: at('Rasters', j) }));
   // An expression may leave NoData operands out (Con, IsNull, ...IgnoreNoData): only operands that
   // do not reach the output extent at all are refused.
-  const planned = planOperands('RasterCalculator', operands, inputs, a.ExtentType, a.CellsizeType, at('Rasters'), { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at }, false);
+  const planned = planOperands(
+    'RasterCalculator',
+    operands,
+    inputs,
+    a.ExtentType,
+    a.CellsizeType,
+    at('Rasters'),
+    { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at },
+    false,
+  );
   const b = new ExprBuilder();
   const outputs: IrNode[] = [];
   for (let band = 0; band < planned.bandCount; band++) {

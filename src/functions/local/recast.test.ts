@@ -21,7 +21,10 @@ const resolveSource: SourceResolver = async (ref, path) => {
 };
 const build = (rule: unknown, templates?: TemplateStore) => buildGraph(rule, { registry, templates, resolveSource });
 const hillshade = (args: Record<string, unknown> = {}) => ({ rasterFunction: 'Hillshade', rasterFunctionArguments: args });
-const recastOf = (raster: unknown, overrides: Record<string, unknown>) => ({ rasterFunction: 'Recast', rasterFunctionArguments: { Raster: raster, ...overrides } });
+const recastOf = (raster: unknown, overrides: Record<string, unknown>) => ({
+  rasterFunction: 'Recast',
+  rasterFunctionArguments: { Raster: raster, ...overrides },
+});
 /** The node under the Recast node at the root. */
 const under = (root: unknown): FunctionNode => (root as FunctionNode).inputs[0] as FunctionNode;
 
@@ -60,7 +63,9 @@ describe('Recast', () => {
   it('overrides a raster argument (resolved where the Recast is)', async () => {
     const g = await build(recastOf({ rasterFunction: 'Slope', rasterFunctionArguments: { DEM: '$1' } }, { DEM: '$3' }));
     expect(under(g.root).inputs[0]).toBe(dem2);
-    const viaAlias = await build(recastOf({ rasterFunction: 'Aspect', rasterFunctionArguments: { DEM: '$1' } }, { Raster2: 1, raster_: 0, dem: '$3' }));
+    const viaAlias = await build(
+      recastOf({ rasterFunction: 'Aspect', rasterFunctionArguments: { DEM: '$1' } }, { Raster2: 1, raster_: 0, dem: '$3' }),
+    );
     expect(under(viaAlias.root).inputs[0]).toBe(dem2);
   });
 
@@ -88,7 +93,13 @@ describe('Recast', () => {
     expect(under(b.root).args).toMatchObject({ Azimuth: 45, Altitude: 10 });
     expect(b.warnings).toEqual([]);
     // A template used as the chain's raster (by name) is recast like a nested rule.
-    const c = await build(recastOf({ rasterFunction: 'Arithmetic', rasterFunctionArguments: { Raster: { rasterFunction: 'Sun' }, Raster2: 0 } }, { SunAzimuth: 1 }), templates);
+    const c = await build(
+      recastOf(
+        { rasterFunction: 'Arithmetic', rasterFunctionArguments: { Raster: { rasterFunction: 'Sun' }, Raster2: 0 } },
+        { SunAzimuth: 1 },
+      ),
+      templates,
+    );
     expect((under(c.root).inputs[0] as FunctionNode).args).toMatchObject({ Azimuth: 1 });
   });
 
@@ -102,7 +113,11 @@ describe('Recast', () => {
     const r = resolveRule(recastOf(hillshade(), { Azimut: 10, Foo: 1 }), { registry });
     expect(r.issues).toEqual([]);
     expect(r.warnings).toEqual([
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Azimut', message: expect.stringMatching(/no argument or variable named Azimut.*did you mean Azimuth\?/) }),
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        path: 'rasterFunctionArguments.Azimut',
+        message: expect.stringMatching(/no argument or variable named Azimut.*did you mean Azimuth\?/),
+      }),
       expect.objectContaining({ path: 'rasterFunctionArguments.Foo', message: expect.not.stringMatching(/did you mean/) }),
     ]);
     const onSource = resolveRule(recastOf('$$', { Azimuth: 10 }), { registry });
@@ -110,10 +125,15 @@ describe('Recast', () => {
   });
 
   it('a bad override value is reported at the override, naming where it applied', async () => {
-    const r = resolveRule(recastOf({ rasterFunction: 'Identity', rasterFunctionArguments: { Raster: hillshade() } }, { Altitude: 'high' }), { registry });
+    const r = resolveRule(
+      recastOf({ rasterFunction: 'Identity', rasterFunctionArguments: { Raster: hillshade() } }, { Altitude: 'high' }),
+      { registry },
+    );
     expect(r.issues).toHaveLength(1);
     expect(r.issues[0]).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Altitude' });
-    expect(r.issues[0]!.message).toMatch(/expected a number.*Recast override Altitude, applied at rasterFunctionArguments\.Raster\.rasterFunctionArguments\.Raster\.rasterFunctionArguments\.Altitude/);
+    expect(r.issues[0]!.message).toMatch(
+      /expected a number.*Recast override Altitude, applied at rasterFunctionArguments\.Raster\.rasterFunctionArguments\.Raster\.rasterFunctionArguments\.Altitude/,
+    );
   });
 
   it('keeps outputPixelType on the Recast and on the nested rule', async () => {

@@ -9,7 +9,9 @@ const px = (r: Result): (number | null)[] => Array.from({ length: r.info.width }
 
 describe('Remap', () => {
   it('maps [from, to) ranges, later ranges winning, unmatched NoData', async () => {
-    const r = await runFunction(remap, { InputRanges: [0, 10, 10, 20, 15, 30], OutputValues: [1, 2, 3] }, [row([0, 9.5, 10, 14, 15, 29.9, 30, -1])]);
+    const r = await runFunction(remap, { InputRanges: [0, 10, 10, 20, 15, 30], OutputValues: [1, 2, 3] }, [
+      row([0, 9.5, 10, 14, 15, 29.9, 30, -1]),
+    ]);
     expect(px(r)).toEqual([1, 1, 2, 2, 3, 3, null, null]);
   });
 
@@ -20,12 +22,16 @@ describe('Remap', () => {
   });
 
   it('IsLastInputRangeInclusive makes the last upper bound inclusive', async () => {
-    const r = await runFunction(remap, { InputRanges: [0, 5, 5, 10], OutputValues: [1, 2], IsLastInputRangeInclusive: true }, [row([10, 11], 'S16')]);
+    const r = await runFunction(remap, { InputRanges: [0, 5, 5, 10], OutputValues: [1, 2], IsLastInputRangeInclusive: true }, [
+      row([10, 11], 'S16'),
+    ]);
     expect(px(r)).toEqual([2, null]);
   });
 
   it('NoDataRanges: inclusive for integers, [from, to) for floats; AllowUnmatched keeps values', async () => {
-    const i = await runFunction(remap, { InputRanges: [0, 3], OutputValues: [9], NoDataRanges: [5, 6], AllowUnmatched: true }, [row([1, 4, 5, 6, 7], 'U8')]);
+    const i = await runFunction(remap, { InputRanges: [0, 3], OutputValues: [9], NoDataRanges: [5, 6], AllowUnmatched: true }, [
+      row([1, 4, 5, 6, 7], 'U8'),
+    ]);
     expect(px(i)).toEqual([9, 4, null, null, 7]);
     const f = await runFunction(remap, { NoDataRanges: [5, 6], AllowUnmatched: true }, [row([4, 5, 5.5, 6, 7])]);
     expect(px(f)).toEqual([4, null, null, 6, 7]);
@@ -50,7 +56,12 @@ describe('Remap', () => {
     // 4 x 1 raster, cell 1, x from 0: an envelope over x in [0.9, 2.6] holds centres 1.5 and 2.5.
     const r = await runFunction(
       remap,
-      { InputRanges: [0, 100], OutputValues: [7], GeometryType: 'esriGeometryEnvelope', Geometries: [{ xmin: 0.9, ymin: -1, xmax: 2.6, ymax: 0 }] },
+      {
+        InputRanges: [0, 100],
+        OutputValues: [7],
+        GeometryType: 'esriGeometryEnvelope',
+        Geometries: [{ xmin: 0.9, ymin: -1, xmax: 2.6, ymax: 0 }],
+      },
       [row([1, 2, 3, 4])],
     );
     expect(px(r)).toEqual([1, 7, 7, 4]);
@@ -64,7 +75,10 @@ describe('Remap', () => {
       [{ InputRanges: [5, 1], OutputValues: [1] }, 'InputRanges'],
       [{ NoDataRanges: [1] }, 'NoDataRanges'],
       [{}, 'InputRanges'],
-      [{ InputRanges: [0, 1], OutputValues: [1], GeometryType: 'point', Geometries: [{ xmin: 0, ymin: 0, xmax: 1, ymax: 1 }] }, 'GeometryType'],
+      [
+        { InputRanges: [0, 1], OutputValues: [1], GeometryType: 'point', Geometries: [{ xmin: 0, ymin: 0, xmax: 1, ymax: 1 }] },
+        'GeometryType',
+      ],
       [{ InputRanges: [0, 1], OutputValues: [1], Geometries: [{ x: 1 }] }, 'Geometries[0]'],
     ];
     for (const [args, field] of cases) {

@@ -107,8 +107,10 @@ function planRemap(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to:
   const ranges = a.InputRanges ?? [];
   const outputs = a.OutputValues ?? [];
   const nd = a.NoDataRanges ?? [];
-  if (ranges.length % 2 !== 0) throw invalidArgument(at('InputRanges'), `InputRanges holds [from, to] pairs: an even count of numbers, got ${ranges.length}`);
-  if (nd.length % 2 !== 0) throw invalidArgument(at('NoDataRanges'), `NoDataRanges holds [from, to] pairs: an even count of numbers, got ${nd.length}`);
+  if (ranges.length % 2 !== 0)
+    throw invalidArgument(at('InputRanges'), `InputRanges holds [from, to] pairs: an even count of numbers, got ${ranges.length}`);
+  if (nd.length % 2 !== 0)
+    throw invalidArgument(at('NoDataRanges'), `NoDataRanges holds [from, to] pairs: an even count of numbers, got ${nd.length}`);
   const n = ranges.length / 2;
   if (outputs.length !== n) {
     throw invalidArgument(at('OutputValues'), `OutputValues needs one value per input range: ${n} range(s), ${outputs.length} value(s)`);
@@ -151,9 +153,14 @@ function planRemap(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to:
 
   let edges: Float64Array | undefined;
   if (a.Geometries !== undefined) {
-    const gt = a.GeometryType?.trim().toLowerCase().replace(/^esrigeometry/, '');
+    const gt = a.GeometryType?.trim()
+      .toLowerCase()
+      .replace(/^esrigeometry/, '');
     if (gt !== undefined && gt !== 'envelope' && gt !== 'polygon') {
-      throw invalidArgument(at('GeometryType'), `GeometryType must be esriGeometryEnvelope or esriGeometryPolygon, got ${JSON.stringify(a.GeometryType)}`);
+      throw invalidArgument(
+        at('GeometryType'),
+        `GeometryType must be esriGeometryEnvelope or esriGeometryPolygon, got ${JSON.stringify(a.GeometryType)}`,
+      );
     }
     const list = Array.isArray(a.Geometries) ? (a.Geometries as unknown[]) : [a.Geometries];
     if (list.length === 0) throw invalidArgument(at('Geometries'), 'Geometries is empty');
@@ -168,9 +175,7 @@ function planRemap(a: ArgValues<typeof args>, inputs: readonly RasterInfo[], to:
   }
 
   const exactStats = !a.AllowUnmatched && edges === undefined && castOut.length > 0;
-  const statistics: BandStatistics[] | undefined = exactStats
-    ? [{ min: Math.min(...castOut), max: Math.max(...castOut) }]
-    : undefined;
+  const statistics: BandStatistics[] | undefined = exactStats ? [{ min: Math.min(...castOut), max: Math.max(...castOut) }] : undefined;
   const noData =
     src.noData !== undefined && representable(src.noData, outType) ? src.noData : PIXEL_TYPE_INFO[outType].integer ? undefined : Number.NaN;
   const info: RasterInfo = {

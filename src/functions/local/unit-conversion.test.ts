@@ -16,7 +16,18 @@ async function convert(v: number, from: number | string, to: number | string): P
 describe('UnitConversion', () => {
   it('distance: every code against the published metre factors', async () => {
     const metres: Record<number, number> = {
-      1: 0.0254, 2: 0.0254 / 72, 3: 0.3048, 4: 0.9144, 5: 1609.344, 6: 1852, 7: 0.001, 8: 0.01, 9: 1, 10: 1000, 11: 111319.490793, 12: 0.1,
+      1: 0.0254,
+      2: 0.0254 / 72,
+      3: 0.3048,
+      4: 0.9144,
+      5: 1609.344,
+      6: 1852,
+      7: 0.001,
+      8: 0.01,
+      9: 1,
+      10: 1000,
+      11: 111319.490793,
+      12: 0.1,
     };
     for (const [code, m] of Object.entries(metres)) {
       // one unit in metres, and one metre in the unit
@@ -62,7 +73,10 @@ describe('UnitConversion', () => {
   });
 
   it('F32 output, NoData NaN, mask passed, statistics mapped, S16 input', async () => {
-    const info: RasterInfo = { ...gridInfo({ width: 3, height: 1, pixelType: 'S16', noData: -9999 }), statistics: [{ min: -10, max: 100, mean: 20, stdDev: 5 }] };
+    const info: RasterInfo = {
+      ...gridInfo({ width: 3, height: 1, pixelType: 'S16', noData: -9999 }),
+      statistics: [{ min: -10, max: 100, mean: 20, stdDev: 5 }],
+    };
     const src = memorySource('s16', info, [Int16Array.from([-10, -9999, 100])]);
     const r = await runFunction(unitConversion, { FromUnit: 200, ToUnit: 201 }, [src]);
     expect(r.info.pixelType).toBe('F32');
@@ -95,7 +109,11 @@ describe('UnitConversion', () => {
   });
 
   it('tiled equals whole', async () => {
-    const src = rasterOf({ width: 60, height: 40, bandCount: 2, pixelType: 'F32' }, (x, y, b) => x * 3.7 - y * 11.1 + b, Uint8Array.from({ length: 2400 }, (_, i) => (i % 7 ? 1 : 0)));
+    const src = rasterOf(
+      { width: 60, height: 40, bandCount: 2, pixelType: 'F32' },
+      (x, y, b) => x * 3.7 - y * 11.1 + b,
+      Uint8Array.from({ length: 2400 }, (_, i) => (i % 7 ? 1 : 0)),
+    );
     expect(await tiledVersusWhole(applyFunction(unitConversion, { FromUnit: 201, ToUnit: 202 }, [src]), [13, 11])).toBeUndefined();
   });
 });

@@ -41,7 +41,10 @@ import { checkRasterList, firstOfGrid } from './weighted-sum.js';
 const args = {
   Rasters: { kind: 'rasters', minLength: 1, doc: 'Input rasters (the first band of each is used).' },
   Fields: { kind: 'strings', doc: 'Per raster, the field used as the input value; only Value (the pixel value) is supported.' },
-  Influences: { kind: 'numbers', doc: 'Per raster, its influence (>= 0); percentages (sum 100) or fractions (sum 1), normalised by their sum.' },
+  Influences: {
+    kind: 'numbers',
+    doc: 'Per raster, its influence (>= 0); percentages (sum 100) or fractions (sum 1), normalised by their sum.',
+  },
   Remaps: {
     kind: 'strings',
     doc: 'Per raster, "old new" or "lo hi new" entries separated by commas; new may be NODATA or RESTRICTED, old may be NODATA.',
@@ -49,7 +52,11 @@ const args = {
   EvalFrom: { kind: 'int', doc: 'Lowest value of the evaluation scale (required).' },
   EvalTo: { kind: 'int', doc: 'Highest value of the evaluation scale (required).' },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 /** What an entry maps to: a scale value, NoData or Restricted. */
@@ -100,7 +107,10 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
     if (a.EvalFrom >= a.EvalTo) throw invalidArgument(at('EvalTo'), `EvalTo (${a.EvalTo}) must be greater than EvalFrom (${a.EvalFrom})`);
     const influences = a.Influences;
     if (influences === undefined || influences.length !== n) {
-      throw invalidArgument(at('Influences'), `Influences needs one value per raster: ${n} raster(s), ${influences?.length ?? 0} influence(s)`);
+      throw invalidArgument(
+        at('Influences'),
+        `Influences needs one value per raster: ${n} raster(s), ${influences?.length ?? 0} influence(s)`,
+      );
     }
     influences.forEach((w, i) => {
       if (w < 0) throw invalidArgument(at('Influences'), `influence ${i} is negative (${w})`);
@@ -128,7 +138,13 @@ export const weightedOverlay = defineFunction<typeof args, WeightedOverlayParams
     const { info: one, align } = firstOfGrid(a.Rasters, inputs, pixelType, missing, true);
     const statistics = { min: anyRestricted ? restricted : a.EvalFrom, max: a.EvalTo };
     const info: RasterInfo = md
-      ? { ...one, bandCount: md.bandCount, multidimensional: md.multidimensional, bandNames: md.bandNames, statistics: md.bandNames.map(() => statistics) }
+      ? {
+          ...one,
+          bandCount: md.bandCount,
+          multidimensional: md.multidimensional,
+          bandNames: md.bandNames,
+          statistics: md.bandNames.map(() => statistics),
+        }
       : { ...one, statistics: [statistics] };
     if (md) warnings.splice(0, warnings.length, ...md.warnings);
     const bands = md ? md.bands : a.Rasters.map(() => [0]);
@@ -209,7 +225,10 @@ function parseRemap(s: string, from: number, to: number, path: string): RemapTab
   const value: number[] = [];
   let noDataKind = NODATA;
   let noDataValue = 0;
-  const entries = s.split(/[,;]/).map((e) => e.trim()).filter((e) => e !== '');
+  const entries = s
+    .split(/[,;]/)
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   if (entries.length === 0) throw invalidArgument(path, 'the remap string has no entries');
   const numberOf = (t: string, entry: string): number => {
     const v = Number(t);

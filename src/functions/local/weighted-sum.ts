@@ -32,7 +32,11 @@ const args = {
   Fields: { kind: 'strings', doc: 'Per raster, the field used as the input value; only Value (the pixel value) is supported.' },
   Weights: { kind: 'numbers', doc: 'Per raster, the weight (any real number); default 1 each.' },
   MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name.' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 interface WeightedSumParams {
@@ -45,7 +49,13 @@ interface WeightedSumParams {
 const at = argPaths(args);
 
 /** Check `Fields` (only Value) and the rasters (no constants, no complex); shared by WeightedOverlay. */
-export function checkRasterList(fn: string, rasters: readonly number[], inputs: readonly RasterInfo[], fields: readonly string[] | undefined, warnings: string[]): void {
+export function checkRasterList(
+  fn: string,
+  rasters: readonly number[],
+  inputs: readonly RasterInfo[],
+  fields: readonly string[] | undefined,
+  warnings: string[],
+): void {
   rasters.forEach((r, i) => {
     const info = inputs[r]!;
     if (info.constant !== undefined) throw invalidArgument(at('Rasters', i), `${fn} needs rasters, not constants`);
@@ -58,14 +68,23 @@ export function checkRasterList(fn: string, rasters: readonly number[], inputs: 
     }
     fields.forEach((f, i) => {
       if (f.trim() !== '' && f.trim().toLowerCase() !== 'value') {
-        throw unsupportedInput(at('Fields', i), `field ${JSON.stringify(f)}: rasters carry no attribute tables here, only the Value field (the pixel value) is available`);
+        throw unsupportedInput(
+          at('Fields', i),
+          `field ${JSON.stringify(f)}: rasters carry no attribute tables here, only the Value field (the pixel value) is available`,
+        );
       }
     });
   }
 }
 
 /** The output RasterInfo of a one-band result on the first raster's grid, and the align list. */
-export function firstOfGrid(rasters: readonly number[], inputs: readonly RasterInfo[], pixelType: RasterInfo['pixelType'], noData: number | undefined, nearest: boolean) {
+export function firstOfGrid(
+  rasters: readonly number[],
+  inputs: readonly RasterInfo[],
+  pixelType: RasterInfo['pixelType'],
+  noData: number | undefined,
+  nearest: boolean,
+) {
   const list = rasters.map((r) => inputs[r]!);
   const grid = outputGrid(list, ExtentType.FirstOf, CellsizeType.FirstOf, { paths: rasters.map((_, i) => at('Rasters', i)) })!;
   const info: RasterInfo = { ...grid, bandCount: 1, pixelType, ...(noData !== undefined ? { noData } : {}) };
@@ -86,7 +105,10 @@ export const weightedSum = defineFunction<typeof args, WeightedSumParams>({
     checkRasterList('WeightedSum', a.Rasters, inputs, a.Fields, warnings);
     const weights = a.Weights ?? a.Rasters.map(() => 1);
     if (weights.length !== a.Rasters.length) {
-      throw invalidArgument(at('Weights'), `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`);
+      throw invalidArgument(
+        at('Weights'),
+        `Weights needs one weight per raster: ${a.Rasters.length} raster(s), ${weights.length} weight(s)`,
+      );
     }
     const { info: one, align } = firstOfGrid(a.Rasters, inputs, floatOutputType(to, 'F32'), Number.NaN, false);
     // Multidimensional rasters: one weighted sum per paired slice (seed rule 6), else of first bands.

@@ -28,7 +28,11 @@ describe('ContrastBrightness', () => {
   });
 
   it('maps every band of a U8 raster and keeps NoData', async () => {
-    const src = rasterOf({ width: 2, height: 1, bandCount: 2, pixelType: 'U8' }, (x, _y, b) => (b ? 200 : 100) + x, Uint8Array.from([1, 0]));
+    const src = rasterOf(
+      { width: 2, height: 1, bandCount: 2, pixelType: 'U8' },
+      (x, _y, b) => (b ? 200 : 100) + x,
+      Uint8Array.from([1, 0]),
+    );
     const r = await runFunction(contrastBrightness, { ContrastOffset: 50 }, [src]);
     expect([r.value(0, 0, 0), r.value(0, 0, 1), r.valid(1, 0)]).toEqual([73, 255, false]);
     expect(r.info.pixelType).toBe('U8');

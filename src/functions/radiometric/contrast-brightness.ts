@@ -61,13 +61,16 @@ export const contrastBrightness = defineFunction<typeof args, ContrastBrightness
   variableName: 'Raster',
   family: 'radiometric',
   codes: '8-bit values',
-  verification: 'hand: lookup-table values derived from the vendor\'s formula (no independent tool implements this table)',
+  verification: "hand: lookup-table values derived from the vendor's formula (no independent tool implements this table)",
   args,
 
   plan(a, inputs) {
     const src = inputs[a.Raster]!;
     if (src.pixelType !== 'U8') {
-      throw unsupportedInput(at('Raster'), `ContrastBrightness works on 8-bit unsigned (U8) input only, got ${src.pixelType}: apply a Stretch (or outputPixelType U8) first`);
+      throw unsupportedInput(
+        at('Raster'),
+        `ContrastBrightness works on 8-bit unsigned (U8) input only, got ${src.pixelType}: apply a Stretch (or outputPixelType U8) first`,
+      );
     }
     const { histograms: _h, colormap: _c, ...rest } = src;
     const info: RasterInfo = { ...rest, statistics: Array.from({ length: src.bandCount }, () => ({ min: 0, max: 255 })) };

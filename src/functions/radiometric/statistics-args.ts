@@ -32,12 +32,18 @@ function field(o: Record<string, unknown>, names: readonly string[]): unknown {
 function perBand<T>(list: readonly T[], bands: number, path: string, what: string): T[] {
   if (list.length === bands) return [...list];
   if (list.length === 1) return Array.from({ length: bands }, () => list[0]!);
-  throw invalidArgument(path, `${what} has ${list.length} entries but the raster has ${bands} band(s): give one entry per band, or one for all`);
+  throw invalidArgument(
+    path,
+    `${what} has ${list.length} entries but the raster has ${bands} band(s): give one entry per band, or one for all`,
+  );
 }
 
 export function parseStatistics(raw: unknown, bands: number, path: string, name = 'Statistics'): BandStatistics[] {
   if (!Array.isArray(raw) || raw.length === 0) {
-    throw invalidArgument(path, `${name} must be a non-empty array with one entry per band ([min, max, mean, standardDeviation] or {min, max, ...})`);
+    throw invalidArgument(
+      path,
+      `${name} must be a non-empty array with one entry per band ([min, max, mean, standardDeviation] or {min, max, ...})`,
+    );
   }
   const list = raw.map((e, i): BandStatistics => {
     const at = `${path}[${i}]`;
@@ -67,7 +73,10 @@ export function parseStatistics(raw: unknown, bands: number, path: string, name 
         mode: get(['mode'], 'mode'),
       };
     } else {
-      throw invalidArgument(at, `expected [min, max, mean, standardDeviation] or {min, max, mean, standardDeviation}, got ${JSON.stringify(e)}`);
+      throw invalidArgument(
+        at,
+        `expected [min, max, mean, standardDeviation] or {min, max, mean, standardDeviation}, got ${JSON.stringify(e)}`,
+      );
     }
     if (s.min === undefined || s.max === undefined) throw invalidArgument(at, 'statistics need at least min and max');
     if (s.min > s.max) throw invalidArgument(at, `min ${s.min} is above max ${s.max}`);
@@ -92,7 +101,8 @@ export function parseHistograms(raw: unknown, bands: number, path: string, name 
     if (e === null || typeof e !== 'object' || Array.isArray(e)) throw invalidArgument(at, 'expected {size, min, max, counts}');
     const o = e as Record<string, unknown>;
     const countsRaw = field(o, ['counts']);
-    if (!Array.isArray(countsRaw) || countsRaw.length === 0) throw invalidArgument(`${at}.counts`, 'counts must be a non-empty array of numbers');
+    if (!Array.isArray(countsRaw) || countsRaw.length === 0)
+      throw invalidArgument(`${at}.counts`, 'counts must be a non-empty array of numbers');
     const counts = countsRaw.map(num);
     if (counts.some((c) => c === undefined || c < 0)) throw invalidArgument(`${at}.counts`, 'counts must be numbers >= 0');
     const min = num(field(o, ['min']));
@@ -102,7 +112,8 @@ export function parseHistograms(raw: unknown, bands: number, path: string, name 
     if (max < min) throw invalidArgument(`${at}.max`, `max ${max} is below min ${min}`);
     const sizeRaw = field(o, ['size']);
     const size = sizeRaw === undefined || sizeRaw === null ? counts.length : num(sizeRaw);
-    if (size !== counts.length) throw invalidArgument(`${at}.size`, `size ${JSON.stringify(sizeRaw)} does not match the ${counts.length} counts`);
+    if (size !== counts.length)
+      throw invalidArgument(`${at}.size`, `size ${JSON.stringify(sizeRaw)} does not match the ${counts.length} counts`);
     return { size, min, max, counts: counts as number[] };
   });
   return perBand(list, bands, path, name);

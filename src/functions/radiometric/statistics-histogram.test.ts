@@ -4,12 +4,17 @@ import { applyFunction, catchError, rasterOf, runFunction } from '../../../test/
 import { statisticsHistogram } from './statistics-histogram.js';
 import { stretch } from './stretch.js';
 
-const src = () => rasterOf({ width: 3, height: 1, bandCount: 2, pixelType: 'S16' }, (x, _y, b) => (b + 1) * (x - 1) * 100, Uint8Array.from([1, 1, 0]));
+const src = () =>
+  rasterOf({ width: 3, height: 1, bandCount: 2, pixelType: 'S16' }, (x, _y, b) => (b + 1) * (x - 1) * 100, Uint8Array.from([1, 1, 0]));
 
 describe('StatisticsHistogram', () => {
   it('publishes the given statistics and histograms; pixels and mask pass through', async () => {
     const stats = [{ min: -100, max: 100, mean: 0, standardDeviation: 81.6, count: 2, median: 0, mode: -100 }, [-200, 200, 0, 163]];
-    const r = await runFunction(statisticsHistogram, { Statistics: stats, Histograms: [{ size: 2, min: -100, max: 100, counts: [1, 1] }] }, [src()]);
+    const r = await runFunction(
+      statisticsHistogram,
+      { Statistics: stats, Histograms: [{ size: 2, min: -100, max: 100, counts: [1, 1] }] },
+      [src()],
+    );
     expect(r.info.statistics).toEqual([
       { min: -100, max: 100, mean: 0, stdDev: 81.6, count: 2, median: 0, mode: -100 },
       { min: -200, max: 200, mean: 0, stdDev: 163 },
@@ -34,7 +39,16 @@ describe('StatisticsHistogram', () => {
       [{}, 'rasterFunctionArguments.Statistics'],
       [{ Statistics: [{ max: 1 }] }, 'rasterFunctionArguments.Statistics[0]'],
       [{ Statistics: [{ min: 0, max: 1, mean: 'x' }] }, 'rasterFunctionArguments.Statistics[0].mean'],
-      [{ Statistics: [[0, 1], [0, 1], [0, 1]] }, 'rasterFunctionArguments.Statistics'],
+      [
+        {
+          Statistics: [
+            [0, 1],
+            [0, 1],
+            [0, 1],
+          ],
+        },
+        'rasterFunctionArguments.Statistics',
+      ],
       [{ Histograms: [{ min: 0, max: 1, counts: [1, -2] }] }, 'rasterFunctionArguments.Histograms[0].counts'],
       [{ Histograms: [{ min: 2, max: 1, counts: [1] }] }, 'rasterFunctionArguments.Histograms[0].max'],
       [{ Histograms: {} }, 'rasterFunctionArguments.Histograms'],

@@ -28,7 +28,10 @@ describe('Stretch: mapping', () => {
     const r = await run({ StretchType: 3, Statistics: [[0, 100, 50, 10]], NumberOfStandardDeviations: 2 }, row([30, 40, 55, 70, 90]));
     expect(pixels(r)).toEqual([0, 64, 159, 255, 255]);
     // n = 10 -> [-50, 150] clipped to [20, 60]: 40 -> 127.5 -> 128. Object form and the singular alias.
-    const r2 = await run({ StretchType: 3, Statistics: [{ min: 20, max: 60, mean: 50, standardDeviation: 10 }], NumberOfStandardDeviation: 10 }, row([20, 40, 60]));
+    const r2 = await run(
+      { StretchType: 3, Statistics: [{ min: 20, max: 60, mean: 50, standardDeviation: 10 }], NumberOfStandardDeviation: 10 },
+      row([20, 40, 60]),
+    );
     expect(pixels(r2)).toEqual([0, 128, 255]);
   });
 
@@ -113,7 +116,10 @@ describe('Stretch: cut-offs from histograms', () => {
 
   it('PercentClip with the Histograms argument maps pixels', async () => {
     // cuts [10, 80]: 45 -> 35/70 * 255 = 127.5 -> 128.
-    const r = await run({ StretchType: 6, MinPercent: 10, MaxPercent: 20, Histograms: [{ size: 10, min: 0, max: 100, counts: new Array(10).fill(10) }] }, row([5, 45, 85]));
+    const r = await run(
+      { StretchType: 6, MinPercent: 10, MaxPercent: 20, Histograms: [{ size: 10, min: 0, max: 100, counts: new Array(10).fill(10) }] },
+      row([5, 45, 85]),
+    );
     expect(pixels(r)).toEqual([0, 128, 255]);
   });
 
@@ -141,7 +147,7 @@ describe('Stretch: cut-offs from histograms', () => {
 });
 
 describe('Stretch: where statistics come from', () => {
-  it("uses statistics an upstream function advertises (Slope 0..90)", async () => {
+  it('uses statistics an upstream function advertises (Slope 0..90)', async () => {
     const dem = rasterOf({ width: 5, height: 5, cellSize: 1 }, (x) => x); // 45 degrees everywhere
     const node = applyFunction(slope, {}, [dem]);
     const r = await runFunction(stretch, { StretchType: 5 }, [node]);
@@ -185,11 +191,23 @@ describe('Stretch: bad arguments', () => {
     ['percentages adding up to 100', { StretchType: 6, DRA: true, MinPercent: 60, MaxPercent: 40 }, 'rasterFunctionArguments.MaxPercent'],
     ['UseGamma without Gamma', { StretchType: 5, DRA: true, UseGamma: true }, 'rasterFunctionArguments.Gamma'],
     ['a zero gamma', { StretchType: 5, DRA: true, UseGamma: true, Gamma: [0] }, 'rasterFunctionArguments.Gamma[0]'],
-    ['ComputeGamma without means', { StretchType: 5, Statistics: [[0, 1]], UseGamma: true, ComputeGamma: true }, 'rasterFunctionArguments.Statistics'],
+    [
+      'ComputeGamma without means',
+      { StretchType: 5, Statistics: [[0, 1]], UseGamma: true, ComputeGamma: true },
+      'rasterFunctionArguments.Statistics',
+    ],
     ['malformed Statistics', { StretchType: 5, Statistics: [['a', 1]] }, 'rasterFunctionArguments.Statistics[0]'],
     ['min above max', { StretchType: 5, Statistics: [[5, 1]] }, 'rasterFunctionArguments.Statistics[0]'],
-    ['histogram size mismatch', { StretchType: 4, Histograms: [{ size: 3, min: 0, max: 1, counts: [1, 2] }] }, 'rasterFunctionArguments.Histograms[0].size'],
-    ['DRAExtent outside the raster', { StretchType: 5, DRAExtent: { x: 50, y: 0, width: 2, height: 1 } }, 'rasterFunctionArguments.DRAExtent'],
+    [
+      'histogram size mismatch',
+      { StretchType: 4, Histograms: [{ size: 3, min: 0, max: 1, counts: [1, 2] }] },
+      'rasterFunctionArguments.Histograms[0].size',
+    ],
+    [
+      'DRAExtent outside the raster',
+      { StretchType: 5, DRAExtent: { x: 50, y: 0, width: 2, height: 1 } },
+      'rasterFunctionArguments.DRAExtent',
+    ],
     ['DRAExtent of the wrong shape', { StretchType: 5, DRAExtent: [1, 2, 3, 4] }, 'rasterFunctionArguments.DRAExtent'],
     ['an unknown StretchType', { StretchType: 7 }, 'rasterFunctionArguments.StretchType'],
     ['SigmoidStrengthLevel 7', { StretchType: 9, SigmoidStrengthLevel: 7 }, 'rasterFunctionArguments.SigmoidStrengthLevel'],
@@ -201,7 +219,16 @@ describe('Stretch: bad arguments', () => {
 
   it('rejects Statistics of the wrong band count', () => {
     const two = rasterOf({ width: 1, height: 1, bandCount: 3 }, () => 1);
-    const e = err({ StretchType: 5, Statistics: [[0, 1], [0, 2]] }, two);
+    const e = err(
+      {
+        StretchType: 5,
+        Statistics: [
+          [0, 1],
+          [0, 2],
+        ],
+      },
+      two,
+    );
     expect([e?.code, e?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.Statistics']);
   });
 

@@ -113,8 +113,16 @@ const args = {
     aliases: ['NumberOfStandardDeviation'],
     doc: 'StandardDeviation: cut-offs at mean -+ n standard deviations (default 2).',
   },
-  Statistics: { kind: 'json', optional: true, doc: 'Per band [min, max, mean, standardDeviation] (or {min, max, mean, standardDeviation}); ignored with DRA.' },
-  Histograms: { kind: 'json', optional: true, doc: 'Per band {size, min, max, counts} for PercentClip and HistogramEqualization; ignored with DRA.' },
+  Statistics: {
+    kind: 'json',
+    optional: true,
+    doc: 'Per band [min, max, mean, standardDeviation] (or {min, max, mean, standardDeviation}); ignored with DRA.',
+  },
+  Histograms: {
+    kind: 'json',
+    optional: true,
+    doc: 'Per band {size, min, max, counts} for PercentClip and HistogramEqualization; ignored with DRA.',
+  },
   DRA: { kind: 'boolean', default: false, doc: 'Dynamic range adjustment: statistics from the pixels of the current request.' },
   DRAExtent: {
     kind: 'json',
@@ -125,7 +133,7 @@ const args = {
   MaxPercent: { kind: 'number', min: 0, max: 100, doc: 'PercentClip: percentage clipped at the high end.' },
   UseGamma: { kind: 'boolean', default: false, doc: 'Apply a gamma curve inside the cut-offs.' },
   Gamma: { kind: 'numbers', doc: 'Gamma per band (or one for all), > 0; used with UseGamma.' },
-  ComputeGamma: { kind: 'boolean', default: false, doc: 'With UseGamma: derive each band\'s gamma from its mean.' },
+  ComputeGamma: { kind: 'boolean', default: false, doc: "With UseGamma: derive each band's gamma from its mean." },
   SigmoidStrengthLevel: { kind: 'int', min: 1, max: 6, doc: 'Sigmoid: steepness 1..6 (default 2).' },
   EstimateStatsHistogram: { kind: 'boolean', doc: 'Accepted for compatibility; statistics are always computed exactly.' },
   Raster: { kind: 'raster', default: '$$', doc: 'Input raster; defaults to the service raster ($$).' },
@@ -180,7 +188,8 @@ export const stretch = defineFunction<typeof args, StretchParams>({
 
   needsStatistics(a, inputs) {
     const src = inputs[a.Raster];
-    if (src === undefined || a.DRA || a.DRAExtent !== undefined || a.Statistics !== undefined || PIXEL_TYPE_INFO[src.pixelType].complex) return [];
+    if (src === undefined || a.DRA || a.DRAExtent !== undefined || a.Statistics !== undefined || PIXEL_TYPE_INFO[src.pixelType].complex)
+      return [];
     const type = a.StretchType;
     const gamma = a.UseGamma && a.ComputeGamma;
     if (type !== StretchType.StandardDeviation && type !== StretchType.MinMax && !gamma) return [];
@@ -188,7 +197,11 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     const enough =
       stats !== undefined &&
       stats.every(
-        (s) => Number.isFinite(s.min) && Number.isFinite(s.max) && (type !== StretchType.StandardDeviation || (s.mean !== undefined && s.stdDev !== undefined)) && (!gamma || s.mean !== undefined),
+        (s) =>
+          Number.isFinite(s.min) &&
+          Number.isFinite(s.max) &&
+          (type !== StretchType.StandardDeviation || (s.mean !== undefined && s.stdDev !== undefined)) &&
+          (!gamma || s.mean !== undefined),
       );
     return enough ? [] : [a.Raster];
   },
@@ -224,8 +237,10 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     }
 
     if (type === StretchType.PercentClip) {
-      if (a.MinPercent === undefined) throw invalidArgument(at('MinPercent'), 'StretchType 6 (PercentClip) needs MinPercent (percent clipped at the low end)');
-      if (a.MaxPercent === undefined) throw invalidArgument(at('MaxPercent'), 'StretchType 6 (PercentClip) needs MaxPercent (percent clipped at the high end)');
+      if (a.MinPercent === undefined)
+        throw invalidArgument(at('MinPercent'), 'StretchType 6 (PercentClip) needs MinPercent (percent clipped at the low end)');
+      if (a.MaxPercent === undefined)
+        throw invalidArgument(at('MaxPercent'), 'StretchType 6 (PercentClip) needs MaxPercent (percent clipped at the high end)');
       if (a.MinPercent + a.MaxPercent >= 100) {
         throw invalidArgument(at('MaxPercent'), `MinPercent + MaxPercent must stay below 100, got ${a.MinPercent} + ${a.MaxPercent}`);
       }
@@ -238,7 +253,8 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     if (a.SigmoidStrengthLevel !== undefined && type !== StretchType.Sigmoid) {
       warnings.push('SigmoidStrengthLevel only applies to StretchType 9 (Sigmoid) and is ignored');
     }
-    if (a.EstimateStatsHistogram !== undefined) warnings.push('EstimateStatsHistogram has no effect: statistics are always computed exactly');
+    if (a.EstimateStatsHistogram !== undefined)
+      warnings.push('EstimateStatsHistogram has no effect: statistics are always computed exactly');
 
     const config: Config = {
       type,
@@ -287,7 +303,8 @@ export const stretch = defineFunction<typeof args, StretchParams>({
     const stats = argStats ?? advertised(src.statistics, bands);
     const hists = argHists ?? advertised(src.histograms, bands);
     const fromWhere = argStats !== undefined ? 'the Statistics argument' : stats !== undefined ? "the input's statistics" : undefined;
-    const how = 'give Statistics ([min, max, mean, standardDeviation] per band), set DRA true, or give the input statistics (StatisticsHistogram)';
+    const how =
+      'give Statistics ([min, max, mean, standardDeviation] per band), set DRA true, or give the input statistics (StatisticsHistogram)';
     if (type === StretchType.StandardDeviation && !(stats?.every((s) => s.mean !== undefined && s.stdDev !== undefined) ?? false)) {
       throw invalidArgument(
         at('Statistics'),
@@ -381,7 +398,9 @@ function parseExtent(raw: unknown, src: RasterInfo): Rect {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw invalidArgument(path, 'DRAExtent must be {xmin, ymin, xmax, ymax} (raster coordinates) or {x, y, width, height} (pixels)');
   }
-  const o = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.toLowerCase(), typeof v === 'string' && v.trim() !== '' ? Number(v) : v]));
+  const o = Object.fromEntries(
+    Object.entries(raw).map(([k, v]) => [k.toLowerCase(), typeof v === 'string' && v.trim() !== '' ? Number(v) : v]),
+  );
   const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
   let x0: number;
   let y0: number;
@@ -400,7 +419,10 @@ function parseExtent(raw: unknown, src: RasterInfo): Rect {
     if (!(width! > 0 && height! > 0)) throw invalidArgument(path, 'DRAExtent width and height must be > 0');
     [x0, y0, x1, y1] = [x!, y!, x! + width!, y! + height!];
   } else {
-    throw invalidArgument(path, 'DRAExtent must be {xmin, ymin, xmax, ymax} (numbers, raster coordinates) or {x, y, width, height} (whole pixels)');
+    throw invalidArgument(
+      path,
+      'DRAExtent must be {xmin, ymin, xmax, ymax} (numbers, raster coordinates) or {x, y, width, height} (whole pixels)',
+    );
   }
   x0 = Math.max(0, x0);
   y0 = Math.max(0, y0);

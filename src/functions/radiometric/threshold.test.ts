@@ -52,10 +52,15 @@ describe('Threshold (Otsu)', () => {
   });
 
   it('works per band and advertises 0..1 U8 output', async () => {
-    const two = rasterOf({ width: 4, height: 1, bandCount: 2, pixelType: 'U8' }, (x, _y, b) => (b === 0 ? [1, 1, 9, 9][x]! : [5, 6, 6, 6][x]!));
+    const two = rasterOf({ width: 4, height: 1, bandCount: 2, pixelType: 'U8' }, (x, _y, b) =>
+      b === 0 ? [1, 1, 9, 9][x]! : [5, 6, 6, 6][x]!,
+    );
     const r = await runFunction(threshold, {}, [two]);
     expect(r.info.pixelType).toBe('U8');
-    expect(r.info.statistics).toEqual([{ min: 0, max: 1 }, { min: 0, max: 1 }]);
+    expect(r.info.statistics).toEqual([
+      { min: 0, max: 1 },
+      { min: 0, max: 1 },
+    ]);
     expect(Array.from(r.block.bands[0]!)).toEqual([0, 0, 1, 1]);
     expect(Array.from(r.block.bands[1]!)).toEqual([0, 1, 1, 1]);
   });

@@ -12,7 +12,8 @@ import { bandArithmetic, METHODS } from './band-arithmetic.js';
 // zeros (every denominator 0), column 1 has red = 1 (GEMI), the rest are varied.
 const W = 8;
 const H = 4;
-const value = (x: number, y: number, b: number): number => (x === 0 ? 0 : x === 1 && b === 2 ? 1 : (x * 37 + y * 11 + b * 53 + x * y * b) % 256);
+const value = (x: number, y: number, b: number): number =>
+  x === 0 ? 0 : x === 1 && b === 2 ? 1 : (x * 37 + y * 11 + b * 53 + x * y * b) % 256;
 const l7 = rasterOf({ width: W, height: H, bandCount: 6, pixelType: 'U8' }, value);
 const px = (x: number, y: number): number[] => [0, 1, 2, 3, 4, 5].map((b) => value(x, y, b));
 
@@ -23,7 +24,10 @@ const nd = (a: number, b: number): number => dz(a - b, a + b);
 const REFERENCE: Record<number, { bands: string; f: (v: number[]) => number | number[] }> = {
   1: { bands: '4 3', f: ([, , r, n]) => nd(n!, r!) },
   2: { bands: '4 3 0.33', f: ([, , r, n]) => dz(n! - r!, n! + r! + 0.33) * 1.33 },
-  3: { bands: '4 3 0.33 0.5 1.5', f: ([, , r, n]) => dz(0.33 * (n! - 0.33 * r! - 0.5), 0.5 * n! + r! - 0.5 * 0.33 + 1.5 * (1 + 0.33 ** 2)) },
+  3: {
+    bands: '4 3 0.33 0.5 1.5',
+    f: ([, , r, n]) => dz(0.33 * (n! - 0.33 * r! - 0.5), 0.5 * n! + r! - 0.5 * 0.33 + 1.5 * (1 + 0.33 ** 2)),
+  },
   4: { bands: '4 3', f: ([, , r, n]) => 0.5 * (2 * (n! + 1) - Math.sqrt((2 * n! + 1) ** 2 - 8 * (n! - r!))) },
   5: {
     bands: '4 3',
@@ -35,7 +39,10 @@ const REFERENCE: Record<number, { bands: string; f: (v: number[]) => number | nu
     },
   },
   6: { bands: '4 3 0.3 0.5', f: ([, , r, n]) => (n! - 0.3 * r! - 0.5) / Math.sqrt(1 + 0.09) },
-  7: { bands: '1 2 3 4 5 6', f: ([b1, b2, b3, b4, b5, b7]) => -0.2848 * b1! - 0.2435 * b2! - 0.5436 * b3! + 0.7243 * b4! + 0.084 * b5! - 1.18 * b7! },
+  7: {
+    bands: '1 2 3 4 5 6',
+    f: ([b1, b2, b3, b4, b5, b7]) => -0.2848 * b1! - 0.2435 * b2! - 0.5436 * b3! + 0.7243 * b4! + 0.084 * b5! - 1.18 * b7!,
+  },
   8: { bands: '1 2 3 4 5 6', f: ([b1, , b3, b4, b5, b6]) => [dz(b5!, b6!) * 100, dz(b5!, b1!) * 100, dz(b3!, b4!) * dz(b5!, b4!) * 100] },
   9: { bands: '3 2 1', f: ([bl, g, r]) => dz(g! - r!, g! + r! - bl!) },
   10: { bands: '4 2', f: ([, g, , n]) => nd(n!, g!) },
@@ -86,7 +93,15 @@ describe('BandArithmetic methods (spec table formulas, hand-written references)'
   }
 
   it('uses the documented default BandIndexes and default constants', async () => {
-    for (const [method, given] of [[1, '4 3'], [2, '4 3'], [3, '4 3'], [6, '4 3 0.3'], [9, '3 2 1'], [19, '5 4 2'], [26, '6 5']] as const) {
+    for (const [method, given] of [
+      [1, '4 3'],
+      [2, '4 3'],
+      [3, '4 3'],
+      [6, '4 3 0.3'],
+      [9, '3 2 1'],
+      [19, '5 4 2'],
+      [26, '6 5'],
+    ] as const) {
       const a = await runFunction(bandArithmetic, { Method: method }, [l7]);
       const b = await runFunction(bandArithmetic, { Method: method, BandIndexes: given }, [l7]);
       expect(Array.from(a.block.bands[0]!), `method ${method}`).toEqual(Array.from(b.block.bands[0]!));
@@ -176,9 +191,11 @@ describe('BandArithmetic bad arguments', () => {
   });
 
   it('keeps the grid and spatial reference of the input', () => {
-    const src = memorySource('ba-grid', { ...gridInfo({ width: 3, height: 2, bandCount: 4, cellSize: 30 }), statistics: [{ min: 0, max: 1 }] }, [
-      new Float32Array(6), new Float32Array(6), new Float32Array(6), new Float32Array(6),
-    ]);
+    const src = memorySource(
+      'ba-grid',
+      { ...gridInfo({ width: 3, height: 2, bandCount: 4, cellSize: 30 }), statistics: [{ min: 0, max: 1 }] },
+      [new Float32Array(6), new Float32Array(6), new Float32Array(6), new Float32Array(6)],
+    );
     const node = applyFunction(bandArithmetic, { Method: 1 }, [src]);
     expect(node.info.cellSize).toEqual({ x: 30, y: 30 });
     expect(node.info.statistics).toBeUndefined();

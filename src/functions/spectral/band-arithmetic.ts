@@ -65,15 +65,30 @@ const ND = (a: string, b: string): string => `(${a} - ${b}) / (${a} + ${b})`;
 
 export const METHODS: Readonly<Record<number, MethodDef>> = {
   1: { name: 'NDVI', bands: ['NIR', 'Red'], defaults: '4 3', formulas: [ND('NIR', 'Red')] },
-  2: { name: 'SAVI', bands: ['NIR', 'Red'], constants: [['L', 0.33]], defaults: '4 3 0.33', formulas: ['(NIR - Red) / (NIR + Red + L) * (1 + L)'] },
+  2: {
+    name: 'SAVI',
+    bands: ['NIR', 'Red'],
+    constants: [['L', 0.33]],
+    defaults: '4 3 0.33',
+    formulas: ['(NIR - Red) / (NIR + Red + L) * (1 + L)'],
+  },
   3: {
     name: 'TSAVI',
     bands: ['NIR', 'Red'],
-    constants: [['s', 0.33], ['a', 0.5], ['X', 1.5]],
+    constants: [
+      ['s', 0.33],
+      ['a', 0.5],
+      ['X', 1.5],
+    ],
     defaults: '4 3 0.33 0.50 1.50',
     formulas: ['s * (NIR - s * Red - a) / (a * NIR + Red - a * s + X * (1 + s * s))'],
   },
-  4: { name: 'MSAVI', bands: ['NIR', 'Red'], defaults: '4 3', formulas: ['0.5 * (2 * (NIR + 1) - Sqrt((2 * NIR + 1) ** 2 - 8 * (NIR - Red)))'] },
+  4: {
+    name: 'MSAVI',
+    bands: ['NIR', 'Red'],
+    defaults: '4 3',
+    formulas: ['0.5 * (2 * (NIR + 1) - Sqrt((2 * NIR + 1) ** 2 - 8 * (NIR - Red)))'],
+  },
   5: {
     name: 'GEMI',
     bands: ['NIR', 'Red'],
@@ -81,7 +96,16 @@ export const METHODS: Readonly<Record<number, MethodDef>> = {
     let: [['eta', '(2 * (NIR * NIR - Red * Red) + 1.5 * NIR + 0.5 * Red) / (NIR + Red + 0.5)']],
     formulas: ['Con((Red == 1) | (NIR + Red + 0.5 == 0), 0, eta * (1 - 0.25 * eta) - (Red - 0.125) / (1 - Red))'],
   },
-  6: { name: 'PVI', bands: ['NIR', 'Red'], constants: [['a', 0.3], ['b', 0.5]], defaults: '4 3 0.3 0.5', formulas: ['(NIR - a * Red - b) / Sqrt(1 + a * a)'] },
+  6: {
+    name: 'PVI',
+    bands: ['NIR', 'Red'],
+    constants: [
+      ['a', 0.3],
+      ['b', 0.5],
+    ],
+    defaults: '4 3 0.3 0.5',
+    formulas: ['(NIR - a * Red - b) / Sqrt(1 + a * a)'],
+  },
   7: {
     name: 'GVITM',
     bands: ['B1', 'B2', 'B3', 'B4', 'B5', 'B7'],
@@ -154,7 +178,8 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
   summary: 'Spectral indexes (NDVI, SAVI, TSAVI, MSAVI, GEMI, PVI, GVITM, Sultan, VARI, ... MNDWI) or a user formula over bands.',
   variableName: 'Raster',
   family: 'spectral',
-  verification: 'reference: NumPy goldens (NDVI, SAVI, MSAVI, GEMI, PVI, VARI, GVITM, Sultan, UserDefined) on Landsat 7; hand: every method',
+  verification:
+    'reference: NumPy goldens (NDVI, SAVI, MSAVI, GEMI, PVI, VARI, GVITM, Sultan, UserDefined) on Landsat 7; hand: every method',
   args,
 
   plan(a, inputs, to) {
@@ -183,7 +208,8 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
     let outputs: IrNode[];
 
     if (a.Method === 0) {
-      if (text.trim() === '') throw invalidArgument(at('BandIndexes'), 'Method 0 (UserDefined) needs an expression in BandIndexes, e.g. "(B4 - B3)/(B4 + B3)"');
+      if (text.trim() === '')
+        throw invalidArgument(at('BandIndexes'), 'Method 0 (UserDefined) needs an expression in BandIndexes, e.g. "(B4 - B3)/(B4 + B3)"');
       const refs = (): string[] => Array.from({ length: Math.min(src.bandCount, 20) }, (_, i) => `B${i + 1}`);
       outputs = [
         bindUserExpression(
@@ -208,7 +234,10 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
       let given = text.trim();
       if (given === '') {
         if (m.defaults === undefined) {
-          throw invalidArgument(at('BandIndexes'), `${m.name} (Method ${a.Method}) needs BandIndexes: the 1-based band numbers of ${m.bands.join(' ')}`);
+          throw invalidArgument(
+            at('BandIndexes'),
+            `${m.name} (Method ${a.Method}) needs BandIndexes: the 1-based band numbers of ${m.bands.join(' ')}`,
+          );
         }
         given = m.defaults;
       }
@@ -216,14 +245,22 @@ export const bandArithmetic = defineFunction<typeof args, ExpressionParams>({
       const numbers = tokens.map(Number);
       const bad = tokens.findIndex((t, i) => t === '' || !Number.isFinite(numbers[i]));
       if (bad >= 0) {
-        throw invalidArgument(at('BandIndexes'), `${JSON.stringify(tokens[bad]!.slice(0, 40))} is not a number; ${m.name} takes "${usage(m)}"`);
+        throw invalidArgument(
+          at('BandIndexes'),
+          `${JSON.stringify(tokens[bad]!.slice(0, 40))} is not a number; ${m.name} takes "${usage(m)}"`,
+        );
       }
       const consts = m.constants ?? [];
       if (numbers.length < m.bands.length) {
-        throw invalidArgument(at('BandIndexes'), `${m.name} (Method ${a.Method}) needs ${m.bands.length} band numbers (${m.bands.join(' ')}), got ${numbers.length}: "${usage(m)}"`);
+        throw invalidArgument(
+          at('BandIndexes'),
+          `${m.name} (Method ${a.Method}) needs ${m.bands.length} band numbers (${m.bands.join(' ')}), got ${numbers.length}: "${usage(m)}"`,
+        );
       }
       if (numbers.length > m.bands.length + consts.length) {
-        warnings.push(`BandIndexes has ${numbers.length - m.bands.length - consts.length} number(s) more than ${m.name} uses ("${usage(m)}"); they are ignored`);
+        warnings.push(
+          `BandIndexes has ${numbers.length - m.bands.length - consts.length} number(s) more than ${m.name} uses ("${usage(m)}"); they are ignored`,
+        );
       }
       const names = new Map<string, Binding>();
       m.bands.forEach((role, i) => {

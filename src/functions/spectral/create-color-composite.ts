@@ -64,11 +64,15 @@ export const createColorComposite = defineFunction<typeof args, ExpressionParams
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `CreateColorComposite does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType))
+      throw unsupportedInput(at('Raster'), `CreateColorComposite does not take complex (${src.pixelType}) rasters`);
     const byName = a.Method === 0;
     const names = (src.bandNames ?? []).map((n) => n.trim().toLowerCase());
     if (byName && names.length === 0) {
-      throw unsupportedInput(at('Method'), 'Method 0 (band names) needs a raster with band names; this one has none: use Method 1 with B1, B2, ...');
+      throw unsupportedInput(
+        at('Method'),
+        'Method 0 (band names) needs a raster with band names; this one has none: use Method 1 with B1, B2, ...',
+      );
     }
     const b = new ExprBuilder();
     const slots: { input: number; band: number }[] = [];

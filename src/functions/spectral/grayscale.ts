@@ -77,7 +77,12 @@ export const grayscale = defineFunction<typeof args, GrayscaleParams>({
       bandNames: ['Gray'],
     };
     const info = retypedInfo(natural, to === undefined ? undefined : realTypeOf(to));
-    return { info, halo: 0, params: { input: a.Raster, weights, total, pixelType: info.pixelType }, ...(warnings.length ? { warnings } : {}) };
+    return {
+      info,
+      halo: 0,
+      params: { input: a.Raster, weights, total, pixelType: info.pixelType },
+      ...(warnings.length ? { warnings } : {}),
+    };
   },
 
   kernel(p, inputs, out) {

@@ -7,7 +7,14 @@ import { applyFunction, catchError, complexOf, rasterOf, runFunction } from '../
 import { ndvi } from './ndvi.js';
 
 // Band 0 visible, band 1 infrared; pixels: (100, 200), (50, 50), (0, 0), (200, 0), (30, 90), masked.
-const PAIRS = [[100, 200], [50, 50], [0, 0], [200, 0], [30, 90], [10, 20]] as const;
+const PAIRS = [
+  [100, 200],
+  [50, 50],
+  [0, 0],
+  [200, 0],
+  [30, 90],
+  [10, 20],
+] as const;
 const mask = Uint8Array.from(PAIRS, (_, i) => (i === 5 ? 0 : 1));
 const src = rasterOf({ width: PAIRS.length, height: 1, bandCount: 2, pixelType: 'U8' }, (x, _y, b) => PAIRS[x]![b]!, mask);
 
@@ -43,7 +50,10 @@ describe('NDVI', () => {
   });
 
   it('rejects bands that do not exist (code and path) and complex rasters', () => {
-    for (const [name, args] of [['InfraredBandID', { InfraredBandID: 2 }], ['VisibleBandID', { VisibleBandID: 5 }]] as const) {
+    for (const [name, args] of [
+      ['InfraredBandID', { InfraredBandID: 2 }],
+      ['VisibleBandID', { VisibleBandID: 5 }],
+    ] as const) {
       const e = catchError(() => applyFunction(ndvi, args, [src]));
       expect([e?.code, e?.path]).toEqual(['INVALID_ARGUMENT', `rasterFunctionArguments.${name}`]);
       expect(e?.message).toMatch(/0-based/);

@@ -63,9 +63,15 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
     if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `NDVI does not take complex (${src.pixelType}) rasters`);
-    for (const [name, id] of [['VisibleBandID', a.VisibleBandID], ['InfraredBandID', a.InfraredBandID]] as const) {
+    for (const [name, id] of [
+      ['VisibleBandID', a.VisibleBandID],
+      ['InfraredBandID', a.InfraredBandID],
+    ] as const) {
       if (id >= src.bandCount) {
-        throw invalidArgument(at(name), `band ${id} does not exist: the raster has ${src.bandCount} band(s), ids 0..${src.bandCount - 1} (0-based)`);
+        throw invalidArgument(
+          at(name),
+          `band ${id} does not exist: the raster has ${src.bandCount} band(s), ids 0..${src.bandCount - 1} (0-based)`,
+        );
       }
     }
     const scientific = a.ScientificOutput;

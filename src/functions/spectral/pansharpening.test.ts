@@ -38,7 +38,14 @@ describe('Pansharpening', () => {
   it('Gram-Schmidt: gains cov(b, S)/var(S) over the whole grid', async () => {
     // Two pixels; S = (R + G + B)/3 with equal weights: S = 20, 40; pan 10, 30 -> P' = S exactly
     // (same std, shifted mean) -> output = input.
-    const m = rasterOf({ width: 2, height: 1, bandCount: 3, pixelType: 'F32' }, (x, _y, b) => [[10, 20, 30], [30, 40, 50]][x]![b]!);
+    const m = rasterOf(
+      { width: 2, height: 1, bandCount: 3, pixelType: 'F32' },
+      (x, _y, b) =>
+        [
+          [10, 20, 30],
+          [30, 40, 50],
+        ][x]![b]!,
+    );
     const p = rasterOf({ width: 2, height: 1, pixelType: 'F32' }, (x) => [10, 30][x]!);
     const r = await runFunction(pansharpening, { PansharpeningType: 4, Weights: [1, 1, 1] }, [p, m]);
     expect([r.value(0, 0, 0), r.value(1, 0, 2)]).toEqual([10, 50]);

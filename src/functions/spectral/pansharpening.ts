@@ -54,7 +54,11 @@ const args = {
   PanImage: { kind: 'raster', doc: 'Panchromatic raster (its first band).' },
   MSImage: { kind: 'raster', doc: 'Multispectral raster: 3 or 4 bands in the order red, green, blue, (NIR).' },
   InfraredImage: { kind: 'raster', optional: true, doc: 'Optional infrared raster (its first band).' },
-  UseFourthBandOfMSAsIR: { kind: 'boolean', default: true, doc: 'Use the 4th MS band as the infrared band when no InfraredImage is given.' },
+  UseFourthBandOfMSAsIR: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Use the 4th MS band as the infrared band when no InfraredImage is given.',
+  },
   Weights: {
     kind: 'numbers',
     default: [0.166, 0.167, 0.167, 0.5],
@@ -91,14 +95,18 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
   summary: 'Fuse a panchromatic band with a multispectral image (Brovey, IHS, Esri, Simple Mean, Gram-Schmidt).',
   variableName: 'MSImage',
   family: 'spectral',
-  verification: 'reference: gdal_pansharpen.py (weighted Brovey) golden; NumPy goldens for Esri, IHS, Simple Mean, Gram-Schmidt; hand: formulas',
+  verification:
+    'reference: gdal_pansharpen.py (weighted Brovey) golden; NumPy goldens for Esri, IHS, Simple Mean, Gram-Schmidt; hand: formulas',
   args,
 
   plan(a, inputs, to) {
     const pan = inputs[a.PanImage]!;
     const ms = inputs[a.MSImage]!;
     const warnings: string[] = [];
-    for (const [name, info] of [['PanImage', pan], ['MSImage', ms]] as const) {
+    for (const [name, info] of [
+      ['PanImage', pan],
+      ['MSImage', ms],
+    ] as const) {
       if (info.constant !== undefined) throw invalidArgument(at(name), `${name} must be a raster, not a constant`);
       if (isComplex(info.pixelType)) throw unsupportedInput(at(name), `Pansharpening does not take complex (${info.pixelType}) rasters`);
     }
@@ -110,7 +118,8 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     let irBand = 0;
     if (a.InfraredImage !== undefined) {
       const ir = inputs[a.InfraredImage]!;
-      if (ir.constant !== undefined || isComplex(ir.pixelType)) throw invalidArgument(at('InfraredImage'), 'InfraredImage must be a real-valued raster');
+      if (ir.constant !== undefined || isComplex(ir.pixelType))
+        throw invalidArgument(at('InfraredImage'), 'InfraredImage must be a real-valued raster');
       irInput = a.InfraredImage;
       if (ir.bandCount > 1) warnings.push(`InfraredImage has ${ir.bandCount} bands: the first is used`);
     } else if (a.UseFourthBandOfMSAsIR && ms.bandCount === 4) {
@@ -119,7 +128,10 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
     }
     const wl = a.Weights;
     if (wl.length !== 4 && !(wl.length === 3 && irInput < 0)) {
-      throw invalidArgument(at('Weights'), `Weights needs 4 values (red, green, blue, infrared)${irInput < 0 ? ' or 3 without infrared' : ''}, got ${wl.length}`);
+      throw invalidArgument(
+        at('Weights'),
+        `Weights needs 4 values (red, green, blue, infrared)${irInput < 0 ? ' or 3 without infrared' : ''}, got ${wl.length}`,
+      );
     }
     if (wl.some((w) => w < 0)) throw invalidArgument(at('Weights'), 'Weights must not be negative');
     const w: [number, number, number, number] = [wl[0]!, wl[1]!, wl[2]!, irInput >= 0 ? (wl[3] ?? 0) : 0];
@@ -134,11 +146,19 @@ export const pansharpening = defineFunction<typeof args, PansharpenParams>({
       ...grid,
       bandCount: ms.bandCount,
       pixelType: outType,
-      ...(ms.noData !== undefined && representable(ms.noData, outType) ? { noData: ms.noData } : !PIXEL_TYPE_INFO[outType].integer ? { noData: Number.NaN } : {}),
+      ...(ms.noData !== undefined && representable(ms.noData, outType)
+        ? { noData: ms.noData }
+        : !PIXEL_TYPE_INFO[outType].integer
+          ? { noData: Number.NaN }
+          : {}),
       ...(ms.bandNames ? { bandNames: ms.bandNames } : {}),
     };
     const align = inputs.map((_, i) =>
-      i === a.PanImage ? { method: 'nearest' as const } : i === a.MSImage || i === a.InfraredImage ? { method: 'bilinear' as const } : undefined,
+      i === a.PanImage
+        ? { method: 'nearest' as const }
+        : i === a.MSImage || i === a.InfraredImage
+          ? { method: 'bilinear' as const }
+          : undefined,
     );
     const gs = a.PansharpeningType === PansharpeningType.GramSchmidt;
     return {

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { applyFunction, catchError, rasterOf, runFunction } from '../../../test/helpers.js';
 import { spectralConversion } from './spectral-conversion.js';
 
-const src = () => rasterOf({ width: 2, height: 1, bandCount: 2, pixelType: 'U8' }, (x, _y, b) => [[10, 20], [3, 4]][x]![b]!, Uint8Array.from([1, 0]));
+const src = () =>
+  rasterOf(
+    { width: 2, height: 1, bandCount: 2, pixelType: 'U8' },
+    (x, _y, b) =>
+      [
+        [10, 20],
+        [3, 4],
+      ][x]![b]!,
+    Uint8Array.from([1, 0]),
+  );
 
 describe('SpectralConversion', () => {
   it('applies the row-major matrix (row k -> output band k) in F32', async () => {

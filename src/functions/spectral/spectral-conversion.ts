@@ -80,7 +80,8 @@ export const spectralConversion = defineFunction<typeof args, SpectralConversion
 
   plan(a, inputs, to) {
     const src = inputs[a.Raster]!;
-    if (isComplex(src.pixelType)) throw unsupportedInput(at('Raster'), `SpectralConversion does not take complex (${src.pixelType}) rasters`);
+    if (isComplex(src.pixelType))
+      throw unsupportedInput(at('Raster'), `SpectralConversion does not take complex (${src.pixelType}) rasters`);
     const n = src.bandCount;
     const matrix = a.ConversionMatrix;
     if (matrix === undefined || matrix.length === 0) throw invalidArgument(at('ConversionMatrix'), 'ConversionMatrix is required');
@@ -104,6 +105,12 @@ export const spectralConversion = defineFunction<typeof args, SpectralConversion
   },
 
   kernel(p, inputs, out) {
-    linearBands(inputs[p.input]!, Array.from({ length: p.n }, (_, j) => j), p.matrix, undefined, out);
+    linearBands(
+      inputs[p.input]!,
+      Array.from({ length: p.n }, (_, j) => j),
+      p.matrix,
+      undefined,
+      out,
+    );
   },
 });

@@ -216,11 +216,17 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
     }
     const supported = SENSORS.map((s) => s.label).join(', ');
     if (!name) {
-      throw unsupportedInput(at('Raster'), `TasseledCap needs the raster's sensor name (metadata SENSOR_NAME, or the SensorName argument); supported: ${supported}`);
+      throw unsupportedInput(
+        at('Raster'),
+        `TasseledCap needs the raster's sensor name (metadata SENSOR_NAME, or the SensorName argument); supported: ${supported}`,
+      );
     }
     const sensor = sensorOf(name);
     if (sensor === undefined) {
-      throw unsupportedInput(a.SensorName?.trim() ? at('SensorName') : at('Raster'), `sensor "${name}" has no tasseled cap coefficients; supported: ${supported}`);
+      throw unsupportedInput(
+        a.SensorName?.trim() ? at('SensorName') : at('Raster'),
+        `sensor "${name}" has no tasseled cap coefficients; supported: ${supported}`,
+      );
     }
     if (src.radiometry === undefined) {
       throw unsupportedInput(
@@ -229,10 +235,15 @@ export const tasseledCap = defineFunction<typeof args, TasseledCapParams>({
       );
     }
     if (sensor.no8bit && src.pixelType === 'U8') {
-      throw unsupportedInput(at('Raster'), `8-bit ${sensor.label} products are preprocessed and not valid TasseledCap input; use the original (11-bit) data`);
+      throw unsupportedInput(
+        at('Raster'),
+        `8-bit ${sensor.label} products are preprocessed and not valid TasseledCap input; use the original (11-bit) data`,
+      );
     }
     if (sensor.label === 'Landsat ETM+' && src.radiometry !== 'apparentReflectance') {
-      warnings.push('Landsat ETM+ coefficients (Huang et al. 2002) are for at-sensor reflectance; this input has not been through an apparent-reflectance step');
+      warnings.push(
+        'Landsat ETM+ coefficients (Huang et al. 2002) are for at-sensor reflectance; this input has not been through an apparent-reflectance step',
+      );
     }
     const layout = sensor.layouts[src.bandCount];
     if (layout === undefined) {

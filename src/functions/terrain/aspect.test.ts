@@ -159,7 +159,7 @@ describe('Aspect: geographic DEMs', () => {
     expect(r.value(3, 3)).toBeCloseTo(315, 4);
   });
 
-  it('Geodesic (default) uses each row\'s metres: east-west cells are half as long at 60 N', async () => {
+  it("Geodesic (default) uses each row's metres: east-west cells are half as long at 60 N", async () => {
     const r = await runFunction(aspect, {}, [geo]);
     // Independent geodesy: N(phi) cos(phi) dlon across, M(phi) dlat along the meridian.
     const a = 6378137;
@@ -199,13 +199,19 @@ describe('Aspect: plan', () => {
       [{ GeographicCellSize: 'Flat' }, 'rasterFunctionArguments.GeographicCellSize'],
       [{ geographiccellsize: 3 }, 'rasterFunctionArguments.geographiccellsize'],
     ] as const) {
-      expect(catchError(() => applyFunction(aspect, args, [dem])), JSON.stringify(args)).toMatchObject({ code: 'INVALID_ARGUMENT', path });
+      expect(
+        catchError(() => applyFunction(aspect, args, [dem])),
+        JSON.stringify(args),
+      ).toMatchObject({ code: 'INVALID_ARGUMENT', path });
     }
   });
 
   it('rejects a multi-band DEM at plan time, naming Raster', () => {
     const rgb = rasterOf({ width: 4, height: 4, bandCount: 3, pixelType: 'U8' }, (x) => x);
-    expect(catchError(() => applyFunction(aspect, {}, [rgb]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster' });
+    expect(catchError(() => applyFunction(aspect, {}, [rgb]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Raster',
+    });
   });
 });
 
@@ -229,7 +235,13 @@ describe('Aspect: tiled equals whole', () => {
   for (const [label, args, input] of cases) {
     it(label, async () => {
       const node = applyFunction(aspect, args, [input]);
-      for (const t of [[37, 53], [7, 5], [1, 3], [2, 2], [16, 9]] as [number, number][]) {
+      for (const t of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+        [2, 2],
+        [16, 9],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
       }
     });

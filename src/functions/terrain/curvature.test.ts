@@ -63,7 +63,11 @@ describe('Curvature: the formulas on random windows, z-factor and cell sizes', (
     const H = 9;
     const zs = Array.from({ length: W * H }, () => 100 + Math.round(rnd() * 400) / 8);
     const z = (x: number, y: number) => zs[y * W + x]!;
-    for (const [cell, zf] of [[{ x: 5, y: 5 }, 1], [{ x: 10, y: 25 }, 2.5], [{ x: 30, y: 20 }, 0.3048]] as const) {
+    for (const [cell, zf] of [
+      [{ x: 5, y: 5 }, 1],
+      [{ x: 10, y: 25 }, 2.5],
+      [{ x: 30, y: 20 }, 0.3048],
+    ] as const) {
       const dem = rasterOf({ width: W, height: H, cellSize: cell, pixelType: 'F64' }, z);
       for (const Type of [0, 1, 2] as const) {
         const r = await runFunction(curvature, { Type, ZFactor: zf }, [dem]);
@@ -140,16 +144,19 @@ describe('Curvature: NoData and edges (shared reader, gradient.ts)', () => {
 
 describe('Curvature: geographic DEMs', () => {
   // A bowl z = (x - 3)^2 + (y - 3)^2 (metres) on 3" cells at 45 N: the x cells are shorter.
-  const bowl = rasterOf({ width: 7, height: 7, cellSize: 1 / 1200, geographic: true, origin: { x: 0, y: 45 } }, (x, y) => (x - 3) ** 2 + (y - 3) ** 2);
+  const bowl = rasterOf(
+    { width: 7, height: 7, cellSize: 1 / 1200, geographic: true, origin: { x: 0, y: 45 } },
+    (x, y) => (x - 3) ** 2 + (y - 3) ** 2,
+  );
   const rad = Math.PI / 180 / 1200;
 
-  it('Geodesic (default): the row\'s N cos(phi) dlon and M dlat, in metres', async () => {
+  it("Geodesic (default): the row's N cos(phi) dlon and M dlat, in metres", async () => {
     const a = 6378137;
     const f = 1 / 298.257223563;
     const e2 = f * (2 - f);
     const phi = ((45 - 3.5 / 1200) * Math.PI) / 180;
     const w = 1 - e2 * Math.sin(phi) ** 2;
-    const lx = ((a / Math.sqrt(w)) * Math.cos(phi)) * rad;
+    const lx = (a / Math.sqrt(w)) * Math.cos(phi) * rad;
     const ly = ((a * (1 - e2)) / w ** 1.5) * rad;
     const r = await runFunction(curvature, {}, [bowl]);
     expect(r.value(3, 3)).toBeCloseTo(-200 * (1 / lx ** 2 + 1 / ly ** 2), 7);
@@ -196,13 +203,19 @@ describe('Curvature: plan', () => {
       [{ RemoveEdgeEffect: 2 }, 'rasterFunctionArguments.RemoveEdgeEffect'],
       [{ GeographicCellSize: 'Haversine' }, 'rasterFunctionArguments.GeographicCellSize'],
     ] as const) {
-      expect(catchError(() => applyFunction(curvature, args, [dem])), JSON.stringify(args)).toMatchObject({ code: 'INVALID_ARGUMENT', path });
+      expect(
+        catchError(() => applyFunction(curvature, args, [dem])),
+        JSON.stringify(args),
+      ).toMatchObject({ code: 'INVALID_ARGUMENT', path });
     }
   });
 
   it('rejects a multi-band DEM at plan time, naming Raster', () => {
     const rgb = rasterOf({ width: 4, height: 4, bandCount: 2 }, (x) => x);
-    expect(catchError(() => applyFunction(curvature, {}, [rgb]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster' });
+    expect(catchError(() => applyFunction(curvature, {}, [rgb]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Raster',
+    });
   });
 });
 
@@ -227,7 +240,13 @@ describe('Curvature: tiled equals whole', () => {
   for (const [label, args, input] of cases) {
     it(label, async () => {
       const node = applyFunction(curvature, args, [input]);
-      for (const t of [[37, 53], [7, 5], [1, 3], [3, 1], [16, 9]] as [number, number][]) {
+      for (const t of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+        [3, 1],
+        [16, 9],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
       }
     });

@@ -110,8 +110,20 @@ const standardOf = (t1: number, m0: number, m1: number, m2: number, b1: number, 
   -200 * (((m0 + m2) * 0.5 - m1) * cxx + ((t1 + b1) * 0.5 - m1) * cyy) + 0;
 
 function profileOf(
-  t0: number, t1: number, t2: number, m0: number, m1: number, m2: number, b0: number, b1: number, b2: number,
-  cxx: number, cyy: number, cxy: number, cx: number, cy: number,
+  t0: number,
+  t1: number,
+  t2: number,
+  m0: number,
+  m1: number,
+  m2: number,
+  b0: number,
+  b1: number,
+  b2: number,
+  cxx: number,
+  cyy: number,
+  cxy: number,
+  cx: number,
+  cy: number,
 ): number {
   const G = (m2 - m0) * cx;
   const H = (t1 - b1) * cy;
@@ -124,8 +136,20 @@ function profileOf(
 }
 
 function planformOf(
-  t0: number, t1: number, t2: number, m0: number, m1: number, m2: number, b0: number, b1: number, b2: number,
-  cxx: number, cyy: number, cxy: number, cx: number, cy: number,
+  t0: number,
+  t1: number,
+  t2: number,
+  m0: number,
+  m1: number,
+  m2: number,
+  b0: number,
+  b1: number,
+  b2: number,
+  cxx: number,
+  cyy: number,
+  cxy: number,
+  cx: number,
+  cy: number,
 ): number {
   const G = (m2 - m0) * cx;
   const H = (t1 - b1) * cy;
@@ -138,7 +162,16 @@ function planformOf(
 }
 
 /** The reader's windows over [from, to) of one output row (dst offset o). */
-function windowCells(rows: WindowRows, type: CurvatureType, c: Float64Array, dst: Plane, mask: Uint8Array, o: number, from: number, to: number): void {
+function windowCells(
+  rows: WindowRows,
+  type: CurvatureType,
+  c: Float64Array,
+  dst: Plane,
+  mask: Uint8Array,
+  o: number,
+  from: number,
+  to: number,
+): void {
   const { win, ok } = rows;
   const cxx = c[0]!;
   const cyy = c[1]!;
@@ -152,9 +185,15 @@ function windowCells(rows: WindowRows, type: CurvatureType, c: Float64Array, dst
       continue;
     }
     const k = 9 * x;
-    const t0 = win[k]!, t1 = win[k + 1]!, t2 = win[k + 2]!;
-    const m0 = win[k + 3]!, m1 = win[k + 4]!, m2 = win[k + 5]!;
-    const b0 = win[k + 6]!, b1 = win[k + 7]!, b2 = win[k + 8]!;
+    const t0 = win[k]!,
+      t1 = win[k + 1]!,
+      t2 = win[k + 2]!;
+    const m0 = win[k + 3]!,
+      m1 = win[k + 4]!,
+      m2 = win[k + 5]!;
+    const b0 = win[k + 6]!,
+      b1 = win[k + 7]!,
+      b2 = win[k + 8]!;
     dst[o + x] =
       type === CurvatureType.Standard
         ? standardOf(t1, m0, m1, m2, b1, cxx, cyy)
@@ -165,7 +204,17 @@ function windowCells(rows: WindowRows, type: CurvatureType, c: Float64Array, dst
 }
 
 /** Sliding loops over the fast span [f0, f1): 3 loads per cell, the window carried in registers. */
-function standardFast(src: Plane, dst: Plane, o: number, top: number, mid: number, bot: number, f0: number, f1: number, c: Float64Array): void {
+function standardFast(
+  src: Plane,
+  dst: Plane,
+  o: number,
+  top: number,
+  mid: number,
+  bot: number,
+  f0: number,
+  f1: number,
+  c: Float64Array,
+): void {
   const cxx = c[0]!;
   const cyy = c[1]!;
   let m0 = src[mid + f0 - 1]!;
@@ -179,16 +228,28 @@ function standardFast(src: Plane, dst: Plane, o: number, top: number, mid: numbe
 }
 
 function shapeFast(
-  profile: boolean, src: Plane, dst: Plane, o: number, top: number, mid: number, bot: number, f0: number, f1: number, c: Float64Array,
+  profile: boolean,
+  src: Plane,
+  dst: Plane,
+  o: number,
+  top: number,
+  mid: number,
+  bot: number,
+  f0: number,
+  f1: number,
+  c: Float64Array,
 ): void {
   const cxx = c[0]!;
   const cyy = c[1]!;
   const cxy = c[2]!;
   const cx = c[3]!;
   const cy = c[4]!;
-  let t0 = src[top + f0 - 1]!, t1 = src[top + f0]!;
-  let m0 = src[mid + f0 - 1]!, m1 = src[mid + f0]!;
-  let b0 = src[bot + f0 - 1]!, b1 = src[bot + f0]!;
+  let t0 = src[top + f0 - 1]!,
+    t1 = src[top + f0]!;
+  let m0 = src[mid + f0 - 1]!,
+    m1 = src[mid + f0]!;
+  let b0 = src[bot + f0 - 1]!,
+    b1 = src[bot + f0]!;
   if (profile) {
     for (let x = f0; x < f1; x++) {
       const t2 = src[top + x + 1]!;
@@ -223,7 +284,8 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
   summary: 'Standard, profile or planform curvature, 1/100 z-unit (Zevenbergen-Thorne 3x3 polynomial).',
   variableName: 'Raster',
   family: 'terrain',
-  verification: 'reference: NumPy Zevenbergen-Thorne and GRASS r.slope.aspect on a polynomial surface (golden), the vendor\'s documented vectors',
+  verification:
+    "reference: NumPy Zevenbergen-Thorne and GRASS r.slope.aspect on a polynomial surface (golden), the vendor's documented vectors",
   args,
 
   plan(a, inputs, to) {

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { PixelBlock } from '../../core/pixel-block.js';
 import { memorySource } from '../../graph/memory-source.js';
 import type { SourceNode } from '../../graph/types.js';
-import { applyFunction, catchError, gridInfo, prng, rasterOf, runFunction, tiledVersusWhole, type GridOptions } from '../../../test/helpers.js';
+import {
+  applyFunction,
+  catchError,
+  gridInfo,
+  prng,
+  rasterOf,
+  runFunction,
+  tiledVersusWhole,
+  type GridOptions,
+} from '../../../test/helpers.js';
 import { elevationVoidFill, MAX_CONTEXT_PIXELS } from './elevation-void-fill.js';
 
 const W = 15;
@@ -43,13 +52,28 @@ describe('ElevationVoidFill: hand-derived fills', () => {
     // and 6 plus (4,5) and (7,5); seen from (5,5) the weights (1/d^2, in 1/100 m^2) are
     // .5 1 .5 .2 / 1 .25 / .5 1 .5 .2 (sum 5.65) and sum w z = 149.85; from (6,5) the mirror
     // weights give sum w z = 205.4. The plane fit leaves residuals far above 1 % of the range 33.
-    const r = await runFunction(elevationVoidFill, {}, [rasterOf(grid, (x) => x * x, holes([[5, 5], [6, 5]]))]);
+    const r = await runFunction(elevationVoidFill, {}, [
+      rasterOf(
+        grid,
+        (x) => x * x,
+        holes([
+          [5, 5],
+          [6, 5],
+        ]),
+      ),
+    ]);
     expect(r.value(5, 5)).toBeCloseTo(149.85 / 5.65, 10);
     expect(r.value(6, 5)).toBeCloseTo(205.4 / 5.65, 10);
   });
 
   it('voids touching the raster edge stay NoData; diagonal neighbours are one void', async () => {
-    const mask = holes([[0, 5], [1, 5], [7, 7], [8, 8], [9, 9]]);
+    const mask = holes([
+      [0, 5],
+      [1, 5],
+      [7, 7],
+      [8, 8],
+      [9, 9],
+    ]);
     const r = await runFunction(elevationVoidFill, {}, [rasterOf(grid, (x, y) => x + y, mask)]);
     expect(r.valid(0, 5)).toBe(false);
     expect(r.valid(1, 5)).toBe(false);
@@ -84,7 +108,9 @@ describe('ElevationVoidFill: MaxVoidWidth', () => {
   it('-1 fills nothing; widths under one cell fill nothing and warn', async () => {
     expect(await filled(-1)).toEqual([false, false]);
     expect(await filled(5)).toEqual([false, false]);
-    expect(applyFunction(elevationVoidFill, { MaxVoidWidth: 5 }, [dem]).plan.warnings).toEqual(['MaxVoidWidth 5 is less than one cell: nothing is filled']);
+    expect(applyFunction(elevationVoidFill, { MaxVoidWidth: 5 }, [dem]).plan.warnings).toEqual([
+      'MaxVoidWidth 5 is less than one cell: nothing is filled',
+    ]);
   });
 
   it('reads the output grown by the width in cells, or the whole raster for 0', () => {
@@ -107,7 +133,10 @@ describe('ElevationVoidFill: arguments', () => {
       });
     }
     const multi = rasterOf({ ...grid, bandCount: 2 }, () => 1);
-    expect(catchError(() => applyFunction(elevationVoidFill, {}, [multi]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster' });
+    expect(catchError(() => applyFunction(elevationVoidFill, {}, [multi]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Raster',
+    });
     expect(applyFunction(elevationVoidFill, { MaxVoidWidth: '25' }, [dem]).args.MaxVoidWidth).toBe(25);
   });
 
@@ -119,7 +148,10 @@ describe('ElevationVoidFill: arguments', () => {
       info: gridInfo({ width: side, height: side, cellSize: 1 }),
       read: () => Promise.reject(new Error('not read')) as Promise<PixelBlock>,
     };
-    expect(catchError(() => applyFunction(elevationVoidFill, {}, [huge]))).toMatchObject({ code: 'LIMIT_EXCEEDED', path: 'rasterFunctionArguments.MaxVoidWidth' });
+    expect(catchError(() => applyFunction(elevationVoidFill, {}, [huge]))).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      path: 'rasterFunctionArguments.MaxVoidWidth',
+    });
     expect(applyFunction(elevationVoidFill, { MaxVoidWidth: 100 }, [huge]).info.width).toBe(side);
   });
 
@@ -158,7 +190,11 @@ describe('ElevationVoidFill: tiled equals whole', () => {
   ] as const) {
     it(name, async () => {
       const node = applyFunction(elevationVoidFill, args, [input]);
-      for (const tile of [[37, 53], [7, 5], [1, 3]] as [number, number][]) {
+      for (const tile of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, tile), `tile ${tile.join('x')}`).toBeUndefined();
       }
     });

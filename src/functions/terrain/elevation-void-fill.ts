@@ -96,7 +96,8 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
   plan(a, inputs, to) {
     const dem = inputs[a.Raster];
     if (dem === undefined) throw invalidArgument(at('Raster'), 'ElevationVoidFill needs an elevation raster');
-    if (dem.bandCount !== 1) throw invalidArgument(at('Raster'), `ElevationVoidFill needs a single-band raster, got ${dem.bandCount} bands`);
+    if (dem.bandCount !== 1)
+      throw invalidArgument(at('Raster'), `ElevationVoidFill needs a single-band raster, got ${dem.bandCount} bands`);
     if (isComplex(dem.pixelType)) throw invalidArgument(at('Raster'), `ElevationVoidFill needs a real-valued raster, got ${dem.pixelType}`);
     const W = dem.width;
     const H = dem.height;
@@ -132,7 +133,16 @@ export const elevationVoidFill = defineFunction<typeof args, VoidFillParams>({
       halo: Math.max(kx, ky),
       inputRect,
       ...(warnings ? { warnings } : {}),
-      params: { raster: a.Raster, fill, kx, ky, cellX: dem.cellSize.x, cellY: dem.cellSize.y, pixelType: info.pixelType, convert: info.pixelType !== dem.pixelType },
+      params: {
+        raster: a.Raster,
+        fill,
+        kx,
+        ky,
+        cellX: dem.cellSize.x,
+        cellY: dem.cellSize.y,
+        pixelType: info.pixelType,
+        convert: info.pixelType !== dem.pixelType,
+      },
     };
   },
 
@@ -279,7 +289,14 @@ class VoidFiller {
       for (let k = 0; k < n; k++) s += rz[k]!;
       a = s / n;
     } else {
-      let sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, sz = 0, sxz = 0, syz = 0;
+      let sx = 0,
+        sy = 0,
+        sxx = 0,
+        sxy = 0,
+        syy = 0,
+        sz = 0,
+        sxz = 0,
+        syz = 0;
       let zmin = Infinity;
       let zmax = -Infinity;
       for (let k = 0; k < n; k++) {

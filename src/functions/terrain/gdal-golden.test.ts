@@ -116,7 +116,9 @@ describe('terrain goldens against the kernels', () => {
           }
         }
       }
-      console.log(`${c.id}: ${checked} px, max |diff| ${maxDiff.toPrecision(3)}, mean |diff| ${(sumDiff / checked).toPrecision(3)}, ${bad} bad`);
+      console.log(
+        `${c.id}: ${checked} px, max |diff| ${maxDiff.toPrecision(3)}, mean |diff| ${(sumDiff / checked).toPrecision(3)}, ${bad} bad`,
+      );
       expect(bad, `${bad} of ${checked} pixels off (max |diff| ${maxDiff}); first at ${first}`).toBeLessThanOrEqual(
         Math.floor((c.tolerance.maxBadFraction ?? 0) * checked),
       );

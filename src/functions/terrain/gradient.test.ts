@@ -20,7 +20,6 @@ function holes(width: number, height: number, cells: readonly (readonly [number,
   return m;
 }
 
-
 /** Percent slope of a window (unit cells). */
 const horn = (w: readonly number[]): number => {
   const gx = (w[2]! + 2 * w[5]! + w[8]! - (w[0]! + 2 * w[3]! + w[6]!)) / 8;
@@ -127,7 +126,10 @@ describe('edge and NoData policy (vendor rule, RemoveEdgeEffect false)', () => {
   });
 
   it('makes a cell with fewer than 7 valid neighbours NoData', async () => {
-    const mask = holes(5, 5, [[1, 1], [3, 3]]);
+    const mask = holes(5, 5, [
+      [1, 1],
+      [3, 3],
+    ]);
     const r = await runFunction(slope, { SlopeType: 2 }, [rasterOf({ width: 5, height: 5 }, z, mask)]);
     expect(r.valid(2, 2)).toBe(false);
     expect(Number.isNaN(r.value(2, 2))).toBe(true);
@@ -151,7 +153,11 @@ describe('edge and NoData policy (vendor rule, RemoveEdgeEffect false)', () => {
   });
 
   it('keeps a NoData input on the ring NoData, and copies NoData from an invalid inner cell', async () => {
-    const mask = holes(5, 5, [[0, 2], [3, 1], [3, 2]]);
+    const mask = holes(5, 5, [
+      [0, 2],
+      [3, 1],
+      [3, 2],
+    ]);
     const r = await runFunction(slope, {}, [rasterOf({ width: 5, height: 5 }, z, mask)]);
     expect(r.valid(0, 2)).toBe(false); // own input NoData although (1, 2) is computed
     expect(r.valid(1, 2)).toBe(true); // one missing neighbour, (0, 2)
@@ -161,7 +167,12 @@ describe('edge and NoData policy (vendor rule, RemoveEdgeEffect false)', () => {
   });
 
   it('has no inner cell below 3x3: all NoData', async () => {
-    for (const [w, h] of [[1, 1], [2, 2], [2, 5], [5, 2]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [2, 2],
+      [2, 5],
+      [5, 2],
+    ] as const) {
       const r = await runFunction(slope, {}, [rasterOf({ width: w, height: h }, z)]);
       expect(Array.from(r.block.mask)).toEqual(new Array(w * h).fill(0));
     }
@@ -187,7 +198,11 @@ describe('edge and NoData policy (RemoveEdgeEffect true = gdaldem -compute_edges
   });
 
   it('fills any number of NoData neighbours with the centre value', async () => {
-    const mask = holes(5, 5, [[1, 1], [3, 3], [2, 1]]);
+    const mask = holes(5, 5, [
+      [1, 1],
+      [3, 3],
+      [2, 1],
+    ]);
     const r = await runFunction(slope, { SlopeType: 2, RemoveEdgeEffect: true }, [rasterOf({ width: 5, height: 5 }, z, mask)]);
     expect(r.valid(2, 2)).toBe(true);
     expect(r.valid(1, 1)).toBe(false);
@@ -197,7 +212,16 @@ describe('edge and NoData policy (RemoveEdgeEffect true = gdaldem -compute_edges
 });
 
 describe('the reader against a naive reference', () => {
-  const sizes = [[1, 1], [2, 2], [3, 3], [2, 6], [6, 2], [4, 3], [9, 7], [23, 17]] as const;
+  const sizes = [
+    [1, 1],
+    [2, 2],
+    [3, 3],
+    [2, 6],
+    [6, 2],
+    [4, 3],
+    [9, 7],
+    [23, 17],
+  ] as const;
   for (const extrapolate of [false, true]) {
     for (const [W, H] of sizes) {
       it(`${extrapolate ? 'extrapolate' : 'vendor'} ${W}x${H} with random holes`, async () => {
@@ -245,9 +269,21 @@ describe('tiled equals whole, bit for bit', () => {
   mask[W * H - 2] = 0; // and one on the bottom row
   const dem = rasterOf({ width: W, height: H, cellSize: 30 }, (x, y) => zs[y * W + x]!, mask);
   const full = rasterOf({ width: W, height: H, cellSize: 30 }, (x, y) => zs[y * W + x]!);
-  const tileSizes: [number, number][] = [[37, 53], [1, 1], [2, 3], [3, 2], [5, 7], [4, 4], [13, 1], [1, 11]];
+  const tileSizes: [number, number][] = [
+    [37, 53],
+    [1, 1],
+    [2, 3],
+    [3, 2],
+    [5, 7],
+    [4, 4],
+    [13, 1],
+    [1, 11],
+  ];
   for (const RemoveEdgeEffect of [false, true]) {
-    for (const [label, input] of [['holes', dem], ['no holes', full]] as const) {
+    for (const [label, input] of [
+      ['holes', dem],
+      ['no holes', full],
+    ] as const) {
       for (const fn of [slope, hillshade, aspect, curvature]) {
         it(`${fn.name} RemoveEdgeEffect ${RemoveEdgeEffect}, ${label}`, async () => {
           const node = applyFunction(fn, { RemoveEdgeEffect }, [input]);
@@ -290,7 +326,7 @@ describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geode
   };
   const latOf = (y: number) => north - (y + 0.5) * cell;
 
-  it('Slope uses each row\'s own cell size; the vendor ring rows use their inner neighbour\'s', async () => {
+  it("Slope uses each row's own cell size; the vendor ring rows use their inner neighbour's", async () => {
     const r = await runFunction(slope, { SlopeType: 2 }, [dem]);
     for (const y of [1, 2, 20, 38]) expect(r.value(3, y), `row ${y}`).toBeCloseTo((100 * 10) / cellX(latOf(y)), 3);
     expect(r.value(3, 0)).toBe(r.value(3, 1));
@@ -313,7 +349,7 @@ describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geode
     expect(r.value(3, 2)).toBeCloseTo((100 * 10) / (111000 * cell), 3);
   });
 
-  it('Hillshade and SCALED use the row\'s metres too', async () => {
+  it("Hillshade and SCALED use the row's metres too", async () => {
     const y = 17;
     const gx = 10 / cellX(latOf(y));
     const zAdj = 1 + cellX(latOf(y)) ** 0.664 * 0.024;
@@ -331,7 +367,11 @@ describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geode
     const rnd = prng(23);
     const zs = Array.from({ length: W * H }, (_, i) => 800 + 90 * Math.sin(i / 7) + 30 * rnd());
     const mask = Uint8Array.from({ length: W * H }, () => (rnd() < 0.05 ? 0 : 1));
-    const geo = rasterOf({ width: W, height: H, cellSize: { x: 1 / 800, y: 1 / 1200 }, geographic: true, origin: { x: 20, y: 70 } }, (x, y) => zs[y * W + x]!, mask);
+    const geo = rasterOf(
+      { width: W, height: H, cellSize: { x: 1 / 800, y: 1 / 1200 }, geographic: true, origin: { x: 20, y: 70 } },
+      (x, y) => zs[y * W + x]!,
+      mask,
+    );
     for (const [fn, args] of [
       [slope, {}],
       [slope, { SlopeType: 3, RemoveEdgeEffect: true }],
@@ -341,7 +381,12 @@ describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geode
       [curvature, { Type: 0, RemoveEdgeEffect: true, ZFactor: 0.3048 }],
     ] as const) {
       const node = applyFunction(fn, args, [geo]);
-      for (const t of [[37, 53], [7, 5], [1, 3], [4, 1]] as [number, number][]) {
+      for (const t of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+        [4, 1],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `${fn.name} ${JSON.stringify(args)} tiles ${t.join('x')}`).toBeUndefined();
       }
     }

@@ -108,9 +108,9 @@ export const geographicCellSizeArg = {
   values: [GeographicCellSize.Geodesic, GeographicCellSize.Vendor111000],
   default: GeographicCellSize.Geodesic,
   doc:
-    'rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row at the row\'s latitude on the ' +
-    'raster\'s ellipsoid (WGS 84 unless its spatial reference names another) ' +
-    '(N cos(lat) dlon across, M dlat along the meridian); Vendor111000: the vendor client\'s flat 111000 m per degree under its z-factor conditions.',
+    "rasterflow extension, geographic (degree) DEMs only. Geodesic (default): metres per row at the row's latitude on the " +
+    "raster's ellipsoid (WGS 84 unless its spatial reference names another) " +
+    "(N cos(lat) dlon across, M dlat along the meridian); Vendor111000: the vendor client's flat 111000 m per degree under its z-factor conditions.",
 } as const;
 
 /** The arguments every Horn-gradient function takes, declared once (wire names, docs, defaults). */
@@ -252,8 +252,7 @@ export function demInfo(inputs: readonly RasterInfo[], index: number, fnName: st
  * The vendor's pixel-size-adjusted z-factor for SlopeType 3 (SCALED) [spec: Slope, Hillshade]:
  * z + cell^PSPower * PSZFactor, per axis, with the cell size in metres.
  */
-export const scaledZ = (z: number, cell: number, psPower: number, psZFactor: number): number =>
-  z + cell ** psPower * psZFactor;
+export const scaledZ = (z: number, cell: number, psPower: number, psZFactor: number): number => z + cell ** psPower * psZFactor;
 
 /**
  * The Horn arithmetic, written once. Every path (the callers' sliding interior loops and
@@ -454,10 +453,7 @@ export class WindowRows {
       const a = r0 + X;
       const e = r1 + X;
       const g = r2 + X;
-      if (
-        (mk[a - 1]! & mk[a]! & mk[a + 1]! & mk[e - 1]! & mk[e]! & mk[e + 1]! & mk[g - 1]! & mk[g]! & mk[g + 1]! & mk[rc + X]!) ===
-        1
-      ) {
+      if ((mk[a - 1]! & mk[a]! & mk[a + 1]! & mk[e - 1]! & mk[e]! & mk[e + 1]! & mk[g - 1]! & mk[g]! & mk[g + 1]! & mk[rc + X]!) === 1) {
         const k = 9 * i;
         win[k] = src[a - 1]!;
         win[k + 1] = src[a]!;

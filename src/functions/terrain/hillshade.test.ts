@@ -100,9 +100,10 @@ describe('Hillshade: geographic DEMs, GeographicCellSize Geodesic (default)', ()
   const cell = 1 / 1200;
   // Row 2 centred on 50 N, where a degree of longitude is 71696 m (vendor: 111000).
   const geo = rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 8, y: 50 + 2.5 * cell } }, (x) => -6 * x);
-  const lx = (((6378137 * Math.cos((50 * Math.PI) / 180)) / Math.sqrt(1 - 0.00669437999014 * Math.sin((50 * Math.PI) / 180) ** 2)) * Math.PI) / 180;
+  const lx =
+    (((6378137 * Math.cos((50 * Math.PI) / 180)) / Math.sqrt(1 - 0.00669437999014 * Math.sin((50 * Math.PI) / 180) ** 2)) * Math.PI) / 180;
 
-  it('shades with the row\'s east-west metres', async () => {
+  it("shades with the row's east-west metres", async () => {
     const r = await runFunction(hillshade, { Azimuth: 90, Altitude: 30 }, [geo]);
     expect(r.value(2, 2)).toBe(Math.trunc(255 * shade(-6 / (lx * cell), 0, 90, 30)));
     const v = await runFunction(hillshade, { Azimuth: 90, Altitude: 30, GeographicCellSize: 'Vendor111000' }, [geo]);
@@ -110,7 +111,7 @@ describe('Hillshade: geographic DEMs, GeographicCellSize Geodesic (default)', ()
     expect(r.value(2, 2)).toBeGreaterThan(v.value(2, 2)); // steeper: lit more from the east
   });
 
-  it('keeps a tiny ZFactor as the client\'s own degrees-to-metres factor', async () => {
+  it("keeps a tiny ZFactor as the client's own degrees-to-metres factor", async () => {
     const zf = 1 / 111000;
     const r = await runFunction(hillshade, { ZFactor: zf }, [geo]);
     expect(r.value(2, 2)).toBe(Math.trunc(255 * shade((-6 / cell) * zf, 0, 315, 45)));
@@ -155,13 +156,19 @@ describe('Hillshade: plan', () => {
       [{ SlopeType: 0 }, 'rasterFunctionArguments.SlopeType'],
       [{ ZFactor: null, PSZFactor: {} }, 'rasterFunctionArguments.PSZFactor'],
     ] as const) {
-      expect(catchError(() => applyFunction(hillshade, args, [dem])), JSON.stringify(args)).toMatchObject({ code: 'INVALID_ARGUMENT', path });
+      expect(
+        catchError(() => applyFunction(hillshade, args, [dem])),
+        JSON.stringify(args),
+      ).toMatchObject({ code: 'INVALID_ARGUMENT', path });
     }
   });
 
   it('rejects a multi-band DEM at plan time', () => {
     const rgb = rasterOf({ width: 4, height: 4, bandCount: 3, pixelType: 'U8' }, (x) => x);
-    expect(catchError(() => applyFunction(hillshade, {}, [rgb]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.DEM' });
+    expect(catchError(() => applyFunction(hillshade, {}, [rgb]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.DEM',
+    });
   });
 
   it('takes numeric strings and enum names', async () => {
@@ -179,7 +186,11 @@ describe('Hillshade: tiled equals whole', () => {
   const z = (x: number, y: number) => 500 + 60 * Math.sin(x / 5) * Math.cos(y / 4) + ((x * 13 + y * 29) % 5);
   const dem = rasterOf({ width: W, height: H, cellSize: 20 }, z, mask);
   const geo = rasterOf({ width: W, height: H, cellSize: 1 / 1200, geographic: true }, z, mask);
-  const geoNorth = rasterOf({ width: W, height: H, cellSize: { x: 1 / 600, y: 1 / 1200 }, geographic: true, origin: { x: -150, y: 65 } }, z, mask);
+  const geoNorth = rasterOf(
+    { width: W, height: H, cellSize: { x: 1 / 600, y: 1 / 1200 }, geographic: true, origin: { x: -150, y: 65 } },
+    z,
+    mask,
+  );
   const cases: [string, Record<string, unknown>, typeof dem][] = [
     ['traditional', {}, dem],
     ['multidirectional', { HillshadeType: 1 }, dem],
@@ -195,7 +206,14 @@ describe('Hillshade: tiled equals whole', () => {
   for (const [label, args, input] of cases) {
     it(label, async () => {
       const node = applyFunction(hillshade, args, [input]);
-      for (const t of [[37, 53], [7, 5], [1, 3], [1, 1], [2, 3], [11, 4]] as [number, number][]) {
+      for (const t of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+        [1, 1],
+        [2, 3],
+        [11, 4],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
       }
     });

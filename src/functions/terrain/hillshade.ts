@@ -141,8 +141,19 @@ function traditionalRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Ui
 }
 
 function traditionalFast(
-  src: Plane, dst: Plane, o: number, top: number, mid: number, bot: number, f0: number, f1: number,
-  kx: number, ky: number, k0: number, k1: number, k2: number,
+  src: Plane,
+  dst: Plane,
+  o: number,
+  top: number,
+  mid: number,
+  bot: number,
+  f0: number,
+  f1: number,
+  kx: number,
+  ky: number,
+  k0: number,
+  k1: number,
+  k2: number,
 ): void {
   // Sliding Horn window (see HornRows and slope.ts), written out: hornSum, hornGx, hornGy and
   // shadeOne in the same order of operations (the same bits), with int32 offsets, so the hot

@@ -15,7 +15,16 @@ import { render } from '../../graph/render.js';
 import { createRegistry, type RasterNode } from '../../graph/types.js';
 import { buildGraph } from '../../rule/build.js';
 import { bindSources } from '../../rule/sources.js';
-import { applyFunction, catchError, closingOpener, firstDifference, gridInfo, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import {
+  applyFunction,
+  catchError,
+  closingOpener,
+  firstDifference,
+  gridInfo,
+  rasterOf,
+  runFunction,
+  tiledVersusWhole,
+} from '../../../test/helpers.js';
 import { builtinFunctions } from '../index.js';
 import { hillshade } from './hillshade.js';
 import { FALLBACK_ELEVATION_RANGE, LUT_MAX_COLORS, shadedRelief, type ShadedReliefParams } from './shaded-relief.js';
@@ -37,15 +46,30 @@ const rgbAt = (r: Awaited<ReturnType<typeof runFunction>>, x: number, y: number)
 describe('ShadedRelief: the blend (spec step 3), hand-derived', () => {
   it.each([
     // red: h 0, S 1: C = 180, X = 0, m = 0 -> (180, 0, 0)
-    [[255, 0, 0], [180, 0, 0]],
+    [
+      [255, 0, 0],
+      [180, 0, 0],
+    ],
     // (0, 128, 255): max b, h = (0 - 128)/255 + 4 = 3.498, S 1: C = 180, X = 180 (1 - |1.498 - 1|) = 90.35; sector 3 (0, X, C)
-    [[0, 128, 255], [0, 90, 180]],
+    [
+      [0, 128, 255],
+      [0, 90, 180],
+    ],
     // (200, 100, 50): h = (100 - 50)/150 = 1/3, S = 150/200 = 0.75: C = 135, X = 135/3 = 45, m = 45; sector 0 (C+m, X+m, m)
-    [[200, 100, 50], [180, 90, 45]],
+    [
+      [200, 100, 50],
+      [180, 90, 45],
+    ],
     // grey: S 0 -> the hillshade itself
-    [[100, 100, 100], [180, 180, 180]],
+    [
+      [100, 100, 100],
+      [180, 180, 180],
+    ],
     // (200, 25, 25): S 0.875, C = 157.5, m = 22.5 exactly: ties round to even -> 22 (half up would give 23)
-    [[200, 25, 25], [180, 22, 22]],
+    [
+      [200, 25, 25],
+      [180, 22, 22],
+    ],
   ])('colour %j on a flat 180 hillshade gives %j', async (color, want) => {
     const r = await runFunction(shadedRelief, { Colormap: [[100, ...color]] }, [flat(100.7)]);
     expect(rgbAt(r, 2, 2)).toEqual(want);
@@ -101,7 +125,12 @@ describe('ShadedRelief: colour from elevation', () => {
     const values = [100.9, 101.2, 102.5, -0.5, -1.5];
     const dem = rasterOf({ width: 5, height: 1, cellSize: 10 }, (x) => values[x]!);
     // trunc: 100, 101, 102 (unlisted), -0 = 0, -1. Mostly flat: the hillshade stays near 180.
-    const cm = [[100, 255, 0, 0], [101, 0, 255, 0], [0, 0, 0, 255], [-1, 255, 255, 255]];
+    const cm = [
+      [100, 255, 0, 0],
+      [101, 0, 255, 0],
+      [0, 0, 0, 255],
+      [-1, 255, 255, 255],
+    ];
     const r = await runFunction(shadedRelief, { Colormap: cm }, [dem]);
     const shade = await runFunction(hillshade, {}, [dem]);
     const A = (x: number) => shade.value(x, 0);
@@ -141,7 +170,15 @@ describe('ShadedRelief: output, NoData and arguments', () => {
   const W = 23;
   const H = 19;
   const holes = new Uint8Array(W * H).fill(1);
-  for (const [x, y] of [[5, 5], [6, 5], [12, 3], [0, 9], [22, 18], [15, 12]] as const) holes[y * W + x] = 0;
+  for (const [x, y] of [
+    [5, 5],
+    [6, 5],
+    [12, 3],
+    [0, 9],
+    [22, 18],
+    [15, 12],
+  ] as const)
+    holes[y * W + x] = 0;
   const surface = (x: number, y: number): number => 400 + 90 * Math.sin(x / 4) * Math.cos(y / 3) + 5 * x - 3 * y;
   const dem = rasterOf({ width: W, height: H, cellSize: 30 }, surface, holes);
   // Grey HSV ramp: every colour has S = 0, so the output is (A, A, A).
@@ -151,33 +188,35 @@ describe('ShadedRelief: output, NoData and arguments', () => {
     const { info } = applyFunction(shadedRelief, {}, [dem]);
     expect([info.bandCount, info.pixelType, info.width, info.height, info.noData]).toEqual([3, 'U8', W, H, undefined]);
     expect(info.bandNames).toEqual(['Red', 'Green', 'Blue']);
-    expect(info.statistics).toEqual([{ min: 0, max: 255 }, { min: 0, max: 255 }, { min: 0, max: 255 }]);
+    expect(info.statistics).toEqual([
+      { min: 0, max: 255 },
+      { min: 0, max: 255 },
+      { min: 0, max: 255 },
+    ]);
   });
 
-  it.each([
-    [{}],
-    [{ HillshadeType: 1 }],
-    [{ RemoveEdgeEffect: true }],
-    [{ SlopeType: 3, Azimuth: 100, Altitude: 20, ZFactor: 2 }],
-  ])('with a grey ramp it is the Hillshade in every band, masks included: %j', async (extra) => {
-    const r = await runFunction(shadedRelief, { ...extra, Colorramp: grey }, [dem]);
-    const h = await runFunction(hillshade, extra, [dem]);
-    expect(applyFunction(shadedRelief, extra, [dem]).plan.halo).toBe(h.node.plan.halo);
-    let masked = 0;
-    for (let y = 0; y < H; y++) {
-      for (let x = 0; x < W; x++) {
-        expect(r.valid(x, y), `(${x}, ${y})`).toBe(h.valid(x, y));
-        if (!h.valid(x, y)) {
-          masked++;
-          expect(rgbAt(r, x, y)).toEqual([0, 0, 0]);
-        } else {
-          const a = h.value(x, y);
-          expect(rgbAt(r, x, y), `(${x}, ${y})`).toEqual([a, a, a]);
+  it.each([[{}], [{ HillshadeType: 1 }], [{ RemoveEdgeEffect: true }], [{ SlopeType: 3, Azimuth: 100, Altitude: 20, ZFactor: 2 }]])(
+    'with a grey ramp it is the Hillshade in every band, masks included: %j',
+    async (extra) => {
+      const r = await runFunction(shadedRelief, { ...extra, Colorramp: grey }, [dem]);
+      const h = await runFunction(hillshade, extra, [dem]);
+      expect(applyFunction(shadedRelief, extra, [dem]).plan.halo).toBe(h.node.plan.halo);
+      let masked = 0;
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          expect(r.valid(x, y), `(${x}, ${y})`).toBe(h.valid(x, y));
+          if (!h.valid(x, y)) {
+            masked++;
+            expect(rgbAt(r, x, y)).toEqual([0, 0, 0]);
+          } else {
+            const a = h.value(x, y);
+            expect(rgbAt(r, x, y), `(${x}, ${y})`).toEqual([a, a, a]);
+          }
         }
       }
-    }
-    expect(masked).toBeGreaterThan(0); // the holes (and, vendor rule, cells with 2+ NoData neighbours)
-  });
+      expect(masked).toBeGreaterThan(0); // the holes (and, vendor rule, cells with 2+ NoData neighbours)
+    },
+  );
 
   it('accepts DEM as an alias of Raster', () => {
     const parsed = parseArgs(shadedRelief.args, { DEM: '$2' }, 'rasterFunctionArguments');
@@ -189,7 +228,15 @@ describe('ShadedRelief: output, NoData and arguments', () => {
   const P = 'rasterFunctionArguments';
   it.each([
     [{ Colormap: 'red' }, `${P}.Colormap`],
-    [{ Colormap: [[100, 0, 0, 0], [101, 0, 256, 0]] }, `${P}.Colormap[1][2]`],
+    [
+      {
+        Colormap: [
+          [100, 0, 0, 0],
+          [101, 0, 256, 0],
+        ],
+      },
+      `${P}.Colormap[1][2]`,
+    ],
     [{ Colormap: [[100.5, 0, 0, 0]] }, `${P}.Colormap[0][0]`],
     [{ Colormap: [[100, 0, 0]] }, `${P}.Colormap[0]`],
     [{ Colorramp: 'Rainbow' }, `${P}.Colorramp`],
@@ -219,7 +266,15 @@ describe('ShadedRelief: tiled rendering equals whole rendering', () => {
   const W = 61;
   const H = 47;
   const holes = new Uint8Array(W * H).fill(1);
-  for (const [x, y] of [[10, 10], [11, 10], [30, 5], [0, 20], [60, 46], [45, 30]] as const) holes[y * W + x] = 0;
+  for (const [x, y] of [
+    [10, 10],
+    [11, 10],
+    [30, 5],
+    [0, 20],
+    [60, 46],
+    [45, 30],
+  ] as const)
+    holes[y * W + x] = 0;
   for (let y = 20; y < 24; y++) for (let x = 25; x < 29; x++) holes[y * W + x] = 0;
   const surface = (x: number, y: number): number =>
     500 + 120 * Math.sin(x / 7) * Math.cos(y / 5) + 3 * x - 2 * y + ((x * 7919 + y * 104729) % 13);
@@ -227,18 +282,30 @@ describe('ShadedRelief: tiled rendering equals whole rendering', () => {
   const plane = new Float32Array(W * H);
   for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) plane[y * W + x] = surface(x, y);
   const dem = memorySource('tiling-dem', info, [plane], holes);
-  const colormap = Array.from({ length: 400 }, (_, i) => [350 + i, (i * 7) % 256, (i * 13) % 256, (i * 29) % 256]).filter((e) => e[0]! % 7 !== 0);
+  const colormap = Array.from({ length: 400 }, (_, i) => [350 + i, (i * 7) % 256, (i * 13) % 256, (i * 29) % 256]).filter(
+    (e) => e[0]! % 7 !== 0,
+  );
 
   it.each([
     [{ HillshadeType: 0 }],
     [{ HillshadeType: 1 }],
     [{ HillshadeType: 0, Colorramp: 'Spectrum-Full Bright' }],
-    [{ HillshadeType: 1, RemoveEdgeEffect: true, Colorramp: { type: 'algorithmic', fromColor: [0, 0, 255, 255], toColor: [255, 0, 0, 255] } }],
+    [
+      {
+        HillshadeType: 1,
+        RemoveEdgeEffect: true,
+        Colorramp: { type: 'algorithmic', fromColor: [0, 0, 255, 255], toColor: [255, 0, 0, 255] },
+      },
+    ],
     [{ HillshadeType: 0, Colormap: colormap }],
     [{ HillshadeType: 1, Colormap: colormap, RemoveEdgeEffect: true }],
   ])('%j', async (args) => {
     const node = applyFunction(shadedRelief, args, [dem]);
-    for (const tile of [[37, 53], [7, 5], [1, 3]] as [number, number][]) {
+    for (const tile of [
+      [37, 53],
+      [7, 5],
+      [1, 3],
+    ] as [number, number][]) {
       expect(await tiledVersusWhole(node, tile), `tile ${tile.join('x')}`).toBeUndefined();
     }
   });
@@ -247,7 +314,11 @@ describe('ShadedRelief: tiled rendering equals whole rendering', () => {
     const geo = rasterOf({ width: W, height: H, cellSize: 1 / 1200, geographic: true, origin: { x: -84.4, y: 36.7 } }, surface, holes);
     for (const HillshadeType of [0, 1]) {
       const node = applyFunction(shadedRelief, { HillshadeType, Colorramp: 'Elevation #2' }, [geo]);
-      for (const tile of [[37, 53], [7, 5], [1, 3]] as [number, number][]) {
+      for (const tile of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, tile), `type ${HillshadeType} tile ${tile.join('x')}`).toBeUndefined();
       }
     }

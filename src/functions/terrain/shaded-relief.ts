@@ -60,7 +60,15 @@ import { allocateBlock } from '../../core/pixel-block.js';
 import { isComplex } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { defineFunction } from '../../graph/types.js';
-import { colormapIndex, denseColormapIndex, hueSaturation, parseColorRamp, parseColormap, predefinedRamp, rampColors } from '../color/ramps.js';
+import {
+  colormapIndex,
+  denseColormapIndex,
+  hueSaturation,
+  parseColorRamp,
+  parseColormap,
+  predefinedRamp,
+  rampColors,
+} from '../color/ramps.js';
 import { hillshade, type HillshadeParams } from './hillshade.js';
 import { rgbInfo } from '../color/rgb.js';
 
@@ -130,7 +138,7 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
   variableName: 'Raster',
   family: 'terrain',
   codes: 'colour channels',
-  verification: 'reference: gdaldem hillshade + color-relief with the vendor\'s blend in NumPy (golden); hand-derived ramps and blends',
+  verification: "reference: gdaldem hillshade + color-relief with the vendor's blend in NumPy (golden); hand-derived ramps and blends",
   args,
 
   needsStatistics(a, inputs) {
@@ -151,7 +159,8 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
       shadePlan = hillshade.plan({ ...shading, DEM: Raster }, inputs);
     } catch (e) {
       // Hillshade names its raster DEM; ours is Raster.
-      if (e instanceof EngineError && e.path === argPaths(hillshade.args)('DEM')) throw new EngineError(e.code, e.message, { path: at('Raster'), cause: e });
+      if (e instanceof EngineError && e.path === argPaths(hillshade.args)('DEM'))
+        throw new EngineError(e.code, e.message, { path: at('Raster'), cause: e });
       throw e;
     }
 
@@ -239,7 +248,8 @@ export const shadedRelief = defineFunction<typeof args, ShadedReliefParams>({
         let k: number;
         if (values === undefined) {
           k = Math.floor((v - zmin) * scale);
-          if (!(k > 0)) k = 0; // also NaN
+          if (!(k > 0))
+            k = 0; // also NaN
           else if (k > last) k = last;
         } else {
           const t = Math.trunc(v) - denseMin;
@@ -280,11 +290,35 @@ function tint(a: number, s: number, spread: number, sector: number, dst: Uint8Cl
   const hi = c + m;
   const mid = c * spread + m;
   switch (sector) {
-    case 0: dst[i] = hi; dst[i + 1] = mid; dst[i + 2] = m; break;
-    case 1: dst[i] = mid; dst[i + 1] = hi; dst[i + 2] = m; break;
-    case 2: dst[i] = m; dst[i + 1] = hi; dst[i + 2] = mid; break;
-    case 3: dst[i] = m; dst[i + 1] = mid; dst[i + 2] = hi; break;
-    case 4: dst[i] = mid; dst[i + 1] = m; dst[i + 2] = hi; break;
-    default: dst[i] = hi; dst[i + 1] = m; dst[i + 2] = mid; break; // 5
+    case 0:
+      dst[i] = hi;
+      dst[i + 1] = mid;
+      dst[i + 2] = m;
+      break;
+    case 1:
+      dst[i] = mid;
+      dst[i + 1] = hi;
+      dst[i + 2] = m;
+      break;
+    case 2:
+      dst[i] = m;
+      dst[i + 1] = hi;
+      dst[i + 2] = mid;
+      break;
+    case 3:
+      dst[i] = m;
+      dst[i + 1] = mid;
+      dst[i + 2] = hi;
+      break;
+    case 4:
+      dst[i] = mid;
+      dst[i + 1] = m;
+      dst[i + 2] = hi;
+      break;
+    default:
+      dst[i] = hi;
+      dst[i + 1] = m;
+      dst[i + 2] = mid;
+      break; // 5
   }
 }

@@ -75,7 +75,7 @@ describe('Slope: SCALED', () => {
     expect(r.value(2, 2)).toBeCloseTo(expected(0.664, 0.024, cell * 111000), 4);
   });
 
-  it('Geodesic (default): uses the row\'s metres, on the equator 111319.49 m per degree east-west', async () => {
+  it("Geodesic (default): uses the row's metres, on the equator 111319.49 m per degree east-west", async () => {
     const cell = 1 / 1200;
     const geo = rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 0, y: 2.5 * cell } }, (x) => 9.25 * x);
     const r = await runFunction(slope, { SlopeType: 3 }, [geo]);
@@ -116,8 +116,11 @@ describe('Slope: geographic DEMs, GeographicCellSize Geodesic (default)', () => 
   const at = (lat: number) =>
     rasterOf({ width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 0, y: lat + 2.5 * cell } }, (x, y) => 10 * x + 5 * y);
 
-  it('computes each row\'s cell size on WGS 84', async () => {
-    for (const [lat, perDegX, perDegY] of [[0, 111319.49, 110574.27], [60, 55799.98, 111412.24]] as const) {
+  it("computes each row's cell size on WGS 84", async () => {
+    for (const [lat, perDegX, perDegY] of [
+      [0, 111319.49, 110574.27],
+      [60, 55799.98, 111412.24],
+    ] as const) {
       const r = await runFunction(slope, { SlopeType: 2 }, [at(lat)]);
       const expected = 100 * Math.hypot(10 / (perDegX * cell), 5 / (perDegY * cell));
       expect(r.value(2, 2) / expected, `latitude ${lat}`).toBeCloseTo(1, 6);
@@ -125,7 +128,9 @@ describe('Slope: geographic DEMs, GeographicCellSize Geodesic (default)', () => 
   });
 
   it('accepts the mode in any case and rejects unknown modes at plan time', () => {
-    expect(applyFunction(slope, { GeographicCellSize: 'geodesic' }, [at(0)]).plan.params).toMatchObject({ gradient: { cell: { geodesic: {} } } });
+    expect(applyFunction(slope, { GeographicCellSize: 'geodesic' }, [at(0)]).plan.params).toMatchObject({
+      gradient: { cell: { geodesic: {} } },
+    });
     expect(catchError(() => applyFunction(slope, { GeographicCellSize: 'Mean' }, [at(0)]))).toMatchObject({
       code: 'INVALID_ARGUMENT',
       path: 'rasterFunctionArguments.GeographicCellSize',
@@ -172,15 +177,24 @@ describe('Slope: plan', () => {
       [{ PSPower: [1] }, 'rasterFunctionArguments.PSPower'],
       [{ RemoveEdgeEffect: 'maybe' }, 'rasterFunctionArguments.RemoveEdgeEffect'],
     ] as const) {
-      expect(catchError(() => applyFunction(slope, args, [dem])), JSON.stringify(args)).toMatchObject({ code: 'INVALID_ARGUMENT', path });
+      expect(
+        catchError(() => applyFunction(slope, args, [dem])),
+        JSON.stringify(args),
+      ).toMatchObject({ code: 'INVALID_ARGUMENT', path });
     }
   });
 
   it('rejects a multi-band or complex DEM at plan time', () => {
     const multi = rasterOf({ width: 5, height: 5, bandCount: 2 }, (x) => x);
-    expect(catchError(() => applyFunction(slope, {}, [multi]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.DEM' });
+    expect(catchError(() => applyFunction(slope, {}, [multi]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.DEM',
+    });
     const c = memorySource('complex', gridInfo({ width: 3, height: 3, pixelType: 'C64' }), [new Float32Array(18)]);
-    expect(catchError(() => applyFunction(slope, {}, [c]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.DEM' });
+    expect(catchError(() => applyFunction(slope, {}, [c]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.DEM',
+    });
   });
 });
 
@@ -210,7 +224,14 @@ describe('Slope: tiled equals whole', () => {
   for (const [label, args, input] of cases) {
     it(label, async () => {
       const node = applyFunction(slope, args, [input]);
-      for (const t of [[37, 53], [7, 5], [1, 3], [1, 1], [2, 3], [16, 9]] as [number, number][]) {
+      for (const t of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+        [1, 1],
+        [2, 3],
+        [16, 9],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, t), `tiles ${t.join('x')}`).toBeUndefined();
       }
     });

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import type { RasterInfo } from '../../core/pixel-block.js';
 import { memorySource } from '../../graph/memory-source.js';
 import type { RasterNode } from '../../graph/types.js';
-import { applyFunction, catchError, gridInfo, prng, rasterOf, runFunction, tiledVersusWhole, type GridOptions } from '../../../test/helpers.js';
+import {
+  applyFunction,
+  catchError,
+  gridInfo,
+  prng,
+  rasterOf,
+  runFunction,
+  tiledVersusWhole,
+  type GridOptions,
+} from '../../../test/helpers.js';
 import {
   biquadraticFilter,
   LINEAR_UNITS,
@@ -44,7 +53,11 @@ function rasterWith(info: RasterInfo, f: (x: number, y: number) => number, mask?
  * z = p x + q y + r x^2/2 + t y^2/2 + s x y around pixel (X0, Y0), x east and y north in metres,
  * cell L: an exact quadratic, so both local surfaces recover p..t at (X0, Y0) at every scale.
  */
-const P0 = 0.3, Q0 = -0.4, R0 = 0.02, T0 = -0.01, S0 = 0.005;
+const P0 = 0.3,
+  Q0 = -0.4,
+  R0 = 0.02,
+  T0 = -0.01,
+  S0 = 0.005;
 const L = 10;
 const X0 = 12;
 const Y0 = 10;
@@ -76,11 +89,26 @@ describe('SurfaceParamFunction: least-squares filters', () => {
     // cells in row-major order without the centre: z1 z2 z3 z4 z6 z7 z8 z9 (row 0 north)
     const col = (i: number) => Array.from({ length: 8 }, (_, k) => f.w[k * 6 + i]!);
     const close = (a: number[], b: number[]) => a.forEach((v, k) => expect(v).toBeCloseTo(b[k]!, 12));
-    close(col(0), [-1, 0, 1, -1, 1, -1, 0, 1].map((v) => v / 6)); // p = (z3 + z6 + z9 - z1 - z4 - z7) / 6L
-    close(col(1), [1, 1, 1, 0, 0, -1, -1, -1].map((v) => v / 6)); // q = (z1 + z2 + z3 - z7 - z8 - z9) / 6L
-    close(col(2), [1, -2, 1, 1, 1, 1, -2, 1].map((v) => v / 3)); // r = (z1 + z3 + z4 + z6 + z7 + z9 - 2(z2 + z5 + z8)) / 3L^2
-    close(col(3), [1, 1, 1, -2, -2, 1, 1, 1].map((v) => v / 3)); // t, with the centre's -2 dropped (z5 - z5 = 0)
-    close(col(4), [-1, 0, 1, 0, 0, 1, 0, -1].map((v) => v / 4)); // s = (z3 + z7 - z1 - z9) / 4L^2
+    close(
+      col(0),
+      [-1, 0, 1, -1, 1, -1, 0, 1].map((v) => v / 6),
+    ); // p = (z3 + z6 + z9 - z1 - z4 - z7) / 6L
+    close(
+      col(1),
+      [1, 1, 1, 0, 0, -1, -1, -1].map((v) => v / 6),
+    ); // q = (z1 + z2 + z3 - z7 - z8 - z9) / 6L
+    close(
+      col(2),
+      [1, -2, 1, 1, 1, 1, -2, 1].map((v) => v / 3),
+    ); // r = (z1 + z3 + z4 + z6 + z7 + z9 - 2(z2 + z5 + z8)) / 3L^2
+    close(
+      col(3),
+      [1, 1, 1, -2, -2, 1, 1, 1].map((v) => v / 3),
+    ); // t, with the centre's -2 dropped (z5 - z5 = 0)
+    close(
+      col(4),
+      [-1, 0, 1, 0, 0, 1, 0, -1].map((v) => v / 4),
+    ); // s = (z3 + z7 - z1 - z9) / 4L^2
   });
 
   it('the biquadratic weights are Zevenbergen-Thorne at +-n cells', () => {
@@ -94,7 +122,12 @@ describe('SurfaceParamFunction: least-squares filters', () => {
   });
 
   it('recovers an exact quadratic on square and rectangular windows', () => {
-    for (const [hx, hy] of [[1, 1], [3, 3], [2, 1], [5, 4]] as const) {
+    for (const [hx, hy] of [
+      [1, 1],
+      [3, 3],
+      [2, 1],
+      [5, 4],
+    ] as const) {
       const f = quadraticFilter(hx, hy);
       const sums = [0, 0, 0, 0, 0, 0];
       for (let k = 0; k < f.dx.length; k++) {
@@ -111,7 +144,12 @@ describe('SurfaceParamFunction: least-squares filters', () => {
 describe('SurfaceParamFunction: separable moments', () => {
   it('give the same fit as the window filters (rectangular windows, random values)', () => {
     const rnd = prng(3);
-    for (const [hx, hy] of [[2, 2], [4, 3], [1, 5], [7, 7]] as const) {
+    for (const [hx, hy] of [
+      [2, 2],
+      [4, 3],
+      [1, 5],
+      [7, 7],
+    ] as const) {
       const f = quadraticFilter(hx, hy);
       const m = momentSolver(hx, hy);
       const z = (u: number, v: number) => 800 + 30 * Math.sin(u + 2 * v) + 5 * rnd();
@@ -149,7 +187,9 @@ describe('SurfaceParamFunction: hand-derived values', () => {
     for (const scale of [undefined, '30 Meters', 50]) {
       it(`an exact quadratic: all nine parameters, LocalSurface ${surface}, scale ${scale ?? 'default'}`, async () => {
         for (const calc of ALL) {
-          const r = await runFunction(surfaceParam, { SurfaceCalculation: calc, LocalSurface: surface, AnalysisScaleWithUnits: scale }, [dem]);
+          const r = await runFunction(surfaceParam, { SurfaceCalculation: calc, LocalSurface: surface, AnalysisScaleWithUnits: scale }, [
+            dem,
+          ]);
           const expected = QUAD_EXPECTED[calc]!;
           expect(r.value(X0, Y0), `calc ${calc}`).toBeCloseTo(expected, Math.abs(expected) < 0.1 ? 5 : 3);
           expect(Math.abs(r.value(X0, Y0) - expected) / Math.abs(expected), `calc ${calc}`).toBeLessThan(1e-6);
@@ -167,7 +207,11 @@ describe('SurfaceParamFunction: hand-derived values', () => {
         const slope = await runFunction(surfaceParam, base, [plane]);
         const pct = await runFunction(surfaceParam, { ...base, SlopeType: 2 }, [plane]);
         const asp = await runFunction(surfaceParam, { ...base, SurfaceCalculation: C.Aspect, ProjectAzimuths: true }, [plane]);
-        for (const [x, y] of [[0, 0], [15, 15], [29, 3]] as const) {
+        for (const [x, y] of [
+          [0, 0],
+          [15, 15],
+          [29, 3],
+        ] as const) {
           expect(slope.value(x, y)).toBeCloseTo(Math.atan(0.25) * DEG, 5);
           expect(pct.value(x, y)).toBeCloseTo(25, 4);
           expect(asp.value(x, y)).toBeCloseTo(360 - Math.atan2(0.2, 0.15) * DEG, 4); // F32 output
@@ -195,7 +239,9 @@ describe('SurfaceParamFunction: hand-derived values', () => {
     const R = 2000;
     const cx = 40;
     const cy = 40;
-    const sphere = rasterOf({ width: 81, height: 81, cellSize: 1, pixelType: 'F64' }, (X, Y) => Math.sqrt(R * R - (X - cx) ** 2 - (Y - cy) ** 2));
+    const sphere = rasterOf({ width: 81, height: 81, cellSize: 1, pixelType: 'F64' }, (X, Y) =>
+      Math.sqrt(R * R - (X - cx) ** 2 - (Y - cy) ** 2),
+    );
     const [X, Y] = [70, 56]; // 30 m east, 16 m south of the top: rho = 34
     const rho = 34;
     const expected: Record<number, number> = {
@@ -234,9 +280,19 @@ describe('SurfaceParamFunction: units and scale', () => {
   // A plane rising 1 z unit per metre to the east: slope = atan(metres per z unit).
   const plane = rasterOf({ width: 9, height: 9, cellSize: 2, pixelType: 'F64' }, (X) => 2 * X);
   it.each([
-    ['Meters', 1], ['Centimeters', 0.01], ['Decimeters', 0.1], ['Millimeters', 0.001], ['Kilometers', 1000],
-    ['Feet', 0.3048], ['Inches', 0.0254], ['Yards', 0.9144], ['Miles', 1609.344], ['Nautical Miles', 1852],
-    ['Points', 0.0254 / 72], ['Decimal degrees', (Math.PI / 180) * 6378137], ['Unknown', 1], // the WGS 84 equatorial degree
+    ['Meters', 1],
+    ['Centimeters', 0.01],
+    ['Decimeters', 0.1],
+    ['Millimeters', 0.001],
+    ['Kilometers', 1000],
+    ['Feet', 0.3048],
+    ['Inches', 0.0254],
+    ['Yards', 0.9144],
+    ['Miles', 1609.344],
+    ['Nautical Miles', 1852],
+    ['Points', 0.0254 / 72],
+    ['Decimal degrees', (Math.PI / 180) * 6378137],
+    ['Unknown', 1], // the WGS 84 equatorial degree
   ] as const)('ZUnit %s converts z by %d m', async (ZUnit, meters) => {
     const r = await runFunction(surfaceParam, { ZUnit, SlopeType: 2 }, [plane]);
     expect(Math.abs(r.value(4, 4) / 100 / meters - 1)).toBeLessThan(1e-6);
@@ -251,8 +307,17 @@ describe('SurfaceParamFunction: units and scale', () => {
   });
 
   it.each([
-    [undefined, 10, 1], ['10', 10, 1], ['5 Meters', 10, 1], ['10.000000001', 10, 1], ['25 Meters', 10, 3], ['30', 10, 3],
-    ['0.1 Kilometers', 10, 10], ['3 Feet', 0.3048, 3], [40, 10, 4], ['1 Miles', 160.9344, 10], ['500 Centimeters', 1, 5],
+    [undefined, 10, 1],
+    ['10', 10, 1],
+    ['5 Meters', 10, 1],
+    ['10.000000001', 10, 1],
+    ['25 Meters', 10, 3],
+    ['30', 10, 3],
+    ['0.1 Kilometers', 10, 10],
+    ['3 Feet', 0.3048, 3],
+    [40, 10, 4],
+    ['1 Miles', 160.9344, 10],
+    ['500 Centimeters', 1, 5],
   ] as const)('AnalysisScaleWithUnits %s on %d m cells: half-width %d', (AnalysisScaleWithUnits, cellSize, n) => {
     const node = applyFunction(surfaceParam, { AnalysisScaleWithUnits }, [rasterOf({ width: 5, height: 5, cellSize }, () => 0)]);
     expect(node.plan.halo).toBe(n);
@@ -260,7 +325,9 @@ describe('SurfaceParamFunction: units and scale', () => {
 
   it('geographic rasters: degrees directly, metres at the centre latitude', () => {
     const geo = (args: Record<string, unknown>) =>
-      applyFunction(surfaceParam, args, [rasterOf({ width: 5, height: 5, cellSize: 1 / 1200, geographic: true, origin: { x: -84, y: 60.002 } }, () => 0)]).plan.halo;
+      applyFunction(surfaceParam, args, [
+        rasterOf({ width: 5, height: 5, cellSize: 1 / 1200, geographic: true, origin: { x: -84, y: 60.002 } }, () => 0),
+      ]).plan.halo;
     expect(geo({ AnalysisScaleWithUnits: '0.0025 Decimal degrees' })).toBe(3);
     expect(geo({ AnalysisScaleWithUnits: '0.0025' })).toBe(3);
     // 200 m: north-south cells are 92.8 m (3 cells), east-west cells 46.5 m at 60N (5 cells): the window is 11 x 7
@@ -289,14 +356,21 @@ describe('SurfaceParamFunction: aspect frames', () => {
   // Descent due east on a UTM 16N grid at the Jacksboro DEM (east of the central meridian -87).
   const utm = (ProjectAzimuths: boolean, sr: RasterInfo['spatialReference'] = { wkid: 32616, metersPerUnit: 1 }) =>
     runFunction(surfaceParam, { SurfaceCalculation: C.Aspect, ProjectAzimuths }, [
-      rasterWith({ ...gridInfo({ width: 40, height: 30, cellSize: 75, origin: { x: 732000, y: 4068150 } }), spatialReference: sr }, (X) => 1000 - X),
+      rasterWith(
+        { ...gridInfo({ width: 40, height: 30, cellSize: 75, origin: { x: 732000, y: 4068150 } }), spatialReference: sr },
+        (X) => 1000 - X,
+      ),
     ]);
 
   it('ProjectAzimuths true: grid azimuths; false: true-north azimuths through the grid convergence', async () => {
     const grid = await utm(true);
     const truth = await utm(false);
     const conv = proj4('+proj=utm +zone=16 +datum=WGS84 +units=m +no_defs');
-    for (const [X, Y] of [[0, 0], [20, 15], [39, 29]] as const) {
+    for (const [X, Y] of [
+      [0, 0],
+      [20, 15],
+      [39, 29],
+    ] as const) {
       expect(grid.value(X, Y)).toBeCloseTo(90, 9);
       // Derived by hand (spherical transverse Mercator): convergence gamma = atan(tan(lon - lon0) sin(lat));
       // true north lies gamma west of grid north, so a grid azimuth of 90 is 90 + gamma from true north.
@@ -311,7 +385,10 @@ describe('SurfaceParamFunction: aspect frames', () => {
 
   it('the convergence lattice interpolates within 1e-4 degrees over 300 km of a UTM zone', async () => {
     const conv = proj4('+proj=utm +zone=16 +datum=WGS84 +units=m +no_defs');
-    const info = { ...gridInfo({ width: 1000, height: 9, cellSize: 300, origin: { x: 350000, y: 5200000 } }), spatialReference: { wkid: 32616, metersPerUnit: 1 } };
+    const info = {
+      ...gridInfo({ width: 1000, height: 9, cellSize: 300, origin: { x: 350000, y: 5200000 } }),
+      spatialReference: { wkid: 32616, metersPerUnit: 1 },
+    };
     const r = await runFunction(surfaceParam, { SurfaceCalculation: C.Aspect }, [rasterWith(info, (X) => 5000 - X)]);
     for (const X of [1, 7, 250, 499, 500, 731, 998]) {
       const [lon, lat] = conv.inverse([350000 + (X + 0.5) * 300, 5200000 - 4.5 * 300]) as [number, number];
@@ -326,9 +403,15 @@ describe('SurfaceParamFunction: aspect frames', () => {
     const withProj = await utm(false, { proj4: '+proj=utm +zone=16 +datum=WGS84 +units=m +no_defs', metersPerUnit: 1 });
     const withWkid = await utm(false);
     expect(withProj.value(20, 15)).toBeCloseTo(withWkid.value(20, 15), 9);
-    const aea = { proj4: '+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5 +x_0=0 +y_0=0 +datum=NAD83 +units=m +no_defs', metersPerUnit: 1 };
+    const aea = {
+      proj4: '+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5 +x_0=0 +y_0=0 +datum=NAD83 +units=m +no_defs',
+      metersPerUnit: 1,
+    };
     await expect(utm(false, aea)).rejects.toMatchObject({ code: 'UNSUPPORTED_INPUT', path: 'rasterFunctionArguments.ProjectAzimuths' });
-    await expect(utm(false, { wkid: 2263, metersPerUnit: 0.3048 })).rejects.toMatchObject({ code: 'UNSUPPORTED_INPUT', path: 'rasterFunctionArguments.ProjectAzimuths' });
+    await expect(utm(false, { wkid: 2263, metersPerUnit: 0.3048 })).rejects.toMatchObject({
+      code: 'UNSUPPORTED_INPUT',
+      path: 'rasterFunctionArguments.ProjectAzimuths',
+    });
     expect((await utm(true, aea)).value(20, 15)).toBeCloseTo(90, 9); // grid azimuths need no projection
   });
 
@@ -351,7 +434,14 @@ describe('SurfaceParamFunction: aspect frames', () => {
     // Derived by hand: at 0N 90E the point 0N 0E lies due west (bearing 270), so a west-facing slope has
     // equatorial aspect 0 and a north-facing one 90.
     const cell = 1 / 1200;
-    const o = { width: 5, height: 5, cellSize: cell, geographic: true, origin: { x: 90 - 2.5 * cell, y: 2.5 * cell }, pixelType: 'F64' } as const;
+    const o = {
+      width: 5,
+      height: 5,
+      cellSize: cell,
+      geographic: true,
+      origin: { x: 90 - 2.5 * cell, y: 2.5 * cell },
+      pixelType: 'F64',
+    } as const;
     const west = await runFunction(surfaceParam, { SurfaceCalculation: C.Aspect, UseEquatorialAspect: true }, [rasterOf(o, (X) => X)]);
     expect(west.value(2, 2)).toBeCloseTo(0, 6);
     const north = await runFunction(surfaceParam, { SurfaceCalculation: C.Aspect, UseEquatorialAspect: true }, [rasterOf(o, (_, Y) => Y)]);
@@ -372,7 +462,9 @@ describe('SurfaceParamFunction: UseAdaptiveScale', () => {
 
   it('shrinks the window to the largest one that does not reach the break', async () => {
     const fixed = await runFunction(surfaceParam, { AnalysisScaleWithUnits: '50 Meters', SlopeType: 2 }, [broken]);
-    const adaptive = await runFunction(surfaceParam, { AnalysisScaleWithUnits: '50 Meters', SlopeType: 2, UseAdaptiveScale: true }, [broken]);
+    const adaptive = await runFunction(surfaceParam, { AnalysisScaleWithUnits: '50 Meters', SlopeType: 2, UseAdaptiveScale: true }, [
+      broken,
+    ]);
     // Cell 10: the 11x11 window reaches the step, the 5x5 one (x = 8..12) does not: 20 % exactly.
     expect(fixed.value(10, 10)).toBeGreaterThan(25);
     expect(adaptive.value(10, 10)).toBeCloseTo(20, 9);
@@ -431,7 +523,9 @@ describe('SurfaceParamFunction: edges and NoData (spec 1.6 with the whole window
     expect(r.value(0, 0)).toBe(r.value(3, 3));
     expect(r.value(11, 9)).toBe(r.value(8, 6));
     expect(r.value(5, 0)).toBe(r.value(5, 3));
-    const small = await runFunction(surfaceParam, { AnalysisScaleWithUnits: 30 }, [rasterOf({ width: 6, height: 9, cellSize: 10 }, () => 1)]);
+    const small = await runFunction(surfaceParam, { AnalysisScaleWithUnits: 30 }, [
+      rasterOf({ width: 6, height: 9, cellSize: 10 }, () => 1),
+    ]);
     expect([...small.block.mask].every((m) => m === 0)).toBe(true);
   });
 });
@@ -453,7 +547,10 @@ describe('SurfaceParamFunction: arguments', () => {
       [{ AnalysisScaleWithUnits: `${(MAX_HALF_WIDTH + 1) * 10} Meters` }, 'LIMIT_EXCEEDED', 'AnalysisScaleWithUnits'],
       [{ ZUnit: 'parsecs' }, 'INVALID_ARGUMENT', 'ZUnit'],
     ] as const) {
-      expect(catchError(() => applyFunction(surfaceParam, args, [dem])), JSON.stringify(args)).toMatchObject({
+      expect(
+        catchError(() => applyFunction(surfaceParam, args, [dem])),
+        JSON.stringify(args),
+      ).toMatchObject({
         code,
         path: `rasterFunctionArguments.${path}`,
       });
@@ -463,13 +560,23 @@ describe('SurfaceParamFunction: arguments', () => {
 
   it('rejects multiband and complex rasters', () => {
     const multi = rasterOf({ width: 5, height: 5, bandCount: 2 }, () => 1);
-    expect(catchError(() => applyFunction(surfaceParam, {}, [multi]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster' });
+    expect(catchError(() => applyFunction(surfaceParam, {}, [multi]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Raster',
+    });
     const c = memorySource('c64', { ...gridInfo({ width: 2, height: 2 }), pixelType: 'C64' }, [new Float32Array(8)]);
-    expect(catchError(() => applyFunction(surfaceParam, {}, [c]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.Raster' });
+    expect(catchError(() => applyFunction(surfaceParam, {}, [c]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.Raster',
+    });
   });
 
   it('accepts names for the enums and warns about arguments of other calculations', () => {
-    const n = applyFunction(surfaceParam, { SurfaceCalculation: 'gaussian_curvature', SlopeType: 2, ProjectAzimuths: true, UseEquatorialAspect: true }, [dem]);
+    const n = applyFunction(
+      surfaceParam,
+      { SurfaceCalculation: 'gaussian_curvature', SlopeType: 2, ProjectAzimuths: true, UseEquatorialAspect: true },
+      [dem],
+    );
     expect(n.args.SurfaceCalculation).toBe(8);
     expect(n.plan.warnings).toHaveLength(3);
     expect(applyFunction(surfaceParam, { SurfaceCalculation: 'Slope', SlopeType: 'PERCENTRISE' }, [dem]).plan.warnings).toBeUndefined();
@@ -489,7 +596,17 @@ describe('SurfaceParamFunction: tiled equals whole', () => {
   const rnd = prng(7);
   const noise = Float64Array.from({ length: W * H }, () => rnd());
   const holes = new Uint8Array(W * H).fill(1);
-  for (const [x, y] of [[10, 10], [11, 10], [30, 5], [0, 20], [60, 46], [45, 30], [40, 12], [42, 12]] as const) holes[y * W + x] = 0;
+  for (const [x, y] of [
+    [10, 10],
+    [11, 10],
+    [30, 5],
+    [0, 20],
+    [60, 46],
+    [45, 30],
+    [40, 12],
+    [42, 12],
+  ] as const)
+    holes[y * W + x] = 0;
   for (let y = 20; y < 24; y++) for (let x = 25; x < 29; x++) holes[y * W + x] = 0;
   const surface = (x: number, y: number): number => 500 + 120 * Math.sin(x / 7) * Math.cos(y / 5) + 3 * x - 2 * y + 4 * noise[y * W + x]!;
   const dem = rasterOf({ width: W, height: H, cellSize: 30, origin: { x: 732000, y: 4068150 } }, surface, holes);
@@ -497,20 +614,36 @@ describe('SurfaceParamFunction: tiled equals whole', () => {
 
   const cases: [string, Record<string, unknown>, RasterNode][] = [
     ...ALL.map((c): [string, Record<string, unknown>, RasterNode] => [`calc ${c}`, { SurfaceCalculation: c }, dem]),
-    ...ALL.map((c): [string, Record<string, unknown>, RasterNode] => [`calc ${c} biquadratic 7x7`, { SurfaceCalculation: c, LocalSurface: 2, AnalysisScaleWithUnits: '90 Meters' }, dem]),
+    ...ALL.map((c): [string, Record<string, unknown>, RasterNode] => [
+      `calc ${c} biquadratic 7x7`,
+      { SurfaceCalculation: c, LocalSurface: 2, AnalysisScaleWithUnits: '90 Meters' },
+      dem,
+    ]),
     ['slope 11x11', { AnalysisScaleWithUnits: '150 Meters' }, dem],
     ['mean 11x11 adaptive', { SurfaceCalculation: 1, AnalysisScaleWithUnits: '150 Meters', UseAdaptiveScale: true }, dem],
-    ['aspect 7x7 adaptive biquadratic', { SurfaceCalculation: 5, AnalysisScaleWithUnits: 90, UseAdaptiveScale: true, LocalSurface: 2 }, dem],
+    [
+      'aspect 7x7 adaptive biquadratic',
+      { SurfaceCalculation: 5, AnalysisScaleWithUnits: 90, UseAdaptiveScale: true, LocalSurface: 2 },
+      dem,
+    ],
     ['aspect grid', { SurfaceCalculation: 5, ProjectAzimuths: true }, dem],
     ['aspect equatorial', { SurfaceCalculation: 5, UseEquatorialAspect: true }, dem],
     ['geographic profile 5x5', { SurfaceCalculation: 2, AnalysisScaleWithUnits: '0.0015 Decimal degrees' }, geo],
     ['geographic aspect projected', { SurfaceCalculation: 5, ProjectAzimuths: true, UseEquatorialAspect: true }, geo],
-    ['geographic mean 7x7 adaptive', { SurfaceCalculation: 1, AnalysisScaleWithUnits: '0.0025 Decimal degrees', UseAdaptiveScale: true }, geo],
+    [
+      'geographic mean 7x7 adaptive',
+      { SurfaceCalculation: 1, AnalysisScaleWithUnits: '0.0025 Decimal degrees', UseAdaptiveScale: true },
+      geo,
+    ],
   ];
   for (const [name, args, input] of cases) {
     it(name, async () => {
       const node = applyFunction(surfaceParam, args, [input]);
-      for (const tile of [[37, 53], [7, 5], [1, 3]] as [number, number][]) {
+      for (const tile of [
+        [37, 53],
+        [7, 5],
+        [1, 3],
+      ] as [number, number][]) {
         expect(await tiledVersusWhole(node, tile), `tile ${tile.join('x')}`).toBeUndefined();
       }
     });

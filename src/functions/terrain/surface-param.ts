@@ -188,26 +188,63 @@ export type LinearUnit = keyof typeof LINEAR_UNITS;
 
 /** Other spellings accepted for the units (compared lower-case, without spaces, '_' or '-'). */
 const UNIT_ALIASES: Readonly<Record<string, LinearUnit>> = {
-  centimeter: 'Centimeters', centimetre: 'Centimeters', centimetres: 'Centimeters', cm: 'Centimeters',
-  decimaldegree: 'Decimal degrees', degree: 'Decimal degrees', degrees: 'Decimal degrees', deg: 'Decimal degrees',
-  decimeter: 'Decimeters', decimetre: 'Decimeters', decimetres: 'Decimeters', dm: 'Decimeters',
-  foot: 'Feet', ft: 'Feet', internationalfoot: 'Feet',
-  inch: 'Inches', in: 'Inches',
-  kilometer: 'Kilometers', kilometre: 'Kilometers', kilometres: 'Kilometers', km: 'Kilometers',
-  meter: 'Meters', metre: 'Meters', metres: 'Meters', m: 'Meters',
-  mile: 'Miles', mi: 'Miles', statutemile: 'Miles', statutemiles: 'Miles',
-  millimeter: 'Millimeters', millimetre: 'Millimeters', millimetres: 'Millimeters', mm: 'Millimeters',
-  nauticalmile: 'Nautical Miles', nmi: 'Nautical Miles',
-  point: 'Points', pt: 'Points',
-  yard: 'Yards', yd: 'Yards',
+  centimeter: 'Centimeters',
+  centimetre: 'Centimeters',
+  centimetres: 'Centimeters',
+  cm: 'Centimeters',
+  decimaldegree: 'Decimal degrees',
+  degree: 'Decimal degrees',
+  degrees: 'Decimal degrees',
+  deg: 'Decimal degrees',
+  decimeter: 'Decimeters',
+  decimetre: 'Decimeters',
+  decimetres: 'Decimeters',
+  dm: 'Decimeters',
+  foot: 'Feet',
+  ft: 'Feet',
+  internationalfoot: 'Feet',
+  inch: 'Inches',
+  in: 'Inches',
+  kilometer: 'Kilometers',
+  kilometre: 'Kilometers',
+  kilometres: 'Kilometers',
+  km: 'Kilometers',
+  meter: 'Meters',
+  metre: 'Meters',
+  metres: 'Meters',
+  m: 'Meters',
+  mile: 'Miles',
+  mi: 'Miles',
+  statutemile: 'Miles',
+  statutemiles: 'Miles',
+  millimeter: 'Millimeters',
+  millimetre: 'Millimeters',
+  millimetres: 'Millimeters',
+  mm: 'Millimeters',
+  nauticalmile: 'Nautical Miles',
+  nmi: 'Nautical Miles',
+  point: 'Points',
+  pt: 'Points',
+  yard: 'Yards',
+  yd: 'Yards',
 };
 
 const normUnit = (s: string): string => s.toLowerCase().replace(/[\s_-]+/g, '');
 
 /** The vendor's linear unit codes (the distance codes of UnitConversion), which its clients send instead of names. */
 const UNIT_CODES: Readonly<Record<string, LinearUnit>> = {
-  1: 'Inches', 2: 'Points', 3: 'Feet', 4: 'Yards', 5: 'Miles', 6: 'Nautical Miles',
-  7: 'Millimeters', 8: 'Centimeters', 9: 'Meters', 10: 'Kilometers', 11: 'Decimal degrees', 12: 'Decimeters',
+  1: 'Inches',
+  2: 'Points',
+  3: 'Feet',
+  4: 'Yards',
+  5: 'Miles',
+  6: 'Nautical Miles',
+  7: 'Millimeters',
+  8: 'Centimeters',
+  9: 'Meters',
+  10: 'Kilometers',
+  11: 'Decimal degrees',
+  12: 'Decimeters',
 };
 
 /** The canonical unit for a spelling (a name, an abbreviation, `esriMeters`, or a unit code), or undefined. */
@@ -229,8 +266,15 @@ const args = {
     kind: 'enum',
     values: [1, 2, 3, 4, 5, 6, 7, 8, 9],
     names: {
-      MEAN_CURVATURE: 1, PROFILE_CURVATURE: 2, TANGENTIAL_CURVATURE: 3, SLOPE: 4, ASPECT: 5,
-      PLAN_CURVATURE: 6, CONTOUR_GEODESIC_TORSION: 7, GAUSSIAN_CURVATURE: 8, CASORATI_CURVATURE: 9,
+      MEAN_CURVATURE: 1,
+      PROFILE_CURVATURE: 2,
+      TANGENTIAL_CURVATURE: 3,
+      SLOPE: 4,
+      ASPECT: 5,
+      PLAN_CURVATURE: 6,
+      CONTOUR_GEODESIC_TORSION: 7,
+      GAUSSIAN_CURVATURE: 8,
+      CASORATI_CURVATURE: 9,
     },
     default: SurfaceCalculation.Slope,
     doc:
@@ -521,14 +565,14 @@ function projDefinition(dem: RasterInfo): string | undefined {
   if (c === undefined) return undefined;
   if (c >= 32601 && c <= 32660) return `+proj=utm +zone=${c - 32600} +datum=WGS84 +units=m +no_defs`;
   if (c >= 32701 && c <= 32760) return `+proj=utm +zone=${c - 32700} +south +datum=WGS84 +units=m +no_defs`;
-  if (c === 3857 || c === 102100 || c === 102113) return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +no_defs';
+  if (c === 3857 || c === 102100 || c === 102113)
+    return '+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m +no_defs';
   return undefined;
 }
 
 // ASSUMPTION (UseEquatorialAspect, mechanism undocumented): "a point on the equator" is 0N 0E.
 /** Initial great-circle bearing (radians, clockwise from north) from (lat, lon) to 0N 0E, on the sphere. */
-const bearingToOrigin = (lat: number, lon: number): number =>
-  Math.atan2(-Math.sin(lon * RAD), -Math.sin(lat * RAD) * Math.cos(lon * RAD));
+const bearingToOrigin = (lat: number, lon: number): number => Math.atan2(-Math.sin(lon * RAD), -Math.sin(lat * RAD) * Math.cos(lon * RAD));
 
 /**
  * The lattice of 2x2 maps that turn the descent vector (east, north) of the computation frame into
@@ -543,7 +587,10 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
   const geographic = sr?.geographic === true;
   if (sr === undefined || (sr.wkid === undefined && sr.proj4 === undefined && !geographic)) {
     if (equatorial) {
-      throw unsupportedInput(at('UseEquatorialAspect'), 'UseEquatorialAspect needs the raster to have a spatial reference (longitude and latitude of every cell)');
+      throw unsupportedInput(
+        at('UseEquatorialAspect'),
+        'UseEquatorialAspect needs the raster to have a spatial reference (longitude and latitude of every cell)',
+      );
     }
     return undefined; // ASSUMPTION: a grid without a spatial reference is its own north (nothing to correct)
   }
@@ -572,7 +619,7 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
     if (def === undefined) {
       throw unsupportedInput(
         at(which),
-        'true-north azimuths need the grid convergence, but the raster\'s spatial reference has no proj4 definition; ' +
+        "true-north azimuths need the grid convergence, but the raster's spatial reference has no proj4 definition; " +
           (equatorial ? 'UseEquatorialAspect cannot be honoured' : 'set ProjectAzimuths: true for grid azimuths'),
       );
     }
@@ -615,7 +662,10 @@ function azimuthLattice(dem: RasterInfo, project: boolean, equatorial: boolean):
       const x = dem.extent.xmin + (px + 0.5) * dem.cellSize.x;
       const v = node(x, y);
       if (!v.every(Number.isFinite)) {
-        throw unsupportedInput(at(project ? 'ProjectAzimuths' : 'UseEquatorialAspect'), `cannot compute azimuths at map point (${x}, ${y})`);
+        throw unsupportedInput(
+          at(project ? 'ProjectAzimuths' : 'UseEquatorialAspect'),
+          `cannot compute azimuths at map point (${x}, ${y})`,
+        );
       }
       m.set(v, (j * nx + i) * 4);
     }
@@ -637,14 +687,19 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
     const dem = inputs[a.Raster];
     const rasterPath = at('Raster');
     if (dem === undefined) throw invalidArgument(rasterPath, 'SurfaceParamFunction needs an elevation raster');
-    if (dem.bandCount !== 1) throw invalidArgument(rasterPath, `SurfaceParamFunction needs a single-band raster, got ${dem.bandCount} bands`);
-    if (isComplex(dem.pixelType)) throw invalidArgument(rasterPath, `SurfaceParamFunction needs a real-valued raster, got ${dem.pixelType}`);
+    if (dem.bandCount !== 1)
+      throw invalidArgument(rasterPath, `SurfaceParamFunction needs a single-band raster, got ${dem.bandCount} bands`);
+    if (isComplex(dem.pixelType))
+      throw invalidArgument(rasterPath, `SurfaceParamFunction needs a real-valued raster, got ${dem.pixelType}`);
 
     const calc = a.SurfaceCalculation;
     const warnings: string[] = [];
-    if (a.SlopeType !== undefined && calc !== SurfaceCalculation.Slope) warnings.push('SlopeType only applies to SurfaceCalculation 4 (Slope); ignored');
-    if (a.ProjectAzimuths && calc !== SurfaceCalculation.Aspect) warnings.push('ProjectAzimuths only applies to SurfaceCalculation 5 (Aspect); ignored');
-    if (a.UseEquatorialAspect && calc !== SurfaceCalculation.Aspect) warnings.push('UseEquatorialAspect only applies to SurfaceCalculation 5 (Aspect); ignored');
+    if (a.SlopeType !== undefined && calc !== SurfaceCalculation.Slope)
+      warnings.push('SlopeType only applies to SurfaceCalculation 4 (Slope); ignored');
+    if (a.ProjectAzimuths && calc !== SurfaceCalculation.Aspect)
+      warnings.push('ProjectAzimuths only applies to SurfaceCalculation 5 (Aspect); ignored');
+    if (a.UseEquatorialAspect && calc !== SurfaceCalculation.Aspect)
+      warnings.push('UseEquatorialAspect only applies to SurfaceCalculation 5 (Aspect); ignored');
 
     const zUnit = parseLinearUnit(a.ZUnit);
     if (zUnit === undefined) {
@@ -672,9 +727,11 @@ export const surfaceParam = defineFunction<typeof args, SurfaceParamParams>({
     const azimuth = calc === SurfaceCalculation.Aspect ? azimuthLattice(dem, a.ProjectAzimuths, a.UseEquatorialAspect) : undefined;
     const percent = calc === SurfaceCalculation.Slope && a.SlopeType === SlopeType.PercentRise;
     const statistics =
-      calc === SurfaceCalculation.Slope && !percent ? [{ min: 0, max: 90 }]
-      : calc === SurfaceCalculation.Aspect ? [{ min: 0, max: 360 }]
-      : undefined;
+      calc === SurfaceCalculation.Slope && !percent
+        ? [{ min: 0, max: 90 }]
+        : calc === SurfaceCalculation.Aspect
+          ? [{ min: 0, max: 360 }]
+          : undefined;
 
     const info: RasterInfo = {
       width: W,
@@ -858,9 +915,7 @@ function fixedScaleKernel(p: SurfaceParamParams, blk: PixelBlock, out: PixelBloc
           const a2 = iv[12]! * mu + iv[13]! * mv + iv[14]! * e2 + iv[15]! * e3 + iv[16]! * muv + iv[17]! * e5;
           const a3 = iv[18]! * mu + iv[19]! * mv + iv[20]! * e2 + iv[21]! * e3 + iv[22]! * muv + iv[23]! * e5;
           const a4 = iv[24]! * mu + iv[25]! * mv + iv[26]! * e2 + iv[27]! * e3 + iv[28]! * muv + iv[29]! * e5;
-          v = aspectCalc
-            ? aspectOf(p, a0 * kx, a1 * ky, sx, sy)
-            : parameter(calc, percent, a0 * kx, a1 * ky, a2 * kxx, a3 * kyy, a4 * kxy);
+          v = aspectCalc ? aspectOf(p, a0 * kx, a1 * ky, sx, sy) : parameter(calc, percent, a0 * kx, a1 * ky, a2 * kxx, a3 * kyy, a4 * kxy);
         } else if (mask[c] !== 0) {
           // The weighted window sums of z - z_centre; one NoData cell adds 0 (takes the centre value).
           const z0 = src[c]!;
@@ -890,7 +945,8 @@ function fixedScaleKernel(p: SurfaceParamParams, blk: PixelBlock, out: PixelBloc
           }
         }
       }
-      if (v === v) dst[o] = v + 0; // + 0: no -0
+      if (v === v)
+        dst[o] = v + 0; // + 0: no -0
       else {
         dst[o] = Number.NaN;
         om[o] = 0;
@@ -943,7 +999,15 @@ function adaptiveScaleKernel(p: SurfaceParamParams, select: readonly WindowFilte
           v =
             calc === SurfaceCalculation.Aspect
               ? aspectOf(p, D[0]! * kx, D[1]! * ky, sx, sy)
-              : parameter(calc, percent, D[0]! * kx, D[1]! * ky, D[2]! * (zs / (lx * lx)), D[3]! * (zs / (ly * ly)), D[4]! * (zs / (lx * ly)));
+              : parameter(
+                  calc,
+                  percent,
+                  D[0]! * kx,
+                  D[1]! * ky,
+                  D[2]! * (zs / (lx * lx)),
+                  D[3]! * (zs / (ly * ly)),
+                  D[4]! * (zs / (lx * ly)),
+                );
         }
       }
       if (v === v) dst[o] = v + 0;

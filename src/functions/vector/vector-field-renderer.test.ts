@@ -64,7 +64,11 @@ describe('VectorFieldRenderer', () => {
 
   it('wind barb: the staff points where the wind comes from', async () => {
     // Flow to the east ("to" representation of the data): wind from the west, staff to the west.
-    const r = await runFunction(vectorFieldRenderer, { ...fixed, SymbologyName: 'Wind Barb', IsUVComponents: true, MassFlowAngleRepresentation: 1 }, [field(65, 0)]);
+    const r = await runFunction(
+      vectorFieldRenderer,
+      { ...fixed, SymbologyName: 'Wind Barb', IsUVComponents: true, MassFlowAngleRepresentation: 1 },
+      [field(65, 0)],
+    );
     expect(alpha(r, 5, 19)).toBe(255);
     expect(alpha(r, 35, 19)).toBe(0);
   });
@@ -86,7 +90,9 @@ describe('VectorFieldRenderer', () => {
     const none = await runFunction(vectorFieldRenderer, { ...fixed, IsUVComponents: true }, [field(10, 0, 40, 40, less)]);
     expect(Math.max(...none.block.bands[3]!)).toBe(0);
     // Nearest neighbour only looks at the centre pixel (20, 20), which is NoData here.
-    const nearest = await runFunction(vectorFieldRenderer, { ...fixed, IsUVComponents: true, CalculationMethod: 'Nearest neighbor' }, [field(10, 0, 40, 40, half)]);
+    const nearest = await runFunction(vectorFieldRenderer, { ...fixed, IsUVComponents: true, CalculationMethod: 'Nearest neighbor' }, [
+      field(10, 0, 40, 40, half),
+    ]);
     expect(Math.max(...nearest.block.bands[3]!)).toBe(0);
   });
 
@@ -97,22 +103,37 @@ describe('VectorFieldRenderer', () => {
       for (const CalculationMethod of ['Vector Average', 'Bilinear', 'Cubic', 'Maximum']) {
         const node = applyFunction(
           vectorFieldRenderer,
-          { IsUVComponents: true, SymbolTileSize: 16, MinimumSymbolSize: 8, MaximumSymbolSize: 36, MinimumMagnitude: 0, MaximumMagnitude: 40, SymbologyName, CalculationMethod },
+          {
+            IsUVComponents: true,
+            SymbolTileSize: 16,
+            MinimumSymbolSize: 8,
+            MaximumSymbolSize: 36,
+            MinimumMagnitude: 0,
+            MaximumMagnitude: 40,
+            SymbologyName,
+            CalculationMethod,
+          },
           [swirl],
         );
         expect(await tiledVersusWhole(node, [7, 5]), `${SymbologyName} ${CalculationMethod}`).toBeUndefined();
       }
     }
     // And a symbol does cross the tile edge x = 35 (a multiple of 7) in the whole render.
-    const whole = await runFunction(vectorFieldRenderer, { ...fixed, SymbolTileSize: 16, MaximumSymbolSize: 36, IsUVComponents: true }, [swirl]);
+    const whole = await runFunction(vectorFieldRenderer, { ...fixed, SymbolTileSize: 16, MaximumSymbolSize: 36, IsUVComponents: true }, [
+      swirl,
+    ]);
     let crossing = 0;
     for (let y = 0; y < 47; y++) if (alpha(whole, 34, y) > 0 && alpha(whole, 35, y) > 0) crossing++;
     expect(crossing).toBeGreaterThan(0);
   });
 
-  it('SymbolTileSizeUnits: metres through the cell\'s ground width (geographic: on WGS 84 at the middle row)', () => {
+  it("SymbolTileSizeUnits: metres through the cell's ground width (geographic: on WGS 84 at the middle row)", () => {
     const cellOf = (args: Record<string, unknown>, o: Parameters<typeof rasterOf>[0]) =>
-      (applyFunction(vectorFieldRenderer, { IsUVComponents: true, ...args }, [rasterOf({ ...o, bandCount: 2 }, () => 1)]).plan.params as { cell: number }).cell;
+      (
+        applyFunction(vectorFieldRenderer, { IsUVComponents: true, ...args }, [rasterOf({ ...o, bandCount: 2 }, () => 1)]).plan.params as {
+          cell: number;
+        }
+      ).cell;
     // UTM, 30 m cells: 600 m is 20 pixels, 0.5 km 17 (16.7), 60 map units 2.
     const utm = { width: 50, height: 50, cellSize: 30 };
     expect(cellOf({ SymbolTileSize: 600, SymbolTileSizeUnits: 'Meters' }, utm)).toBe(20);

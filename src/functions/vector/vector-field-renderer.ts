@@ -146,7 +146,7 @@ const args = {
       ocean_current_m: 'Ocean Current (MetersPerSecond)',
     },
     default: 'Single Arrow',
-    doc: 'Symbol style; the JS client\'s style keys (single-arrow, wind-barb, beaufort-kn, ocean-current-m, ...) are accepted.',
+    doc: "Symbol style; the JS client's style keys (single-arrow, wind-barb, beaufort-kn, ocean-current-m, ...) are accepted.",
   },
   MinimumMagnitude: { kind: 'number', doc: 'Magnitude drawn at MinimumSymbolSize (default: data minimum).' },
   MaximumMagnitude: { kind: 'number', doc: 'Magnitude drawn at MaximumSymbolSize (default: data maximum).' },
@@ -220,14 +220,19 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
     const info = inputs[a.Raster]!;
     if (info.constant !== undefined) throw invalidArgument(at('Raster'), 'VectorFieldRenderer needs a raster, not a constant');
     if (isComplex(info.pixelType)) throw unsupportedInput(at('Raster'), `complex input (${info.pixelType}) is not a vector raster`);
-    for (const [name, band] of [['MagnitudeBandID', a.MagnitudeBandID], ['DirectionBandID', a.DirectionBandID]] as const) {
+    for (const [name, band] of [
+      ['MagnitudeBandID', a.MagnitudeBandID],
+      ['DirectionBandID', a.DirectionBandID],
+    ] as const) {
       if (band >= info.bandCount) {
         throw invalidArgument(at(name), `band ${band} does not exist: the input has ${info.bandCount} band(s) (band ids are 0-based)`);
       }
     }
-    if (a.MagnitudeBandID === a.DirectionBandID) throw invalidArgument(at('DirectionBandID'), 'DirectionBandID must differ from MagnitudeBandID');
+    if (a.MagnitudeBandID === a.DirectionBandID)
+      throw invalidArgument(at('DirectionBandID'), 'DirectionBandID must differ from MagnitudeBandID');
     const uvNames = VECTOR_BAND_NAMES['Vector-UV'];
-    const uv = a.IsUVComponents ?? (info.bandNames?.[a.MagnitudeBandID] === uvNames[0] && info.bandNames?.[a.DirectionBandID] === uvNames[1]);
+    const uv =
+      a.IsUVComponents ?? (info.bandNames?.[a.MagnitudeBandID] === uvNames[0] && info.bandNames?.[a.DirectionBandID] === uvNames[1]);
 
     let cell = a.SymbolTileSize;
     const units = a.SymbolTileSizeUnits;
@@ -235,20 +240,34 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
     else if (units !== 'Pixels') cell = (cell * METERS[units]!) / groundCellSize(info).x;
     cell = Math.round(cell);
     if (!(cell >= 1 && cell <= 4096)) {
-      throw invalidArgument(at('SymbolTileSize'), `the symbol cell must be 1..4096 pixels, got ${a.SymbolTileSize} ${a.SymbolTileSizeUnits} = ${cell} px`);
+      throw invalidArgument(
+        at('SymbolTileSize'),
+        `the symbol cell must be 1..4096 pixels, got ${a.SymbolTileSize} ${a.SymbolTileSizeUnits} = ${cell} px`,
+      );
     }
     const minSize = a.MinimumSymbolSize ?? 0.2 * cell;
     const maxSize = a.MaximumSymbolSize ?? 0.8 * cell;
-    if (maxSize < minSize) throw invalidArgument(at('MaximumSymbolSize'), `MaximumSymbolSize ${maxSize} is below MinimumSymbolSize ${minSize}`);
+    if (maxSize < minSize)
+      throw invalidArgument(at('MaximumSymbolSize'), `MaximumSymbolSize ${maxSize} is below MinimumSymbolSize ${minSize}`);
     if (maxSize > 8 * cell || maxSize > 2048) {
       throw invalidArgument(at('MaximumSymbolSize'), `a symbol may span at most 8 cells and 2048 pixels, got ${maxSize}`);
     }
     if (a.MinimumMagnitude !== undefined && a.MaximumMagnitude !== undefined && a.MaximumMagnitude < a.MinimumMagnitude) {
-      throw invalidArgument(at('MaximumMagnitude'), `MaximumMagnitude ${a.MaximumMagnitude} is below MinimumMagnitude ${a.MinimumMagnitude}`);
+      throw invalidArgument(
+        at('MaximumMagnitude'),
+        `MaximumMagnitude ${a.MaximumMagnitude} is below MinimumMagnitude ${a.MinimumMagnitude}`,
+      );
     }
 
     const name = a.SymbologyName;
-    const style = name === 'Simple Scalar' ? Style.SimpleScalar : name === 'Single Arrow' ? Style.SingleArrow : name === 'Wind Barb' ? Style.WindBarb : Style.Classified;
+    const style =
+      name === 'Simple Scalar'
+        ? Style.SimpleScalar
+        : name === 'Single Arrow'
+          ? Style.SingleArrow
+          : name === 'Wind Barb'
+            ? Style.WindBarb
+            : Style.Classified;
     const breaks = BREAKS[name] ?? [];
     const classes = Math.max(1, breaks.length - 1);
     let colors: number[] = [0, 0, 0];
@@ -313,7 +332,8 @@ export const vectorFieldRenderer = defineFunction<typeof args, RendererParams>({
     if (p.uv) {
       const u = bands?.[p.magBand]?.statistics;
       const v = bands?.[p.dirBand]?.statistics;
-      if (u !== undefined && v !== undefined) hi = Math.hypot(Math.max(Math.abs(u.min), Math.abs(u.max)), Math.max(Math.abs(v.min), Math.abs(v.max)));
+      if (u !== undefined && v !== undefined)
+        hi = Math.hypot(Math.max(Math.abs(u.min), Math.abs(u.max)), Math.max(Math.abs(v.min), Math.abs(v.max)));
     } else {
       const m = bands?.[p.magBand]?.statistics;
       if (m !== undefined) [lo, hi] = [m.min, m.max];
@@ -475,7 +495,7 @@ class Shapes {
   coverage(x: number, y: number): number {
     const d = this.data;
     let best = 0;
-    for (let k = 0; k < d.length; ) {
+    for (let k = 0; k < d.length;) {
       let c: number;
       if (d[k] === 0) {
         c = d[k + 5]! + 0.5 - segmentDistance(x, y, d[k + 1]!, d[k + 2]!, d[k + 3]!, d[k + 4]!);
@@ -631,7 +651,15 @@ function drawSymbols(p: RendererParams, block: PixelBlock, out: PixelBlock): voi
       const r = p.colors[color]!;
       const g = p.colors[color + 1]!;
       const b = p.colors[color + 2]!;
-      const area = intersect(rect(ox, oy, ow, oh), rect(Math.floor(shapes.x0), Math.floor(shapes.y0), Math.ceil(shapes.x1) - Math.floor(shapes.x0) + 1, Math.ceil(shapes.y1) - Math.floor(shapes.y0) + 1));
+      const area = intersect(
+        rect(ox, oy, ow, oh),
+        rect(
+          Math.floor(shapes.x0),
+          Math.floor(shapes.y0),
+          Math.ceil(shapes.x1) - Math.floor(shapes.x0) + 1,
+          Math.ceil(shapes.y1) - Math.floor(shapes.y0) + 1,
+        ),
+      );
       if (area === undefined) continue;
       for (let y = area.y; y < area.y + area.height; y++) {
         for (let x = area.x; x < area.x + area.width; x++) {
@@ -658,4 +686,3 @@ function drawSymbols(p: RendererParams, block: PixelBlock, out: PixelBlock): voi
     A[i] = Math.round(255 * a);
   }
 }
-

@@ -72,10 +72,13 @@ describe('VectorField', () => {
     expect([e?.code, e?.path]).toEqual(['INVALID_ARGUMENT', 'rasterFunctionArguments.OutputDataType']);
   });
 
-  it('resamples Raster2 onto Raster1\'s grid', async () => {
+  it("resamples Raster2 onto Raster1's grid", async () => {
     // Raster2 at half the resolution (cell 2) covering the same ground: nearest for integer data.
     const coarse = rasterOf({ width: 2, height: 1, cellSize: 2, pixelType: 'S16' }, (x) => (x === 0 ? 4 : 0));
-    const res = await runFunction(vectorField, { Raster2: '$2', OutputDataType: 'Vector-UV' }, [rasterOf({ width: 4, height: 2 }, () => 3), coarse]);
+    const res = await runFunction(vectorField, { Raster2: '$2', OutputDataType: 'Vector-UV' }, [
+      rasterOf({ width: 4, height: 2 }, () => 3),
+      coarse,
+    ]);
     expect(Array.from(res.block.bands[1]!)).toEqual([4, 4, 0, 0, 4, 4, 0, 0]);
   });
 
@@ -94,8 +97,14 @@ describe('VectorField of multidimensional rasters', () => {
   const T = (y: number) => Date.UTC(y, 0, 1);
   const g = { width: 3, height: 1 };
   // u 2001 [3, 0, -], 2002 [0, -1, -]; v 2001 [4, 2, 1], 2002 [5, -, 1] (- = missing, NaN).
-  const UV = [[3, 0, NaN], [0, -1, NaN]];
-  const VV = [[4, 2, 1], [5, NaN, 1]];
+  const UV = [
+    [3, 0, NaN],
+    [0, -1, NaN],
+  ];
+  const VV = [
+    [4, 2, 1],
+    [5, NaN, 1],
+  ];
   const uu = (name = 'u', years = [2001, 2002]) => mdRasterOf(g, [{ name, values: years }], (x, _y, k) => UV[k]![x]!);
   const vv = (name = 'v', years = [2001, 2002]) => mdRasterOf(g, [{ name, values: years }], (x, _y, k) => VV[k]![x]!);
   const run = async (args: Record<string, unknown>, inputs: Parameters<typeof runFunction>[2]) => {
@@ -104,7 +113,10 @@ describe('VectorField of multidimensional rasters', () => {
   };
 
   it('u and v variables pair by position with MatchVariable false: magnitude/direction per slice', async () => {
-    expect(catchError(() => applyFunction(vectorField, { Raster2: '$2' }, [uu(), vv()]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'rasterFunctionArguments.MatchVariable' });
+    expect(catchError(() => applyFunction(vectorField, { Raster2: '$2' }, [uu(), vv()]))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: 'rasterFunctionArguments.MatchVariable',
+    });
     const { r, b, mask } = await run({ MatchVariable: false }, [uu(), vv()]);
     // 2001: (3, 4) -> 5, 90 - 53.1301 = 36.8699; (0, 2) -> 2, north 0; u missing -> NoData slice.
     // 2002: (0, 5) -> 5, 0; v missing -> NoData; u missing -> NoData. Pixel 2 has no slice: NoData.
@@ -115,18 +127,32 @@ describe('VectorField of multidimensional rasters', () => {
     expect([b[2]![1], b[3]![1]]).toEqual([NaN, NaN]);
     expect(mask).toEqual([1, 1, 0]);
     expect(r.info.bandNames).toEqual([
-      'u_StdTime=2001-01-01T00:00:00_Magnitude', 'u_StdTime=2001-01-01T00:00:00_Direction',
-      'u_StdTime=2002-01-01T00:00:00_Magnitude', 'u_StdTime=2002-01-01T00:00:00_Direction',
+      'u_StdTime=2001-01-01T00:00:00_Magnitude',
+      'u_StdTime=2001-01-01T00:00:00_Direction',
+      'u_StdTime=2002-01-01T00:00:00_Magnitude',
+      'u_StdTime=2002-01-01T00:00:00_Direction',
     ]);
     const v = r.info.multidimensional!.variables;
-    expect(v.map((w) => [w.name, w.bandsPerSlice, w.slices.map((s) => [s.values[0], s.band])])).toEqual([['u', 2, [[T(2001), 0], [T(2002), 2]]]]);
+    expect(v.map((w) => [w.name, w.bandsPerSlice, w.slices.map((s) => [s.values[0], s.band])])).toEqual([
+      [
+        'u',
+        2,
+        [
+          [T(2001), 0],
+          [T(2002), 2],
+        ],
+      ],
+    ]);
   });
 
   it('same variable names pair with the defaults; only the common slices are kept', async () => {
     const { r, b } = await run({ OutputDataType: 'Vector-UV' }, [uu('wind', [2001, 2002]), vv('wind', [2002, 2003])]);
     // Common 2002: u's slice 1 with v's slice 0 (pass-through): u [0, -1, -], v [4, 2, 1] -> pixel 2 NoData.
     expect(r.info.bandCount).toBe(2);
-    expect([b[0]!.slice(0, 2), b[1]!.slice(0, 2)]).toEqual([[0, -1], [4, 2]]);
+    expect([b[0]!.slice(0, 2), b[1]!.slice(0, 2)]).toEqual([
+      [0, -1],
+      [4, 2],
+    ]);
     expect(r.info.bandNames).toEqual(['wind_StdTime=2002-01-01T00:00:00_U', 'wind_StdTime=2002-01-01T00:00:00_V']);
     expect(r.node.plan.warnings?.length).toBe(1);
   });
@@ -138,8 +164,18 @@ describe('VectorField of multidimensional rasters', () => {
     close([b[0]![0]!, b[1]![0]!, b[2]![0]!, b[3]![0]!], [3, 0, 0, 0]);
     // u10/u100 against v10/v100 (MatchVariable false): variable k of Raster1 with variable k of Raster2.
     const two = (names: [string, string], f: (x: number, b: number) => number) =>
-      mdRasterOf(g, [{ name: names[0], values: [2001] }, { name: names[1], values: [2001] }], (x, _y, k) => f(x, k));
-    const res = await run({ MatchVariable: false, OutputDataType: 'Vector-UV' }, [two(['u10', 'u100'], (x, k) => k + 1), two(['v10', 'v100'], (x, k) => 10 * (k + 1))]);
+      mdRasterOf(
+        g,
+        [
+          { name: names[0], values: [2001] },
+          { name: names[1], values: [2001] },
+        ],
+        (x, _y, k) => f(x, k),
+      );
+    const res = await run({ MatchVariable: false, OutputDataType: 'Vector-UV' }, [
+      two(['u10', 'u100'], (x, k) => k + 1),
+      two(['v10', 'v100'], (x, k) => 10 * (k + 1)),
+    ]);
     expect(res.r.info.multidimensional!.variables.map((w) => w.name)).toEqual(['u10', 'u100']);
     expect(res.b.map((p) => p[0])).toEqual([1, 10, 2, 20]);
   });
@@ -151,18 +187,30 @@ describe('VectorField of multidimensional rasters', () => {
       path: 'rasterFunctionArguments.UnionDimension',
     });
     const { r, b } = await run({ UnionDimension: false, OutputDataType: 'Vector-UV' }, [uu(), depth]);
-    expect(r.info.multidimensional!.variables[0]!.slices.map((s) => s.values)).toEqual([[T(2001), -5], [T(2001), -10], [T(2002), -5], [T(2002), -10]]);
+    expect(r.info.multidimensional!.variables[0]!.slices.map((s) => s.values)).toEqual([
+      [T(2001), -5],
+      [T(2001), -10],
+      [T(2002), -5],
+      [T(2002), -10],
+    ]);
     // Pixel 0: u 3, 3, 0, 0 with v 10, 20, 10, 20.
     expect(b.map((p) => p[0])).toEqual([3, 10, 3, 20, 0, 10, 0, 20]);
     const twoBand = mdRasterOf(g, [{ name: 'u', values: [2001], bandsPerSlice: 2 }], () => 1);
-    expect(catchError(() => applyFunction(vectorField, { Raster2: '$2' }, [twoBand, vv()]))).toMatchObject({ code: 'UNSUPPORTED_INPUT', path: 'rasterFunctionArguments.Raster1' });
+    expect(catchError(() => applyFunction(vectorField, { Raster2: '$2' }, [twoBand, vv()]))).toMatchObject({
+      code: 'UNSUPPORTED_INPUT',
+      path: 'rasterFunctionArguments.Raster1',
+    });
   });
 
   it('tiled equals whole (per-slice NoData)', async () => {
     const W = 60;
     const H = 45;
-    const a = mdRasterOf({ width: W, height: H }, [{ name: 'w', values: [2001, 2002, 2003] }], (x, y, k) => ((x + y + k) % 9 === 0 ? NaN : x - 30 + k));
-    const c = mdRasterOf({ width: W, height: H }, [{ name: 'w', values: [2001, 2002, 2003] }], (x, y, k) => ((2 * x + y + k) % 7 === 0 ? NaN : 20 - y + k));
+    const a = mdRasterOf({ width: W, height: H }, [{ name: 'w', values: [2001, 2002, 2003] }], (x, y, k) =>
+      (x + y + k) % 9 === 0 ? NaN : x - 30 + k,
+    );
+    const c = mdRasterOf({ width: W, height: H }, [{ name: 'w', values: [2001, 2002, 2003] }], (x, y, k) =>
+      (2 * x + y + k) % 7 === 0 ? NaN : 20 - y + k,
+    );
     expect(await tiledVersusWhole(applyFunction(vectorField, { Raster2: '$2' }, [a, c]), [7, 5])).toBeUndefined();
   });
 });

@@ -64,7 +64,13 @@ export const VECTOR_BAND_NAMES: Readonly<Record<VectorDataType, readonly [string
 const args = {
   Raster1: { kind: 'raster', doc: 'U component, or magnitude (single band).' },
   Raster2: { kind: 'raster', doc: 'V component, or direction in degrees (single band).' },
-  InputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, names: VECTOR_DATA_TYPE_NAMES, default: 'Vector-UV', doc: 'What Raster1/Raster2 hold.' },
+  InputDataType: {
+    kind: 'string',
+    values: VECTOR_DATA_TYPES,
+    names: VECTOR_DATA_TYPE_NAMES,
+    default: 'Vector-UV',
+    doc: 'What Raster1/Raster2 hold.',
+  },
   AngleReferenceSystem: {
     kind: 'enum',
     values: [0, 1],
@@ -72,9 +78,23 @@ const args = {
     default: 0,
     doc: 'Directions: 0 geographic (clockwise from north), 1 arithmetic (counter-clockwise from east).',
   },
-  OutputDataType: { kind: 'string', values: VECTOR_DATA_TYPES, names: VECTOR_DATA_TYPE_NAMES, default: 'Vector-MagDir', doc: 'What the two output bands hold.' },
-  MatchVariable: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: pair variables by name; false pairs them by position (u and v variables).' },
-  UnionDimension: { kind: 'boolean', default: true, doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.' },
+  OutputDataType: {
+    kind: 'string',
+    values: VECTOR_DATA_TYPES,
+    names: VECTOR_DATA_TYPE_NAMES,
+    default: 'Vector-MagDir',
+    doc: 'What the two output bands hold.',
+  },
+  MatchVariable: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: pair variables by name; false pairs them by position (u and v variables).',
+  },
+  UnionDimension: {
+    kind: 'boolean',
+    default: true,
+    doc: 'Multidimensional inputs: true = dimension names must match; false = union of the dimensions.',
+  },
 } as const satisfies ArgSchema;
 
 /** 0 copy, 1 UV -> magnitude/direction, 2 magnitude/direction -> UV. */
@@ -97,7 +117,11 @@ function singleBand(info: RasterInfo, name: 'Raster1' | 'Raster2'): void {
   const md = multidimOf(info);
   if (md) {
     const v = md.variables.find((w) => w.bandsPerSlice !== 1);
-    if (v) throw unsupportedInput(at(name), `${name}: the slices of variable ${v.name} have ${v.bandsPerSlice} bands; VectorField needs one band per slice`);
+    if (v)
+      throw unsupportedInput(
+        at(name),
+        `${name}: the slices of variable ${v.name} have ${v.bandsPerSlice} bands; VectorField needs one band per slice`,
+      );
   } else if (info.bandCount !== 1) throw unsupportedInput(at(name), `${name} must have one band, it has ${info.bandCount}`);
   if (isComplex(info.pixelType)) throw unsupportedInput(at(name), `${name} must not be complex (${info.pixelType})`);
 }
@@ -110,7 +134,8 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
   summary: 'Combine U/V or magnitude/direction rasters into a two-band vector raster, converting between the forms.',
   variableName: 'Raster1',
   family: 'vector',
-  verification: 'reference: NumPy goldens (both conversions; multidimensional slice pairing); hand: conversions on compass points and 3-4-5 vectors',
+  verification:
+    'reference: NumPy goldens (both conversions; multidimensional slice pairing); hand: conversions on compass points and 3-4-5 vectors',
   args,
 
   plan(a, inputs, outputType) {
@@ -123,7 +148,12 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     const mode = from === to ? 0 : from === 'Vector-UV' ? 1 : 2;
     const names = VECTOR_BAND_NAMES[to];
     // Multidimensional inputs: one vector per paired slice (seed rule 6).
-    const md = pairSlices([first, second], { matchVariable: a.MatchVariable, unionDimension: a.UnionDimension, at, paths: [at('Raster1'), at('Raster2')] });
+    const md = pairSlices([first, second], {
+      matchVariable: a.MatchVariable,
+      unionDimension: a.UnionDimension,
+      at,
+      paths: [at('Raster1'), at('Raster2')],
+    });
     let info: RasterInfo = {
       ...first,
       bandCount: 2,
@@ -135,7 +165,9 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
       colormap: undefined,
       multidimensional: undefined,
     };
-    const pairs: (readonly [number, number])[] = md ? Array.from({ length: md.sliceCount }, (_, s) => [md.bands[0]![s]![0]!, md.bands[1]![s]![0]!] as const) : [[0, 0]];
+    const pairs: (readonly [number, number])[] = md
+      ? Array.from({ length: md.sliceCount }, (_, s) => [md.bands[0]![s]![0]!, md.bands[1]![s]![0]!] as const)
+      : [[0, 0]];
     if (md) {
       const multidimensional = md.layout(() => 2);
       const bandNames = multidimensional.variables.flatMap((v) =>
@@ -147,7 +179,14 @@ export const vectorField = defineFunction<typeof args, VectorFieldParams>({
     return {
       info,
       halo: 0,
-      params: { a: a.Raster1, b: a.Raster2, pairs, noData: [missingOf(first), missingOf(second)], mode, geographic: a.AngleReferenceSystem === 0 },
+      params: {
+        a: a.Raster1,
+        b: a.Raster2,
+        pairs,
+        noData: [missingOf(first), missingOf(second)],
+        mode,
+        geographic: a.AngleReferenceSystem === 0,
+      },
       align,
       ...(md?.warnings.length ? { warnings: md.warnings } : {}),
     };
