@@ -265,6 +265,17 @@ export function catchError(f: () => unknown): EngineError | undefined {
   return undefined;
 }
 
+/** The EngineError a promise rejects with (any other outcome fails the test). */
+export async function errorOf(p: Promise<unknown>): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof EngineError) return e;
+    throw e;
+  }
+  throw new Error('expected an EngineError');
+}
+
 /** One variable of `mdRasterOf`: slices along one dimension (StdTime: the values are years, 1 January UTC). */
 export interface MdVariable {
   readonly name: string;

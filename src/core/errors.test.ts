@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { memorySource } from '../graph/memory-source.js';
-import { EngineError, ERROR_CODES, ERROR_TABLE } from './errors.js';
+import { catchError } from '../../test/helpers.js';
+import { ERROR_CODES, ERROR_TABLE } from './errors.js';
 import type { RasterInfo } from './pixel-block.js';
 
 describe('ERROR_TABLE', () => {
@@ -21,20 +22,11 @@ describe('ERROR_TABLE', () => {
 
 describe('errors at the public edges are EngineErrors with a path', () => {
   const info = { width: 2, height: 2, bandCount: 1, pixelType: 'U8' } as RasterInfo;
-  const caught = (f: () => unknown): EngineError => {
-    try {
-      f();
-    } catch (e) {
-      if (e instanceof EngineError) return e;
-      throw e;
-    }
-    throw new Error('did not throw');
-  };
 
   it('memorySource names the band, the mask or the band count that does not fit', () => {
-    expect(caught(() => memorySource('m', info, []))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands' });
-    expect(caught(() => memorySource('m', info, [new Uint8Array(3)]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands[0]' });
-    expect(caught(() => memorySource('m', info, [new Uint8Array(4)], new Uint8Array(5)))).toMatchObject({
+    expect(catchError(() => memorySource('m', info, []))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands' });
+    expect(catchError(() => memorySource('m', info, [new Uint8Array(3)]))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bands[0]' });
+    expect(catchError(() => memorySource('m', info, [new Uint8Array(4)], new Uint8Array(5)))).toMatchObject({
       code: 'INVALID_ARGUMENT',
       path: 'mask',
     });

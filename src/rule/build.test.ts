@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { registry } from '../functions/index.js';
 import { createRegistry, type FunctionNode, type SourceNode } from '../graph/types.js';
-import { rasterOf } from '../../test/helpers.js';
+import { rasterOf, errorOf } from '../../test/helpers.js';
 import { buildGraph, describeResolution, planRule, resolveRule, type SourceResolver } from './build.js';
 import { createTemplates } from './templates.js';
 
@@ -16,16 +16,6 @@ const resolveSource: SourceResolver = async (ref, path) => {
   return s;
 };
 const build = (rule: unknown, templates = createTemplates()) => buildGraph(rule, { registry, templates, resolveSource });
-
-async function errorOf(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof EngineError) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
-}
 
 describe('rule shapes', () => {
   it('matches function and argument names in any case and answers with the canonical spelling', () => {

@@ -9,7 +9,7 @@ import { EngineError, type Issue } from '../core/errors.js';
 import { registry } from '../functions/index.js';
 import { render } from '../graph/render.js';
 import type { FunctionNode, SourceNode } from '../graph/types.js';
-import { rasterOf } from '../../test/helpers.js';
+import { rasterOf, errorOf } from '../../test/helpers.js';
 import { buildGraph, describeResolution, resolveRule, type SourceResolver } from './build.js';
 
 const dem = rasterOf({ width: 20, height: 16, cellSize: 30 }, (x, y) => 100 + 3 * x + 2 * y + ((x * y) % 7));
@@ -29,16 +29,6 @@ function argsOf(rule: unknown): Record<string, unknown> {
   expect(r.issues).toEqual([]);
   const d = describeResolution(r.root!);
   return d.nodes.find((n) => n.id === d.root)!.rasterFunctionArguments as Record<string, unknown>;
-}
-
-async function errorOf(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof EngineError) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
 }
 
 const pixels = async (rule: unknown) => {
