@@ -171,6 +171,19 @@ describe('readParams (§0.1)', () => {
   });
 });
 
+describe('Params.list (§0.1.4)', () => {
+  it('accepts comma-joined text and JSON arrays, and names a bad value', async () => {
+    const q = new URLSearchParams({ groups: ' a, b ,,c ', json: '["x", 2]', empty: '', bad: '[1,', objs: '[{"a":1}]' });
+    const p = await readParams(new Request(URL_BASE + '?' + q.toString()));
+    expect(p.list('GROUPS')).toEqual(['a', 'b', 'c']);
+    expect(p.list('json')).toEqual(['x', '2']);
+    expect(p.list('empty')).toEqual([]);
+    expect(p.list('none')).toBeUndefined();
+    expect(thrown(() => p.list('bad'))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'bad' });
+    expect(thrown(() => p.list('objs'))).toMatchObject({ code: 'INVALID_ARGUMENT', path: 'objs' });
+  });
+});
+
 describe('respond and f (§0.2)', () => {
   const value = { token: 'x<y>&"z\'', n: 1 };
 

@@ -46,6 +46,11 @@ export interface Params {
   has(name: string): boolean;
   /** `true`/`false` in any case (§0.1.4); absent -> undefined; anything else -> INVALID_ARGUMENT. */
   bool(name: string): boolean | undefined;
+  /**
+   * A list of scalars (§0.1.4): a JSON array of strings/numbers, or comma-joined text (items trimmed,
+   * empty items dropped); absent -> undefined; a JSON array holding anything else -> INVALID_ARGUMENT.
+   */
+  list(name: string): string[] | undefined;
   /** Every parameter in arrival order, query first, names as sent. */
   readonly entries: readonly RawParam[];
   /** File parts of a multipart body, by lower-cased name (last one wins). */
@@ -110,12 +115,34 @@ export async function readParams(req: Request, options: ReadParamsOptions = {}):
       if (t === 'false') return false;
       throw new EngineError('INVALID_ARGUMENT', `'${name}' must be true or false, got '${v}'`, { path: name });
     },
+    list: (name) => parseList(name, byName.get(name.toLowerCase())),
     entries,
     file: (name) => fileByName.get(name.toLowerCase()),
     files,
   };
   parsed.set(req, params);
   return params;
+}
+
+function parseList(name: string, v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  if (t.startsWith('[')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(t);
+    } catch {
+      throw new EngineError('INVALID_ARGUMENT', `'${name}' is not a valid JSON array`, { path: name });
+    }
+    if (!Array.isArray(json) || !json.every((x) => typeof x === 'string' || typeof x === 'number')) {
+      throw new EngineError('INVALID_ARGUMENT', `'${name}' must be a JSON array of strings or numbers`, { path: name });
+    }
+    return json.map(String);
+  }
+  return t
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 async function readBody(req: Request, limit: number): Promise<Uint8Array> {
