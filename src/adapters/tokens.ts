@@ -170,8 +170,8 @@ export async function issueToken(ring: KeyRing, options: IssueOptions): Promise<
 }
 
 export interface VerifyOptions {
-  /** The audience of the endpoint being called; the token's `aud` must equal it. */
-  readonly audience: string;
+  /** The audience(s) the endpoint accepts; the token's `aud` must equal one of them. */
+  readonly audience: string | readonly string[];
   /** What the binding is checked against: the `Referer` header and the client address (§0.5). */
   readonly request: { readonly referer?: string | undefined; readonly ip: string };
   /** Defaults to the ring's clock. */
@@ -212,7 +212,8 @@ export async function verifyToken(ring: KeyRing, token: string, options: VerifyO
   const claims = parseClaims(payloadBytes, kid);
   const now = options.now ?? ring.clock.now();
   if (now >= claims.exp) throw new EngineError('TOKEN_EXPIRED', 'the token has expired');
-  if (claims.aud !== options.audience) throw invalid('issued for another audience');
+  const audiences: readonly string[] = typeof options.audience === 'string' ? [options.audience] : options.audience;
+  if (!audiences.includes(claims.aud)) throw invalid('issued for another audience');
   if (!bindingMatches(claims.bind, options.request)) throw invalid('ClientID does not match');
   const revokedAt = revokedSubjects[claims.sub];
   if (revokedAt !== undefined && claims.iat < revokedAt) throw invalid('revoked');

@@ -3,7 +3,7 @@
  * JSON path into the rendering rule (or the request parameter) that caused it. Thrown while parsing
  * and planning, never inside kernels. `ERROR_TABLE` below is total over the codes
  * (`Record<ErrorCode, ...>`), so a new code that nobody maps is a compile error; the CLI takes its exit
- * status from it, and the protocol adapters (not written yet) are to take their HTTP status and message.
+ * status from it, and the protocol adapters take their HTTP status and message from it.
  */
 export const ERROR_CODES = [
   'INVALID_RULE',
@@ -22,6 +22,10 @@ export const ERROR_CODES = [
   'EXPIRATION_TOO_LONG',
   'SERVER_NOT_REGISTERED',
   'LOCATION_NOT_ACCESSIBLE',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'TOO_MANY_ATTEMPTS',
   'ABORTED',
   'INTERNAL',
 ] as const;
@@ -55,6 +59,14 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   EXPIRATION_TOO_LONG: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to generate token.' },
   SERVER_NOT_REGISTERED: { exitStatus: 1, httpStatus: 400, protocolMessage: 'Unable to generate token.' },
   LOCATION_NOT_ACCESSIBLE: { exitStatus: 1, httpStatus: 500, protocolMessage: 'The location is not accessible.' },
+  FORBIDDEN: {
+    exitStatus: 1,
+    httpStatus: 403,
+    protocolMessage: 'You do not have permissions to access this resource or perform this operation.',
+  },
+  NOT_FOUND: { exitStatus: 1, httpStatus: 404, protocolMessage: 'Not found.' },
+  CONFLICT: { exitStatus: 1, httpStatus: 409, protocolMessage: 'The operation conflicts with one in progress.' },
+  TOO_MANY_ATTEMPTS: { exitStatus: 1, httpStatus: 429, protocolMessage: 'Unable to generate token.' },
   ABORTED: { exitStatus: 1, httpStatus: 499, protocolMessage: 'The request was cancelled.' },
   INTERNAL: { exitStatus: 1, httpStatus: 500, protocolMessage: 'Error performing the operation.' },
 };
