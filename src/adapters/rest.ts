@@ -18,6 +18,17 @@ export type HandlerFactory<D> = (deps: D) => Handler;
 /** Identity that types an endpoint factory, so every adapter declares its deps the same way. */
 export const handler = <D>(factory: HandlerFactory<D>): HandlerFactory<D> => factory;
 
+/**
+ * One mounted endpoint. Each adapter family exports `xxxRoutes(deps): Route[]` and the host mounts
+ * them as they are: `path` is a Hono path pattern (`/server/admin/services/*`), `method` `ALL` takes
+ * every method (the handler answers 405 itself where the protocol wants a body for it).
+ */
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'ALL';
+  readonly path: string;
+  readonly handler: Handler;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parameters (§0.1)
 

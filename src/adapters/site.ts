@@ -3,6 +3,7 @@
  * store interface that holds them, the site configuration, and the deps bundle. The embedded SQLite
  * store lives in `server/`; a networked store implements the same interface. Nothing here does I/O.
  */
+import { EngineError } from '../core/errors.js';
 import type { Clock, KeyRing } from './tokens.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -324,3 +325,59 @@ export function clientAddress(req: Request, config: Pick<SiteConfig, 'trustedPro
 
 /** The public origin of the site for URLs in answers: the configured one, else the request's. */
 export const originOf = (req: Request, config: Pick<SiteConfig, 'publicOrigin'>): string => config.publicOrigin ?? new URL(req.url).origin;
+
+// ---------------------------------------------------------------------------------------------
+// Service definitions and the site-backup lock
+
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,119}$/;
+
+/**
+ * A service definition as createService and `--config` take it:
+ * `{serviceName, type, folderName?, description?, properties?}`. Errors name the field under `path`.
+ */
+export function parseServiceDefinition(json: unknown, now: number, path = 'service'): ServiceRecord {
+  const at = (k: string): string => `${path}.${k}`;
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new EngineError('INVALID_ARGUMENT', `${path} must be a JSON object`, { path, details: [`'${path}' must be a JSON object.`] });
+  }
+  const o = json as Record<string, unknown>;
+  const problems: string[] = [];
+  const name = o['serviceName'];
+  if (typeof name !== 'string' || !NAME.test(name)) problems.push(`'serviceName' must be 1 to 120 letters, digits, '_' or '-'.`);
+  const type = o['type'];
+  if (typeof type !== 'string' || !(SERVICE_TYPES as readonly string[]).includes(type)) {
+    problems.push(`'type' must be one of ${SERVICE_TYPES.join(', ')}.`);
+  }
+  const folder = o['folderName'] ?? o['folder'] ?? '';
+  if (typeof folder !== 'string' || (folder !== '' && !NAME.test(folder)))
+    problems.push(`'folderName' must be letters, digits, '_' or '-'.`);
+  const props = o['properties'] ?? {};
+  if (typeof props !== 'object' || props === null || Array.isArray(props)) problems.push(`'properties' must be a JSON object.`);
+  const description = o['description'];
+  if (description !== undefined && typeof description !== 'string') problems.push(`'description' must be a string.`);
+  if (problems.length > 0) {
+    throw new EngineError('INVALID_ARGUMENT', `invalid service definition: ${problems.join(' ')}`, {
+      path: at('serviceName'),
+      details: problems,
+    });
+  }
+  return {
+    folder: folder as string,
+    serviceName: name as string,
+    type: type as ServiceType,
+    properties: props as Record<string, unknown>,
+    ...(description === undefined ? {} : { description: description as string }),
+    created: now,
+  };
+}
+
+/** The store lock exportSite holds while it runs. */
+export const SITE_BACKUP_LOCK = 'exportSite';
+
+/** Throws CONFLICT (409) while a site export runs: admin configuration changes wait for it (seed §4). */
+export async function assertNoSiteBackup(deps: Pick<SiteDeps, 'store'>): Promise<void> {
+  if ((await deps.store.lockHolder(SITE_BACKUP_LOCK)) !== undefined) {
+    const msg = 'A site backup is in progress. Configuration changes are not allowed until it completes.';
+    throw new EngineError('CONFLICT', msg, { details: [msg] });
+  }
+}
