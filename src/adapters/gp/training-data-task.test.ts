@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -291,6 +291,15 @@ describe('submitJob: bad parameters are refused before a job exists', () => {
     expect(e.details).toHaveLength(1);
     expect(e.details[0]).toContain('outputLocation');
     expect(e.details[0]).toContain(why);
+  });
+
+  it('a symbolic link inside the data folder cannot lead the output elsewhere', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'rf-gp-outside-'));
+    symlinkSync(outside, join(site.config.dataDir, 'link'));
+    const e = errorOf((await submit(FORM(join(site.config.dataDir, 'link', 'chips')))).body);
+    expect(e.details).toHaveLength(1);
+    expect(e.details[0]).toContain('is outside the folders this server may write to');
+    rmSync(outside, { recursive: true, force: true });
   });
 
   it('an absolute path inside the data folder is allowed', async () => {

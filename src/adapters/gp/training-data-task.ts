@@ -12,7 +12,8 @@
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
  */
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
 import { parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
@@ -165,8 +166,27 @@ async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRe
 
 const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
+/**
+ * A path with symbolic links resolved as far as it exists (the rest appended), so that a link
+ * inside a writable root cannot lead a job's output elsewhere.
+ */
+function realish(p: string): string {
+  const rest: string[] = [];
+  let at = resolve(p);
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      const parent = dirname(at);
+      if (parent === at) return resolve(p);
+      rest.push(basename(at));
+      at = parent;
+    }
+  }
+}
+
 const inside = (root: string, p: string): boolean => {
-  const rel = relative(resolve(root), p);
+  const rel = relative(realish(root), realish(p));
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 };
 
