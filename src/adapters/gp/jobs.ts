@@ -118,7 +118,11 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     const started = deps.clock.now();
     const wall = performance.now();
     let lastWrite = -Infinity;
-    await update(job, { status: 'geoJobExecuting', messages: [...job.record.messages, info('Executing...')] });
+    const startTime = new Date(started).toISOString().replace('T', ' ').slice(0, 19);
+    await update(job, {
+      status: 'geoJobExecuting',
+      messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
+    });
     try {
       const summary = await run(job.params, {
         signal: job.controller.signal,
@@ -145,7 +149,6 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         job,
         'geoJobSucceeded',
         [
-          info(`Start Time: ${new Date(started).toISOString().replace('T', ' ').slice(0, 19)}`),
           info(`Exported ${summary.chips} chips with ${summary.labels} labels to ${summary.outputLocation}`),
           info(`Succeeded (Elapsed Time: ${elapsed} seconds)`),
         ],
@@ -205,8 +208,9 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         done,
         finish,
       };
+      // The first write is awaited and its failure is the caller's: no job is answered that the store lacks.
+      await deps.store.putJob(job.record);
       live.set(id, job);
-      await update(job, {});
       const submitted = job.record;
       // Submitted -> Waiting in the queue -> Executing when a slot frees.
       void update(job, { status: 'geoJobWaiting' });
