@@ -8,7 +8,7 @@ import { rect } from '../../core/rect.js';
 import { encodeGeoTiff } from '../../io/encode-tiff.js';
 import { openSite } from '../../server/site.js';
 import { openSqliteStore } from '../../server/sqlite-store.js';
-import { gridInfo } from '../../../test/helpers.js';
+import { gridInfo, runCli } from '../../../test/helpers.js';
 import { ADMIN_AUDIENCE, jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import { issueToken } from '../tokens.js';
 import { serverAudience } from '../auth.js';
@@ -131,7 +131,7 @@ function controllable() {
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('the proof: an export over REST equals the chipper run on the same parameters', () => {
-  it('POST submit, poll to success, same files and bytes as exportTrainingData', async () => {
+  it('POST submit, poll to success, same files and bytes as exportTrainingData and `rasterflow chip`', { timeout: 60_000 }, async () => {
     await start();
     const { body } = await submit(FORM('run1'));
     expect(body['jobStatus']).toBe('geoJobSubmitted');
@@ -182,6 +182,25 @@ describe('the proof: an export over REST equals the chipper run on the same para
     expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
     expect(a.size).toBeGreaterThan(5);
     for (const [name, bytes] of b) expect(a.get(name)?.equals(bytes), name).toBe(true);
+    // And `rasterflow chip params.json`, the command line on the same parameters.
+    const viaCli = join(dir, 'cli1');
+    const paramsFile = join(dir, 'params1.json');
+    writeFileSync(
+      paramsFile,
+      JSON.stringify({
+        inputRaster: { url: rasterPath },
+        inputClassData: { url: labelPath },
+        outputLocation: viaCli,
+        tileSize: { x: 10, y: 10 },
+        bufferRadius: 2,
+        metadataFormat: 'PASCAL_VOC_rectangles',
+      }),
+    );
+    const r = runCli(['chip', paramsFile]);
+    expect(r.code, r.stderr).toBe(0);
+    const c = snapshot(viaCli);
+    expect([...c.keys()].sort()).toEqual([...a.keys()].sort());
+    for (const [name, bytes] of c) expect(a.get(name)?.equals(bytes), name).toBe(true);
 
     // The record in the store and the event.
     const rec = await site.store.getJob(jobId);
