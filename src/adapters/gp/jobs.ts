@@ -1,0 +1,289 @@
+/**
+ * Persistent geoprocessing jobs of the training-data export (training-data-export.md §11): every
+ * job is a JobRecord in the site store, written on each status change (progress at most about once
+ * a second), so that `jobs/<id>` answers from the store and a job's outcome survives a restart.
+ * Jobs run in this process, one at a time by default, in submission order; cancellation is
+ * cooperative between chips (the chipper checks its AbortSignal).
+ */
+import { randomBytes } from 'node:crypto';
+import { EngineError } from '../../core/errors.js';
+import { exportTrainingData, type ExportOptions, type ExportSummary } from '../../chipper/export.js';
+import { TERMINAL, type JobMessage, type JobStatus } from '../../chipper/job.js';
+import type { TilePool } from '../../graph/render.js';
+import type { JobRecord, SiteDeps } from '../site.js';
+
+export const TASK_NAME = 'ExportTrainingDataforDeepLearning';
+/** The `task` of the job records. */
+export const TASK_KEY = `System/RasterAnalysisTools/${TASK_NAME}`;
+/** The serviceKey events of these jobs belong to (webhooks of the GP service). */
+export const SERVICE_KEY = 'System/RasterAnalysisTools.GPServer';
+
+export type JobDeps = Pick<SiteDeps, 'store' | 'clock' | 'emit' | 'log'>;
+
+export interface JobRunnerOptions {
+  /** The task a job runs (default exportTrainingData); tests give a controllable one. */
+  readonly run?: (params: unknown, options: ExportOptions) => Promise<ExportSummary>;
+  readonly pool?: TilePool;
+  /** Jobs executing at once (default 1). */
+  readonly concurrency?: number;
+  /** Least time between two progress writes to the store, ms (default 1000). */
+  readonly progressIntervalMs?: number;
+}
+
+export interface JobRunner {
+  /** Records a new job (geoJobSubmitted), queues it (geoJobWaiting) and answers the record as submitted. */
+  submit(owner: string, inputs: Readonly<Record<string, unknown>>, params: Readonly<Record<string, unknown>>): Promise<JobRecord>;
+  /**
+   * Cancels a waiting job (geoJobCancelled at once) or an executing one (geoJobCancelling, then
+   * geoJobCancelled when the chipper stops); any other status is an INVALID_ARGUMENT error and the
+   * job goes on.
+   */
+  cancel(jobId: string): Promise<JobRecord>;
+  /** Resolves when the job has ended (at once for a job that is not running here). */
+  settled(jobId: string): Promise<void>;
+  /** Cancels every job that has not ended and waits until each is recorded as cancelled. */
+  close(): Promise<void>;
+}
+
+interface Live {
+  record: JobRecord;
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly controller: AbortController;
+  writes: Promise<void>;
+  readonly done: Promise<void>;
+  finish(): void;
+}
+
+const info = (description: string): JobMessage => ({ type: 'geoJobMessageTypeInformative', description });
+const error = (description: string): JobMessage => ({ type: 'geoJobMessageTypeError', description });
+
+export const isTerminal = (status: string): boolean => TERMINAL.has(status as JobStatus) || status === 'expectedFailure';
+
+const CHANGE_TYPES: Partial<Record<JobStatus, string>> = {
+  geoJobSucceeded: 'jobSucceeded',
+  geoJobFailed: 'jobFailed',
+  geoJobTimedOut: 'jobFailed',
+  geoJobCancelled: 'jobCancelled',
+};
+
+/** Raise the event of a job that ended. */
+export function emitEnd(deps: Pick<SiteDeps, 'emit'>, job: JobRecord): void {
+  const changeType = CHANGE_TYPES[job.status as JobStatus];
+  if (changeType === undefined) return;
+  deps.emit({
+    service: SERVICE_KEY,
+    changeType,
+    payload: {
+      jobId: job.id,
+      jobStatus: job.status,
+      task: TASK_NAME,
+      owner: job.owner,
+      submitted: job.created,
+      ended: job.updated,
+      ...(job.results ? { results: job.results } : {}),
+      messages: job.messages.filter((m) => m.type === 'geoJobMessageTypeError').map((m) => m.description),
+    },
+  });
+}
+
+export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): JobRunner {
+  const run = options.run ?? exportTrainingData;
+  const concurrency = options.concurrency ?? 1;
+  const interval = options.progressIntervalMs ?? 1000;
+  const live = new Map<string, Live>();
+  const queue: Live[] = [];
+  let running = 0;
+  let closing = false;
+
+  /** Update the job and queue its write after the earlier ones (so the store never goes back in time). */
+  const update = (job: Live, patch: Partial<JobRecord>, drop: readonly (keyof JobRecord)[] = []): Promise<void> => {
+    const next: Record<string, unknown> = { ...job.record, ...patch, updated: deps.clock.now() };
+    for (const k of drop) delete next[k];
+    const snapshot = next as unknown as JobRecord;
+    job.record = snapshot;
+    job.writes = job.writes
+      .then(() => deps.store.putJob(snapshot))
+      .catch((e: unknown) => deps.log.warn('a job record could not be written', { jobId: snapshot.id, error: String(e) }));
+    return job.writes;
+  };
+
+  const end = async (job: Live, status: JobStatus, messages: readonly JobMessage[], results?: Record<string, unknown>): Promise<void> => {
+    await update(job, { status, messages: [...job.record.messages, ...messages], ...(results ? { results } : {}) }, ['progress']);
+    live.delete(job.record.id);
+    emitEnd(deps, job.record);
+    job.finish();
+  };
+
+  const execute = async (job: Live): Promise<void> => {
+    const started = deps.clock.now();
+    const wall = performance.now();
+    let lastWrite = -Infinity;
+    const startTime = new Date(started).toISOString().replace('T', ' ').slice(0, 19);
+    await update(job, {
+      status: 'geoJobExecuting',
+      messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
+    });
+    try {
+      const summary = await run(job.params, {
+        signal: job.controller.signal,
+        ...(options.pool ? { pool: options.pool } : {}),
+        onProgress: (p) => {
+          if (job.record.status !== 'geoJobExecuting') return;
+          const progress = {
+            type: 'step' as const,
+            message: p.message === 'done' ? 'Writing metadata' : 'Exporting image chips',
+            percent: Math.min(100, Math.floor((100 * p.done) / Math.max(1, p.total))),
+          };
+          // Throttled: the store sees at most one progress write per interval.
+          const t = performance.now();
+          if (t - lastWrite < interval) {
+            job.record = { ...job.record, progress };
+            return;
+          }
+          lastWrite = t;
+          void update(job, { progress });
+        },
+      });
+      const elapsed = ((performance.now() - wall) / 1000).toFixed(2);
+      await end(
+        job,
+        'geoJobSucceeded',
+        [
+          info(`Exported ${summary.chips} chips with ${summary.labels} labels to ${summary.outputLocation}`),
+          info(`Succeeded (Elapsed Time: ${elapsed} seconds)`),
+        ],
+        { outLocation: { uri: summary.outputLocation } },
+      );
+    } catch (e) {
+      if (job.controller.signal.aborted) {
+        await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
+      } else {
+        const err = e instanceof EngineError ? e : new EngineError('INTERNAL', String((e as Error)?.message ?? e));
+        const shown =
+          err.code === 'INTERNAL' ? 'An internal error stopped the export.' : err.path ? `${err.path}: ${err.message}` : err.message;
+        if (err.code === 'INTERNAL') deps.log.warn('a training-data job crashed', { jobId: job.record.id, error: err.message });
+        await end(job, 'geoJobFailed', [error(shown), error('Failed.')]);
+      }
+    }
+  };
+
+  const pump = (): void => {
+    while (running < concurrency && queue.length > 0) {
+      const job = queue.shift()!;
+      if (job.record.status !== 'geoJobWaiting') continue;
+      running++;
+      void execute(job).finally(() => {
+        running--;
+        pump();
+      });
+    }
+  };
+
+  const notCancellable = (id: string, status: string): EngineError =>
+    new EngineError('INVALID_ARGUMENT', `job ${id} is ${status} and cannot be cancelled`, {
+      details: [`Job '${id}' cannot be cancelled: its status is ${status}.`],
+    });
+
+  return {
+    async submit(owner, inputs, params) {
+      if (closing) throw new EngineError('CONFLICT', 'the server is shutting down', { details: ['The server is shutting down.'] });
+      const now = deps.clock.now();
+      const id = `j${randomBytes(16).toString('hex')}`;
+      let finish!: () => void;
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      const job: Live = {
+        record: {
+          id,
+          task: TASK_KEY,
+          status: 'geoJobSubmitted',
+          owner,
+          inputs,
+          messages: [info('Submitted.')],
+          created: now,
+          updated: now,
+        },
+        params,
+        controller: new AbortController(),
+        writes: Promise.resolve(),
+        done,
+        finish,
+      };
+      // The first write is awaited and its failure is the caller's: no job is answered that the store lacks.
+      await deps.store.putJob(job.record);
+      live.set(id, job);
+      const submitted = job.record;
+      // Submitted -> Waiting in the queue -> Executing when a slot frees.
+      void update(job, { status: 'geoJobWaiting' });
+      queue.push(job);
+      pump();
+      return submitted;
+    },
+
+    async cancel(jobId) {
+      const job = live.get(jobId);
+      if (job === undefined) {
+        const rec = await deps.store.getJob(jobId);
+        throw notCancellable(jobId, rec?.status ?? 'unknown');
+      }
+      const status = job.record.status;
+      if (status === 'geoJobWaiting') {
+        await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
+        return job.record;
+      }
+      if (status === 'geoJobExecuting') {
+        await update(job, { status: 'geoJobCancelling' }, ['progress']);
+        job.controller.abort(new Error('cancelled'));
+        return job.record;
+      }
+      throw notCancellable(jobId, status);
+    },
+
+    settled(jobId) {
+      return live.get(jobId)?.done ?? Promise.resolve();
+    },
+
+    async close() {
+      closing = true;
+      const jobs = [...live.values()];
+      for (const job of jobs) {
+        // Submitted jobs are about to wait: let their Waiting write land first.
+        await job.writes;
+        if (job.record.status === 'geoJobWaiting' || job.record.status === 'geoJobExecuting') {
+          await this.cancel(job.record.id).catch(() => undefined);
+        }
+      }
+      await Promise.all(jobs.map((j) => j.done.then(() => j.writes)));
+    },
+  };
+}
+
+/**
+ * Start-up: jobs the store holds as not ended were running when the server stopped. They are
+ * marked geoJobFailed with a message saying why.
+ *
+ * Decision: fail, not resume. A half-written chip folder cannot be trusted (a chip being written
+ * when the process died may be cut short), and the chipper writes the metadata (EMD, EAS, stats)
+ * last, so the folder of an interrupted job is recognisably unfinished; the client submits again
+ * (with `resume: true` to continue from the chipper's journal if it wants).
+ */
+export async function recoverJobs(deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>): Promise<number> {
+  let n = 0;
+  for (const job of await deps.store.listJobs()) {
+    if (isTerminal(job.status)) continue;
+    const { progress: _progress, ...rest } = job;
+    const failed: JobRecord = {
+      ...rest,
+      status: 'geoJobFailed',
+      messages: [
+        ...job.messages,
+        error('The server restarted while the job was running; the job was stopped. Submit it again.'),
+        error('Failed.'),
+      ],
+      updated: deps.clock.now(),
+    };
+    await deps.store.putJob(failed);
+    emitEnd(deps, failed);
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,342 @@
+/**
+ * The training-data export as a geoprocessing service (seed §6; training-data-export.md §11) at
+ * `{services_url}/System/RasterAnalysisTools/GPServer`:
+ *
+ * - `GPServer` — service info; `GPServer/<task>` — task info (parameters)
+ * - `<task>/submitJob` (GET query or POST form) -> `{jobId, jobStatus}`
+ * - `<task>/jobs/<jobId>` (`returnMessages`) — the job, read from the store
+ * - `<task>/jobs/<jobId>/results/outLocation`, `<task>/jobs/<jobId>/inputs/<param>` (after success)
+ * - `<task>/jobs/<jobId>/cancel` (GET or POST)
+ *
+ * Callers: a token for the server, the portal or the admin API; the administrator or publisher
+ * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
+ * or an administrator.
+ */
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { EngineError, withPath, type Issue } from '../../core/errors.js';
+import { parseChipParams } from '../../chipper/params.js';
+import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
+import { readParams, requireHttps, respond, type Handler, type Params, type Route } from '../rest.js';
+import { MessageError, withSharingErrors } from '../sharing/federation.js';
+import { fromTrustedProxy, originOf, type JobRecord, type SiteDeps } from '../site.js';
+import { createJobRunner, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
+
+export { recoverJobs, TASK_NAME, SERVICE_KEY } from './jobs.js';
+
+export const GP_ROOT = '/server/rest/services/System/RasterAnalysisTools/GPServer';
+
+/**
+ * Decision (seed §6 open question: the POST example ends with a different task name than the GET
+ * example): the service answers the task under its documented name and under the variants clients
+ * are seen to use — the desktop tool's spelling with a capital F and the short `ExportTrainingData`
+ * — all routed to the same task. Lookup is exact for these names; anything else is not found.
+ */
+export const TASK_ALIASES: readonly string[] = [TASK_NAME, 'ExportTrainingDataForDeepLearning', 'ExportTrainingData'];
+
+/** Decision: the vendor's `esri` enumeration prefix becomes `geo` (seed Conventions). */
+const ASYNC = 'geoExecutionTypeAsynchronous';
+
+type GpDeps = Pick<SiteDeps, 'store' | 'clock' | 'config' | 'keys' | 'emit' | 'log'>;
+
+interface ParamInfo {
+  readonly name: string;
+  readonly dataType: string;
+  readonly displayName: string;
+  readonly required?: boolean;
+  readonly defaultValue?: unknown;
+  readonly choiceList?: readonly string[];
+}
+
+/** The task's parameters (seed §6 table) with the chipper's defaults. */
+export const TASK_PARAMETERS: readonly ParamInfo[] = [
+  { name: 'inputRaster', dataType: 'GPString', displayName: 'Input Raster', required: true },
+  { name: 'outputLocation', dataType: 'GPString', displayName: 'Output Location', required: true },
+  { name: 'inputClassData', dataType: 'GPString', displayName: 'Input Class Data', required: true },
+  {
+    name: 'chipFormat',
+    dataType: 'GPString',
+    displayName: 'Chip Format',
+    defaultValue: 'TIFF',
+    choiceList: ['TIFF', 'PNG', 'JPEG', 'MRF'],
+  },
+  { name: 'tileSize', dataType: 'GPString', displayName: 'Tile Size', defaultValue: { x: 256, y: 256 } },
+  { name: 'strideSize', dataType: 'GPString', displayName: 'Stride Size', defaultValue: { x: 256, y: 256 } },
+  {
+    name: 'metadataFormat',
+    dataType: 'GPString',
+    displayName: 'Metadata Format',
+    defaultValue: 'PASCAL_VOC_rectangles',
+    choiceList: [
+      'KITTI_rectangles',
+      'PASCAL_VOC_rectangles',
+      'Classified_Tiles',
+      'RCNN_Masks',
+      'Labeled_Tiles',
+      'MultiLabeled_Tiles',
+      'Export_Tiles',
+      'CycleGAN',
+      'Imagenet',
+      'Panoptic_Segmentation',
+    ],
+  },
+  { name: 'classValueField', dataType: 'GPString', displayName: 'Class Value Field' },
+  { name: 'bufferRadius', dataType: 'GPDouble', displayName: 'Buffer Radius' },
+  { name: 'inputMaskPolygons', dataType: 'GPString', displayName: 'Input Mask Polygons' },
+  { name: 'rotationAngle', dataType: 'GPDouble', displayName: 'Rotation Angle', defaultValue: 0 },
+  {
+    name: 'referenceSystem',
+    dataType: 'GPString',
+    displayName: 'Reference System',
+    defaultValue: 'MAP_SPACE',
+    choiceList: ['MAP_SPACE', 'PIXEL_SPACE'],
+  },
+  { name: 'processAllRasterItems', dataType: 'GPBoolean', displayName: 'Process All Raster Items', defaultValue: false },
+  { name: 'blackenAroundFeature', dataType: 'GPBoolean', displayName: 'Blacken Around Feature', defaultValue: false },
+  { name: 'fixChipSize', dataType: 'GPBoolean', displayName: 'Fix Chip Size', defaultValue: true },
+  { name: 'additionalInputRaster', dataType: 'GPString', displayName: 'Additional Input Raster' },
+  { name: 'inputInstanceData', dataType: 'GPString', displayName: 'Input Instance Data' },
+  { name: 'instanceClassValueField', dataType: 'GPString', displayName: 'Instance Class Value Field' },
+  { name: 'minPolygonOverlapRatio', dataType: 'GPDouble', displayName: 'Minimum Polygon Overlap Ratio', defaultValue: 0 },
+  { name: 'context', dataType: 'GPString', displayName: 'Context', defaultValue: { exportAllTiles: false, startIndex: 0 } },
+];
+
+const OUT_PARAM = { name: 'outLocation', dataType: 'GPString', displayName: 'Output Location' } as const;
+
+function serviceInfo(): Record<string, unknown> {
+  return {
+    currentVersion: 11.1,
+    serviceDescription: 'Raster analysis tools: training data for deep learning.',
+    tasks: [TASK_NAME],
+    executionType: ASYNC,
+    resultMapServerName: '',
+    maximumRecords: 1000,
+  };
+}
+
+function taskInfo(): Record<string, unknown> {
+  const param = (p: ParamInfo, direction: 'Input' | 'Output', required: boolean) => ({
+    name: p.name,
+    dataType: p.dataType,
+    displayName: p.displayName,
+    description: '',
+    direction: `geoGPParameterDirection${direction}`,
+    defaultValue: p.defaultValue ?? null,
+    parameterType: required ? 'geoGPParameterTypeRequired' : 'geoGPParameterTypeOptional',
+    category: '',
+    ...(p.choiceList ? { choiceList: p.choiceList } : {}),
+  });
+  return {
+    name: TASK_NAME,
+    displayName: 'Export Training Data For Deep Learning',
+    description: 'Generates training image chips, labels and metadata from imagery and labeled vector or classified raster data.',
+    category: '',
+    helpUrl: '',
+    executionType: ASYNC,
+    parameters: [...TASK_PARAMETERS.map((p) => param(p, 'Input', p.required === true)), param(OUT_PARAM, 'Output', true)],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request steps
+
+const OPERATION_FAILED = 'Unable to complete operation.';
+
+async function caller(deps: GpDeps, req: Request, params: Params): Promise<Caller> {
+  const origin = originOf(req, deps.config);
+  const c = await authenticate(deps, req, {
+    audiences: [serverAudience(`${origin}/server`), PORTAL_AUDIENCE, ADMIN_AUDIENCE],
+    shape: 'sharing',
+    params,
+  });
+  if (c.role !== 'administrator' && c.role !== 'publisher' && !c.privileges.has('geoprocessing')) {
+    throw forbidden(`${c.username} may not run geoprocessing tasks`);
+  }
+  return c;
+}
+
+/** The job, if the caller may see it. Decision: another user's job answers like an unknown one (no existence leak). */
+async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRecord> {
+  const job = await deps.store.getJob(jobId);
+  if (job === undefined || (job.owner !== c.username && !isAdministrator(c))) {
+    throw new MessageError(OPERATION_FAILED, [`Job '${jobId}' does not exist or is not accessible.`]);
+  }
+  return job;
+}
+
+const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
+
+/**
+ * A path with symbolic links resolved as far as it exists (the rest appended), so that a link
+ * inside a writable root cannot lead a job's output elsewhere.
+ */
+function realish(p: string): string {
+  const rest: string[] = [];
+  let at = resolve(p);
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      const parent = dirname(at);
+      if (parent === at) return resolve(p);
+      rest.push(basename(at));
+      at = parent;
+    }
+  }
+}
+
+const inside = (root: string, p: string): boolean => {
+  const rel = relative(realish(root), realish(p));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+/**
+ * Where a job writes: a plain folder name goes to `<dataDir>/jobs/<name>`; an absolute path is
+ * allowed inside the data folder or one of the configured writable roots; anything else is refused.
+ */
+export function resolveOutputLocation(config: GpDeps['config'], value: unknown): { path?: string; issue?: Issue } {
+  const issue = (message: string): { issue: Issue } => ({ issue: { code: 'INVALID_ARGUMENT', path: 'outputLocation', message } });
+  if (value === undefined || value === null || value === '') return issue('outputLocation must be specified');
+  if (typeof value !== 'string') return issue('outputLocation must be a folder name or an absolute path');
+  const v = value.trim();
+  if (FOLDER_NAME.test(v)) return { path: join(config.dataDir, 'jobs', v) };
+  if (isAbsolute(v)) {
+    const p = resolve(v);
+    if ([config.dataDir, ...config.writableRoots].some((root) => inside(root, p))) return { path: p };
+    return issue(`outputLocation ${JSON.stringify(v)} is outside the folders this server may write to`);
+  }
+  return issue(`outputLocation ${JSON.stringify(v)} must be a folder name (letters, digits, '_', '-', '.') or an absolute path`);
+}
+
+const SKIP = new Set(['f', 'token']);
+
+/** The submitted task parameters: JSON text parsed, everything else as sent. */
+function taskInputs(params: Params): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const byLower = new Map<string, string>();
+  for (const e of params.entries) {
+    if (SKIP.has(e.name.toLowerCase())) continue;
+    // The body wins over the query, and a later occurrence over an earlier one: keep one spelling per name.
+    const prev = byLower.get(e.name.toLowerCase());
+    if (prev !== undefined) delete out[prev];
+    byLower.set(e.name.toLowerCase(), e.name);
+    const v = params.get(e.name)!;
+    let value: unknown = v;
+    if (/^\s*[[{]/.test(v)) {
+      try {
+        value = JSON.parse(v);
+      } catch {
+        value = v;
+      }
+    }
+    out[e.name] = value;
+  }
+  return out;
+}
+
+/** Check the parameters as the chipper will; every problem in one error body. */
+function chipParams(deps: GpDeps, inputs: Record<string, unknown>): Record<string, unknown> {
+  const outKey = Object.keys(inputs).find((k) => k.toLowerCase() === 'outputlocation');
+  const out = resolveOutputLocation(deps.config, outKey === undefined ? undefined : inputs[outKey]);
+  const params: Record<string, unknown> = { ...inputs };
+  if (outKey !== undefined) delete params[outKey];
+  params['outputLocation'] = out.path ?? '';
+  const issues: Issue[] = out.issue ? [out.issue] : [];
+  try {
+    parseChipParams(params);
+  } catch (e) {
+    if (!(e instanceof EngineError)) throw e;
+    for (const i of e.issues) if (!(out.issue && i.path === 'outputLocation')) issues.push(i);
+  }
+  if (issues.length > 0) throw new MessageError(OPERATION_FAILED, issues.map(withPath));
+  return params;
+}
+
+function jobView(job: JobRecord, returnMessages: boolean): Record<string, unknown> {
+  const view: Record<string, unknown> = { jobId: job.id, jobStatus: job.status };
+  if (job.status === 'geoJobExecuting' && job.progress) view['progress'] = job.progress;
+  if (job.status === 'geoJobSucceeded') {
+    view['results'] = { outLocation: { paramUrl: 'results/outLocation' } };
+    view['inputs'] = Object.fromEntries(Object.keys(job.inputs).map((k) => [k, { paramUrl: `inputs/${k}` }]));
+  }
+  if (returnMessages) view['messages'] = job.messages;
+  return view;
+}
+
+function requireSucceeded(job: JobRecord, what: string): void {
+  if (job.status !== 'geoJobSucceeded') {
+    throw new MessageError(OPERATION_FAILED, [`Job '${job.id}' has no ${what}: its status is ${job.status}.`]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service
+
+export interface GpService {
+  routes(): Route[];
+  /** Cancels the jobs still waiting or running (they end geoJobCancelled, recorded) — for SIGTERM. */
+  close(): Promise<void>;
+  /** The job runner (tests wait on it). */
+  readonly runner: JobRunner;
+}
+
+export type GpServiceOptions = JobRunnerOptions;
+
+export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): GpService {
+  const runner = createJobRunner(deps, options);
+
+  const handle = async (req: Request): Promise<Response> => {
+    requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
+    const params = await readParams(req);
+    const c = await caller(deps, req, params);
+    const f = params.get('f');
+    const path = new URL(req.url).pathname.slice(GP_ROOT.length);
+    const parts = path
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
+    if (parts.length === 0) return respond(f, serviceInfo());
+    const [task, op, jobId, sub, name, ...more] = parts;
+    if (!TASK_ALIASES.includes(task!))
+      throw new EngineError('NOT_FOUND', `no task ${task}`, { details: [`Task '${task}' does not exist.`] });
+    if (op === undefined) return respond(f, taskInfo());
+
+    if (op === 'submitJob' && jobId === undefined) {
+      const inputs = taskInputs(params);
+      const run = chipParams(deps, inputs);
+      const job = await runner.submit(c.username, inputs, run);
+      return respond(f, { jobId: job.id, jobStatus: job.status });
+    }
+    if (op !== 'jobs' || jobId === undefined || more.length > 0) throw new EngineError('NOT_FOUND', `no resource ${path}`, { issues: [] });
+
+    const job = await visibleJob(deps, c, jobId);
+    if (sub === undefined) return respond(f, jobView(job, params.bool('returnMessages') ?? true));
+    if (sub === 'cancel' && name === undefined) {
+      const after = await runner.cancel(job.id);
+      return respond(f, { jobId: after.id, jobStatus: after.status });
+    }
+    if (sub === 'results' && name !== undefined) {
+      if (name !== OUT_PARAM.name) throw new MessageError(OPERATION_FAILED, [`The task has no result '${name}'.`]);
+      requireSucceeded(job, 'results');
+      return respond(f, { paramName: OUT_PARAM.name, dataType: OUT_PARAM.dataType, value: job.results?.['outLocation'] });
+    }
+    if (sub === 'inputs' && name !== undefined) {
+      requireSucceeded(job, 'inputs');
+      const key = Object.keys(job.inputs).find((k) => k.toLowerCase() === name.toLowerCase());
+      if (key === undefined) throw new MessageError(OPERATION_FAILED, [`Job '${job.id}' has no input '${name}'.`]);
+      const dataType = TASK_PARAMETERS.find((p) => p.name.toLowerCase() === key.toLowerCase())?.dataType ?? 'GPString';
+      return respond(f, { paramName: key, dataType, value: job.inputs[key] });
+    }
+    throw new EngineError('NOT_FOUND', `no resource ${path}`, { issues: [] });
+  };
+
+  const handler: Handler = withSharingErrors(handle);
+  return {
+    runner,
+    routes: () => [
+      { method: 'ALL', path: GP_ROOT, handler },
+      { method: 'ALL', path: `${GP_ROOT}/*`, handler },
+    ],
+    close: () => runner.close(),
+  };
+}
