@@ -104,6 +104,14 @@ describe('exportSite: method, transport and caller (§0, §6)', () => {
     expect(await pjson.text()).toBe('{\n  "status": "success"\n}');
   });
 
+  it('an unknown f is refused in the admin shape before anything is written', async () => {
+    const site = await adminSite();
+    const { body } = await exportOnce(site, { f: 'xml', location: site.config.dataDir });
+    expect(body).toEqual({ status: 'error', messages: ["'f' must be one of html, json, pjson."], code: 400 });
+    expect(readdirSync(site.config.dataDir).filter((n) => n.endsWith('.agssite'))).toEqual([]);
+    expect(existsSync(downloadDir(site.config))).toBe(false);
+  });
+
   it('exportSiteRoutes mounts the export and the download', () => {
     return adminSite().then((site) => {
       expect(exportSiteRoutes(site).map((r) => [r.method, r.path])).toEqual([
@@ -311,6 +319,9 @@ describe('exportSite without location: download (§3.2)', () => {
     expect(Buffer.from(await viaQuery.arrayBuffer()).equals(onDisk)).toBe(true);
     const viaBody = await dl(siteRequest(`/server/admin/exportSite/download/${NAME}`, { form: { token } }));
     expect(Buffer.from(await viaBody.arrayBuffer()).equals(onDisk)).toBe(true);
+    const head = await dl(siteRequest(`/server/admin/exportSite/download/${NAME}?token=${token}`, { method: 'HEAD' }));
+    expect(head.headers.get('content-length')).toBe(String(onDisk.length));
+    expect(await head.text()).toBe('');
     expect(JSON.parse(entriesOf(onDisk)['manifest.json']!).counts.services).toBe(3);
   });
 

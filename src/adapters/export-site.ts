@@ -14,12 +14,14 @@ import { ADMIN_AUDIENCE, authenticate, PORTAL_AUDIENCE, requireAdministrator } f
 import {
   errorResponse,
   escapeHtml,
+  parseFormat,
   readParams,
   requireHttps,
   requirePost,
   respond,
   withRestErrors,
   type Params,
+  type ReadParamsOptions,
   type Route,
 } from './rest.js';
 import {
@@ -88,8 +90,26 @@ export function adminAnswer(
   multipart = false,
 ): Response {
   const f = params.get('f');
-  if (f === undefined || f === '' || f.toLowerCase() === 'html') return adminPage(operation, action, fields, value, multipart);
+  if (parseFormat(f) === 'html') return adminPage(operation, action, fields, value, multipart);
   return respond(f, value, { noStore: true });
+}
+
+/**
+ * The admin gate every operation here runs first: parameters, a known `f` (checked before any work,
+ * so that an export is never written and then answered with a format error; admin shape), HTTPS when
+ * allSSL, POST, and a default administrator's token (admin or portal audience).
+ */
+export async function adminGate(
+  deps: Pick<SiteDeps, 'store' | 'keys' | 'config'>,
+  req: Request,
+  options: ReadParamsOptions = {},
+): Promise<Params> {
+  const params = await readParams(req, options);
+  parseFormat(params.get('f'));
+  requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
+  requirePost(req);
+  await adminCaller(deps, req, params);
+  return params;
 }
 
 /** `validate` as protocols.md §3.2 words it: true/false in any case, default false. */
@@ -133,11 +153,7 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
   const opts = deps.options ?? {};
   const write = opts.writeArchive ?? writeArchiveFile;
   return withRestErrors('admin', async (req) => {
-    // Parameters first, so that even the transport errors answer in the `f` the body asks for.
-    const params = await readParams(req);
-    requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
-    requirePost(req);
-    await adminCaller(deps, req, params);
+    const params = await adminGate(deps, req);
     const validate = parseValidate(params);
     const raw = params.get('location');
     const location = raw === undefined || raw.trim() === '' ? undefined : raw.trim();

@@ -14,10 +14,10 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { EngineError } from '../core/errors.js';
-import { adminAnswer, adminCaller, EXPORT_LOCK_TTL_MS, withSiteBackupLock } from './export-site.js';
-import { readParams, requireHttps, requirePost, withRestErrors, type Route } from './rest.js';
+import { adminAnswer, adminGate, EXPORT_LOCK_TTL_MS, withSiteBackupLock } from './export-site.js';
+import { withRestErrors, type Route } from './rest.js';
 import { checkLocation, decodeArchive, LOG_SETTINGS_KEY, PRIMARY_OWNER, type SiteArchive } from './site-archive.js';
-import { fromTrustedProxy, serviceKey, type SiteDeps, type SiteStore, type UserRecord } from './site.js';
+import { serviceKey, type SiteDeps, type SiteStore, type UserRecord } from './site.js';
 import { revokeSubject } from './tokens.js';
 
 export const IMPORT_SITE_PATH = '/server/admin/importSite';
@@ -209,11 +209,7 @@ export async function restoreSite(deps: ImportSiteDeps, archive: SiteArchive): P
 
 export function importSiteHandler(deps: ImportSiteDeps) {
   return withRestErrors('admin', async (req) => {
-    // Parameters first, so that even the transport errors answer in the `f` the body asks for.
-    const params = await readParams(req, { maxBodyBytes: MAX_IMPORT_BYTES });
-    requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
-    requirePost(req);
-    await adminCaller(deps, req, params);
+    const params = await adminGate(deps, req, { maxBodyBytes: MAX_IMPORT_BYTES });
     const raw = params.get('location');
     const location = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
     const upload = params.file('file');
