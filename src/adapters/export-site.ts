@@ -45,6 +45,7 @@ import { fromTrustedProxy, originOf, SITE_BACKUP_LOCK, type SiteDeps } from './s
 export const EXPORT_SITE_PATH = '/server/admin/exportSite';
 export const DOWNLOAD_PATH = `${EXPORT_SITE_PATH}/download`;
 
+// Decision: 10 minutes; the lock is released in `finally`, so the TTL only matters when the process dies.
 /** How long the export lock lives if its holder dies without releasing it. */
 export const EXPORT_LOCK_TTL_MS = 10 * 60 * 1000;
 

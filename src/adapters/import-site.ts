@@ -23,6 +23,7 @@ import { revokeSubject } from './tokens.js';
 export const IMPORT_SITE_PATH = '/server/admin/importSite';
 
 /** Largest upload accepted by importSite (archives are configuration only, so this is generous). */
+// Decision: uploads up to 256 MiB (the shared default of 10 MiB is too small for a large site).
 export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 
 export interface ImportSiteOptions {
@@ -138,6 +139,7 @@ export async function restoreSite(deps: ImportSiteDeps, archive: SiteArchive): P
     const { primary: _primary, ...rest } = u as UserRecord & { primary?: boolean };
     users.push(rest);
   }
+  // Decision: a site has one organization; records of the exported one move to this site's id.
   const org = (portalId: string) => (portalId === archive.manifest.organization ? deps.config.portalId : portalId);
   const oauthApps = archive.oauthApps.map((a) => {
     if (a.owner !== PRIMARY_OWNER) return a;
@@ -154,6 +156,7 @@ export async function restoreSite(deps: ImportSiteDeps, archive: SiteArchive): P
     identityProviders: archive.identityProviders.map((i) => ({ ...i, portalId: org(i.portalId) })),
     federatedServers: [...archive.federatedServers],
     oauthApps,
+    // An archive without log settings (null) leaves the site's own in place (the store cannot unset a setting).
     logSettings: archive.logSettings ?? undefined,
   };
   const zero = (): RestoreCounts => ({
@@ -183,6 +186,8 @@ export async function restoreSite(deps: ImportSiteDeps, archive: SiteArchive): P
       cause: e,
     });
   }
+  // Decision: a user removed by the restore, or whose password hash it changes, is signed out everywhere
+  // (tokens issued before now refused, OAuth grants deleted), as after a password change.
   const newUsers = new Map(users.map((u) => [u.username, u]));
   const revoked = before.users.filter((u) => !u.primary && newUsers.get(u.username)?.passwordHash !== u.passwordHash);
   for (const u of revoked) {
@@ -213,6 +218,7 @@ export function importSiteHandler(deps: ImportSiteDeps) {
     const raw = params.get('location');
     const location = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
     const upload = params.file('file');
+    // Decision: exactly one source; both or neither is a 400 naming the two parameters.
     if (location !== undefined && upload !== undefined) throw invalid(`Give either 'location' or 'file', not both.`);
     if (location === undefined && upload === undefined) {
       throw invalid(`'location' (the path of an .agssite file) or an uploaded 'file' is required.`);

@@ -44,6 +44,8 @@ export const ARCHIVE_FORMAT_VERSION = 1;
 export const ARCHIVE_PRODUCT = 'rasterflow';
 export const ARCHIVE_EXTENSION = '.agssite';
 
+// Decision: rasterflow's log settings live in this site setting (level, retention...); an export carries
+// it (null when never set) and a restore puts it back. It holds no secret.
 /** The site setting holding log settings (level, retention...), carried by exports when set. */
 export const LOG_SETTINGS_KEY = 'logSettings';
 
@@ -66,6 +68,8 @@ export type ArchiveItemKind = keyof typeof ARCHIVE_ENTRIES;
 export const MANIFEST_ENTRY = 'manifest.json';
 export const LOG_SETTINGS_ENTRY = 'logSettings.json';
 
+// Decision: the primary site administrator's name may not appear in an export (seed §4), so an OAuth app it
+// owns names this placeholder instead; a restore gives the app to the primary administrator in place then.
 /** An OAuth app owned by the primary site administrator is exported with this owner; a restore gives it to the current one. */
 export const PRIMARY_OWNER = '<primary site administrator>';
 
@@ -108,6 +112,9 @@ export interface SiteArchive {
   readonly logSettings: Readonly<Record<string, unknown>> | null;
 }
 
+// Decision: besides the seed's exclusions, token signing keys and every setting holding a secret stay out:
+// a backup file must not be able to mint tokens. Webhook signature keys are included (restored webhooks must
+// keep signing, and receivers hold the same key); OAuth app secrets are only hashes.
 const EXCLUDED = [
   'cache tiles and tiling schemes',
   'data used by services',
@@ -211,6 +218,7 @@ export function encodeArchive(archive: SiteArchive, at: number): Uint8Array {
 // Decoding and checking
 
 /** Largest total uncompressed size of the entries read from an archive. */
+// Decision: a guard against ZIP bombs; entries this server does not know are skipped without being inflated.
 export const MAX_ARCHIVE_CONTENT_BYTES = 256 * 1024 * 1024;
 
 const bad = (problems: readonly string[]): EngineError =>
@@ -533,6 +541,8 @@ export interface AtomicWriteHooks {
  * system has no hard links), then a sync of the folder. A failure removes the temporary file; nothing
  * is ever left half written under a final name. Answers the name used.
  */
+// Decision: archives are created mode 0600 (they hold password hashes and webhook keys); the folder is synced
+// after the rename so that the new name survives a power cut.
 export async function writeArchiveFile(dir: string, at: number, bytes: Uint8Array, hooks: AtomicWriteHooks = {}): Promise<string> {
   const temp = path.join(dir, `.partial-${at}-${randomUUID()}.tmp`);
   try {
@@ -649,6 +659,8 @@ const unsafe = (location: string, why: string): EngineError => {
  * data folder or a configured writable root, also once symbolic links are followed (when it exists).
  * Answers the normalised path. Errors (INVALID_ARGUMENT) name the path and the rule broken.
  */
+// Decision: a symbolic link inside an allowed root that leads outside it is refused (the allow-list would be
+// pointless otherwise); a Windows-style path is only absolute on a Windows host.
 export async function checkLocation(location: string, config: Pick<SiteConfig, 'dataDir' | 'writableRoots'>): Promise<string> {
   if (location.includes('\0')) throw unsafe(location.replace(/\0/g, ''), 'contains a NUL character.');
   if (!path.isAbsolute(location)) throw unsafe(location, 'must be an absolute path.');
