@@ -355,9 +355,12 @@ export interface AdminErrorBody {
 /** Server-side faults (HTTP status >= 500 in the table) show only the table's message. */
 const hidden = (e: EngineError): boolean => ERROR_TABLE[e.code].httpStatus >= 500;
 
+/** 5xx codes whose explicit `details` are written for the operator and shown (exportSite, protocols.md §3.2). */
+const SHOWN_DETAILS: ReadonlySet<string> = new Set(['LOCATION_NOT_ACCESSIBLE']);
+
 /** What the caller is told beyond the message: explicit details, else each issue with its path. */
 function errorDetails(e: EngineError): string[] {
-  if (hidden(e)) return [];
+  if (hidden(e)) return SHOWN_DETAILS.has(e.code) ? [...e.details] : [];
   if (e.details.length > 0) return [...e.details];
   return e.issues.map(withPath);
 }
