@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminSite, populate, tempDir } from '../../test/site-archive-fixtures.js';
-import { EngineError } from '../core/errors.js';
-import { adminError } from './rest.js';
+import { adminSite, populate, tempDir } from '../../../test/site-archive-fixtures.js';
+import { EngineError } from '../../core/errors.js';
+import { adminError } from '../rest.js';
 import {
   archiveFileName,
   archiveNameTime,

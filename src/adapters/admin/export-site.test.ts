@@ -10,9 +10,9 @@ import {
   PRIMARY,
   PRIMARY_PASSWORD,
   tempDir,
-} from '../../test/site-archive-fixtures.js';
-import { jsonOf, PORTAL_AUDIENCE, siteRequest, type TestSite } from '../../test/site.js';
-import { verifyPassword } from './auth.js';
+} from '../../../test/site-archive-fixtures.js';
+import { jsonOf, PORTAL_AUDIENCE, siteRequest, type TestSite } from '../../../test/site.js';
+import { verifyPassword } from '../auth.js';
 import {
   downloadHandler,
   EXPORT_LOCK_TTL_MS,
@@ -23,7 +23,7 @@ import {
 } from './export-site.js';
 import { importSiteHandler } from './import-site.js';
 import { DOWNLOAD_LIFETIME_MS, downloadDir } from './site-archive.js';
-import { assertNoSiteBackup, SITE_BACKUP_LOCK } from './site.js';
+import { assertNoSiteBackup, SITE_BACKUP_LOCK } from '../site.js';
 
 const EXPORT = '/server/admin/exportSite';
 const NAME = '20260115-120000-UTC.agssite'; // manualClock starts at 2026-01-15T12:00:00Z

@@ -9,8 +9,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { EngineError } from '../core/errors.js';
-import { ADMIN_AUDIENCE, authenticate, PORTAL_AUDIENCE, requireAdministrator } from './auth.js';
+import { EngineError } from '../../core/errors.js';
+import { ADMIN_AUDIENCE, authenticate, PORTAL_AUDIENCE, requireAdministrator } from '../auth.js';
 import {
   errorResponse,
   escapeHtml,
@@ -23,7 +23,7 @@ import {
   type Params,
   type ReadParamsOptions,
   type Route,
-} from './rest.js';
+} from '../rest.js';
 import {
   archiveNameTime,
   checkLocation,
@@ -40,7 +40,7 @@ import {
   writeFailure,
   type AtomicWriteHooks,
 } from './site-archive.js';
-import { fromTrustedProxy, originOf, SITE_BACKUP_LOCK, type SiteDeps } from './site.js';
+import { fromTrustedProxy, originOf, SITE_BACKUP_LOCK, type SiteDeps } from '../site.js';
 
 export const EXPORT_SITE_PATH = '/server/admin/exportSite';
 export const DOWNLOAD_PATH = `${EXPORT_SITE_PATH}/download`;

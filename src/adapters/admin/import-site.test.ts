@@ -13,12 +13,12 @@ import {
   PRIMARY,
   PRIMARY_PASSWORD,
   tempDir,
-} from '../../test/site-archive-fixtures.js';
-import { jsonOf, siteRequest, TEST_REFERER, type TestSite } from '../../test/site.js';
-import { authenticate, ADMIN_AUDIENCE, PORTAL_AUDIENCE, verifyPassword } from './auth.js';
+} from '../../../test/site-archive-fixtures.js';
+import { jsonOf, siteRequest, TEST_REFERER, type TestSite } from '../../../test/site.js';
+import { authenticate, ADMIN_AUDIENCE, PORTAL_AUDIENCE, verifyPassword } from '../auth.js';
 import { exportSiteHandler } from './export-site.js';
 import { importSiteHandler, importSiteRoutes, type ImportSiteOptions } from './import-site.js';
-import { assertNoSiteBackup, type SiteStore } from './site.js';
+import { assertNoSiteBackup, type SiteStore } from '../site.js';
 
 const IMPORT = '/server/admin/importSite';
 const NAME = '20260115-120000-UTC.agssite';

@@ -19,7 +19,7 @@ import { access, link, mkdir, open, readdir, realpath, rename, rm, stat, unlink 
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { strToU8, unzipSync, zipSync } from 'fflate';
-import { EngineError } from '../core/errors.js';
+import { EngineError } from '../../core/errors.js';
 import {
   parseServiceDefinition,
   PRIVILEGES,
@@ -35,7 +35,7 @@ import {
   type SiteDeps,
   type UserRecord,
   type WebhookRecord,
-} from './site.js';
+} from '../site.js';
 
 // ---------------------------------------------------------------------------------------------
 // Format

@@ -13,12 +13,12 @@
  * archive and stay as they are.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { EngineError } from '../core/errors.js';
+import { EngineError } from '../../core/errors.js';
 import { adminAnswer, adminGate, EXPORT_LOCK_TTL_MS, withSiteBackupLock } from './export-site.js';
-import { withRestErrors, type Route } from './rest.js';
+import { withRestErrors, type Route } from '../rest.js';
 import { checkLocation, decodeArchive, LOG_SETTINGS_KEY, PRIMARY_OWNER, type SiteArchive } from './site-archive.js';
-import { serviceKey, type SiteDeps, type SiteStore, type UserRecord } from './site.js';
-import { revokeSubject } from './tokens.js';
+import { serviceKey, type SiteDeps, type SiteStore, type UserRecord } from '../site.js';
+import { revokeSubject } from '../tokens.js';
 
 export const IMPORT_SITE_PATH = '/server/admin/importSite';
 
