@@ -492,7 +492,7 @@ describe('exportSite: contents (seed §4 includes/excludes)', () => {
     expect(manifest).toMatchObject({
       formatVersion: 1,
       product: 'rasterflow',
-      productVersion: JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version,
+      productVersion: JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version,
       created: '2026-01-15T12:00:00.000Z',
       organization: 'org1',
       counts: {
