@@ -99,14 +99,17 @@ async function listFolder(deps: AdminDeps, folder: string): Promise<Record<strin
 }
 
 async function createService(deps: AdminDeps, pathFolder: string, params: Params): Promise<unknown> {
-  const def = parseServiceDefinition(serviceJson(params), deps.clock.now());
-  if (pathFolder !== '' && def.folder !== '' && def.folder !== pathFolder) {
+  const json = serviceJson(params);
+  const o = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const given = o?.['folderName'] ?? o?.['folder'];
+  if (pathFolder !== '' && given !== undefined && given !== '' && given !== pathFolder) {
     throw badRequest(
-      `The service's folderName '${def.folder}' does not match the folder '${pathFolder}' of the request.`,
+      `The service's folderName '${JSON.stringify(given).replace(/^"|"$/g, '')}' does not match the folder '${pathFolder}' of the request.`,
       'service.folderName',
     );
   }
-  const service: ServiceRecord = { ...def, folder: def.folder || pathFolder };
+  // The folder of the URL is checked like one given in the definition.
+  const service: ServiceRecord = parseServiceDefinition(o && pathFolder !== '' ? { ...o, folderName: pathFolder } : json, deps.clock.now());
   const reserved = RESERVED_FOLDERS.find((r) => r.toLowerCase() === service.folder.toLowerCase());
   if (reserved) throw badRequest(`The folder '${reserved}' is reserved; services cannot be created in it.`, 'service.folderName');
   const key = serviceKey(service);
