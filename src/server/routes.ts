@@ -2,6 +2,9 @@
  * Every route the site serves: one line per adapter family. A family exports
  * `xxxRoutes(deps): Route[]`; adding it here is all the host needs.
  */
+import { adminRootRoutes } from '../adapters/admin/html.js';
+import { securityRoutes } from '../adapters/admin/security.js';
+import { serviceRoutes } from '../adapters/admin/services.js';
 import type { Route } from '../adapters/rest.js';
 import type { Site } from './site.js';
 
@@ -13,10 +16,10 @@ export type RouteFamily = (site: Site) => readonly Route[];
  * answers it, so more specific families go first).
  */
 export const ROUTE_FAMILIES: readonly RouteFamily[] = [
-  // Families join here as they land, one line each, e.g.:
-  // (site) => sharingRoutes(site),
-  // (site) => adminRoutes(site),
-  // (site) => gpRoutes(site),
+  // Families join here as they land, one line each (sharing, gp, image, soap, ...).
+  (site) => securityRoutes(site),
+  (site) => serviceRoutes(site),
+  (site) => adminRootRoutes(site),
 ];
 
 /** The routes of every family plus `extras` (mounted last). */

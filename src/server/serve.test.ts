@@ -1,4 +1,6 @@
 import { X509Certificate } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -277,6 +279,47 @@ describe('startServer', () => {
     await closing;
     expect(order).toEqual(['hook 1', 'hook 2', 'hook 4']);
     await expect(s.site.store.listUsers()).rejects.toThrow();
+  });
+
+  it('delivers webhooks while running and lets pending deliveries finish on close, after the registered hooks', async () => {
+    const received: { body: string; at: number }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        setTimeout(() => {
+          received.push({ body, at: Date.now() });
+          res.end('ok');
+        }, 200);
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const s = await startServer({ dataDir: tempDir(), port: 0, routes: [], print: () => undefined });
+      const service = 'System/RasterAnalysisTools.GPServer';
+      await s.site.store.putWebhook({
+        id: 'h1',
+        service,
+        name: 'hook',
+        changeTypes: ['*'],
+        hookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        signatureKey: '',
+        active: true,
+        created: 0,
+      });
+      let hookRanAt = 0;
+      s.onClose(() => {
+        hookRanAt = Date.now();
+        s.site.emit({ service, changeType: 'jobFailed', payload: { jobId: 'j2' } });
+      });
+      s.site.emit({ service, changeType: 'jobSucceeded', payload: { jobId: 'j1' } });
+      await s.close();
+      const bodies = received.map((r) => JSON.parse(r.body) as { changeType: string });
+      expect(bodies.map((b) => b.changeType).sort()).toEqual(['jobFailed', 'jobSucceeded']);
+      expect(hookRanAt).toBeGreaterThan(0);
+    } finally {
+      receiver.close();
+    }
   });
 
   it('close() cuts requests that outlive the drain limit', async () => {

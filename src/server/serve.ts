@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { EngineError } from '../core/errors.js';
+import { startWebhookDelivery } from '../adapters/admin/webhook-delivery.js';
 import type { Route } from '../adapters/rest.js';
 import { parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
 import type { Clock } from '../adapters/tokens.js';
@@ -27,6 +28,8 @@ export const DEFAULT_HTTPS_PORT = 6443;
 export const DEFAULT_HOST = '127.0.0.1';
 /** How long close() waits for requests in flight before cutting their connections. */
 export const DEFAULT_DRAIN_MS = 30_000;
+/** How long close() waits for webhook deliveries (retries included) before dropping them. */
+export const WEBHOOK_DRAIN_MS = 10_000;
 
 /** The geoprocessing service that hosts the training-data task: it always exists. */
 export const SYSTEM_GP_SERVICE = { folder: 'System', serviceName: 'RasterAnalysisTools', type: 'GPServer' } as const;
@@ -142,6 +145,8 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
 
   const store = openSqliteStore(join(dataDir, 'site.db'), options.clock ? { clock: options.clock } : {});
   const hooks: ShutdownHook[] = [];
+  const lastHooks: ShutdownHook[] = [];
+  let stopDelivery = (): void => undefined;
   const servers: HttpServer[] = [];
   try {
     const site = await openSite({
@@ -163,6 +168,17 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
 
     await seedServices(site, config);
     await registerFederatedServers(site, config);
+
+    // Webhooks: delivered while the site runs. On close they drain after the registered hooks (a job
+    // cancelled by one still has its event delivered), for at most WEBHOOK_DRAIN_MS.
+    const delivery = startWebhookDelivery(site, (listener) => site.on(listener));
+    stopDelivery = () => delivery.stop();
+    lastHooks.push(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([delivery.drain(), new Promise<void>((done) => (timer = setTimeout(done, WEBHOOK_DRAIN_MS)))]);
+      clearTimeout(timer);
+      delivery.stop();
+    });
 
     const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site));
     const app = createApp(site, routes, options.log ? { log: options.log } : {});
@@ -223,7 +239,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
         }
         for (const s of servers) s.closeAllConnections();
         await stopped;
-        for (const hook of hooks) {
+        for (const hook of [...hooks, ...lastHooks]) {
           try {
             await hook();
           } catch (e) {
@@ -244,6 +260,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       close,
     };
   } catch (e) {
+    stopDelivery();
     for (const s of servers) {
       s.closeAllConnections();
       s.close();
