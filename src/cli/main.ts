@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * `rasterflow`: render, validate, functions, info, chip, demo. Errors go to stderr as
+ * `rasterflow`: render, validate, functions, info, chip, demo, serve. Errors go to stderr as
  * `error CODE at PATH: message`, one line per problem, with exit code 1 (2 for usage errors);
  * never a stack trace unless RASTERFLOW_DEBUG is set. Data (JSON, `--output -` images) goes to
  * stdout, everything else (summaries, warnings, progress) to stderr. A closed stdout (`| head`)
  * ends the command quietly with exit 0; SIGINT / SIGTERM abort the running command, which removes
- * its partial output, and exit 130 / 143.
+ * its partial output, and exit 130 / 143. `serve` instead stops cleanly on the first signal (it
+ * finishes the requests in flight) and exits 0; a second signal exits at once.
  */
 import { Command } from 'commander';
 import { EngineError } from '../core/errors.js';
