@@ -40,6 +40,12 @@ export interface CliIo {
   readonly stdout?: NodeJS.WritableStream & { readonly isTTY?: boolean };
   /** Aborted on SIGINT / SIGTERM: the running render or export stops and removes its partial output. */
   readonly signal?: AbortSignal;
+  /**
+   * Called by a command that stops cleanly on its own when `signal` aborts (`serve` drains its
+   * requests): the first signal then only aborts `signal`, the command's normal end exits 0, and a
+   * second signal exits at once.
+   */
+  readonly stopsGracefully?: () => void;
 }
 
 /**
@@ -274,6 +280,13 @@ function parseFormat(v: string): OutputFormat {
 function parseCount(v: string, name: string, min: number): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new UsageError(name, `--${name} must be a whole number from ${min}, got ${v}`);
+  return n;
+}
+
+function parsePort(v: string, name: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535)
+    throw new UsageError(name, `--${name} must be a port number from 0 to 65535, got ${v}`);
   return n;
 }
 
@@ -663,6 +676,49 @@ export function run(program: Command, io: CliIo): Command {
           `${(summary.bytes / 1048576).toFixed(1)} MiB` +
           `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${Date.now() - started} ms`,
       );
+    });
+
+  program
+    .command('serve')
+    .description('serve the site over HTTPS: the portal sharing, server admin and services REST APIs (SIGINT/SIGTERM stop it)')
+    .option('--port <n>', 'HTTPS port (0: a free port)', '6443')
+    .option('--http-port <n>', 'also serve plain HTTP on this port (off unless given)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--data <dir>', 'data folder: the site database and the TLS certificate (created when missing)', './rasterflow-site')
+    .option('--config <file>', 'config file (JSON): settings, tls {cert, key}, services, federatedServers')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The first start creates the primary site administrator: RASTERFLOW_ADMIN_USERNAME (default admin) with',
+        'RASTERFLOW_ADMIN_PASSWORD, or a generated password printed once. Without tls in the config a',
+        'self-signed certificate for localhost is made in <data>/tls/ and kept.',
+      ].join('\n'),
+    )
+    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string }) => {
+      const port = asUsage(() => parsePort(o.port, 'port'));
+      const httpPort = o.httpPort === undefined ? undefined : asUsage(() => parsePort(o.httpPort!, 'http-port'));
+      io.stopsGracefully?.();
+      // Loaded on use: the server (HTTP, TLS, SQLite) stays off the start-up path of the other commands.
+      const { startServer, lineLogger } = await import('../server/serve.js');
+      const server = await startServer({
+        dataDir: o.data,
+        port,
+        ...(httpPort === undefined ? {} : { httpPort }),
+        host: o.host,
+        ...(o.config === undefined ? {} : { configFile: o.config }),
+        print: io.err,
+        log: lineLogger(io.err),
+      });
+      io.err(`serving ${server.dataDir}; SIGINT or SIGTERM stops`);
+      await new Promise<void>((stop) => {
+        if (io.signal?.aborted) stop();
+        io.signal?.addEventListener('abort', () => stop(), { once: true });
+      });
+      const n = server.inFlight();
+      io.err(n > 0 ? `stopping: waiting for ${n} request(s) in flight` : 'stopping');
+      await server.close();
+      io.err('stopped');
     });
 
   program

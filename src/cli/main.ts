@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * `rasterflow`: render, validate, functions, info, chip, demo. Errors go to stderr as
+ * `rasterflow`: render, validate, functions, info, chip, demo, serve. Errors go to stderr as
  * `error CODE at PATH: message`, one line per problem, with exit code 1 (2 for usage errors);
  * never a stack trace unless RASTERFLOW_DEBUG is set. Data (JSON, `--output -` images) goes to
  * stdout, everything else (summaries, warnings, progress) to stderr. A closed stdout (`| head`)
  * ends the command quietly with exit 0; SIGINT / SIGTERM abort the running command, which removes
- * its partial output, and exit 130 / 143.
+ * its partial output, and exit 130 / 143. `serve` instead stops cleanly on the first signal (it
+ * finishes the requests in flight) and exits 0; a second signal exits at once.
  */
 import { Command } from 'commander';
 import { EngineError } from '../core/errors.js';
@@ -14,6 +15,8 @@ import { run, exitCodeOf, formatError, type CliIo } from './commands.js';
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
 const controller = new AbortController();
 let signalled: number | undefined;
+/** Set by a command that stops cleanly on a signal (`serve`): no 3 s limit, exit 0 when it ends. */
+let graceful = false;
 
 for (const [name, number] of Object.entries(SIGNALS)) {
   process.on(name, () => {
@@ -21,7 +24,7 @@ for (const [name, number] of Object.entries(SIGNALS)) {
     if (signalled !== undefined) process.exit(128 + signalled);
     signalled = number;
     controller.abort(new Error(`interrupted by ${name}`));
-    setTimeout(() => process.exit(128 + number), 3000).unref();
+    if (!graceful) setTimeout(() => process.exit(128 + number), 3000).unref();
   });
 }
 
@@ -39,6 +42,7 @@ const io: CliIo = {
   progress: (s) => process.stderr.write(s),
   stdout: process.stdout,
   signal: controller.signal,
+  stopsGracefully: () => void (graceful = true),
 };
 
 const program: Command = run(new Command(), io);
@@ -49,7 +53,7 @@ const argv = process.argv.map((a, i) => (i >= 2 && a === '-of' ? '--format' : a)
 try {
   await program.parseAsync(argv);
 } catch (e) {
-  if (signalled !== undefined) {
+  if (signalled !== undefined && !graceful) {
     // The command says what became of its output (render: the partial file removed).
     const said = e instanceof EngineError && e.code === 'ABORTED' && e.message.startsWith('interrupted');
     for (const line of said ? formatError(e) : [`error ABORTED: interrupted by ${signalled === 2 ? 'SIGINT' : 'SIGTERM'}`]) io.err(line);
@@ -59,4 +63,6 @@ try {
     process.exitCode = exitCodeOf(e);
   }
 }
-if (signalled !== undefined) process.exitCode = 128 + signalled;
+if (signalled !== undefined && !graceful) process.exitCode = 128 + signalled;
+// A command that stopped cleanly on a signal has closed what it opened; leave now with its status.
+if (graceful && signalled !== undefined) process.exit(Number(process.exitCode ?? 0));

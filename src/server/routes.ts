@@ -1,0 +1,28 @@
+/**
+ * Every route the site serves: one line per adapter family. A family exports
+ * `xxxRoutes(deps): Route[]`; adding it here is all the host needs.
+ */
+import { adminRootRoutes } from '../adapters/admin/html.js';
+import { securityRoutes } from '../adapters/admin/security.js';
+import { serviceRoutes } from '../adapters/admin/services.js';
+import type { Route } from '../adapters/rest.js';
+import type { Site } from './site.js';
+
+/** A family of routes built from the site. */
+export type RouteFamily = (site: Site) => readonly Route[];
+
+/**
+ * The families mounted by `rasterflow serve`, in order (the first route that matches a request
+ * answers it, so more specific families go first).
+ */
+export const ROUTE_FAMILIES: readonly RouteFamily[] = [
+  // Families join here as they land, one line each (sharing, gp, image, soap, ...).
+  (site) => securityRoutes(site),
+  (site) => serviceRoutes(site),
+  (site) => adminRootRoutes(site),
+];
+
+/** The routes of every family plus `extras` (mounted last). */
+export function siteRoutes(site: Site, extras: readonly Route[] = [], families: readonly RouteFamily[] = ROUTE_FAMILIES): Route[] {
+  return [...families.flatMap((family) => family(site)), ...extras];
+}

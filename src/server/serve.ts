@@ -1,0 +1,296 @@
+/**
+ * `rasterflow serve`: opens the site in a data folder (SQLite store, signing keys, the primary
+ * administrator on first start, services and federated servers from the config), and serves every
+ * adapter route over HTTPS (and plain HTTP when asked) on @hono/node-server. close() drains: it stops
+ * accepting, lets the requests in flight finish, runs the shutdown hooks and closes the store.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { EngineError } from '../core/errors.js';
+import { startWebhookDelivery } from '../adapters/admin/webhook-delivery.js';
+import type { Route } from '../adapters/rest.js';
+import { parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
+import type { Clock } from '../adapters/tokens.js';
+import { createApp } from './app.js';
+import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
+import { siteRoutes } from './routes.js';
+import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
+import { openSqliteStore } from './sqlite-store.js';
+import { siteTls, type TlsMaterial } from './tls.js';
+
+export const DEFAULT_DATA_DIR = './rasterflow-site';
+export const DEFAULT_HTTPS_PORT = 6443;
+export const DEFAULT_HOST = '127.0.0.1';
+/** How long close() waits for requests in flight before cutting their connections. */
+export const DEFAULT_DRAIN_MS = 30_000;
+/** How long close() waits for webhook deliveries (retries included) before dropping them. */
+export const WEBHOOK_DRAIN_MS = 10_000;
+
+/** The geoprocessing service that hosts the training-data task: it always exists. */
+export const SYSTEM_GP_SERVICE = { folder: 'System', serviceName: 'RasterAnalysisTools', type: 'GPServer' } as const;
+
+export type ShutdownHook = () => void | Promise<void>;
+
+export interface ServeOptions {
+  /** Data folder (created when missing): `site.db`, `tls/`. Default `./rasterflow-site`. */
+  readonly dataDir?: string;
+  /** HTTPS port (default 6443; 0 picks a free one). */
+  readonly port?: number;
+  /** Plain HTTP port; no HTTP listener unless given (0 picks a free one). */
+  readonly httpPort?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  readonly host?: string;
+  /** A config file (see config.ts). */
+  readonly configFile?: string;
+  /** A config object (as the file would hold it), instead of configFile. */
+  readonly config?: unknown;
+  /** Where RASTERFLOW_ADMIN_USERNAME / RASTERFLOW_ADMIN_PASSWORD are read (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Request and event log (default: silent). */
+  readonly log?: Logger;
+  /** Start-up lines for the operator: URLs, the generated password, warnings (default stderr). */
+  readonly print?: (line: string) => void;
+  /** Routes to mount instead of every family's (tests). */
+  readonly routes?: readonly Route[] | ((site: Site) => readonly Route[]);
+  readonly clock?: Clock;
+  /** How long close() waits for requests in flight (default 30 s). */
+  readonly drainMs?: number;
+}
+
+export interface RunningServer {
+  /** `https://host:port` (no path). */
+  readonly httpsUrl: string;
+  /** `http://host:port` when the HTTP listener is on. */
+  readonly httpUrl?: string;
+  readonly site: Site;
+  /** Absolute data folder. */
+  readonly dataDir: string;
+  readonly tls: TlsMaterial;
+  /** Requests being answered right now. */
+  inFlight(): number;
+  /** Register work to finish on close (webhook delivery drain, job cancellation); run in order after the listeners stop. */
+  onClose(hook: ShutdownHook): void;
+  /** Stop accepting, wait for requests in flight, run the shutdown hooks, close the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** `host:port` for a URL: IPv6 in brackets, a wildcard address shown as localhost. */
+export function urlHost(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host;
+  return `${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
+/** A logger writing one line per event: `info request method=GET path=/x status=200 ms=1.2 client=127.0.0.1`. */
+export function lineLogger(write: (line: string) => void): Logger {
+  const line = (level: string, msg: string, fields?: Record<string, unknown>): void => {
+    const rest = Object.entries(fields ?? {})
+      .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
+      .join(' ');
+    write(`${new Date().toISOString()} ${level} ${msg}${rest ? ` ${rest}` : ''}`);
+  };
+  return { info: (m, f) => line('info', m, f), warn: (m, f) => line('warn', m, f) };
+}
+
+function readConfig(options: ServeOptions): ServerConfig {
+  if (options.configFile !== undefined) return loadConfig(options.configFile);
+  if (options.config !== undefined) return parseConfig(options.config, 'config');
+  return EMPTY_CONFIG;
+}
+
+function checkPort(value: number, name: string): void {
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new EngineError('INVALID_ARGUMENT', `${name} must be a port number from 0 to 65535, got ${value}`, { path: name });
+  }
+}
+
+function listen(server: HttpServer, port: number, host: string, name: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const onError = (e: NodeJS.ErrnoException): void => {
+      server.off('listening', onListening);
+      const why =
+        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'needs more privileges' : `cannot be opened (${e.code ?? e.message})`;
+      reject(new EngineError('INVALID_ARGUMENT', `port ${port} on ${host} ${why}`, { path: name, cause: e }));
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolvePort((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/** Starts the site. Rejects (closing what it opened) when the config, the certificate or a port is wrong. */
+export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
+  const print = options.print ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const env = options.env ?? process.env;
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_HTTPS_PORT;
+  checkPort(port, 'port');
+  if (options.httpPort !== undefined) checkPort(options.httpPort, 'http-port');
+  const config = readConfig(options);
+  for (const w of config.warnings) print(`warning: ${w}`);
+
+  const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
+  // Decision: the data folder holds password hashes and the TLS key: only its owner may read it.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tls = await siteTls(dataDir, config.tls);
+  if (tls.origin === 'generated') print(`created a self-signed certificate ${tls.certFile} (SHA-256 ${tls.fingerprint})`);
+
+  const store = openSqliteStore(join(dataDir, 'site.db'), options.clock ? { clock: options.clock } : {});
+  const hooks: ShutdownHook[] = [];
+  const lastHooks: ShutdownHook[] = [];
+  let stopDelivery = (): void => undefined;
+  const servers: HttpServer[] = [];
+  try {
+    const site = await openSite({
+      store,
+      dataDir,
+      config: config.settings,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
+
+    const username = env['RASTERFLOW_ADMIN_USERNAME'] || 'admin';
+    const created = await ensurePrimaryAdministrator(site, username, env['RASTERFLOW_ADMIN_PASSWORD']);
+    if (created?.generatedPassword !== undefined) {
+      print(`created the primary site administrator '${created.username}' with the password: ${created.generatedPassword}`);
+      print('  (shown this once; set RASTERFLOW_ADMIN_PASSWORD before the first start to choose it)');
+    } else if (created) {
+      print(`created the primary site administrator '${created.username}' with the password from RASTERFLOW_ADMIN_PASSWORD`);
+    }
+
+    await seedServices(site, config);
+    await registerFederatedServers(site, config);
+
+    // Webhooks: delivered while the site runs. On close they drain after the registered hooks (a job
+    // cancelled by one still has its event delivered), for at most WEBHOOK_DRAIN_MS.
+    const delivery = startWebhookDelivery(site, (listener) => site.on(listener));
+    stopDelivery = () => delivery.stop();
+    lastHooks.push(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([delivery.drain(), new Promise<void>((done) => (timer = setTimeout(done, WEBHOOK_DRAIN_MS)))]);
+      clearTimeout(timer);
+      delivery.stop();
+    });
+
+    const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site));
+    const app = createApp(site, routes, options.log ? { log: options.log } : {});
+
+    const inFlight = new Set<ServerResponse>();
+    let closing = false;
+    let drained: (() => void) | undefined;
+    const track = (server: HttpServer): void => {
+      server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+        inFlight.add(res);
+        res.on('close', () => {
+          inFlight.delete(res);
+          if (closing) {
+            // A finished keep-alive connection would hold close() open: let it go.
+            setImmediate(() => server.closeIdleConnections());
+            if (inFlight.size === 0) drained?.();
+          }
+        });
+      });
+    };
+
+    const https = createAdaptorServer({
+      fetch: app.fetch,
+      hostname: host,
+      createServer: createHttpsServer,
+      serverOptions: { key: tls.key, cert: tls.cert },
+    }) as HttpServer;
+    servers.push(https);
+    track(https);
+    const httpsPort = await listen(https, port, host, 'port');
+    const httpsUrl = `https://${urlHost(host, httpsPort)}`;
+
+    let httpUrl: string | undefined;
+    if (options.httpPort !== undefined) {
+      const http = createAdaptorServer({ fetch: app.fetch, hostname: host, createServer: createHttpServer }) as HttpServer;
+      servers.push(http);
+      track(http);
+      httpUrl = `http://${urlHost(host, await listen(http, options.httpPort, host, 'http-port'))}`;
+    }
+
+    for (const origin of [httpsUrl, ...(httpUrl ? [httpUrl] : [])]) {
+      print(`portal:   ${origin}/portal/sharing/rest`);
+      print(`admin:    ${origin}/server/admin`);
+      print(`services: ${origin}/server/rest/services`);
+    }
+
+    let closed: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closed ??= (async () => {
+        closing = true;
+        const stopped = Promise.all(servers.map((s) => new Promise<void>((done) => s.close(() => done()))));
+        for (const s of servers) s.closeIdleConnections();
+        if (inFlight.size > 0) {
+          await new Promise<void>((done) => {
+            drained = done;
+            setTimeout(done, options.drainMs ?? DEFAULT_DRAIN_MS).unref();
+          });
+        }
+        for (const s of servers) s.closeAllConnections();
+        await stopped;
+        for (const hook of [...hooks, ...lastHooks]) {
+          try {
+            await hook();
+          } catch (e) {
+            site.log.warn('a shutdown hook failed', { error: e instanceof Error ? e.message : String(e) });
+          }
+        }
+        await store.close();
+      })());
+
+    return {
+      httpsUrl,
+      ...(httpUrl ? { httpUrl } : {}),
+      site,
+      dataDir,
+      tls,
+      inFlight: () => inFlight.size,
+      onClose: (hook) => void hooks.push(hook),
+      close,
+    };
+  } catch (e) {
+    stopDelivery();
+    for (const s of servers) {
+      s.closeAllConnections();
+      s.close();
+    }
+    await store.close();
+    throw e;
+  }
+}
+
+/** Creates or replaces the config's services (keeping their creation time) and the System GP service. */
+async function seedServices(site: Site, config: ServerConfig): Promise<void> {
+  const now = site.clock.now();
+  const wanted: ServiceRecord[] = config.services.map((s) => ({ ...s, created: now }));
+  const system = parseServiceDefinition(
+    { folderName: SYSTEM_GP_SERVICE.folder, serviceName: SYSTEM_GP_SERVICE.serviceName, type: SYSTEM_GP_SERVICE.type },
+    now,
+  );
+  if (!wanted.some((s) => serviceKey(s) === serviceKey(system)) && !(await site.store.getService(serviceKey(system)))) wanted.push(system);
+  for (const s of wanted) {
+    const existing = await site.store.getService(serviceKey(s));
+    await site.store.putService(existing ? { ...s, created: existing.created } : s);
+  }
+}
+
+/** Registers the config's federated servers (URLs normalised), keeping the id of one already known. */
+async function registerFederatedServers(site: Site, config: ServerConfig): Promise<void> {
+  if (config.federatedServers.length === 0) return;
+  const known = await site.store.listFederatedServers();
+  for (const f of config.federatedServers) {
+    const existing = known.find((k) => k.url.toLowerCase() === f.url.toLowerCase());
+    await site.store.putFederatedServer({ ...existing, id: existing?.id ?? randomUUID(), url: f.url, ...(f.name ? { name: f.name } : {}) });
+  }
+}
