@@ -271,6 +271,17 @@ describe('security/users/remove and update', () => {
     expect(await call('/users', undefined, { token })).toMatchObject({ code: 498 });
   });
 
+  it('changes the built-in role, never that of the primary administrator', async () => {
+    expect(await call('/users/update', { username: 'alice', role: 'ROLE_PUBLISHER' })).toEqual({ status: 'success' });
+    expect((await site.store.getUser('alice'))!.role).toBe('publisher');
+    expect(await call('/users/update', { username: 'alice', role: 'boss' })).toMatchObject({ code: 400 });
+    expect(await call('/users/update', { username: 'admin', role: 'user' })).toEqual(
+      adminError(400, "The primary site administrator 'admin' must keep the administrator role."),
+    );
+    expect(await call('/users/update', { username: 'admin', role: 'org_admin' })).toEqual({ status: 'success' });
+    expect((await site.store.getUser('admin'))!.role).toBe('administrator');
+  });
+
   it('validates updates', async () => {
     expect(await call('/users/update', { username: 'admin', disabled: 'true' })).toEqual(
       adminError(400, "The primary site administrator 'admin' cannot be disabled."),

@@ -249,7 +249,7 @@ export function securityRoutes(deps: AdminDeps): Route[] {
 
   const updateUser = operation(
     deps,
-    { name: 'Update User', fields: ['username', 'password', 'fullname', 'email', 'description', 'disabled'] },
+    { name: 'Update User', fields: ['username', 'password', 'role', 'fullname', 'email', 'description', 'disabled'] },
     true,
     async ({ params }) => {
       const user = await existingUser(deps, required(params, 'username'));
@@ -258,6 +258,11 @@ export function securityRoutes(deps: AdminDeps): Route[] {
       const disabled = params.bool('disabled');
       if (disabled === true && user.primary)
         throw badRequest(`The primary site administrator '${user.username}' cannot be disabled.`, 'disabled');
+      // Decision: `role` (any spelling add accepts) changes the built-in role; the primary administrator stays one.
+      const role = params.has('role') ? parseUserRole(params.get('role')) : undefined;
+      if (role !== undefined && role !== 'administrator' && user.primary) {
+        throw badRequest(`The primary site administrator '${user.username}' must keep the administrator role.`, 'role');
+      }
       const fields: Record<string, string | undefined> = {
         fullName: text(params, 'fullname'),
         email: text(params, 'email'),
@@ -269,6 +274,7 @@ export function securityRoutes(deps: AdminDeps): Route[] {
         if (v === '') delete next[k];
         else next[k] = v;
       }
+      if (role !== undefined) next['role'] = role;
       if (password !== undefined) next['passwordHash'] = await hashPassword(password);
       if (disabled !== undefined) {
         if (disabled) next['disabled'] = true;
