@@ -181,6 +181,24 @@ describe('security/users/add', () => {
   });
 });
 
+describe('admin error pages', () => {
+  it('an error asked for in html is shown on the operation page with its form; in json it is the admin body', async () => {
+    const res = await dispatch(
+      routes,
+      siteRequest('/server/admin/security/users/add', { form: { token: adminToken, username: 'alice', password: 'password1' } }),
+    );
+    const html = await res.text();
+    expect(res.status).toBe(200);
+    expect(html).toContain('<h1>Add User</h1>');
+    expect(html).toContain('name="username" value="alice"');
+    expect(html).not.toContain('password1');
+    expect(html).toContain('User &#39;alice&#39; already exists.');
+    expect(await call('/users/add', { username: 'alice', password: 'password1' })).toEqual(adminError(409, "User 'alice' already exists."));
+    const root = await dispatch(routes, siteRequest('/server/admin'));
+    expect(await root.text()).toContain('<h1>Site administration</h1>');
+  });
+});
+
 describe('security/users (list, search)', () => {
   it('lists users without password hashes, by GET or POST, at both paths', async () => {
     const viaGet = await call('/users');

@@ -5,10 +5,21 @@
  * removing a user revokes every token and OAuth grant the user holds.
  */
 import { hashPassword, requireAdministrator } from '../auth.js';
-import { withRestErrors, type Params, type Route } from '../rest.js';
+import type { Params, Route } from '../rest.js';
 import { assertNoSiteBackup, PRIVILEGES, USER_ROLES, type Privilege, type RoleRecord, type UserRecord, type UserRole } from '../site.js';
 import { revokeSubject } from '../tokens.js';
-import { adminAnswer, adminRequest, badRequest, conflict, notFound, required, SUCCESS, type AdminDeps, type Operation } from './html.js';
+import {
+  adminAnswer,
+  adminRequest,
+  withAdminErrors,
+  badRequest,
+  conflict,
+  notFound,
+  required,
+  SUCCESS,
+  type AdminDeps,
+  type Operation,
+} from './html.js';
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary
@@ -141,12 +152,15 @@ type Body = (ctx: { req: Request; params: Params }) => Promise<unknown>;
 
 /** A default-administrator operation; `write` makes it POST-only and subject to the backup lock. */
 function operation(deps: AdminDeps, op: Operation, write: boolean, body: Body) {
-  return withRestErrors('admin', async (req) => {
-    const { params, caller } = await adminRequest(deps, req, { write });
-    requireAdministrator(caller);
-    if (write) await assertNoSiteBackup(deps);
-    return adminAnswer(req, params, op, await body({ req, params }));
-  });
+  return withAdminErrors(
+    () => op,
+    async (req) => {
+      const { params, caller } = await adminRequest(deps, req, { write });
+      requireAdministrator(caller);
+      if (write) await assertNoSiteBackup(deps);
+      return adminAnswer(req, params, op, await body({ req, params }));
+    },
+  );
 }
 
 async function existingUser(deps: AdminDeps, username: string): Promise<UserRecord> {
