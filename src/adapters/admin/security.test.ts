@@ -356,6 +356,9 @@ describe('security/roles', () => {
       adminError(400, "'rolename' must be 1 to 128 characters without spaces or control characters."),
     );
     expect(await call('/roles/add', {})).toEqual(adminError(400, "'rolename' must be specified."));
+    expect(await call('/roles/add', { rolename: 'Role_Administrator' })).toEqual(
+      adminError(400, "'Role_Administrator' is the name of a built-in role."),
+    );
     expect(await call('/roles/getPrivileges', { rolename: 'nope' })).toEqual(adminError(404, "Role 'nope' does not exist."));
   });
 

@@ -312,6 +312,8 @@ export function securityRoutes(deps: AdminDeps): Route[] {
 
   const addRole = operation(deps, { name: 'Add Role', fields: ['rolename', 'description', 'privileges'] }, true, async ({ params }) => {
     const rolename = validName('rolename', required(params, 'rolename'));
+    // Decision: a custom role may not take the name of a built-in one (it would not grant what its name says).
+    if (ROLE_SPELLINGS[rolename.toLowerCase()]) throw badRequest(`'${rolename}' is the name of a built-in role.`, 'rolename');
     const privileges = parsePrivileges(params) ?? [];
     const description = text(params, 'description');
     if (await store.getRole(rolename)) throw conflict(`Role '${rolename}' already exists.`);
