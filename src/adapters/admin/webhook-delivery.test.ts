@@ -175,12 +175,12 @@ describe('webhook delivery', () => {
     await addHook(GP, { name: 'moved', hookUrl: `${rx.base}/moved` });
     rx.respond(async (r) =>
       r.path === '/slow'
-        ? { status: 200, delayMs: 300 }
+        ? { status: 200, delayMs: 800 }
         : r.path === '/moved'
           ? { status: 302, headers: { location: `${rx.base}/elsewhere` } }
           : { status: 200 },
     );
-    const d = start({ attempts: 2, timeoutMs: 80 });
+    const d = start({ attempts: 2, timeoutMs: 250 });
     site.emit(succeeded());
     await d.drain();
     expect(rx.received.filter((r) => r.path === '/slow')).toHaveLength(2);
