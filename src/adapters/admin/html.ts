@@ -6,7 +6,19 @@
  */
 import { EngineError } from '../../core/errors.js';
 import { ADMIN_AUDIENCE, authenticate, PORTAL_AUDIENCE, requireAdministrator, type Caller } from '../auth.js';
-import { escapeHtml, parseFormat, readParams, requireHttps, requirePost, withRestErrors, type Params, type Route } from '../rest.js';
+import {
+  adminError,
+  escapeHtml,
+  parseFormat,
+  readParams,
+  requireHttps,
+  requirePost,
+  transportStatus,
+  withRestErrors,
+  type Handler,
+  type Params,
+  type Route,
+} from '../rest.js';
 import { fromTrustedProxy, type SiteDeps } from '../site.js';
 
 /** The deps the admin adapters use. */
@@ -63,6 +75,28 @@ export function adminAnswer(req: Request, params: Params, op: Operation, value: 
   return new Response(format === 'pjson' ? JSON.stringify(value, null, 2) : JSON.stringify(value), { headers });
 }
 
+/**
+ * Wraps an admin handler: anything it throws is answered in the admin shape (HTTP 200, §0.3); when
+ * the caller asked for html (the default), the error is shown on the operation's page, form included.
+ */
+export function withAdminErrors(opOf: (req: Request) => Operation, fn: Handler): Handler {
+  return withRestErrors('admin', async (req) => {
+    try {
+      return await fn(req);
+    } catch (e) {
+      let params: Params;
+      try {
+        params = await readParams(req);
+        if (parseFormat(params.get('f')) !== 'html') throw e;
+      } catch {
+        throw e;
+      }
+      const headers = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' };
+      return new Response(adminPage(opOf(req), new URL(req.url).pathname, params, adminError(e)), { status: transportStatus(e), headers });
+    }
+  });
+}
+
 export interface AdminRequest {
   readonly params: Params;
   readonly caller: Caller;
@@ -106,18 +140,18 @@ export function required(params: Params, name: string): string {
 const SUCCESS = { status: 'success' } as const;
 export { SUCCESS };
 
+const ROOT_PAGE: Operation = { name: 'Site administration', fields: [] };
+
 /** `GET {admin_url}`: the admin root, for the default administrator. */
 export function adminRootRoutes(deps: AdminDeps): Route[] {
-  const root = withRestErrors('admin', async (req) => {
-    const { params, caller } = await adminRequest(deps, req);
-    requireAdministrator(caller);
-    return adminAnswer(
-      req,
-      params,
-      { name: 'Site administration', fields: [] },
-      { resources: ['security', 'services'], currentVersion: CURRENT_VERSION },
-    );
-  });
+  const root = withAdminErrors(
+    () => ROOT_PAGE,
+    async (req) => {
+      const { params, caller } = await adminRequest(deps, req);
+      requireAdministrator(caller);
+      return adminAnswer(req, params, ROOT_PAGE, { resources: ['security', 'services'], currentVersion: CURRENT_VERSION });
+    },
+  );
   return [
     { method: 'ALL', path: '/server/admin', handler: root },
     { method: 'ALL', path: '/server/admin/', handler: root },

@@ -181,6 +181,24 @@ describe('security/users/add', () => {
   });
 });
 
+describe('admin error pages', () => {
+  it('an error asked for in html is shown on the operation page with its form; in json it is the admin body', async () => {
+    const res = await dispatch(
+      routes,
+      siteRequest('/server/admin/security/users/add', { form: { token: adminToken, username: 'alice', password: 'password1' } }),
+    );
+    const html = await res.text();
+    expect(res.status).toBe(200);
+    expect(html).toContain('<h1>Add User</h1>');
+    expect(html).toContain('name="username" value="alice"');
+    expect(html).not.toContain('password1');
+    expect(html).toContain('User &#39;alice&#39; already exists.');
+    expect(await call('/users/add', { username: 'alice', password: 'password1' })).toEqual(adminError(409, "User 'alice' already exists."));
+    const root = await dispatch(routes, siteRequest('/server/admin'));
+    expect(await root.text()).toContain('<h1>Site administration</h1>');
+  });
+});
+
 describe('security/users (list, search)', () => {
   it('lists users without password hashes, by GET or POST, at both paths', async () => {
     const viaGet = await call('/users');
@@ -271,6 +289,17 @@ describe('security/users/remove and update', () => {
     expect(await call('/users', undefined, { token })).toMatchObject({ code: 498 });
   });
 
+  it('changes the built-in role, never that of the primary administrator', async () => {
+    expect(await call('/users/update', { username: 'alice', role: 'ROLE_PUBLISHER' })).toEqual({ status: 'success' });
+    expect((await site.store.getUser('alice'))!.role).toBe('publisher');
+    expect(await call('/users/update', { username: 'alice', role: 'boss' })).toMatchObject({ code: 400 });
+    expect(await call('/users/update', { username: 'admin', role: 'user' })).toEqual(
+      adminError(400, "The primary site administrator 'admin' must keep the administrator role."),
+    );
+    expect(await call('/users/update', { username: 'admin', role: 'org_admin' })).toEqual({ status: 'success' });
+    expect((await site.store.getUser('admin'))!.role).toBe('administrator');
+  });
+
   it('validates updates', async () => {
     expect(await call('/users/update', { username: 'admin', disabled: 'true' })).toEqual(
       adminError(400, "The primary site administrator 'admin' cannot be disabled."),
@@ -327,6 +356,9 @@ describe('security/roles', () => {
       adminError(400, "'rolename' must be 1 to 128 characters without spaces or control characters."),
     );
     expect(await call('/roles/add', {})).toEqual(adminError(400, "'rolename' must be specified."));
+    expect(await call('/roles/add', { rolename: 'Role_Administrator' })).toEqual(
+      adminError(400, "'Role_Administrator' is the name of a built-in role."),
+    );
     expect(await call('/roles/getPrivileges', { rolename: 'nope' })).toEqual(adminError(404, "Role 'nope' does not exist."));
   });
 

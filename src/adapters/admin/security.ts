@@ -5,10 +5,21 @@
  * removing a user revokes every token and OAuth grant the user holds.
  */
 import { hashPassword, requireAdministrator } from '../auth.js';
-import { withRestErrors, type Params, type Route } from '../rest.js';
+import type { Params, Route } from '../rest.js';
 import { assertNoSiteBackup, PRIVILEGES, USER_ROLES, type Privilege, type RoleRecord, type UserRecord, type UserRole } from '../site.js';
 import { revokeSubject } from '../tokens.js';
-import { adminAnswer, adminRequest, badRequest, conflict, notFound, required, SUCCESS, type AdminDeps, type Operation } from './html.js';
+import {
+  adminAnswer,
+  adminRequest,
+  withAdminErrors,
+  badRequest,
+  conflict,
+  notFound,
+  required,
+  SUCCESS,
+  type AdminDeps,
+  type Operation,
+} from './html.js';
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary
@@ -141,12 +152,15 @@ type Body = (ctx: { req: Request; params: Params }) => Promise<unknown>;
 
 /** A default-administrator operation; `write` makes it POST-only and subject to the backup lock. */
 function operation(deps: AdminDeps, op: Operation, write: boolean, body: Body) {
-  return withRestErrors('admin', async (req) => {
-    const { params, caller } = await adminRequest(deps, req, { write });
-    requireAdministrator(caller);
-    if (write) await assertNoSiteBackup(deps);
-    return adminAnswer(req, params, op, await body({ req, params }));
-  });
+  return withAdminErrors(
+    () => op,
+    async (req) => {
+      const { params, caller } = await adminRequest(deps, req, { write });
+      requireAdministrator(caller);
+      if (write) await assertNoSiteBackup(deps);
+      return adminAnswer(req, params, op, await body({ req, params }));
+    },
+  );
 }
 
 async function existingUser(deps: AdminDeps, username: string): Promise<UserRecord> {
@@ -249,7 +263,7 @@ export function securityRoutes(deps: AdminDeps): Route[] {
 
   const updateUser = operation(
     deps,
-    { name: 'Update User', fields: ['username', 'password', 'fullname', 'email', 'description', 'disabled'] },
+    { name: 'Update User', fields: ['username', 'password', 'role', 'fullname', 'email', 'description', 'disabled'] },
     true,
     async ({ params }) => {
       const user = await existingUser(deps, required(params, 'username'));
@@ -258,6 +272,11 @@ export function securityRoutes(deps: AdminDeps): Route[] {
       const disabled = params.bool('disabled');
       if (disabled === true && user.primary)
         throw badRequest(`The primary site administrator '${user.username}' cannot be disabled.`, 'disabled');
+      // Decision: `role` (any spelling add accepts) changes the built-in role; the primary administrator stays one.
+      const role = params.has('role') ? parseUserRole(params.get('role')) : undefined;
+      if (role !== undefined && role !== 'administrator' && user.primary) {
+        throw badRequest(`The primary site administrator '${user.username}' must keep the administrator role.`, 'role');
+      }
       const fields: Record<string, string | undefined> = {
         fullName: text(params, 'fullname'),
         email: text(params, 'email'),
@@ -269,6 +288,7 @@ export function securityRoutes(deps: AdminDeps): Route[] {
         if (v === '') delete next[k];
         else next[k] = v;
       }
+      if (role !== undefined) next['role'] = role;
       if (password !== undefined) next['passwordHash'] = await hashPassword(password);
       if (disabled !== undefined) {
         if (disabled) next['disabled'] = true;
@@ -292,6 +312,8 @@ export function securityRoutes(deps: AdminDeps): Route[] {
 
   const addRole = operation(deps, { name: 'Add Role', fields: ['rolename', 'description', 'privileges'] }, true, async ({ params }) => {
     const rolename = validName('rolename', required(params, 'rolename'));
+    // Decision: a custom role may not take the name of a built-in one (it would not grant what its name says).
+    if (ROLE_SPELLINGS[rolename.toLowerCase()]) throw badRequest(`'${rolename}' is the name of a built-in role.`, 'rolename');
     const privileges = parsePrivileges(params) ?? [];
     const description = text(params, 'description');
     if (await store.getRole(rolename)) throw conflict(`Role '${rolename}' already exists.`);

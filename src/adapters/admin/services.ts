@@ -7,9 +7,20 @@
  */
 import { EngineError } from '../../core/errors.js';
 import { requireAdministrator } from '../auth.js';
-import { withRestErrors, type Params, type Route } from '../rest.js';
+import type { Params, Route } from '../rest.js';
 import { assertNoSiteBackup, parseServiceDefinition, serviceKey, type ServiceRecord } from '../site.js';
-import { adminAnswer, adminRequest, badRequest, conflict, notFound, required, SUCCESS, type AdminDeps } from './html.js';
+import {
+  adminAnswer,
+  adminRequest,
+  withAdminErrors,
+  type Operation,
+  badRequest,
+  conflict,
+  notFound,
+  required,
+  SUCCESS,
+  type AdminDeps,
+} from './html.js';
 import { isWebhookWrite, refKey, serviceMissing, webhookOperation, type ServiceRef } from './webhooks.js';
 
 const BASE = '/server/admin/services';
@@ -131,9 +142,27 @@ async function editService(deps: AdminDeps, current: ServiceRecord, params: Para
   return SUCCESS;
 }
 
+/** The page of a request below `{admin_url}/services` (its last path segment), for error pages. */
+function operationOf(req: Request): Operation {
+  const segs = new URL(req.url).pathname.split('/').filter((x) => x !== '');
+  const last = segs.length > 3 ? segs[segs.length - 1]! : 'services';
+  let name: string;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    name = last;
+  }
+  const hookFields = ['name', 'changeTypes', 'hookUrl', 'signatureKey', 'active'];
+  const inWebhooks = segs.includes('webhooks');
+  let fields: string[] = [];
+  if (last === 'createService' || (last === 'edit' && !inWebhooks)) fields = ['service'];
+  else if (last === 'createWebhook' || (last === 'edit' && inWebhooks)) fields = hookFields;
+  return { name, fields };
+}
+
 /** `{admin_url}/services` and everything below it. */
 export function serviceRoutes(deps: AdminDeps): Route[] {
-  const handler = withRestErrors('admin', async (req) => {
+  const handler = withAdminErrors(operationOf, async (req) => {
     const target = parseServicesPath(new URL(req.url).pathname);
     if (target.kind === 'service' && target.rest[0] === 'webhooks') return webhookOperation(deps, req, target.ref, target.rest.slice(1));
     const { params, caller } = await adminRequest(deps, req, { write: isWrite(target) });

@@ -16,6 +16,8 @@
  * - Deliveries run at most `concurrency` at a time; at most `maxQueue` wait; beyond that new
  *   deliveries are dropped with a warning (a slow receiver cannot exhaust memory).
  * - Change types match case-insensitively.
+ * - Deliveries of one hook may overlap and arrive out of order; receivers order by `eventTime` and
+ *   may drop repeats by `X-Geo-Delivery`.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { SiteDeps, SiteEvent, WebhookRecord } from '../site.js';

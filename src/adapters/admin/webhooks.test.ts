@@ -240,6 +240,25 @@ describe('deactivateAll / activateAll (protocols §2.1)', () => {
     expect(await actives('Parcels.FeatureServer')).toEqual([true, false]);
   });
 
+  it('shows an error on the operation page when html is asked for (the default)', async () => {
+    const res = await dispatch(
+      routes,
+      siteRequest('/server/admin/services/Basemap.MapServer/webhooks/createWebhook', { form: { token: admin, ...hook() } }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await res.text();
+    expect(html).toContain('<h1>createWebhook</h1>');
+    expect(html).toContain('name="hookUrl" value="https://hooks.example/in"');
+    expect(html).toContain('&#34;code&#34;: 400');
+    expect(html).toContain('Webhooks are not supported for service type &#39;MapServer&#39;.');
+    const edit = await dispatch(
+      routes,
+      siteRequest('/server/admin/services/Parcels.FeatureServer/webhooks/nope/edit', { form: { token: admin } }),
+    );
+    expect(await edit.text()).toContain('name="changeTypes"');
+  });
+
   it('answers the admin HTML page by default', async () => {
     const res = await dispatch(
       routes,

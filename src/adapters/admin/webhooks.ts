@@ -131,8 +131,8 @@ const PAGE = {
 } as const;
 
 /**
- * Answers a request below `…/<name>.<type>/webhooks`; `rest` is what follows `webhooks`. `type` is
- * the URL's exact type token when it is a service type, else the request was for an unknown service.
+ * Answers a request below `…/<name>.<type>/webhooks`; `rest` is what follows `webhooks`. A type token
+ * that is not exactly a service type names a service that does not exist (404).
  */
 export async function webhookOperation(deps: AdminDeps, req: Request, ref: ServiceRef, rest: readonly string[]): Promise<Response> {
   const write = isWebhookWrite(rest);
