@@ -224,13 +224,14 @@ export const unregisterServer = (deps: Deps) =>
     return respond(params.get('f'), { success: true });
   });
 
+/** Read-only endpoints take GET and POST: arcgis-rest-js `request()` POSTs by default (it does so for `rest/info`). */
 export function infoRoutes(deps: Deps): Route[] {
   return [
-    { method: 'GET', path: '/server/rest/info', handler: serverInfo(deps) },
-    { method: 'GET', path: '/portal/sharing/rest/info', handler: portalInfo(deps) },
-    { method: 'GET', path: '/portal/sharing/rest/portals/self', handler: portalSelf(deps) },
-    { method: 'GET', path: '/portal/sharing/rest/community/self', handler: communitySelf(deps) },
-    { method: 'GET', path: '/portal/sharing/rest/portals/self/servers', handler: listServers(deps) },
+    { method: 'ALL', path: '/server/rest/info', handler: serverInfo(deps) },
+    { method: 'ALL', path: '/portal/sharing/rest/info', handler: portalInfo(deps) },
+    { method: 'ALL', path: '/portal/sharing/rest/portals/self', handler: portalSelf(deps) },
+    { method: 'ALL', path: '/portal/sharing/rest/community/self', handler: communitySelf(deps) },
+    { method: 'ALL', path: '/portal/sharing/rest/portals/self/servers', handler: listServers(deps) },
     { method: 'ALL', path: '/portal/sharing/rest/portals/self/servers/register', handler: registerServer(deps) },
     { method: 'ALL', path: '/portal/sharing/rest/portals/self/servers/:id/unregister', handler: unregisterServer(deps) },
   ];
