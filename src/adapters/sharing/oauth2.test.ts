@@ -308,6 +308,14 @@ describe('OAuth 2.0 authorization code + PKCE', () => {
     );
     expect(wrong.status).toBe(200);
     expect(codeOf(await signIn(t))).toBeTruthy();
+    // An authorization request sent as a POST (not our form) gets the form without an error.
+    const posted = await t.authorize(
+      siteRequest('/portal/sharing/rest/oauth2/authorize', { form: Object.fromEntries(new URLSearchParams(authQuery())) }),
+    );
+    expect(posted.status).toBe(200);
+    const postedHtml = await posted.text();
+    expect(postedHtml).toContain('name="csrf_token"');
+    expect(postedHtml).not.toContain('id="error"');
   });
 
   it('keep me signed in: a two-week cookie; a valid cookie skips the form', async () => {
@@ -323,6 +331,14 @@ describe('OAuth 2.0 authorization code + PKCE', () => {
       siteRequest(`/portal/sharing/rest/oauth2/authorize?${authQuery()}`, { headers: { cookie: `geo_authcookie=${value}` } }),
     );
     const code = codeOf(again);
+    const head = await t.authorize(
+      siteRequest(`/portal/sharing/rest/oauth2/authorize?${authQuery()}`, {
+        method: 'HEAD',
+        headers: { cookie: `geo_authcookie=${value}` },
+      }),
+    );
+    expect(head.status).toBe(200);
+    expect(head.headers.get('location')).toBeNull();
     expect((await exchange(t, code)).username).toBe('alice');
     const invalid = await t.authorize(
       siteRequest(`/portal/sharing/rest/oauth2/authorize?${authQuery()}`, { headers: { cookie: 'geo_authcookie=x.y.z' } }),

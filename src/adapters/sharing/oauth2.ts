@@ -267,10 +267,13 @@ export const authorize = (deps: Deps) => async (req: Request) => {
   }
   const ar = checked.ok!;
   if (method !== 'POST') {
-    const user = await cookieUser(deps, req);
+    // Only a GET issues a code from the cookie (HEAD must not have side effects).
+    const user = method === 'GET' ? await cookieUser(deps, req) : undefined;
     if (user !== undefined) return issueCode(deps, ar, user);
     return signInPage(deps, params, ar.app);
   }
+  // A POSTed authorization request that is not our form (no credentials, no CSRF field): show the form.
+  if (!params.has('csrf_token') && !params.has('username') && !params.has('password')) return signInPage(deps, params, ar.app);
   // POST: the sign-in form. CSRF: double-submit token and the site's own origin.
   const sent = params.get('csrf_token') ?? '';
   const expected = cookie(req, CSRF_COOKIE) ?? '';
