@@ -3,7 +3,7 @@
  * with username/password, server-token discovery for the site's own federated server, the OAuth
  * server-side code exchange, refresh and revoke.
  */
-import { ArcGISIdentityManager, request, revokeToken } from '@esri/arcgis-rest-request';
+import { ArcGISIdentityManager, request, revokeToken, validateAppAccess } from '@esri/arcgis-rest-request';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import { hashPassword, PORTAL_AUDIENCE, serverAudience } from '../auth.js';
@@ -64,6 +64,9 @@ describe('arcgis-rest-js 4.10', () => {
     expect(user.role).toBe('org_user');
     const portal = await manager.getPortal();
     expect(portal.id).toBe('org1');
+    expect(await validateAppAccess(manager.token, 'app1', PORTAL)).toEqual({ valid: true, viewOnlyUserTypeApp: false });
+    await expect(validateAppAccess(manager.token, 'nope', PORTAL)).rejects.toThrow(/Invalid client_id/);
+    await expect(validateAppAccess('bad', 'app1', PORTAL)).rejects.toThrow(/Invalid token/);
   });
 
   it('reports a wrong password as a request error', async () => {

@@ -20,7 +20,7 @@
  *   `oauthTokenMinutes`, `expiration` (minutes) may shorten it.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { PORTAL_AUDIENCE, verifyPassword } from '../auth.js';
+import { authenticate, PORTAL_AUDIENCE, verifyPassword } from '../auth.js';
 import { errorResponse, escapeHtml, readParams, requireHttps, respond, type Params, type Route } from '../rest.js';
 import { clientAddress, fromTrustedProxy, originOf, type OAuthAppRecord, type OAuthGrantRecord, type SiteDeps } from '../site.js';
 import { AUTH_COOKIE, issueToken, revokeTokenId, verifyToken } from '../tokens.js';
@@ -455,10 +455,23 @@ export const revoke = (deps: Deps) =>
     return respond(params.get('f') || 'json', { success: true }, { noStore: true });
   });
 
+/**
+ * `POST /portal/sharing/rest/oauth2/validateAppAccess` (arcgis-rest-js `validateAppAccess`): whether
+ * the signed-in user (`token`) may use the app `client_id`. Decision: every enabled user may use
+ * every registered app (no per-app licensing), so a valid token and a known app answer valid.
+ */
+export const validateAppAccess = (deps: Deps) =>
+  oauthEndpoint(deps, async (req, params) => {
+    await authenticate(deps, req, { audiences: [PORTAL_AUDIENCE], shape: 'sharing', params });
+    await clientOf(deps, params, false);
+    return respond(params.get('f') || 'json', { valid: true, viewOnlyUserTypeApp: false }, { noStore: true });
+  });
+
 export function oauthRoutes(deps: Deps): Route[] {
   const a = authorize(deps);
   const t = token(deps);
   const r = revoke(deps);
+  const v = validateAppAccess(deps);
   // arcgis-rest-js calls `oauth2/token/` and `oauth2/revokeToken/` with a trailing slash.
   return [
     { method: 'ALL', path: `${BASE}/authorize`, handler: a },
@@ -467,5 +480,6 @@ export function oauthRoutes(deps: Deps): Route[] {
     { method: 'ALL', path: `${BASE}/token/`, handler: t },
     { method: 'ALL', path: `${BASE}/revokeToken`, handler: r },
     { method: 'ALL', path: `${BASE}/revokeToken/`, handler: r },
+    { method: 'ALL', path: `${BASE}/validateAppAccess`, handler: v },
   ];
 }
