@@ -381,6 +381,23 @@ describe('generateToken HTML', () => {
   });
 });
 
+describe('generateToken formats', () => {
+  it('pjson is pretty; an unknown f is an error; admin-shape errors on the admin form page', async () => {
+    const { admin, portal } = await setup();
+    const pretty = await (await portal(post(creds({ f: 'pjson' })))).text();
+    expect(pretty).toMatch(/^\{\n {2}"token": "/);
+    const unknown = await jsonOf<Body>(await portal(post(creds({ f: 'xml' }))));
+    expect(unknown.error).toEqual({ code: 400, message: 'Invalid format.', details: ["'f' must be one of html, json, pjson."] });
+    // Refused before the credentials: a wrong password is not counted and not reported.
+    const unknownBad = await jsonOf<Body>(await portal(post(creds({ f: 'xml', password: 'x' }))));
+    expect(unknownBad.error!.message).toBe('Invalid format.');
+    const html = await (await admin(post(creds({ f: 'html', password: 'x' }), {}, '/server/admin/generateToken'))).text();
+    expect(html).toContain('Invalid username or password.');
+    const form = await admin(siteRequest('/server/admin/generateToken'));
+    expect(await form.text()).toContain('action="/server/admin/generateToken"');
+  });
+});
+
 describe('server root normalisation', () => {
   it('normalises', () => {
     expect(normaliseServerUrl('HTTPS://Host.Example:443/arcgis/rest/services/x')).toBe('https://host.example/arcgis');

@@ -12,6 +12,7 @@ import {
   adminError,
   errorResponse,
   escapeHtml,
+  parseFormat,
   readParams,
   requireHttps,
   respond,
@@ -149,6 +150,8 @@ async function generate(deps: Deps, root: GenerateTokenRoot, req: Request, param
   if (CREDENTIAL_PARAMS.some(inQuery)) throw unable('credentials in the query string', ['Credentials must be sent in the request body.']);
   // Step 2: HTTPS, always.
   requireHttps(req, { allSSL: true, trustProxy: fromTrustedProxy(req, deps.config) });
+  // Decision: an unknown `f` is refused before the credentials are checked (no token is issued and thrown away).
+  parseFormat(params.get('f'));
   // Step 3: mode.
   const portalToken = params.get('token');
   const answer =
