@@ -108,6 +108,9 @@ describe('OAuth 2.0 authorization code + PKCE', () => {
     const { site } = t;
     const page = await t.authorize(siteRequest(`/portal/sharing/rest/oauth2/authorize?${authQuery()}`));
     expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('content-security-policy')).not.toContain('form-action');
     expect(page.headers.get('set-cookie')).toMatch(
       /^geo_oauth_csrf=[A-Za-z0-9_-]+; HttpOnly; Secure; SameSite=Strict; Path=\/portal\/sharing\/rest\/oauth2$/,
     );

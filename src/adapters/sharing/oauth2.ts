@@ -165,7 +165,8 @@ function htmlResponse(html: string, status: number, extraHeaders: [string, strin
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-frame-options': 'DENY',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    // No form-action: browsers apply it to the redirect that follows the sign-in post (to the app's redirect URI).
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   });
   for (const [k, v] of extraHeaders) headers.append(k, v);
   return new Response(html, { status, headers });
