@@ -7,7 +7,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { EngineError } from '../core/errors.js';
 import type { ErrorShape, Params } from './rest.js';
-import { clientAddress, type Privilege, type SiteDeps, type UserRecord, type UserRole } from './site.js';
+import { clientAddress, originOf, type Privilege, type SiteDeps, type UserRecord, type UserRole } from './site.js';
 import { tokenFromRequest, verifyToken, type TokenClaims } from './tokens.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -115,6 +115,7 @@ export async function authenticate(
     throw authError('TOKEN_INVALID', 'invalid', shape, e);
   }
   if (token === undefined) throw authError('TOKEN_REQUIRED', 'required', shape);
+  if (fromCookieOnly(req, deps, options)) assertSameOrigin(req, deps);
   let claims: TokenClaims;
   try {
     claims = await verifyToken(deps.keys, token, {
@@ -139,4 +140,36 @@ export async function privilegesOf(deps: Pick<SiteDeps, 'store'>, user: UserReco
     for (const p of role?.privileges ?? []) out.add(p);
   }
   return out;
+}
+
+/** Whether the token of `req` came from the `geo_authcookie` cookie (no other carrier holds one). */
+function fromCookieOnly(req: Request, deps: Pick<SiteDeps, 'config'>, options: AuthenticateOptions): boolean {
+  const other = tokenFromRequest(req, {
+    headerAlias: deps.config.headerAlias,
+    cookie: false,
+    ...(options.params ? { params: options.params } : {}),
+  });
+  return other === undefined;
+}
+
+/**
+ * CSRF defence for cookie authentication: a browser sends the cookie on cross-site form posts too,
+ * so a state-changing request (anything but GET/HEAD) authenticated by the cookie must come from a
+ * page of this site: its `Origin` (or, when absent, its `Referer`) must have the site's origin.
+ * Throws FORBIDDEN otherwise. Decision: a request with neither header is refused.
+ */
+export function assertSameOrigin(req: Request, deps: Pick<SiteDeps, 'config'>): void {
+  const method = req.method.toUpperCase();
+  if (method === 'GET' || method === 'HEAD') return;
+  const site = originOf(req, deps.config);
+  const origin = req.headers.get('origin');
+  let from: string | undefined;
+  if (origin !== null && origin !== 'null') from = origin;
+  else if (origin === null) {
+    const referer = req.headers.get('referer');
+    if (referer !== null && URL.canParse(referer)) from = new URL(referer).origin;
+  }
+  if (from === undefined || from.toLowerCase() !== site.toLowerCase()) {
+    throw forbidden('a cookie-authenticated request that changes state must come from a page of this site');
+  }
 }

@@ -113,7 +113,8 @@ export function revokeTokenId(ring: KeyRing, jti: string, exp: number): void {
   r[jti] = exp;
 }
 
-export type BindingKind = 'referer' | 'ip' | 'requestip';
+/** `none`: not bound to a client (OAuth 2.0 access tokens and the sign-in cookie, which travel between apps). */
+export type BindingKind = 'referer' | 'ip' | 'requestip' | 'none';
 
 /** §0.5: `requestip` is bound to the address that asked for the token and is then checked like `ip`. */
 export interface Binding {
@@ -142,7 +143,7 @@ export interface IssueOptions {
   readonly ssl?: boolean;
 }
 
-const BINDING_KINDS: readonly string[] = ['referer', 'ip', 'requestip'];
+const BINDING_KINDS: readonly string[] = ['referer', 'ip', 'requestip', 'none'];
 
 /** A compact JWS for `options`, signed with the ring's current key. */
 export async function issueToken(ring: KeyRing, options: IssueOptions): Promise<string> {
@@ -254,6 +255,7 @@ function parseClaims(bytes: Uint8Array, kid: string): TokenClaims {
  * URL, a request referer with the same origin whose path starts with the bound path on a `/` boundary.
  */
 export function bindingMatches(bind: TokenClaims['bind'], request: VerifyOptions['request']): boolean {
+  if (bind.t === 'none') return true;
   if (bind.t !== 'referer') return request.ip === bind.v;
   const got = request.referer?.trim();
   if (got === undefined || got === '') return false;
