@@ -2,10 +2,17 @@
  * Every route the site serves: one line per adapter family. A family exports
  * `xxxRoutes(deps): Route[]`; adding it here is all the host needs.
  */
+import { exportSiteRoutes } from '../adapters/admin/export-site.js';
 import { adminRootRoutes } from '../adapters/admin/html.js';
+import { importSiteRoutes } from '../adapters/admin/import-site.js';
+import { oauthAppRoutes } from '../adapters/admin/oauth-apps.js';
 import { securityRoutes } from '../adapters/admin/security.js';
 import { serviceRoutes } from '../adapters/admin/services.js';
 import type { Route } from '../adapters/rest.js';
+import { federationRoutes } from '../adapters/sharing/federation.js';
+import { sharingRoutes } from '../adapters/sharing/generate-token.js';
+import { infoRoutes } from '../adapters/sharing/info.js';
+import { oauthRoutes } from '../adapters/sharing/oauth2.js';
 import type { Site } from './site.js';
 
 /** A family of routes built from the site. */
@@ -17,8 +24,15 @@ export type RouteFamily = (site: Site) => readonly Route[];
  */
 export const ROUTE_FAMILIES: readonly RouteFamily[] = [
   // Families join here as they land, one line each (sharing, gp, image, soap, ...).
+  (site) => sharingRoutes(site),
+  (site) => infoRoutes(site),
+  (site) => oauthRoutes(site),
+  (site) => federationRoutes(site),
+  (site) => oauthAppRoutes(site),
   (site) => securityRoutes(site),
   (site) => serviceRoutes(site),
+  (site) => exportSiteRoutes(site),
+  (site) => importSiteRoutes(site),
   (site) => adminRootRoutes(site),
 ];
 

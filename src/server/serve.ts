@@ -18,6 +18,7 @@ import { parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } f
 import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
+import { createGpService, recoverJobs } from '../adapters/gp/training-data-task.js';
 import { siteRoutes } from './routes.js';
 import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -180,7 +181,13 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       delivery.stop();
     });
 
-    const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site));
+    // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
+    // then the service runs jobs until close() cancels the ones still waiting or running.
+    await recoverJobs(site);
+    const gp = createGpService(site);
+    hooks.push(() => gp.close());
+
+    const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site, gp.routes()));
     const app = createApp(site, routes, options.log ? { log: options.log } : {});
 
     const inFlight = new Set<ServerResponse>();
