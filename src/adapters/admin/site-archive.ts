@@ -139,7 +139,10 @@ export function rasterflowVersion(): string {
   if (productVersion !== undefined) return productVersion;
   productVersion = '0.1.0';
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      name?: unknown;
+      version?: unknown;
+    };
     if (pkg.name === 'rasterflow' && typeof pkg.version === 'string') productVersion = pkg.version;
   } catch {
     // Bundled builds have no package.json at that place: keep the constant.
