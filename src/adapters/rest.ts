@@ -352,6 +352,25 @@ export interface AdminErrorBody {
   readonly code: number;
 }
 
+/**
+ * A 400 whose `message` on the wire is its own instead of the error table's (the operation's
+ * sentence: "Unable to register federation.", "Unable to complete operation."), with `details`.
+ */
+export class MessageError extends EngineError {
+  readonly publicMessage: string;
+  constructor(publicMessage: string, details: readonly string[]) {
+    super(
+      'INVALID_ARGUMENT',
+      details.length > 0 ? details.join(' ') : publicMessage,
+      details.length > 0 ? { details: [...details] } : { issues: [] },
+    );
+    this.publicMessage = publicMessage;
+  }
+}
+
+/** The message an error shows: a MessageError's own, else the error table's. */
+const publicMessage = (e: EngineError): string => (e instanceof MessageError ? e.publicMessage : ERROR_TABLE[e.code].protocolMessage);
+
 /** Server-side faults (HTTP status >= 500 in the table) show only the table's message. */
 const hidden = (e: EngineError): boolean => ERROR_TABLE[e.code].httpStatus >= 500;
 
@@ -369,7 +388,7 @@ function errorDetails(e: EngineError): string[] {
 export function sharingError(thrown: unknown): SharingErrorBody {
   const e = toEngineError(thrown);
   const info = ERROR_TABLE[e.code];
-  return { error: { code: info.httpStatus, message: info.protocolMessage, details: errorDetails(e) } };
+  return { error: { code: info.httpStatus, message: publicMessage(e), details: errorDetails(e) } };
 }
 
 /** The admin error body: `{"status":"error","messages":[...],"code":N}`; messages default to the table's message. */
@@ -377,7 +396,7 @@ export function adminError(thrown: unknown): AdminErrorBody {
   const e = toEngineError(thrown);
   const info = ERROR_TABLE[e.code];
   const details = errorDetails(e);
-  return { status: 'error', messages: details.length > 0 ? details : [info.protocolMessage], code: info.httpStatus };
+  return { status: 'error', messages: details.length > 0 ? details : [publicMessage(e)], code: info.httpStatus };
 }
 
 /**
@@ -405,9 +424,12 @@ export function errorResponse(shape: ErrorShape, thrown: unknown, f?: string): R
   return new Response(text, { status, headers });
 }
 
-/** The `f` of a request for rendering its error: the parsed parameters if read, else the query string. */
-function formatOf(req: Request): string | undefined {
-  const p = parsed.get(req);
+/**
+ * The `f` of a request for rendering its error: from its parameters (read now if the handler failed
+ * before reading them, e.g. on the HTTPS rule, so that a body `f=json` is honoured), else the query.
+ */
+async function formatOf(req: Request): Promise<string | undefined> {
+  const p = parsed.get(req) ?? (req.bodyUsed ? undefined : await readParams(req).catch(() => undefined));
   if (p) return p.get('f');
   try {
     for (const [k, v] of new URL(req.url).searchParams) if (k.toLowerCase() === 'f') return v;
@@ -423,7 +445,7 @@ export function withRestErrors(shape: ErrorShape, fn: Handler): Handler {
     try {
       return await fn(req);
     } catch (e) {
-      return errorResponse(shape, e, formatOf(req));
+      return errorResponse(shape, e, await formatOf(req));
     }
   };
 }

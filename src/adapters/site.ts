@@ -381,3 +381,24 @@ export async function assertNoSiteBackup(deps: Pick<SiteDeps, 'store'>): Promise
     throw new EngineError('CONFLICT', msg, { details: [msg] });
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Server roots (protocols.md §1.5)
+
+/**
+ * A server root as federation compares it: lower-case scheme and host (URL does it), no default
+ * port, no query or fragment, cut before `/rest/...`, `/admin/...` or `/tokens/...` (clients pass a
+ * services URL or the root), no trailing slash. Undefined when `s` is not an absolute http(s) URL or carries credentials.
+ */
+export function normaliseServerUrl(s: string): string | undefined {
+  const t = s.trim();
+  if (!URL.canParse(t)) return undefined;
+  const u = new URL(t);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return undefined;
+  if (u.username || u.password) return undefined;
+  // Decision: the first `rest`, `admin` or `tokens` path segment ends the root (roots are `/server`, `/arcgis`...).
+  const segments = u.pathname.split('/').filter((x) => x !== '');
+  const cut = segments.findIndex((x) => ['rest', 'admin', 'tokens'].includes(x.toLowerCase()));
+  const path = (cut < 0 ? segments : segments.slice(0, cut)).join('/');
+  return `${u.protocol}//${u.host}${path ? `/${path}` : ''}`;
+}

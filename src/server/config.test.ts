@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
-import { loadConfig, normaliseServerUrl, parseConfig } from './config.js';
+import { normaliseServerUrl } from '../adapters/site.js';
+import { loadConfig, parseConfig } from './config.js';
 
 function issuesOf(f: () => unknown): { path: string; message: string }[] {
   try {

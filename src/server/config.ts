@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { combinedError, EngineError, type Issue } from '../core/errors.js';
 import { closestSpelling } from '../graph/args.js';
-import { parseServiceDefinition, type ServiceRecord, type SiteConfig } from '../adapters/site.js';
+import { normaliseServerUrl, parseServiceDefinition, type ServiceRecord, type SiteConfig } from '../adapters/site.js';
 
 /** The settings a config file may give (the rest of SiteConfig comes from the host). */
 export type ConfigSettings = Partial<Omit<SiteConfig, 'dataDir'>>;
@@ -210,22 +210,4 @@ export function parseConfig(json: unknown, source: string, now = Date.now()): Se
 
   if (issues.length > 0) throw combinedError(issues);
   return { settings: settings as ConfigSettings, ...(tls ? { tls } : {}), services, federatedServers, warnings };
-}
-
-/**
- * A server root as federation stores it: lower-case scheme and host, default port dropped, no
- * query, no trailing slash (`HTTPS://GIS.example.com:443/server/` -> `https://gis.example.com/server`).
- * Undefined when it is not an http(s) URL.
- */
-export function normaliseServerUrl(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url.trim());
-  } catch {
-    return undefined;
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return undefined;
-  if (u.username || u.password) return undefined;
-  const path = u.pathname.replace(/\/+$/, '');
-  return `${u.protocol}//${u.host}${path}`;
 }

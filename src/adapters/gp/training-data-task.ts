@@ -15,10 +15,9 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
-import { parseChipParams } from '../../chipper/params.js';
+import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
-import { readParams, requireHttps, respond, type Handler, type Params, type Route } from '../rest.js';
-import { MessageError, withSharingErrors } from '../sharing/federation.js';
+import { MessageError, readParams, requireHttps, respond, withRestErrors, type Handler, type Params, type Route } from '../rest.js';
 import { fromTrustedProxy, originOf, type JobRecord, type SiteDeps } from '../site.js';
 import { createJobRunner, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
 
@@ -58,7 +57,7 @@ export const TASK_PARAMETERS: readonly ParamInfo[] = [
     dataType: 'GPString',
     displayName: 'Chip Format',
     defaultValue: 'TIFF',
-    choiceList: ['TIFF', 'PNG', 'JPEG', 'MRF'],
+    choiceList: [...CHIP_FORMATS],
   },
   { name: 'tileSize', dataType: 'GPString', displayName: 'Tile Size', defaultValue: { x: 256, y: 256 } },
   { name: 'strideSize', dataType: 'GPString', displayName: 'Stride Size', defaultValue: { x: 256, y: 256 } },
@@ -67,18 +66,7 @@ export const TASK_PARAMETERS: readonly ParamInfo[] = [
     dataType: 'GPString',
     displayName: 'Metadata Format',
     defaultValue: 'PASCAL_VOC_rectangles',
-    choiceList: [
-      'KITTI_rectangles',
-      'PASCAL_VOC_rectangles',
-      'Classified_Tiles',
-      'RCNN_Masks',
-      'Labeled_Tiles',
-      'MultiLabeled_Tiles',
-      'Export_Tiles',
-      'CycleGAN',
-      'Imagenet',
-      'Panoptic_Segmentation',
-    ],
+    choiceList: [...METADATA_FORMATS],
   },
   { name: 'classValueField', dataType: 'GPString', displayName: 'Class Value Field' },
   { name: 'bufferRadius', dataType: 'GPDouble', displayName: 'Buffer Radius' },
@@ -330,7 +318,7 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
     throw new EngineError('NOT_FOUND', `no resource ${path}`, { issues: [] });
   };
 
-  const handler: Handler = withSharingErrors(handle);
+  const handler: Handler = withRestErrors('sharing', handle);
   return {
     runner,
     routes: () => [

@@ -15,54 +15,23 @@
  * Every endpoint: HTTPS when allSSL, a portal token, the caller an administrator of `<portal_id>`.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { EngineError } from '../../core/errors.js';
 import { authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, type Caller } from '../auth.js';
-import { readParams, requireHttps, requirePost, respond, errorResponse, type Handler, type Params, type Route } from '../rest.js';
+import {
+  MessageError,
+  readParams,
+  requireHttps,
+  requirePost,
+  respond,
+  withRestErrors,
+  type Handler,
+  type Params,
+  type Route,
+} from '../rest.js';
 import { fromTrustedProxy, originOf, USER_ROLES, type FederationRecord, type IdentityProviderRecord, type SiteDeps } from '../site.js';
 
 export type FederationDeps = Pick<SiteDeps, 'store' | 'keys' | 'config' | 'clock'>;
 
 const PORTALS = '/portal/sharing/rest/portals';
-
-// ---------------------------------------------------------------------------------------------
-// Errors with their own message (the error table's 400 message is "Invalid or missing input parameters.")
-
-/** A 400 in the sharing shape with `message` instead of the table's message. */
-export class MessageError extends EngineError {
-  readonly publicMessage: string;
-  constructor(publicMessage: string, details: readonly string[]) {
-    super(
-      'INVALID_ARGUMENT',
-      details.length > 0 ? details.join(' ') : publicMessage,
-      details.length > 0 ? { details: [...details] } : { issues: [] },
-    );
-    this.publicMessage = publicMessage;
-  }
-}
-
-function formatOf(req: Request, params: Params | undefined): string | undefined {
-  if (params) return params.get('f');
-  for (const [k, v] of new URL(req.url).searchParams) if (k.toLowerCase() === 'f') return v;
-  return undefined;
-}
-
-/** withRestErrors('sharing') that renders a MessageError with its own message. */
-export function withSharingErrors(fn: (req: Request) => Promise<Response>): Handler {
-  return async (req) => {
-    try {
-      return await fn(req);
-    } catch (e) {
-      let params: Params | undefined;
-      try {
-        params = await readParams(req);
-      } catch {
-        params = undefined;
-      }
-      if (!(e instanceof MessageError)) return errorResponse('sharing', e, formatOf(req, params));
-      return respond(formatOf(req, params), { error: { code: 400, message: e.publicMessage, details: [...e.details] } }, { noStore: true });
-    }
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // What the organization has
@@ -400,7 +369,7 @@ async function removeIdp(deps: FederationDeps, req: Request): Promise<Response> 
 
 /** The federation and identity-provider endpoints of the sharing API. */
 export function federationRoutes(deps: FederationDeps): Route[] {
-  const h = (fn: (d: FederationDeps, r: Request) => Promise<Response>): Handler => withSharingErrors((req) => fn(deps, req));
+  const h = (fn: (d: FederationDeps, r: Request) => Promise<Response>): Handler => withRestErrors('sharing', (req) => fn(deps, req));
   const base = `${PORTALS}/:portalId/idp`;
   return [
     { method: 'ALL', path: `${base}/federation/register`, handler: h(register) },

@@ -3,7 +3,8 @@ import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site
 import { ADMIN_AUDIENCE, authenticate, PORTAL_AUDIENCE, serverAudience } from '../auth.js';
 import { setPeerAddress } from '../site.js';
 import { verifyToken } from '../tokens.js';
-import { normaliseServerUrl, sharingRoutes } from './generate-token.js';
+import { normaliseServerUrl } from '../site.js';
+import { sharingRoutes } from './generate-token.js';
 import { createThrottle, MAX_THROTTLE_ENTRIES } from './throttle.js';
 
 type Body = Record<string, unknown> & { error?: { code: number; message: string; details: string[] } };

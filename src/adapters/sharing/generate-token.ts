@@ -21,7 +21,15 @@ import {
   type Params,
   type Route,
 } from '../rest.js';
-import { clientAddress, fromTrustedProxy, normaliseAddress, originOf, type SiteDeps, type UserRecord } from '../site.js';
+import {
+  clientAddress,
+  fromTrustedProxy,
+  normaliseAddress,
+  normaliseServerUrl,
+  originOf,
+  type SiteDeps,
+  type UserRecord,
+} from '../site.js';
 import { issueToken, verifyToken, type Binding, type TokenClaims } from '../tokens.js';
 import { throttleOf } from './throttle.js';
 
@@ -53,23 +61,6 @@ export async function checkCredentials(deps: Deps, username: string, password: s
 
 // ---------------------------------------------------------------------------------------------
 // Server roots (§1.5)
-
-/**
- * A server root as federation compares it: lower-case scheme and host (URL does it), no default
- * port, no query or fragment, cut before `/rest/...`, `/admin/...` or `/tokens/...` (clients pass a
- * services URL or the root), no trailing slash. Undefined when `s` is not an absolute http(s) URL.
- */
-export function normaliseServerUrl(s: string): string | undefined {
-  const t = s.trim();
-  if (!URL.canParse(t)) return undefined;
-  const u = new URL(t);
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return undefined;
-  // Decision: the first `rest`, `admin` or `tokens` path segment ends the root (roots are `/server`, `/arcgis`...).
-  const segments = u.pathname.split('/').filter((x) => x !== '');
-  const cut = segments.findIndex((x) => ['rest', 'admin', 'tokens'].includes(x.toLowerCase()));
-  const path = (cut < 0 ? segments : segments.slice(0, cut)).join('/');
-  return `${u.protocol}//${u.host}${path ? `/${path}` : ''}`;
-}
 
 /** The federated root `serverUrl` names (this site's own `<origin>/server` included), as stored. */
 export async function federatedRoot(

@@ -8,9 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { EngineError } from '../../core/errors.js';
 import { authenticate, PORTAL_AUDIENCE, requireAdministrator, type Caller } from '../auth.js';
 import { readParams, requireHttps, requirePost, respond, withRestErrors, type Params, type Route } from '../rest.js';
-import { assertNoSiteBackup, fromTrustedProxy, originOf, type FederatedServerRecord, type SiteDeps } from '../site.js';
+import { assertNoSiteBackup, fromTrustedProxy, normaliseServerUrl, originOf, type FederatedServerRecord, type SiteDeps } from '../site.js';
 import { tokenFromRequest } from '../tokens.js';
-import { normaliseServerUrl } from './generate-token.js';
 
 type Deps = Pick<SiteDeps, 'store' | 'keys' | 'config' | 'clock'>;
 
