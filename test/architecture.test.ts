@@ -61,6 +61,36 @@ describe('architecture', () => {
     expect(seen.size).toBeGreaterThan(20);
     expect([...seen].filter((f) => layerOf(f) === 'chipper').map((f) => relative(SRC, f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    expect(Object.keys(pkg.exports)).toEqual(['.', './chipper']);
+    expect(Object.keys(pkg.exports)).toEqual(['.', './chipper', './adapters', './server']);
+  });
+});
+
+describe('package entries', () => {
+  const walk = (entry: string): Set<string> => {
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)[^'"]*from\s+'(\.[^']+)'/gm)) {
+        visit(resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'));
+      }
+    };
+    visit(join(SRC, entry));
+    return seen;
+  };
+  const packagesOf = (files: Set<string>): Set<string> => {
+    const out = new Set<string>();
+    for (const f of files) for (const m of readFileSync(f, 'utf8').matchAll(/^\s*import[^'"]*from\s+'([^.][^']*)'/gm)) out.add(m[1]!);
+    return out;
+  };
+
+  it("the engine and chipper entries load no HTTP, database or XML code ('rasterflow/adapters' and 'rasterflow/server' do)", () => {
+    for (const entry of ['index.ts', 'chipper/index.ts']) {
+      const pkgs = [...packagesOf(walk(entry))];
+      expect(pkgs.filter((p) => /^(hono|@hono\/|better-sqlite3|fast-xml-parser|selfsigned|fflate|jose)/.test(p))).toEqual([]);
+      expect([...walk(entry)].filter((f) => ['adapters', 'server'].includes(layerOf(f)))).toEqual([]);
+    }
+    expect([...walk('adapters/index.ts')].filter((f) => layerOf(f) === 'server')).toEqual([]);
+    expect(packagesOf(walk('server/index.ts'))).toContain('better-sqlite3');
   });
 });
