@@ -356,6 +356,46 @@ describe('exportImage', () => {
     expect(await jsonOf(await exportImage({ f: 'json', bbox: '5,5,1,1' }))).toMatchObject({ error: { code: 400 } });
   });
 
+  it('EPSG:3857 output equals gdalwarp -t_srs EPSG:3857 -te -ts (nearest exact, bilinear and cubic within 1 DN)', async () => {
+    const golden = async (id: string) => {
+      const src = await openGeoTiff(`golden/warp/${id}.tif`);
+      const block = await src.read({ x: 0, y: 0, width: src.info.width, height: src.info.height });
+      await src.close();
+      return block;
+    };
+    for (const [r, interpolation, tolerance] of [
+      ['near', 'RSP_NearestNeighbor', 0],
+      ['bilinear', 'RSP_BilinearInterpolation', 1],
+      ['cubic', 'RSP_CubicConvolution', 1],
+    ] as const) {
+      const res = await exportImage({
+        f: 'image',
+        format: 'tiff',
+        bbox: '-9390000,4378000,-9363000,4400000',
+        bboxSR: '3857',
+        imageSR: '3857',
+        size: '290,236',
+        interpolation,
+      });
+      const got = await readTiff(await bytesOf(res));
+      const want = await golden(`dem-3857-${r}`);
+      const alpha = want.bands[1]!;
+      let compared = 0;
+      let maskDiffers = 0;
+      let worst = 0;
+      for (let i = 0; i < 290 * 236; i++) {
+        const valid = alpha[i]! > 0;
+        if ((got.block.mask[i] === 1) !== valid) maskDiffers++;
+        if (!valid) continue;
+        worst = Math.max(worst, Math.abs(got.block.bands[0]![i]! - want.bands[0]![i]!));
+        compared++;
+      }
+      expect({ r, maskDiffers }).toEqual({ r, maskDiffers: 0 });
+      expect(worst).toBeLessThanOrEqual(tolerance);
+      expect(compared).toBeGreaterThan(30_000);
+    }
+  });
+
   it('interpolation: nearest, bilinear and cubic differ when resampling; majority and unknown names are refused', async () => {
     const base = { f: 'image', format: 'tiff', bbox: windowBbox(10.3, 10.3, 50, 50), size: '73,73' };
     const n = await readTiff(await bytesOf(await exportImage({ ...base, interpolation: 'RSP_NearestNeighbor' })));
