@@ -141,6 +141,28 @@ describe('service info', () => {
     expect(l).toMatchObject({ name: 'Imagery/landsat', bandCount: 6, pixelType: 'U8', serviceDataType: 'esriImageServiceDataTypeGeneric' });
   });
 
+  it('statistics come from the file when it has them, else approximately from its overviews', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rf-stats-'));
+    const render = (out: string, ...co: string[]) =>
+      run(new Command(), { out: () => undefined, err: () => undefined, isTTY: false }).parseAsync(
+        ['render', '--rule', '{"rasterFunction":"Identity"}', '--input', DEM, '--output', out, ...co.flatMap((c) => ['--co', c])],
+        { from: 'user' },
+      );
+    await render(join(dir, 'stats.tif'), 'STATISTICS=YES');
+    await render(join(dir, 'cog.tif'), 'COG=YES', 'STATISTICS=NO', 'BLOCKXSIZE=64');
+    await addService('withstats', { path: join(dir, 'stats.tif') });
+    await addService('cog', { path: join(dir, 'cog.tif') });
+    const a = await jsonOf<Json>(await call('/server/rest/services/withstats/ImageServer', { f: 'json' }));
+    expect(a['statisticsSource']).toBe('file');
+    expect((a['minValues'] as number[])[0]).toBeCloseTo(236.4524, 3);
+    const b = await jsonOf<Json>(await call('/server/rest/services/cog/ImageServer', { f: 'json' }));
+    expect(b['statisticsSource']).toBe('approximate');
+    // From the 96 x 102 overview: close to, not equal to, the exact values.
+    expect((b['meanValues'] as number[])[0]).toBeCloseTo(535.34, -1);
+    expect((b['minValues'] as number[])[0]).toBeGreaterThanOrEqual(236.45);
+    expect((b['maxValues'] as number[])[0]).toBeLessThanOrEqual(1074.36);
+  });
+
   it('is reopened when the service record changes', async () => {
     expect(await jsonOf<Json>(await call('/server/rest/services/dem/ImageServer', { f: 'json' }))).toMatchObject({ bandCount: 1 });
     await addService('dem', { path: L7 });
@@ -581,6 +603,12 @@ describe('exportImage', () => {
   });
 });
 
+/** Polls `test` every 2 ms for up to 10 s. */
+async function until(test: () => boolean): Promise<void> {
+  const t0 = Date.now();
+  while (!test() && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
+}
+
 describe('bounded rendering', () => {
   it('50 concurrent requests never run more than the limit of renders at once', async () => {
     const services = imageServicesOf(site);
@@ -604,7 +632,7 @@ describe('bounded rendering', () => {
     const b = await services.renderSlot();
     const controller = new AbortController();
     const res = call('/server/rest/services/dem/ImageServer/exportImage', { f: 'json', size: '100,100' }, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => services.renderStats().queued === 1);
     expect(services.renderStats().queued).toBe(1);
     controller.abort();
     const body = await jsonOf<Json>(await res);
@@ -619,7 +647,7 @@ describe('bounded rendering', () => {
       { f: 'json', size: '4000,4000', renderingRule: 'Shaded' },
       { signal: c2.signal },
     );
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => services.renderStats().running === 1);
     c2.abort();
     expect(await jsonOf<Json>(await running)).toMatchObject({ error: { code: 499 } });
     expect(services.renderStats().running).toBe(0);
