@@ -291,6 +291,29 @@ describe('exportImage', () => {
     expect(JSON.stringify(sneaky)).toContain("only use the service's raster");
   });
 
+  it('the service default rule applies when none is asked; None gives the raster as stored', async () => {
+    await addService('shaded', { path: DEM, renderingRule: HILLSHADE });
+    const bbox = windowBbox(40, 50, 120, 90);
+    const viaDefault = decodePng(await bytesOf(await exportImage({ f: 'image', format: 'png', bbox, size: '120,90' }, 'shaded')));
+    const viaParam = decodePng(
+      await bytesOf(await exportImage({ f: 'image', format: 'png', bbox, size: '120,90', renderingRule: JSON.stringify(HILLSHADE) })),
+    );
+    expect(Buffer.compare(viaDefault.data, viaParam.data)).toBe(0);
+    const info = await jsonOf<Json>(await call('/server/rest/services/shaded/ImageServer', { f: 'json' }));
+    expect(info['defaultRenderingRule']).toEqual(HILLSHADE);
+    const raw = await readTiff(
+      await bytesOf(
+        await exportImage({ f: 'image', format: 'tiff', bbox, size: '120,90', renderingRule: '{"rasterFunction":"None"}' }, 'shaded'),
+      ),
+    );
+    expect(raw.info.pixelType).toBe('F32');
+    const plain = await readTiff(await bytesOf(await exportImage({ f: 'image', format: 'tiff', bbox, size: '120,90' })));
+    expect(Array.from(raw.block.bands[0]!)).toEqual(Array.from(plain.block.bands[0]!));
+    // A broken default rule is refused when the service is used, naming the property.
+    await addService('broken', { path: DEM, renderingRule: { rasterFunction: 42 } });
+    expect(await jsonOf(await call('/server/rest/services/broken/ImageServer', { f: 'json' }))).toMatchObject({ error: { code: 400 } });
+  });
+
   it('f=json holds the image for download at href; the download equals f=image', async () => {
     const params = { format: 'png', bbox: windowBbox(0, 0, 100, 100), size: '100,100', renderingRule: 'Shaded' };
     const j = await jsonOf<Json>(await exportImage({ ...params, f: 'json' }));
