@@ -12,7 +12,7 @@ import { openGeoTiff } from '../../io/geotiff-source.js';
 import { createApp } from '../../server/app.js';
 import { siteRoutes } from '../../server/routes.js';
 import type { Route } from '../rest.js';
-import { imageServicesOf } from './service.js';
+import { createImageServices, imageServicesOf } from './service.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
@@ -647,6 +647,16 @@ describe('bounded rendering', () => {
     expect(stats.peak).toBe(2);
     expect(stats.running).toBe(0);
     expect(stats.queued).toBe(0);
+  });
+
+  it('beyond the queue bound requests are refused with 503 at once', async () => {
+    const services = createImageServices(site, { maxConcurrentRenders: 1, maxQueuedRenders: 1 });
+    const held = await services.renderSlot();
+    const waiting = services.renderSlot();
+    await expect(services.renderSlot()).rejects.toMatchObject({ httpStatus: 503, code: 'LIMIT_EXCEEDED' });
+    held.release();
+    (await waiting).release();
+    expect(services.renderStats()).toMatchObject({ running: 0, queued: 0, peak: 1 });
   });
 
   it('a client that disconnects stops its render (also while it waits for a slot)', async () => {
