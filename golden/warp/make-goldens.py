@@ -36,6 +36,9 @@ CASES = [
     ('l7b1-4326', L7, 1, 'EPSG:4326', 'inside', None),
     # gdalwarp's default grid (no -te/-ts): the whole DEM with its rotated edges (empty corners)
     ('dem-3857-default', DEM, 1, 'EPSG:3857', None, None),
+    # no reprojection: the DEM resampled to 1.5 times its size over its own extent (the CLI's
+    # --outsize 574,610 -r bilinear|cubic)
+    ('dem-ts-upsample', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (574, 610)),
 ]
 METHODS = ['near', 'bilinear', 'cubic']
 
@@ -69,7 +72,7 @@ def main():
             if os.path.exists(out):
                 os.remove(out)
             grid = [] if te is None else ['-te', *map(repr, te), '-ts', *map(str, ts)]
-            cmd = ['gdalwarp', '-q', '-t_srs', t_srs, *grid, '-r', r, '-dstalpha', '-co', 'COMPRESS=DEFLATE', single, out]
+            cmd = ['gdalwarp', '-q', *(['-t_srs', t_srs] if t_srs else []), *grid, '-r', r, '-dstalpha', '-co', 'COMPRESS=DEFLATE', single, out]
             subprocess.run(cmd, check=True)
             ds = gdal.Open(out)
             gt = ds.GetGeoTransform()
@@ -81,14 +84,21 @@ def main():
                           'te': te_out, 'ts': ts_out, 'default': te is None, 'r': r, 'expected': os.path.relpath(out, ROOT),
                           'command': ' '.join(['gdalwarp', *cmd[2:-2], os.path.basename(src) + (f' (band {band})' if single != src else ''), os.path.basename(out)])})
     grids = []
-    for src, t_srs in [(DEM, 'EPSG:3857'), (DEM, 'EPSG:4326'), (L7, 'EPSG:4326')]:
+    # gdalwarp's output grid for partial grid options (-te alone, -tr alone, -ts with a 0, -te_srs)
+    for src, t_srs, opts in [(DEM, 'EPSG:3857', []), (DEM, 'EPSG:4326', []), (L7, 'EPSG:4326', []),
+                             (DEM, 'EPSG:3857', ['-tr', '100', '120']),
+                             (DEM, 'EPSG:3857', ['-ts', '300', '0']),
+                             (DEM, 'EPSG:3857', ['-ts', '0', '250']),
+                             (DEM, 'EPSG:3857', ['-te', '-9390000', '4378000', '-9363000', '4400000']),
+                             (DEM, 'EPSG:3857', ['-te', '-9390000', '4378000', '-9363000', '4400000', '-tr', '100', '100']),
+                             (DEM, 'EPSG:3857', ['-te', '-84.39', '36.46', '-84.10', '36.72', '-te_srs', 'EPSG:4326', '-ts', '200', '180'])]:
         out = '/tmp/warp-golden-default.tif'
         if os.path.exists(out):
             os.remove(out)
-        subprocess.run(['gdalwarp', '-q', '-t_srs', t_srs, '-of', 'GTiff', src, out], check=True)
+        subprocess.run(['gdalwarp', '-q', '-t_srs', t_srs, *opts, '-of', 'GTiff', src, out], check=True)
         ds = gdal.Open(out)
         gt = ds.GetGeoTransform()
-        grids.append({'source': os.path.relpath(src, ROOT), 't_srs': t_srs, 'geotransform': list(gt),
+        grids.append({'source': os.path.relpath(src, ROOT), 't_srs': t_srs, 'options': opts, 'geotransform': list(gt),
                       'width': ds.RasterXSize, 'height': ds.RasterYSize})
         ds = None
     with open(os.path.join(HERE, 'cases.json'), 'w') as f:

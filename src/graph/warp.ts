@@ -42,7 +42,8 @@ import type { Rect } from '../core/rect.js';
 import { interpolate, METHOD_MARGIN, sourceWindow, storeValue } from '../core/resample.js';
 import { proj4ForWkid } from '../core/spatial-reference.js';
 import { boundingSourceRect, converter, proj4Of, sameSpatialReference } from './align.js';
-import type { FunctionNode, RasterFunction, RasterNode } from './types.js';
+import { evaluateTile } from './evaluate.js';
+import type { FunctionNode, RasterFunction, RasterNode, SourceNode } from './types.js';
 
 export { parseSpatialReference } from '../core/spatial-reference.js';
 
@@ -83,7 +84,7 @@ type Forward = (p: number[]) => number[];
 
 /** A point transform between two SRs (undefined: the same SR, nothing to do). */
 function forwardOf(from: SpatialReference | undefined, to: SpatialReference | undefined): Forward | undefined {
-  if (from === undefined || to === undefined || sameSpatialReference(from, to)) return undefined;
+  if (from === undefined || to === undefined || from === to || sameSpatialReference(from, to)) return undefined;
   const c = converter(requireDefinition(from, 'source'), requireDefinition(to, 'target'));
   return (p) => c.forward(p);
 }
@@ -425,4 +426,117 @@ export function warpNode(input: RasterNode, grid: WarpGrid, method: WarpMethod):
     info,
   };
   return node;
+}
+
+// ---- gdalwarp's output grid from its options
+
+/** gdalwarp's grid options: `-te` (in `teSrs`, default the target SR), `-tr`, `-ts` (0 = keep the aspect ratio). */
+export interface WarpGridOptions {
+  readonly te?: Extent;
+  readonly teSrs?: SpatialReference;
+  readonly tr?: readonly [number, number];
+  readonly ts?: readonly [number, number];
+}
+
+/**
+ * The output grid gdalwarp 3.6 makes for `info` warped to `to` with `options` (gdalwarp_lib's
+ * GDALWarpCreateOutput): missing parts come from `suggestedGrid`. -te alone keeps the suggested
+ * resolution, size = extent / resolution rounded, then the resolution is adjusted to fit the
+ * extent exactly; -tr without -te keeps the suggested extent's top-left corner and rounds the
+ * size the same way; -ts without -te divides the suggested extent; a 0 in -ts keeps the aspect
+ * ratio (square pixels from the other axis, the extent fitted to the rounded size). Errors name the option (`te`, `te_srs`, `tr`, `ts`).
+ */
+export function targetGrid(info: RasterInfo, to: SpatialReference, options: WarpGridOptions = {}): WarpGrid {
+  const { tr, ts } = options;
+  if (tr !== undefined && ts !== undefined) throw invalidArgument('ts', '-tr and -ts cannot be used together');
+  if (tr !== undefined && !(tr[0] > 0 && tr[1] > 0 && Number.isFinite(tr[0]) && Number.isFinite(tr[1]))) {
+    throw invalidArgument('tr', `the target resolution must be two positive numbers, got ${tr.join(' ')}`);
+  }
+  if (ts !== undefined && !(ts.every((v) => Number.isInteger(v) && v >= 0) && ts[0] + ts[1] > 0)) {
+    throw invalidArgument(
+      'ts',
+      `the target size must be two whole numbers of pixels (0 for one of them keeps the aspect ratio), got ${ts.join(' ')}`,
+    );
+  }
+  let te = options.te;
+  if (options.teSrs !== undefined && te === undefined) throw invalidArgument('te_srs', '-te_srs needs -te');
+  if (te !== undefined) {
+    if (![te.xmin, te.ymin, te.xmax, te.ymax].every(Number.isFinite) || !(te.xmax > te.xmin && te.ymax > te.ymin)) {
+      throw invalidArgument('te', 'the target extent must be xmin ymin xmax ymax with xmin < xmax and ymin < ymax');
+    }
+    if (options.teSrs !== undefined) {
+      try {
+        te = transformExtent(te, options.teSrs, to);
+      } catch {
+        throw invalidArgument('te_srs', 'the target extent does not transform from -te_srs into the target spatial reference');
+      }
+    }
+  }
+  const suggested = te !== undefined && (tr !== undefined || ts !== undefined) ? undefined : suggestedGrid(info, to);
+  const e = te ?? suggested!.extent;
+  const dx = e.xmax - e.xmin;
+  const dy = e.ymax - e.ymin;
+  let width: number;
+  let height: number;
+  let xmax = e.xmax;
+  let ymin = e.ymin;
+  if (ts !== undefined) {
+    width = ts[0];
+    height = ts[1];
+    // A 0: square pixels from the other axis, the size rounded and the extent fitted to it.
+    if (width === 0) {
+      const res = dy / height;
+      width = Math.max(1, Math.floor(dx / res + 0.5));
+      xmax = e.xmin + width * res;
+    } else if (height === 0) {
+      const res = dx / width;
+      height = Math.max(1, Math.floor(dy / res + 0.5));
+      ymin = e.ymax - height * res;
+    }
+  } else {
+    const rx = tr !== undefined ? tr[0] : (suggested!.extent.xmax - suggested!.extent.xmin) / suggested!.width;
+    const ry = tr !== undefined ? tr[1] : (suggested!.extent.ymax - suggested!.extent.ymin) / suggested!.height;
+    width = Math.max(1, Math.floor((dx + rx / 2) / rx));
+    height = Math.max(1, Math.floor((dy + ry / 2) / ry));
+    if (tr !== undefined) {
+      // -tr: the resolution is kept and the extent follows from the top-left corner.
+      xmax = e.xmin + width * rx;
+      ymin = e.ymax - height * ry;
+    } else if (te === undefined) {
+      return suggested!;
+    }
+  }
+  return { spatialReference: to, extent: { xmin: e.xmin, ymin, xmax, ymax: e.ymax }, width, height };
+}
+
+// ---- Resampled sources (the CLI's `--outsize` with `-r bilinear|cubic`)
+
+type NodeOpener = (location: string, options: { id: string }) => Promise<SourceNode>;
+
+/**
+ * `open` with each raster resampled onto its own extent at `outsize`'s scale (the first input
+ * `width` x `height`; the others by the same factors, rounded, at least 1 pixel, as io's
+ * outsizeOpener) with `method` through the warp kernels: the pixels of `gdalwarp -ts W H -r
+ * method` over the same extent (see the note on downsampling above).
+ */
+export function resampledOpener(
+  open: NodeOpener,
+  outsize: { readonly width: number; readonly height: number; readonly baseWidth: number; readonly baseHeight: number },
+  method: WarpMethod,
+): NodeOpener {
+  return async (location, options) => {
+    const source = await open(location, options);
+    const { info } = source;
+    const width = Math.max(1, Math.round((info.width * outsize.width) / outsize.baseWidth));
+    const height = Math.max(1, Math.round((info.height * outsize.height) / outsize.baseHeight));
+    if (width === info.width && height === info.height) return source;
+    const node = warpNode(source, { spatialReference: info.spatialReference ?? {}, extent: info.extent, width, height }, method);
+    const { spatialReference: _sr, ...rest } = node.info;
+    return {
+      kind: 'source',
+      id: `${source.id}@${width}x${height}:${method}`,
+      info: info.spatialReference !== undefined ? node.info : rest,
+      read: (r, signal) => evaluateTile(node, r, signal),
+    };
+  };
 }
