@@ -28,7 +28,7 @@ interface GoldenCase {
   readonly t_srs: string | null;
   readonly expected: string;
 }
-const golden = JSON.parse(readFileSync(join(ROOT, 'golden/warp/cases.json'), 'utf8')) as { cases: GoldenCase[] };
+const golden = JSON.parse(readFileSync(join(ROOT, 'golden/warp/warp-cases.json'), 'utf8')) as { cases: GoldenCase[] };
 const caseOf = (id: string): GoldenCase => golden.cases.find((c) => c.id === id)!;
 
 /** Runs `rasterflow` in this process; resolves to the error it threw (undefined on success). */
@@ -77,6 +77,7 @@ describe('rasterflow render --t_srs (gdalwarp)', () => {
     ['dem-3857-near', 'near', 0],
     ['dem-3857-bilinear', 'bilinear', 1e-3],
     ['dem-4326-cubic', 'cubic', 1e-3],
+    ['dem-3857-down3-cubic', 'cubic', 1e-3],
   ] as const) {
     it(`${id}: --t_srs --te --ts -r ${r} equals gdalwarp; the GeoTIFF has the target SR and geotransform`, async () => {
       const c = caseOf(id);
@@ -137,7 +138,7 @@ describe('rasterflow render --t_srs (gdalwarp)', () => {
       await rasterflow(...a, '--te', '-84.39', '36.46', '-84.10', '36.72', '--te_srs', 'EPSG:4326', '--ts', '200', '180'),
     ).toBeUndefined();
     let info = (await files.open(file)).info;
-    // gdalwarp -t_srs EPSG:3857 -te -84.39 36.46 -84.10 36.72 -te_srs EPSG:4326 -ts 200 180 (golden/warp/cases.json)
+    // gdalwarp -t_srs EPSG:3857 -te -84.39 36.46 -84.10 36.72 -te_srs EPSG:4326 -ts 200 180 (golden/warp/warp-cases.json)
     expect(info.extent.xmin).toBeCloseTo(-9394251.828044357, 3);
     expect(info.extent.ymax).toBeCloseTo(4400149.92978171, 3);
     expect(info.cellSize.y).toBeCloseTo(200.2625478355214, 6);
@@ -175,14 +176,16 @@ describe('rasterflow render --t_srs (gdalwarp)', () => {
 });
 
 describe('rasterflow render --outsize -r', () => {
-  it("-r bilinear|cubic resample through the warp kernels (gdalwarp -ts); -r near is today's --outsize", async () => {
-    for (const r of ['bilinear', 'cubic'] as const) {
-      const c = caseOf(`dem-ts-upsample-${r}`);
-      const file = join(out, `outsize-${r}.tif`);
-      expect(
-        await rasterflow('render', '--rule', IDENTITY, '--input', DEM, '--output', file, '--outsize', '574,610', '-r', r),
-      ).toBeUndefined();
-      const res = await compare(file, c.expected, 1e-3);
+  it("-r bilinear|cubic resample through the warp kernels (gdalwarp -ts, up and down); -r near is today's --outsize", async () => {
+    for (const [size, r, id] of [
+      ['574,610', 'bilinear', 'dem-ts-upsample-bilinear'],
+      ['574,610', 'cubic', 'dem-ts-upsample-cubic'],
+      ['128,136', 'bilinear', 'dem-ts-down3-bilinear'],
+      ['128,136', 'cubic', 'dem-ts-down3-cubic'],
+    ] as const) {
+      const file = join(out, `outsize-${id}.tif`);
+      expect(await rasterflow('render', '--rule', IDENTITY, '--input', DEM, '--output', file, '--outsize', size, '-r', r)).toBeUndefined();
+      const res = await compare(file, caseOf(id).expected, 1e-3);
       expect(res.bad, res.first).toBe(0);
     }
     const plain = join(out, 'outsize-plain.tif');

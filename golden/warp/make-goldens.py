@@ -5,9 +5,13 @@ GDAL 3.6 `gdalwarp` with its defaults (approximate transformer, -et 0.125; no -w
 jacksboro DEM (UTM 16N, 75 m, Float32, no NoData) to EPSG:3857 and EPSG:4326, and on band 1 of the
 Landsat 7 image (SIRGAS 2000 / UTM 25S, Byte) to EPSG:4326, with -te/-ts inside the data (so every
 output pixel samples the raster) and output pixels about as large as the input's (so gdalwarp's
-scale is >= 0.95 and its 4-sample bilinear/cubic kernels apply, see warp.ts), for -r near,
+scale is >= 0.95 and its 4-sample bilinear/cubic kernels apply, see warp.ts) and at about a
+third of it (its widened kernels), for -r near,
 bilinear and cubic. `-dstalpha` marks pixels gdalwarp left empty. Also records gdalwarp's
-default output grid (no -te/-tr/-ts) for `suggestedGrid`, in grids.json.
+output grids for partial options (no -te/-tr/-ts, -tr alone, -ts with a 0, -te alone, -te_srs)
+for `suggestedGrid`/`targetGrid`. Everything is listed in warp-cases.json (not `cases.json`: these
+are not rule cases for test/golden.test.ts; src/graph/warp.test.ts and test/cli-warp.test.ts
+read them).
 
 `reference` goldens: never regenerate them from rasterflow's output.
 Run: /usr/bin/python3 golden/warp/make-goldens.py   (needs gdalwarp 3.6 and its Python bindings)
@@ -39,6 +43,10 @@ CASES = [
     # no reprojection: the DEM resampled to 1.5 times its size over its own extent (the CLI's
     # --outsize 574,610 -r bilinear|cubic)
     ('dem-ts-upsample', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (574, 610)),
+    # downsampling (gdalwarp's scale < 0.95: its bilinear/cubic kernels widen): about a third of
+    # the resolution, reprojected inside the data, and over the whole raster without reprojection
+    ('dem-3857-down3', DEM, 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (97, 79)),
+    ('dem-ts-down3', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (128, 136)),
 ]
 METHODS = ['near', 'bilinear', 'cubic']
 
@@ -101,7 +109,7 @@ def main():
         grids.append({'source': os.path.relpath(src, ROOT), 't_srs': t_srs, 'options': opts, 'geotransform': list(gt),
                       'width': ds.RasterXSize, 'height': ds.RasterYSize})
         ds = None
-    with open(os.path.join(HERE, 'cases.json'), 'w') as f:
+    with open(os.path.join(HERE, 'warp-cases.json'), 'w') as f:
         json.dump({'tool': 'gdalwarp', 'version': gdal.__version__, 'script': 'golden/warp/make-goldens.py',
                    'cases': cases, 'defaultGrids': grids}, f, indent=2)
         f.write('\n')

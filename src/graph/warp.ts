@@ -28,18 +28,21 @@
  * pixel is transformed again exactly and sampled there if that is inside, as gdalwarp's kernels
  * do (measured on the DEM's default 3857 grid: valid = approximate inside OR exact inside).
  *
- * Downsampling: gdalwarp widens its bilinear and cubic kernels by the scale (`XSCALE`, the
- * output/input size ratio) when the output is coarser than 0.95 of the input; these kernels keep
- * the 2 x 2 / 4 x 4 footprint at every scale (nearest is unaffected). So bilinear and cubic equal
- * gdalwarp at scales >= 0.95 (upsampling, same resolution, reprojection at a similar
- * resolution) and are sharper (more aliased) than gdalwarp's for large reductions; read from an
- * overview for those.
+ * Downsampling: as gdalwarp (GDALWarpKernel::PerformWarp, GWKResample), when the output is
+ * coarser than 0.95 of the input along an axis, bilinear and cubic widen their kernels by the
+ * scale: scale = output size / input window size (the input window: the bounding box of the
+ * output's edges mapped into the input, 21 points per edge, its raw size clamped to the raster;
+ * a reciprocal within 0.05 of a whole number is snapped to it), radius = ceil(R / scale) (R = 1 bilinear, 2 cubic), the weight of
+ * input pixel offset i is the kernel at (i - dx) * scale, and the sum is divided by the total
+ * weight of the valid pixels (masked and off-raster pixels left out). The scale is computed once
+ * per node from the whole output grid (gdalwarp computes it per warp chunk; a single chunk for
+ * outputs within its memory limit), so tiles agree. Nearest is unaffected.
  */
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { Extent, RasterInfo, SpatialReference } from '../core/pixel-block.js';
 import { isComplex, type PixelType } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
-import { interpolate, METHOD_MARGIN, sourceWindow, storeValue } from '../core/resample.js';
+import { interpolate, keysWeight, METHOD_MARGIN, sourceWindow, storeValue, type SourceWindow } from '../core/resample.js';
 import { proj4ForWkid } from '../core/spatial-reference.js';
 import { boundingSourceRect, converter, proj4Of, sameSpatialReference } from './align.js';
 import { evaluateTile } from './evaluate.js';
@@ -307,6 +310,134 @@ interface WarpParams {
   readonly srcWidth: number;
   readonly srcHeight: number;
   readonly pixelType: PixelType;
+  /** Downsampling kernels (bilinear/cubic with a scale < 0.95 on an axis), else undefined. */
+  readonly scaled?: ScaledKernel;
+}
+
+/** gdalwarp's widened kernel (GWKResample) for one warp. */
+interface ScaledKernel {
+  readonly xScale: number;
+  readonly yScale: number;
+  readonly xRadius: number;
+  readonly yRadius: number;
+  /** First offset of the window: -radius for bilinear, 1 - radius for cubic (gdalwarp's nFiltInit). */
+  readonly xInit: number;
+  readonly yInit: number;
+  readonly weight: (t: number) => number;
+}
+
+const bilinearWeight = (t: number): number => {
+  const a = t < 0 ? -t : t;
+  return a < 1 ? 1 - a : 0;
+};
+
+/**
+ * gdalwarp's scale along one axis (GDALWarpOperation::ComputeSourceWindow, PerformWarp): the
+ * output size over the raw input window size, max - min of the mapped edge points, clamped to
+ * the raster; a reciprocal within 0.05 of a whole number is snapped to it.
+ */
+function axisScale(dst: number, lo: number, hi: number, size: number): number {
+  const raw = Math.max(0, Math.min(size - Math.max(0, Math.trunc(lo)), hi - lo));
+  if (!(raw > 0)) return 1;
+  let scale = dst / raw;
+  if (scale < 1) {
+    const r = 1 / scale;
+    const n = Math.floor(r + 0.5);
+    if (Math.abs(r - n) < 0.05) scale = 1 / n;
+  }
+  return scale;
+}
+
+/** The widened kernel of a warp when gdalwarp would use one (bilinear/cubic, a scale < 0.95), else undefined. */
+function scaledKernel(m: WarpMapping, grid: WarpGrid, method: WarpMethod, srcWidth: number, srcHeight: number): ScaledKernel | undefined {
+  if (method === 'nearest') return undefined;
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  const p = new Float64Array(2);
+  const N = 20;
+  for (let k = 0; k <= N; k++) {
+    const t = k / N;
+    for (const [u, v] of [
+      [t * grid.width, 0],
+      [t * grid.width, grid.height],
+      [0, t * grid.height],
+      [grid.width, t * grid.height],
+    ] as const) {
+      exactAt(m, u, v, p, 0);
+      const x = p[0]!;
+      const y = p[1]!;
+      if (x !== x || y !== y) continue;
+      if (x < minX) minX = x;
+      if (x > maxX) maxX = x;
+      if (y < minY) minY = y;
+      if (y > maxY) maxY = y;
+    }
+  }
+  if (!(minX <= maxX)) return undefined;
+  const xScale = axisScale(grid.width, minX, maxX, srcWidth);
+  const yScale = axisScale(grid.height, minY, maxY, srcHeight);
+  if (xScale >= 0.95 && yScale >= 0.95) return undefined;
+  const R = method === 'bilinear' ? 1 : 2;
+  const xRadius = xScale < 1 ? Math.ceil(R / xScale) : R;
+  const yRadius = yScale < 1 ? Math.ceil(R / yScale) : R;
+  const init = (r: number): number => ((R + 1) % 2) - r;
+  return {
+    xScale: Math.min(xScale, 1),
+    yScale: Math.min(yScale, 1),
+    xRadius,
+    yRadius,
+    xInit: init(xRadius),
+    yInit: init(yRadius),
+    weight: method === 'bilinear' ? bilinearWeight : keysWeight,
+  };
+}
+
+/**
+ * GWKResample at input position (sx, sy): every band into `out`; false (NoData) when the
+ * containing pixel is outside or masked, or the valid weight is below 1e-6. `wx` holds the
+ * window's x weights (2 * xRadius + 2 long).
+ */
+function resampleScaled(k: ScaledKernel, s: SourceWindow, sx: number, sy: number, out: Float64Array, wx: Float64Array): boolean {
+  if (!(sx >= 0 && sy >= 0 && sx < s.width && sy < s.height)) return false;
+  const cx = Math.floor(sx) - s.x0;
+  const cy = Math.floor(sy) - s.y0;
+  if (cx < 0 || cy < 0 || cx >= s.w || cy >= s.h || s.mask[cy * s.w + cx] === 0) return false;
+  const ix = Math.floor(sx - 0.5);
+  const iy = Math.floor(sy - 0.5);
+  const dx = sx - 0.5 - ix;
+  const dy = sy - 0.5 - iy;
+  let i0 = k.xInit;
+  let i1 = k.xRadius;
+  if (ix + i0 < 0) i0 = -ix;
+  if (ix + i1 >= s.width) i1 = s.width - ix - 1;
+  let j0 = k.yInit;
+  let j1 = k.yRadius;
+  if (iy + j0 < 0) j0 = -iy;
+  if (iy + j1 >= s.height) j1 = s.height - iy - 1;
+  for (let i = i0; i <= i1; i++) wx[i - i0] = k.weight((i - dx) * k.xScale);
+  const nb = s.bands.length;
+  for (let b = 0; b < nb; b++) out[b] = 0;
+  let total = 0;
+  for (let j = j0; j <= j1; j++) {
+    const by = iy + j - s.y0;
+    if (by < 0 || by >= s.h) continue;
+    const wyj = k.weight((j - dy) * k.yScale);
+    let rowWeight = 0;
+    const rowStart = by * s.w;
+    for (let i = i0; i <= i1; i++) {
+      const bx = ix + i - s.x0;
+      if (bx < 0 || bx >= s.w || s.mask[rowStart + bx] === 0) continue;
+      const w = wx[i - i0]!;
+      rowWeight += w;
+      for (let b = 0; b < nb; b++) out[b]! += s.bands[b]![rowStart + bx]! * w * wyj;
+    }
+    total += rowWeight * wyj;
+  }
+  if (total < 0.000001) return false;
+  if (total < 0.99999 || total > 1.00001) for (let b = 0; b < nb; b++) out[b]! /= total;
+  return true;
 }
 
 /**
@@ -343,6 +474,8 @@ const warpFunction: RasterFunction<Record<string, never>, WarpParams> = {
     const mask = out.mask;
     const W = p.srcWidth;
     const H = p.srcHeight;
+    const scaled = p.scaled;
+    const wxs = scaled ? new Float64Array(2 * scaled.xRadius + 2) : wx;
     for (let j = 0, i = 0; j < h; j++) {
       for (let k = 0; k < w; k++, i++) {
         let sx = xy[2 * i]!;
@@ -354,7 +487,7 @@ const warpFunction: RasterFunction<Record<string, never>, WarpParams> = {
           sx = EXACT[0]! + (p.method === 'nearest' ? NEAREST_NUDGE : 0);
           sy = EXACT[1]! + (p.method === 'nearest' ? NEAREST_NUDGE : 0);
         }
-        if (!interpolate(s, p.method, sx, sy, v, wx, wy)) {
+        if (scaled ? !resampleScaled(scaled, s, sx, sy, v, wxs) : !interpolate(s, p.method, sx, sy, v, wx, wy)) {
           mask[i] = 0;
           continue;
         }
@@ -389,7 +522,15 @@ export function warpNode(input: RasterNode, grid: WarpGrid, method: WarpMethod):
   const src = input.info;
   if (isComplex(src.pixelType)) throw invalidArgument('pixelType', `complex (${src.pixelType}) rasters cannot be warped`);
   const mapping = warpMapping(src, grid);
-  const params: WarpParams = { mapping, method, srcWidth: src.width, srcHeight: src.height, pixelType: src.pixelType };
+  const scaled = scaledKernel(mapping, grid, method, src.width, src.height);
+  const params: WarpParams = {
+    mapping,
+    method,
+    srcWidth: src.width,
+    srcHeight: src.height,
+    pixelType: src.pixelType,
+    ...(scaled ? { scaled } : {}),
+  };
   const e = grid.extent;
   // Decision: the input's statistics and histograms are kept: the warped pixels are a resampling
   // of the same values, and renderers over the warp (a Stretch of the service) need the raster's
@@ -404,7 +545,7 @@ export function warpNode(input: RasterNode, grid: WarpGrid, method: WarpMethod):
   };
   // One pixel more than the kernel's reach: nearest's nudge and the exact retry of positions just
   // outside the input (see the kernel) can move a position over a pixel edge.
-  const margin = METHOD_MARGIN[method] + 1;
+  const margin = (scaled ? Math.max(scaled.xRadius, scaled.yRadius) : METHOD_MARGIN[method]) + 1;
   const inputRect = (out: Rect): Rect => boundingSourceRect(positions(params, out), margin, src.width, src.height);
   const key = {
     sr: definitionOf(grid.spatialReference) ?? null,
