@@ -2,7 +2,8 @@
 """Reference rasters for the reprojection warp (src/graph/warp.ts, `rasterflow render --t_srs`).
 
 GDAL 3.6 `gdalwarp` with its defaults (approximate transformer, -et 0.125; no -wo options) on the
-jacksboro DEM (UTM 16N, 75 m, Float32, no NoData) to EPSG:3857 and EPSG:4326, and on band 1 of the
+jacksboro DEM (UTM 16N, 75 m, Float32, no NoData; and a copy with NoData holes, dem-nodata.tif,
+made here) to EPSG:3857 and EPSG:4326, and on band 1 of the
 Landsat 7 image (SIRGAS 2000 / UTM 25S, Byte) to EPSG:4326, with -te/-ts inside the data (so every
 output pixel samples the raster) and output pixels about as large as the input's (so gdalwarp's
 scale is >= 0.95 and its 4-sample bilinear/cubic kernels apply, see warp.ts) and at about a
@@ -47,7 +48,29 @@ CASES = [
     # the resolution, reprojected inside the data, and over the whole raster without reprojection
     ('dem-3857-down3', DEM, 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (97, 79)),
     ('dem-ts-down3', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (128, 136)),
+    # NoData: the DEM with a hole (a rectangle and a diagonal line) set to the NoData value -9999
+    ('demnd-3857', 'DEM_NODATA', 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (290, 236)),
+    ('demnd-3857-down3', 'DEM_NODATA', 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (97, 79)),
 ]
+DEM_NODATA = os.path.join(HERE, 'dem-nodata.tif')
+
+
+def make_dem_nodata():
+    """golden/warp/dem-nodata.tif: the DEM with NoData -9999 over rows 100-139 x columns 150-209 and a diagonal line."""
+    src = gdal.Open(DEM)
+    a = src.GetRasterBand(1).ReadAsArray()
+    a[100:140, 150:210] = -9999
+    for i in range(0, 300):
+        a[50 + i, 40 + i] = -9999
+    if os.path.exists(DEM_NODATA):
+        os.remove(DEM_NODATA)
+    ds = gdal.GetDriverByName('GTiff').Create(DEM_NODATA, src.RasterXSize, src.RasterYSize, 1, gdal.GDT_Float32, options=['COMPRESS=DEFLATE'])
+    ds.SetGeoTransform(src.GetGeoTransform())
+    ds.SetProjection(src.GetProjection())
+    b = ds.GetRasterBand(1)
+    b.SetNoDataValue(-9999)
+    b.WriteArray(a)
+    ds = None
 METHODS = ['near', 'bilinear', 'cubic']
 
 
@@ -67,8 +90,11 @@ def l7_window():
 
 
 def main():
+    make_dem_nodata()
     cases = []
     for name, src, band, t_srs, te, ts in CASES:
+        if src == 'DEM_NODATA':
+            src = DEM_NODATA
         if te == 'inside':
             te, ts = l7_window()
         single = src
