@@ -245,45 +245,68 @@ function exactAt(m: WarpMapping, u: number, v: number, out: Float64Array, at: nu
   out[at + 1] = m.iy0 + y * m.iy5;
 }
 
-/** Scratch for the three control points of one recursion step (no allocation per pixel or per step). */
-const SME = new Float64Array(6);
+/** Scratch for one exact transform (no allocation per pixel or per step). */
+const POINT = new Float64Array(2);
+
+/** Exact positions of the columns [from, to) of a row into `out`. */
+function exactRun(m: WarpMapping, v: number, from: number, to: number, lo: number, out: Float64Array, base: number): void {
+  for (let c = from; c < to; c++) exactAt(m, c + 0.5, v, out, base + 2 * (c - lo));
+}
 
 /**
  * GDALApproxTransform over the row points a .. a + n - 1 (absolute columns, positions at
  * column + 0.5), writing only the columns in [lo, hi) to `out` at `base + 2 * (column - lo)`.
+ * (x0, y0) and (x2, y2) are the exact transforms of the first and last point (NaN where they
+ * failed), carried down the recursion as gdalwarp reuses them: each step transforms only its
+ * middle point and the end of its first half.
  */
-function approxRow(m: WarpMapping, v: number, a: number, n: number, lo: number, hi: number, out: Float64Array, base: number): void {
+function approxRow(
+  m: WarpMapping,
+  v: number,
+  a: number,
+  n: number,
+  lo: number,
+  hi: number,
+  out: Float64Array,
+  base: number,
+  x0: number,
+  y0: number,
+  x2: number,
+  y2: number,
+): void {
   if (a >= hi || a + n <= lo) return;
-  const mid = a + ((n - 1) >> 1);
-  const last = a + n - 1;
   const from = a > lo ? a : lo;
   const to = a + n < hi ? a + n : hi;
-  if (n <= 5 || m.maxError === 0) {
-    for (let c = from; c < to; c++) exactAt(m, c + 0.5, v, out, base + 2 * (c - lo));
+  if (n <= 5 || m.maxError === 0 || x0 !== x0 || x2 !== x2) {
+    exactRun(m, v, from, to, lo, out, base);
     return;
   }
-  exactAt(m, a + 0.5, v, SME, 0);
-  exactAt(m, mid + 0.5, v, SME, 2);
-  exactAt(m, last + 0.5, v, SME, 4);
-  const x0 = SME[0]!;
-  const y0 = SME[1]!;
-  const xm = SME[2]!;
-  const ym = SME[3]!;
-  const x2 = SME[4]!;
-  const y2 = SME[5]!;
-  if (x0 !== x0 || xm !== xm || x2 !== x2) {
-    for (let c = from; c < to; c++) exactAt(m, c + 0.5, v, out, base + 2 * (c - lo));
+  const half = (n - 1) >> 1;
+  const mid = a + half;
+  exactAt(m, mid + 0.5, v, POINT, 0);
+  const xm = POINT[0]!;
+  const ym = POINT[1]!;
+  if (xm !== xm) {
+    exactRun(m, v, from, to, lo, out, base);
     return;
   }
   const u0 = a + 0.5;
-  const span = last + 0.5 - u0;
+  const span = n - 1;
   const dx = (x2 - x0) / span;
   const dy = (y2 - y0) / span;
   const error = Math.abs(x0 + dx * (mid + 0.5 - u0) - xm) + Math.abs(y0 + dy * (mid + 0.5 - u0) - ym);
   if (error > m.maxError) {
-    const half = (n - 1) >> 1;
-    approxRow(m, v, a, half, lo, hi, out, base);
-    approxRow(m, v, a + half, n - half, lo, hi, out, base);
+    if (a < hi && a + half > lo) {
+      let xe = Number.NaN;
+      let ye = Number.NaN;
+      if (half > 5) {
+        exactAt(m, a + half - 1 + 0.5, v, POINT, 0);
+        xe = POINT[0]!;
+        ye = POINT[1]!;
+      }
+      approxRow(m, v, a, half, lo, hi, out, base, x0, y0, xe, ye);
+    }
+    approxRow(m, v, mid, n - half, lo, hi, out, base, xm, ym, x2, y2);
     return;
   }
   for (let c = from; c < to; c++) {
@@ -299,7 +322,23 @@ function approxRow(m: WarpMapping, v: number, a: number, n: number, lo: number, 
  * `r`, as gdalwarp computes them. Depends only on absolute pixel positions.
  */
 export function warpPositions(m: WarpMapping, r: Rect, out: Float64Array): void {
-  for (let j = 0; j < r.height; j++) approxRow(m, r.y + j + 0.5, 0, m.width, r.x, r.x + r.width, out, 2 * j * r.width);
+  const W = m.width;
+  for (let j = 0; j < r.height; j++) {
+    const v = r.y + j + 0.5;
+    let x0 = Number.NaN;
+    let y0 = Number.NaN;
+    let x2 = Number.NaN;
+    let y2 = Number.NaN;
+    if (W > 5 && m.maxError !== 0) {
+      exactAt(m, 0.5, v, POINT, 0);
+      x0 = POINT[0]!;
+      y0 = POINT[1]!;
+      exactAt(m, W - 1 + 0.5, v, POINT, 0);
+      x2 = POINT[0]!;
+      y2 = POINT[1]!;
+    }
+    approxRow(m, v, 0, W, r.x, r.x + r.width, out, 2 * j * r.width, x0, y0, x2, y2);
+  }
 }
 
 // ---- The warp node
