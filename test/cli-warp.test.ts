@@ -173,6 +173,31 @@ describe('rasterflow render --t_srs (gdalwarp)', () => {
     ).toBeUndefined();
     expect((await compare(file, c.expected, 1e-3)).bad).toBe(0);
   });
+  it('--window cuts the warped grid: the same pixels as the whole warp there', async () => {
+    const c = caseOf('dem-3857-bilinear');
+    const whole = join(out, 'window-whole.tif');
+    const part = join(out, 'window-part.tif');
+    const args = [
+      'render',
+      '--rule',
+      IDENTITY,
+      '--input',
+      DEM,
+      '--t_srs',
+      'EPSG:3857',
+      '--te',
+      ...c.te.map(String),
+      '--ts',
+      ...c.ts.map(String),
+      '-r',
+      'bilinear',
+    ];
+    expect(await rasterflow(...args, '--output', whole)).toBeUndefined();
+    expect(await rasterflow(...args, '--output', part, '--window', '31,17,45,29')).toBeUndefined();
+    const a = await (await files.open(whole)).read({ x: 31, y: 17, width: 45, height: 29 });
+    const b = await (await files.open(part)).read({ x: 0, y: 0, width: 45, height: 29 });
+    expect(Buffer.from(b.bands[0]!.buffer).equals(Buffer.from(a.bands[0]!.buffer))).toBe(true);
+  });
 });
 
 describe('rasterflow render --outsize -r', () => {
