@@ -2,12 +2,17 @@
 """Reference rasters for the reprojection warp (src/graph/warp.ts, `rasterflow render --t_srs`).
 
 GDAL 3.6 `gdalwarp` with its defaults (approximate transformer, -et 0.125; no -wo options) on the
-jacksboro DEM (UTM 16N, 75 m, Float32, no NoData) to EPSG:3857 and EPSG:4326, and on band 1 of the
+jacksboro DEM (UTM 16N, 75 m, Float32, no NoData; and a copy with NoData holes, dem-nodata.tif,
+made here) to EPSG:3857 and EPSG:4326, and on band 1 of the
 Landsat 7 image (SIRGAS 2000 / UTM 25S, Byte) to EPSG:4326, with -te/-ts inside the data (so every
 output pixel samples the raster) and output pixels about as large as the input's (so gdalwarp's
-scale is >= 0.95 and its 4-sample bilinear/cubic kernels apply, see warp.ts), for -r near,
+scale is >= 0.95 and its 4-sample bilinear/cubic kernels apply, see warp.ts) and at about a
+third of it (its widened kernels), for -r near,
 bilinear and cubic. `-dstalpha` marks pixels gdalwarp left empty. Also records gdalwarp's
-default output grid (no -te/-tr/-ts) for `suggestedGrid`, in grids.json.
+output grids for partial options (no -te/-tr/-ts, -tr alone, -ts with a 0, -te alone, -te_srs)
+for `suggestedGrid`/`targetGrid`. Everything is listed in warp-cases.json (not `cases.json`: these
+are not rule cases for test/golden.test.ts; src/graph/warp.test.ts and test/cli-warp.test.ts
+read them).
 
 `reference` goldens: never regenerate them from rasterflow's output.
 Run: /usr/bin/python3 golden/warp/make-goldens.py   (needs gdalwarp 3.6 and its Python bindings)
@@ -36,7 +41,36 @@ CASES = [
     ('l7b1-4326', L7, 1, 'EPSG:4326', 'inside', None),
     # gdalwarp's default grid (no -te/-ts): the whole DEM with its rotated edges (empty corners)
     ('dem-3857-default', DEM, 1, 'EPSG:3857', None, None),
+    # no reprojection: the DEM resampled to 1.5 times its size over its own extent (the CLI's
+    # --outsize 574,610 -r bilinear|cubic)
+    ('dem-ts-upsample', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (574, 610)),
+    # downsampling (gdalwarp's scale < 0.95: its bilinear/cubic kernels widen): about a third of
+    # the resolution, reprojected inside the data, and over the whole raster without reprojection
+    ('dem-3857-down3', DEM, 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (97, 79)),
+    ('dem-ts-down3', DEM, 1, None, (732000.0, 4037625.0, 760725.0, 4068150.0), (128, 136)),
+    # NoData: the DEM with a hole (a rectangle and a diagonal line) set to the NoData value -9999
+    ('demnd-3857', 'DEM_NODATA', 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (290, 236)),
+    ('demnd-3857-down3', 'DEM_NODATA', 1, 'EPSG:3857', (-9390000.0, 4378000.0, -9363000.0, 4400000.0), (97, 79)),
 ]
+DEM_NODATA = os.path.join(HERE, 'dem-nodata.tif')
+
+
+def make_dem_nodata():
+    """golden/warp/dem-nodata.tif: the DEM with NoData -9999 over rows 100-139 x columns 150-209 and a diagonal line."""
+    src = gdal.Open(DEM)
+    a = src.GetRasterBand(1).ReadAsArray()
+    a[100:140, 150:210] = -9999
+    for i in range(0, 300):
+        a[50 + i, 40 + i] = -9999
+    if os.path.exists(DEM_NODATA):
+        os.remove(DEM_NODATA)
+    ds = gdal.GetDriverByName('GTiff').Create(DEM_NODATA, src.RasterXSize, src.RasterYSize, 1, gdal.GDT_Float32, options=['COMPRESS=DEFLATE'])
+    ds.SetGeoTransform(src.GetGeoTransform())
+    ds.SetProjection(src.GetProjection())
+    b = ds.GetRasterBand(1)
+    b.SetNoDataValue(-9999)
+    b.WriteArray(a)
+    ds = None
 METHODS = ['near', 'bilinear', 'cubic']
 
 
@@ -56,8 +90,11 @@ def l7_window():
 
 
 def main():
+    make_dem_nodata()
     cases = []
     for name, src, band, t_srs, te, ts in CASES:
+        if src == 'DEM_NODATA':
+            src = DEM_NODATA
         if te == 'inside':
             te, ts = l7_window()
         single = src
@@ -69,7 +106,7 @@ def main():
             if os.path.exists(out):
                 os.remove(out)
             grid = [] if te is None else ['-te', *map(repr, te), '-ts', *map(str, ts)]
-            cmd = ['gdalwarp', '-q', '-t_srs', t_srs, *grid, '-r', r, '-dstalpha', '-co', 'COMPRESS=DEFLATE', single, out]
+            cmd = ['gdalwarp', '-q', *(['-t_srs', t_srs] if t_srs else []), *grid, '-r', r, '-dstalpha', '-co', 'COMPRESS=DEFLATE', single, out]
             subprocess.run(cmd, check=True)
             ds = gdal.Open(out)
             gt = ds.GetGeoTransform()
@@ -81,17 +118,24 @@ def main():
                           'te': te_out, 'ts': ts_out, 'default': te is None, 'r': r, 'expected': os.path.relpath(out, ROOT),
                           'command': ' '.join(['gdalwarp', *cmd[2:-2], os.path.basename(src) + (f' (band {band})' if single != src else ''), os.path.basename(out)])})
     grids = []
-    for src, t_srs in [(DEM, 'EPSG:3857'), (DEM, 'EPSG:4326'), (L7, 'EPSG:4326')]:
+    # gdalwarp's output grid for partial grid options (-te alone, -tr alone, -ts with a 0, -te_srs)
+    for src, t_srs, opts in [(DEM, 'EPSG:3857', []), (DEM, 'EPSG:4326', []), (L7, 'EPSG:4326', []),
+                             (DEM, 'EPSG:3857', ['-tr', '100', '120']),
+                             (DEM, 'EPSG:3857', ['-ts', '300', '0']),
+                             (DEM, 'EPSG:3857', ['-ts', '0', '250']),
+                             (DEM, 'EPSG:3857', ['-te', '-9390000', '4378000', '-9363000', '4400000']),
+                             (DEM, 'EPSG:3857', ['-te', '-9390000', '4378000', '-9363000', '4400000', '-tr', '100', '100']),
+                             (DEM, 'EPSG:3857', ['-te', '-84.39', '36.46', '-84.10', '36.72', '-te_srs', 'EPSG:4326', '-ts', '200', '180'])]:
         out = '/tmp/warp-golden-default.tif'
         if os.path.exists(out):
             os.remove(out)
-        subprocess.run(['gdalwarp', '-q', '-t_srs', t_srs, '-of', 'GTiff', src, out], check=True)
+        subprocess.run(['gdalwarp', '-q', '-t_srs', t_srs, *opts, '-of', 'GTiff', src, out], check=True)
         ds = gdal.Open(out)
         gt = ds.GetGeoTransform()
-        grids.append({'source': os.path.relpath(src, ROOT), 't_srs': t_srs, 'geotransform': list(gt),
+        grids.append({'source': os.path.relpath(src, ROOT), 't_srs': t_srs, 'options': opts, 'geotransform': list(gt),
                       'width': ds.RasterXSize, 'height': ds.RasterYSize})
         ds = None
-    with open(os.path.join(HERE, 'cases.json'), 'w') as f:
+    with open(os.path.join(HERE, 'warp-cases.json'), 'w') as f:
         json.dump({'tool': 'gdalwarp', 'version': gdal.__version__, 'script': 'golden/warp/make-goldens.py',
                    'cases': cases, 'defaultGrids': grids}, f, indent=2)
         f.write('\n')

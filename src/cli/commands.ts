@@ -7,7 +7,9 @@ import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type
 import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
 import { closestSpelling, describe as describeArgs } from '../graph/args.js';
-import { renderTiles } from '../graph/render.js';
+import { renderTiles, type Recipe } from '../graph/render.js';
+import type { RasterNode } from '../graph/types.js';
+import { parseSpatialReference, resampledOpener, targetGrid, warpNode, type WarpGridOptions, type WarpMethod } from '../graph/warp.js';
 import { registry } from '../functions/index.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
 import {
@@ -196,6 +198,73 @@ function parseWindow(s: string): Rect {
 }
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+/** gdalwarp's `-te xmin ymin xmax ymax`, `-tr xres yres`, `-ts w h`: `count` numbers, as separate words or one comma list. */
+function parseNumbers(values: readonly string[], count: number, name: string, shape: string): number[] {
+  const parts = (values.length === 1 ? values[0]!.split(',') : values).map((v) => v.trim());
+  const nums = parts.map(Number);
+  if (parts.length !== count || parts.some((p) => p === '') || nums.some((n) => !Number.isFinite(n))) {
+    throw new UsageError(name, `--${name} takes ${shape}, got ${values.join(' ')}`);
+  }
+  return nums;
+}
+
+const RESAMPLING: Readonly<Record<string, WarpMethod>> = { near: 'nearest', nearest: 'nearest', bilinear: 'bilinear', cubic: 'cubic' };
+
+function parseResampling(v: string): WarpMethod {
+  const m = RESAMPLING[v.trim().toLowerCase()];
+  if (m) return m;
+  throw new UsageError('r', `-r must be near, bilinear or cubic, got ${v}`);
+}
+
+/** A usage error at `option` for what an engine check refused (its message kept). */
+function asOption<T>(option: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    const err = toEngineError(e);
+    if (err.code !== 'INVALID_ARGUMENT') throw e;
+    throw new UsageError(option, err.message.startsWith(`${option}: `) ? err.message.slice(option.length + 2) : err.message);
+  }
+}
+
+interface WarpOptions {
+  readonly t_srs?: string;
+  readonly te?: string[];
+  readonly te_srs?: string;
+  readonly tr?: string[];
+  readonly ts?: string[];
+}
+
+/** The CLI's gdalwarp options, checked before anything is read; undefined when none is given. */
+function parseWarpOptions(o: WarpOptions): { to?: ReturnType<typeof parseSpatialReference>; grid: WarpGridOptions } | undefined {
+  if (o.t_srs === undefined && o.te === undefined && o.te_srs === undefined && o.tr === undefined && o.ts === undefined) return undefined;
+  const to = o.t_srs === undefined ? undefined : asOption('t_srs', () => parseSpatialReference(o.t_srs, 't_srs'));
+  const teSrs = o.te_srs === undefined ? undefined : asOption('te_srs', () => parseSpatialReference(o.te_srs, 'te_srs'));
+  if (teSrs !== undefined && o.te === undefined) throw new UsageError('te_srs', '--te_srs needs --te');
+  if (o.tr !== undefined && o.ts !== undefined) throw new UsageError('ts', '--tr and --ts cannot be used together');
+  const te = o.te === undefined ? undefined : parseNumbers(o.te, 4, 'te', 'xmin ymin xmax ymax');
+  if (te !== undefined && !(te[2]! > te[0]! && te[3]! > te[1]!)) {
+    throw new UsageError('te', `--te takes xmin ymin xmax ymax with xmin < xmax and ymin < ymax, got ${o.te!.join(' ')}`);
+  }
+  const tr = o.tr === undefined ? undefined : parseNumbers(o.tr, 2, 'tr', 'xres yres (positive numbers)');
+  if (tr !== undefined && !(tr[0]! > 0 && tr[1]! > 0))
+    throw new UsageError('tr', `--tr takes two positive numbers, got ${o.tr!.join(' ')}`);
+  const ts = o.ts === undefined ? undefined : parseNumbers(o.ts, 2, 'ts', 'width height in pixels (0 for one keeps the aspect ratio)');
+  if (ts !== undefined && !(ts.every((v) => Number.isInteger(v) && v >= 0) && ts[0]! + ts[1]! > 0)) {
+    throw new UsageError(
+      'ts',
+      `--ts takes width height in whole pixels (0 for one of them keeps the aspect ratio), got ${o.ts!.join(' ')}`,
+    );
+  }
+  const grid: WarpGridOptions = {
+    ...(te ? { te: { xmin: te[0]!, ymin: te[1]!, xmax: te[2]!, ymax: te[3]! } } : {}),
+    ...(teSrs ? { teSrs } : {}),
+    ...(tr ? { tr: [tr[0]!, tr[1]!] as const } : {}),
+    ...(ts ? { ts: [ts[0]!, ts[1]!] as const } : {}),
+  };
+  return { ...(to ? { to } : {}), grid };
+}
 
 /**
  * A progress bar on stderr for renders that take more than a second, on a terminal only:
@@ -423,6 +492,15 @@ export function run(program: Command, io: CliIo): Command {
     )
     .option('--format <name>', 'output format, GDAL driver names: GTiff, PNG or JPEG (alias -of); default from the --output extension')
     .option('--window <x,y,w,h>', 'output window in pixels of the output grid')
+    .option('--t_srs <srs>', "warp the rule's output to this spatial reference, as gdalwarp -t_srs: EPSG:n, a wkid or Esri JSON")
+    .option('--te <xmin ymin xmax ymax...>', 'warp: output extent, as gdalwarp -te (in the --t_srs, or in --te_srs)')
+    .option('--te_srs <srs>', 'warp: the spatial reference --te is given in (default the target one)')
+    .option('--tr <xres yres...>', 'warp: output resolution, as gdalwarp -tr (not with --ts)')
+    .option('--ts <width height...>', 'warp: output size in pixels, as gdalwarp -ts; 0 for one keeps the aspect ratio')
+    .option(
+      '-r, --resampling <method>',
+      'resampling of the warp (--t_srs/--te/--tr/--ts) and of --outsize: near, bilinear or cubic (default near: --outsize then reads from overviews as gdal_translate does)',
+    )
     .option(
       '--outsize <w,h>',
       'output size, as gdal_translate -outsize: pixels or percentages (0 keeps the aspect ratio); inputs are read from their overviews',
@@ -454,6 +532,12 @@ export function run(program: Command, io: CliIo): Command {
       format?: string;
       window?: string;
       outsize?: string;
+      t_srs?: string;
+      te?: string[];
+      te_srs?: string;
+      tr?: string[];
+      ts?: string[];
+      resampling?: string;
       maxPixels?: string;
       tile?: string;
       quality: string;
@@ -480,6 +564,14 @@ export function run(program: Command, io: CliIo): Command {
       const maxPixels =
         o.maxPixels === undefined ? (format === 'tiff' ? DEFAULT_MAX_PIXELS : DEFAULT_MAX_PIXELS_IN_MEMORY) : parseMaxPixels(o.maxPixels);
       const window = o.window === undefined ? undefined : parseWindow(o.window);
+      const warp = parseWarpOptions(o);
+      const method = o.resampling === undefined ? undefined : parseResampling(o.resampling);
+      if (warp !== undefined && o.outsize !== undefined) {
+        throw new UsageError('outsize', '--outsize resizes the inputs; with --t_srs/--te/--tr/--ts give the output size with --ts');
+      }
+      if (method !== undefined && warp === undefined && o.outsize === undefined) {
+        throw new UsageError('r', '-r applies to a warp (--t_srs, --te, --tr or --ts) or to --outsize');
+      }
       // Render tiles the size of the output's TIFF blocks: each tile is then encoded as it comes
       // (tiff-stream-writer.ts), without gathering rows of blocks. The output does not depend on it.
       const blockW = creation.blockWidth ?? 256;
@@ -508,10 +600,35 @@ export function run(program: Command, io: CliIo): Command {
           outsize = { ...parseOutsize(o.outsize, { width: baseWidth, height: baseHeight }), baseWidth, baseHeight };
           checkOutputSize(outsize.width, outsize.height, maxPixels, 'outsize');
         }
-        const open = outsize ? outsizeOpener(files.open, outsize) : files.open;
+        // -r bilinear|cubic: --outsize resamples through the warp kernels (gdalwarp -ts); near
+        // (the default) keeps GDAL's RasterIO nearest from the overviews.
+        const outsizeMethod = outsize && method !== undefined && method !== 'nearest' ? method : undefined;
+        const open = outsize
+          ? outsizeMethod
+            ? resampledOpener(files.open, outsize, outsizeMethod)
+            : outsizeOpener(files.open, outsize)
+          : files.open;
         const hint = (name: string): string => `bind it with --input ${name.startsWith('$') ? 'PATH' : `${name}=PATH`}`;
         const built = await planRule(resolution, bindSources(inputs, open, { hint }));
-        const { root } = built;
+        let root: RasterNode = built.root;
+        // --t_srs/--te/--tr/--ts: the rule's output warped onto gdalwarp's grid for those options.
+        let warpRecipe: Recipe['warp'];
+        if (warp !== undefined) {
+          const to = warp.to ?? root.info.spatialReference;
+          if (to === undefined) throw new UsageError('t_srs', "the rule's output has no spatial reference: name the target with --t_srs");
+          let grid;
+          try {
+            grid = targetGrid(root.info, to, warp.grid);
+          } catch (e) {
+            const err = toEngineError(e);
+            if (err.code !== 'INVALID_ARGUMENT') throw e;
+            // targetGrid names gdalwarp's options (te, te_srs, tr, ts); the raster's own failures are the target's.
+            throw new UsageError(err.path === undefined || err.path === 'spatialReference' ? 't_srs' : err.path, err.message);
+          }
+          checkOutputSize(grid.width, grid.height, maxPixels, warp.grid.ts ? 'ts' : warp.grid.tr ? 'tr' : 'te');
+          warpRecipe = { grid, method: method ?? 'nearest' };
+          root = warpNode(root, grid, warpRecipe.method);
+        }
         // Warnings found while planning (values that cannot take effect), after the rule's own.
         for (const w of built.warnings.slice(resolution.warnings.length)) io.err(`warning: ${withPath(w)}`);
         const info = window === undefined ? root.info : windowInfo(root.info, window);
@@ -523,6 +640,8 @@ export function run(program: Command, io: CliIo): Command {
           rule: typeof rule === 'string' ? (JSON.parse(rule) as unknown) : rule,
           sources: Object.fromEntries(inputs),
           ...(outsize ? { outsize } : {}),
+          ...(outsizeMethod ? { outsizeMethod } : {}),
+          ...(warpRecipe ? { warp: warpRecipe } : {}),
         };
         // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
         // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.

@@ -11,6 +11,7 @@ import { allocateBlock, copyInto, type PixelBlock } from '../core/pixel-block.js
 import { rect, tiles, type Rect } from '../core/rect.js';
 import { evaluateTile } from './evaluate.js';
 import { bindRequestStatistics } from './request-statistics.js';
+import type { WarpGrid, WarpMethod } from './warp.js';
 import type { RasterNode } from './types.js';
 
 /**
@@ -29,6 +30,10 @@ export interface Recipe {
   readonly boundKey?: string;
   /** Sources read downsampled (io `Outsize`, the CLI's `--outsize`): workers open them the same way. */
   readonly outsize?: { readonly width: number; readonly height: number; readonly baseWidth: number; readonly baseHeight: number };
+  /** How `outsize` resamples when not by today's nearest from overviews (the CLI's `-r` with `--outsize`; graph/warp.ts resampledOpener). */
+  readonly outsizeMethod?: WarpMethod;
+  /** The rule's output warped onto this grid (the CLI's `--t_srs/--te/--tr/--ts`; graph/warp.ts warpNode): workers apply it too. */
+  readonly warp?: { readonly grid: WarpGrid; readonly method: WarpMethod };
 }
 
 /** Where tiles are computed. `size: 0` pools run inline; worker pools rebuild the DAG per worker. */

@@ -6,17 +6,19 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
-import type { RasterInfo } from '../core/pixel-block.js';
+import type { Extent, RasterInfo, SpatialReference } from '../core/pixel-block.js';
 import { closingOpener, gridInfo, rasterOf, tiledVersusWhole } from '../../test/helpers.js';
 import { render } from './render.js';
 import {
   parseSpatialReference,
   suggestedGrid,
+  targetGrid,
   transformExtent,
   warpMapping,
   warpNode,
   warpPositions,
   type WarpGrid,
+  type WarpGridOptions,
   type WarpMethod,
 } from './warp.js';
 
@@ -28,7 +30,8 @@ interface GoldenCase {
   readonly id: string;
   readonly source: string;
   readonly band: number;
-  readonly t_srs: string;
+  /** null: no reprojection (the source's SR). */
+  readonly t_srs: string | null;
   readonly te: [number, number, number, number];
   readonly ts: [number, number];
   readonly r: 'near' | 'bilinear' | 'cubic';
@@ -39,11 +42,13 @@ interface GoldenCase {
 interface DefaultGrid {
   readonly source: string;
   readonly t_srs: string;
+  /** gdalwarp's grid options given (-te, -te_srs, -tr, -ts). */
+  readonly options: string[];
   readonly geotransform: number[];
   readonly width: number;
   readonly height: number;
 }
-const golden = JSON.parse(readFileSync(join(ROOT, 'golden/warp/cases.json'), 'utf8')) as {
+const golden = JSON.parse(readFileSync(join(ROOT, 'golden/warp/warp-cases.json'), 'utf8')) as {
   cases: GoldenCase[];
   defaultGrids: DefaultGrid[];
 };
@@ -54,13 +59,14 @@ const METHOD: Record<GoldenCase['r'], WarpMethod> = { near: 'nearest', bilinear:
  * Tolerances. nearest: exact (the same source pixel, so the same Float32/Byte value), masks equal
  * everywhere (edges included). Float32 DEM, bilinear/cubic: 1e-3 m. Both tools interpolate at
  * the same positions (gdalwarp's approximate transformer is reproduced: positions agree to
- * ~1e-9 px) with the same weights in double precision, then store Float32; what is left is
- * proj4js-versus-PROJ rounding of the position (times slopes of at most ~50 m per pixel here:
- * < 1e-6 m) and the order of the sums, then one Float32 rounding (an ulp of ~500 m values is
- * 3e-5 m). Measured: max |difference| 3.05e-5 m (one Float32 ulp) on 2 of the 8 float cases,
- * 0 elsewhere. 1e-3 m is far below the DEM's resolution (whole metres) and far above those
- * effects. U8 (Landsat band 1): within 1 DN (a double value within rounding of a .5 boundary
- * may round apart); measured 0.
+ * ~1e-9 px) with the same kernels (4-sample at scales >= 0.95, widened by the same scale below),
+ * in double precision, then store Float32; what is left is proj4js-versus-PROJ rounding of the
+ * position (times slopes of at most ~50 m per pixel here: < 1e-6 m) and the order of the sums,
+ * then one Float32 rounding (an ulp of ~500 m values is 3e-5 m). Measured: max |difference|
+ * 3.05e-5 m (one Float32 ulp) on 2 of the float cases, 0 on all others (downsampling included).
+ * 1e-3 m is far below the DEM's resolution (whole metres) and far above those effects. U8
+ * (Landsat band 1): within 1 DN (a double value within rounding of a .5 boundary may round
+ * apart); measured 0.
  */
 function toleranceOf(c: GoldenCase, float: boolean): { abs: number; maxBadFraction: number } {
   if (c.r === 'near') return { abs: 0, maxBadFraction: 0 };
@@ -101,21 +107,35 @@ export async function compareWithGolden(c: GoldenCase, actual: { bands: ArrayLik
   return { width, height, checked, maxDiff, bad, first, allowed: Math.floor(tol.maxBadFraction * checked) };
 }
 
-export function gridOf(c: GoldenCase): WarpGrid {
+export function gridOf(c: GoldenCase, source: RasterInfo): WarpGrid {
   const [xmin, ymin, xmax, ymax] = c.te;
-  return { spatialReference: parseSpatialReference(c.t_srs, 't_srs'), extent: { xmin, ymin, xmax, ymax }, width: c.ts[0], height: c.ts[1] };
+  const spatialReference = c.t_srs === null ? source.spatialReference! : parseSpatialReference(c.t_srs, 't_srs');
+  return { spatialReference, extent: { xmin, ymin, xmax, ymax }, width: c.ts[0], height: c.ts[1] };
+}
+
+/** gdalwarp's grid options as targetGrid takes them. */
+function gridOptions(args: readonly string[]): WarpGridOptions {
+  const o: { te?: Extent; teSrs?: SpatialReference; tr?: [number, number]; ts?: [number, number] } = {};
+  for (let i = 0; i < args.length; i++) {
+    const n = (k: number): number => Number(args[i + k]);
+    if (args[i] === '-te') o.te = { xmin: n(1), ymin: n(2), xmax: n(3), ymax: n(4) };
+    if (args[i] === '-te_srs') o.teSrs = parseSpatialReference(args[i + 1], 'te_srs');
+    if (args[i] === '-tr') o.tr = [n(1), n(2)];
+    if (args[i] === '-ts') o.ts = [n(1), n(2)];
+  }
+  return o;
 }
 
 describe('warp against gdalwarp 3.6', () => {
   for (const c of golden.cases) {
     it(`${c.id}: ${c.r === 'near' ? 'exact' : 'within tolerance'}, masks equal, tiled (odd tiles) == whole`, async () => {
       const src = await files.open(join(ROOT, c.source), { id: c.source });
-      const node = warpNode(src, gridOf(c), METHOD[c.r]);
+      const node = warpNode(src, gridOf(c, src.info), METHOD[c.r]);
       const actual = await render(node, { tileSize: [53, 41] });
       const float = src.info.pixelType === 'F32';
       const r = await compareWithGolden(c, actual, float);
       expect([node.info.width, node.info.height]).toEqual([r.width, r.height]);
-      expect(r.checked).toBeGreaterThan((c.default ? 0.7 : 0.99) * r.width * r.height);
+      expect(r.checked).toBeGreaterThan((c.default ? 0.7 : c.id.startsWith('demnd') ? 0.9 : 0.99) * r.width * r.height);
       expect(r.bad, r.first).toBeLessThanOrEqual(r.allowed);
       if (c.r === 'near') expect(r.maxDiff).toBe(0);
       if (process.env.WARP_REPORT) console.log(c.id, { maxDiff: r.maxDiff, checked: r.checked });
@@ -217,19 +237,46 @@ describe('warp node', () => {
   });
 });
 
-describe('suggestedGrid (gdalwarp -t_srs without -te/-tr/-ts)', () => {
+describe("suggestedGrid and targetGrid: gdalwarp's output grid for its options", () => {
   for (const g of golden.defaultGrids) {
-    it(`${g.source} to ${g.t_srs}`, async () => {
+    it(`${g.source} to ${g.t_srs} ${g.options.join(' ') || '(suggestedGrid)'}`, async () => {
       const src = await files.open(join(ROOT, g.source));
-      const s = suggestedGrid(src.info, parseSpatialReference(g.t_srs, 't_srs'));
+      const to = parseSpatialReference(g.t_srs, 't_srs');
+      const s = g.options.length === 0 ? suggestedGrid(src.info, to) : targetGrid(src.info, to, gridOptions(g.options));
+      if (g.options.length === 0) expect(targetGrid(src.info, to)).toEqual(s);
       const res = (s.extent.xmax - s.extent.xmin) / s.width;
+      const resY = (s.extent.ymax - s.extent.ymin) / s.height;
       expect([s.width, s.height]).toEqual([g.width, g.height]);
       const gt = g.geotransform;
       expect(Math.abs(res - gt[1]!) / gt[1]!).toBeLessThan(1e-8);
+      expect(Math.abs(resY + gt[5]!) / gt[1]!).toBeLessThan(1e-8);
       expect(Math.abs(s.extent.xmin - gt[0]!) / gt[1]!).toBeLessThan(1e-6);
       expect(Math.abs(s.extent.ymax - gt[3]!) / gt[1]!).toBeLessThan(1e-6);
     });
   }
+});
+
+describe('targetGrid checks', () => {
+  it("errors name gdalwarp's option", async () => {
+    const src = await files.open(join(ROOT, 'golden/data/jacksboro_fault_dem_utm16n_75m.tif'));
+    const to = parseSpatialReference(3857, 't_srs');
+    const pathOf = (o: WarpGridOptions): string | undefined => {
+      try {
+        targetGrid(src.info, to, o);
+      } catch (e) {
+        return (e as EngineError).path;
+      }
+      return 'no error';
+    };
+    expect(pathOf({ tr: [10, 10], ts: [10, 10] })).toBe('ts');
+    expect(pathOf({ tr: [0, 10] })).toBe('tr');
+    expect(pathOf({ ts: [0, 0] })).toBe('ts');
+    expect(pathOf({ ts: [1.5, 2] })).toBe('ts');
+    expect(pathOf({ teSrs: { wkid: 4326 } })).toBe('te_srs');
+    expect(pathOf({ te: { xmin: 1, ymin: 0, xmax: 0, ymax: 1 } })).toBe('te');
+    expect(pathOf({ te: { xmin: 0, ymin: 91, xmax: 1, ymax: 95 }, teSrs: { wkid: 4326 }, ts: [5, 5] })).toBe('te_srs');
+    expect(() => suggestedGrid({ ...src.info, spatialReference: undefined }, to)).toThrow(EngineError);
+  });
 });
 
 describe('transformExtent', () => {

@@ -11,6 +11,7 @@ import { evaluateTile } from '../graph/evaluate.js';
 import { applyBoundParams } from '../graph/request-statistics.js';
 import type { Recipe } from '../graph/render.js';
 import type { RasterNode } from '../graph/types.js';
+import { resampledOpener, warpNode } from '../graph/warp.js';
 import { registry } from '../functions/index.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
@@ -60,15 +61,28 @@ function release(build: Build): void {
 }
 
 function graphFor(recipe: Recipe): Graph {
-  const base = JSON.stringify({ rule: recipe.rule, sources: recipe.sources, outsize: recipe.outsize });
+  const base = JSON.stringify({
+    rule: recipe.rule,
+    sources: recipe.sources,
+    outsize: recipe.outsize,
+    outsizeMethod: recipe.outsizeMethod,
+    warp: recipe.warp,
+  });
   const key = recipe.bound === undefined ? base : `${base}\n${recipe.boundKey ?? JSON.stringify(recipe.bound)}`;
   let g = graphs.get(key);
   if (g === undefined) {
     let build = builds.get(base);
     if (build === undefined) {
       const files = openerScope();
-      const open = recipe.outsize ? outsizeOpener(files.open, recipe.outsize) : files.open;
-      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, open) }).then((b) => b.root);
+      const { outsize, outsizeMethod, warp } = recipe;
+      const open = outsize
+        ? outsizeMethod !== undefined && outsizeMethod !== 'nearest'
+          ? resampledOpener(files.open, outsize, outsizeMethod)
+          : outsizeOpener(files.open, outsize)
+        : files.open;
+      const root = buildGraph(recipe.rule, { registry, resolveSource: bindSources(recipe.sources, open) }).then((b) =>
+        warp ? warpNode(b.root, warp.grid, warp.method) : b.root,
+      );
       build = { root, files, users: 0, evicted: false };
       // A failed build keeps no raster open (the failure itself stays cached).
       const failed = build;
