@@ -30,6 +30,17 @@ export {
   type BoundGraph,
 } from './graph/request-statistics.js';
 export { memorySource, constantSource } from './graph/memory-source.js';
+export {
+  warpNode,
+  targetGrid,
+  suggestedGrid,
+  transformExtent,
+  parseSpatialReference,
+  WARP_METHODS,
+  type WarpGrid,
+  type WarpGridOptions,
+  type WarpMethod,
+} from './graph/warp.js';
 export { builtinFunctions, registry } from './functions/index.js';
 export { parseRule, type RuleNode } from './rule/parse.js';
 export {
