@@ -12,6 +12,13 @@ import { rect } from '../../core/rect.js';
 import { memorySource } from '../../graph/memory-source.js';
 import { computeStatistics } from '../../graph/request-statistics.js';
 import type { RequestBandStatistics } from '../../graph/types.js';
+import { EngineError } from '../../core/errors.js';
+import { readParams, respond, withRestErrors, type Params } from '../rest.js';
+import { openRequestedService, type ImageDeps } from './access.js';
+import { checkMosaicRule, parsePixelSize } from './identify.js';
+import { boundsOf, geometrySr, parseGeometry, parseGeometryType, ringsInRasterSr, toPixelPolygon, transformer } from './query-geometry.js';
+import { planServiceRule, renderOnGrid, resolveServiceRule } from './render-request.js';
+import { imageServicesOf, type ImageServices, type OpenedImageService } from './service.js';
 
 /** The mask of `block` restricted to pixels whose centres fall inside `polygon` (pixel coordinates of the block). */
 export function polygonMask(block: PixelBlock, polygon: MultiPolygon): Uint8Array {
@@ -66,4 +73,81 @@ export function statisticsJson(stats: readonly (RequestBandStatistics | undefine
           count: s.statistics.count ?? 0,
         },
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operations
+
+const bad = (param: string, detail: string): EngineError => new EngineError('INVALID_ARGUMENT', detail, { path: param, details: [detail] });
+
+/**
+ * Statistics of `service` after `rule` over a geometry given in the request's parameters
+ * (`geometry`, `geometryType`, the geometry's or `sr`'s spatial reference, `pixelSize`).
+ *
+ * The grid: the raster's own pixels (or, with `pixelSize` in the service's SR units, cells of that
+ * size anchored at the raster's top-left corner) covering the geometry's bounding box in the
+ * raster's SR, clipped to the raster. Decision: a geometry that does not touch the raster gives
+ * statistics with count 0 and empty histograms (not an error), as an empty area has no pixels.
+ */
+export async function geometryStatistics(
+  services: ImageServices,
+  service: OpenedImageService,
+  params: Params,
+  signal?: AbortSignal,
+): Promise<(RequestBandStatistics | undefined)[]> {
+  const kind = parseGeometryType(params.get('geometryType'), ['envelope', 'polygon']);
+  const g = parseGeometry(params.get('geometry'), kind);
+  if (g.kind === 'point') throw bad('geometry', `'geometry' must be an envelope or a polygon.`);
+  checkMosaicRule(params.get('mosaicRule'));
+  const rule = resolveServiceRule(service, params.get('renderingRule'));
+  const pixelSize = parsePixelSize(params.get('pixelSize'));
+  const info = service.info;
+  const rasterSr = info.spatialReference;
+  const sr = geometrySr(g, params.get('sr') ?? params.get('inSR'), params.has('sr') ? 'sr' : 'inSR', rasterSr);
+  const rings = ringsInRasterSr(g, transformer(sr, rasterSr));
+  const b = boundsOf(rings);
+  const e = info.extent;
+  const cx = pixelSize?.x ?? info.cellSize.x;
+  const cy = pixelSize?.y ?? info.cellSize.y;
+  const c0 = Math.max(0, Math.floor((Math.max(b.xmin, e.xmin) - e.xmin) / cx));
+  const c1 = Math.ceil((Math.min(b.xmax, e.xmax) - e.xmin) / cx);
+  const r0 = Math.max(0, Math.floor((e.ymax - Math.min(b.ymax, e.ymax)) / cy));
+  const r1 = Math.ceil((e.ymax - Math.max(b.ymin, e.ymin)) / cy);
+  const width = c1 - c0;
+  const height = r1 - r0;
+  if (!(width > 0 && height > 0)) {
+    const bands = (await planServiceRule(service, rule)).root.info.bandCount;
+    return new Array<undefined>(bands).fill(undefined);
+  }
+  const s = service.settings;
+  if (width > s.maxImageWidth || height > s.maxImageHeight) {
+    const detail = `The geometry covers ${width}x${height} pixels, more than the maximum of ${s.maxImageWidth}x${s.maxImageHeight} (maxImageWidth x maxImageHeight); use a larger pixelSize.`;
+    throw new EngineError('LIMIT_EXCEEDED', detail, { path: 'geometry', details: [detail] });
+  }
+  const x0 = e.xmin + c0 * cx;
+  const y0 = e.ymax - r0 * cy;
+  const image = await renderOnGrid(services, service, {
+    rule,
+    grid: {
+      spatialReference: rasterSr ?? {},
+      extent: { xmin: x0, xmax: x0 + width * cx, ymax: y0, ymin: y0 - height * cy },
+      width,
+      height,
+    },
+    method: 'nearest',
+    ...(signal ? { signal } : {}),
+  });
+  const mask = polygonMask(image.block, toPixelPolygon(rings, x0, y0, cx, cy));
+  return maskedStatistics(image.block, image.info, mask);
+}
+
+/** `computeHistograms` and `computeStatisticsHistograms`. */
+export function histogramsHandler(deps: ImageDeps, withStatistics: boolean, services: ImageServices = imageServicesOf(deps)) {
+  return withRestErrors('sharing', async (req) => {
+    const params = await readParams(req);
+    const { service } = await openRequestedService(deps, services, req, params);
+    const stats = await geometryStatistics(services, service, params, req.signal);
+    const histograms = histogramsJson(stats);
+    return respond(params.get('f'), withStatistics ? { statistics: statisticsJson(stats), histograms } : { histograms });
+  });
 }

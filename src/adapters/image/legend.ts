@@ -16,7 +16,12 @@
 import type { BandStatistics, Colormap, RasterInfo } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../../core/pixel-type.js';
 import { rect } from '../../core/rect.js';
+import { EngineError } from '../../core/errors.js';
 import { encodePng } from '../../io/encode-png.js';
+import { readParams, respond, withRestErrors, type Params } from '../rest.js';
+import { openRequestedService, type ImageDeps } from './access.js';
+import { planServiceRule, resolveServiceRule } from './render-request.js';
+import { imageServicesOf, type ImageServices } from './service.js';
 
 export const SWATCH = 20;
 
@@ -132,4 +137,64 @@ export function legendEntries(info: RasterInfo, rangeOf?: (band: number) => Band
   if (s !== undefined) return rampLegend(s.min, s.max);
   const t = PIXEL_TYPE_INFO[info.pixelType];
   return rampLegend(t.min, t.max);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operation
+
+/** The vendor's legendType for what the entries show. */
+const legendTypeOf = (info: RasterInfo): string =>
+  info.bandCount === 1 && info.colormap !== undefined ? 'Unique Values' : info.bandCount >= 3 ? 'RGB Composite' : 'Stretched';
+
+/** `info` restricted to `ids` (0-based bands of the rule's output), band names kept ("Band_n" when unnamed). */
+function selectInfoBands(info: RasterInfo, ids: readonly number[]): RasterInfo {
+  const names = ids.map((i) => info.bandNames?.[i] ?? `Band_${i + 1}`);
+  const { colormap, statistics, ...rest } = info;
+  const stats = statistics ? ids.map((i) => statistics[i]) : undefined;
+  return {
+    ...rest,
+    bandCount: ids.length,
+    bandNames: names,
+    ...(ids.length === 1 && colormap ? { colormap } : {}),
+    ...(stats && stats.every((s) => s !== undefined) ? { statistics: stats as BandStatistics[] } : {}),
+  };
+}
+
+/** `bandIds` of a legend request: 0-based indexes of the rule's output bands. */
+function legendBandIds(params: Params, bandCount: number): number[] | undefined {
+  const list = params.list('bandIds');
+  if (list === undefined) return undefined;
+  const ids = list.map(Number);
+  if (ids.length === 0 || ids.some((n) => !Number.isInteger(n) || n < 0 || n >= bandCount)) {
+    const detail = `'bandIds' must be band indexes from 0 to ${bandCount - 1} (e.g. 2,1,0).`;
+    throw new EngineError('INVALID_ARGUMENT', detail, { path: 'bandIds', details: [detail] });
+  }
+  return ids;
+}
+
+/** The legend handler. */
+export function legendHandler(deps: ImageDeps, services: ImageServices = imageServicesOf(deps)) {
+  return withRestErrors('sharing', async (req) => {
+    const params = await readParams(req);
+    const { service } = await openRequestedService(deps, services, req, params);
+    const rule = resolveServiceRule(service, params.get('renderingRule'));
+    const { root } = await planServiceRule(service, rule);
+    const full = root.info;
+    const full1 = full.bandNames ? full : { ...full, bandNames: Array.from({ length: full.bandCount }, (_, i) => `Band_${i + 1}`) };
+    const ids = legendBandIds(params, full.bandCount);
+    const info = ids ? selectInfoBands(full1, ids) : full1;
+    // An unruled service shows its raster: the service's statistics (file, exact or approximate).
+    const rangeOf = (band: number): BandStatistics | undefined =>
+      rule === undefined ? service.statistics[ids?.[band] ?? band] : info.statistics?.[band];
+    const layer = {
+      layerId: 0,
+      layerName: service.name,
+      layerType: 'Raster Layer',
+      minScale: 0,
+      maxScale: 0,
+      legendType: legendTypeOf(info),
+      legend: legendEntries(info, rangeOf),
+    };
+    return respond(params.get('f'), { layers: [layer] });
+  });
 }

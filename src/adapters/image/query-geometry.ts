@@ -4,88 +4,31 @@
  * reference proj4 knows (wkid, latestWkid, wkt), mapped into the raster's spatial reference.
  */
 import { EngineError } from '../../core/errors.js';
-import { proj4Lib, proj4ForEpsg } from '../../core/crs.js';
-import type { Extent, RasterInfo, SpatialReference } from '../../core/pixel-block.js';
+import type { Extent, SpatialReference } from '../../core/pixel-block.js';
 import type { MultiPolygon } from '../../chipper/geometry.js';
+import { converter, reprojection, sameSpatialReference } from '../../graph/align.js';
+import { parseSpatialReference } from './render-request.js';
 
 const invalid = (param: string, message: string): EngineError =>
   new EngineError('INVALID_ARGUMENT', message, { path: param, details: [message] });
 
-/** The vendor's Web Mercator aliases. */
-const WEB_MERCATOR_ALIASES = new Set([102100, 102113, 900913, 3857]);
-
-/** A parsed spatial reference: the JSON to echo and a proj4 definition. */
-export interface ParsedSr {
-  readonly json: Record<string, unknown>;
-  readonly def: string;
-  readonly wkid?: number;
-}
-
-function srOfWkid(wkid: number, param: string): ParsedSr {
-  const code = WEB_MERCATOR_ALIASES.has(wkid) ? 3857 : wkid;
-  const def = proj4ForEpsg(code);
-  if (def === undefined) throw invalid(param, `The spatial reference ${wkid} of '${param}' is not supported.`);
-  return { json: wkid === 3857 || wkid === 102100 ? { wkid: 102100, latestWkid: 3857 } : { wkid }, def, wkid: code };
-}
-
-/** A spatial reference parameter: a wkid (`4326`), or JSON `{wkid}` / `{latestWkid}` / `{wkt}`. */
-export function parseSr(value: unknown, param: string): ParsedSr {
-  let v = value;
-  if (typeof v === 'string') {
-    const t = v.trim();
-    if (/^\d+$/.test(t)) return srOfWkid(Number(t), param);
-    try {
-      v = JSON.parse(t);
-    } catch {
-      throw invalid(param, `'${param}' must be a wkid or a spatial reference JSON object.`);
-    }
-  }
-  if (typeof v === 'number' && Number.isInteger(v)) return srOfWkid(v, param);
-  if (v === null || typeof v !== 'object' || Array.isArray(v))
-    throw invalid(param, `'${param}' must be a wkid or a spatial reference JSON object.`);
-  const o = v as Record<string, unknown>;
-  const latest = o['latestWkid'];
-  const wkid = o['wkid'];
-  if (typeof latest === 'number' && proj4ForEpsg(WEB_MERCATOR_ALIASES.has(latest) ? 3857 : latest) !== undefined) {
-    return { ...srOfWkid(latest, param), json: { ...o } };
-  }
-  if (typeof wkid === 'number') return { ...srOfWkid(wkid, param), json: { ...o } };
-  if (typeof o['wkt'] === 'string') {
-    try {
-      proj4Lib()(o['wkt'], o['wkt']);
-    } catch {
-      throw invalid(param, `The well-known text of '${param}' is not a spatial reference this server knows.`);
-    }
-    return { json: { wkt: o['wkt'] }, def: o['wkt'] };
-  }
-  throw invalid(param, `'${param}' must name a spatial reference by wkid or wkt.`);
-}
-
-/** The raster's spatial reference as a ParsedSr (undefined when the raster has none). */
-export function rasterSr(info: RasterInfo): ParsedSr | undefined {
-  const sr: SpatialReference | undefined = info.spatialReference;
-  if (sr === undefined) return undefined;
-  const def = sr.proj4 ?? (sr.wkid !== undefined ? proj4ForEpsg(sr.wkid) : undefined) ?? sr.wkt;
-  if (def === undefined) return undefined;
-  const json =
-    sr.wkid !== undefined
-      ? sr.wkid === 3857
-        ? { wkid: 102100, latestWkid: 3857 }
-        : { wkid: sr.wkid, latestWkid: sr.wkid }
-      : { wkt: sr.wkt };
-  return { json, def, ...(sr.wkid !== undefined ? { wkid: sr.wkid } : {}) };
-}
-
 export type XY = readonly [number, number];
 
-/** A point mapper from `from` to `to` (identity when they are the same or either is unknown). */
-export function transformer(from: ParsedSr | undefined, to: ParsedSr | undefined): (x: number, y: number) => XY {
-  if (from === undefined || to === undefined || from.def === to.def || (from.wkid !== undefined && from.wkid === to.wkid))
-    return (x, y) => [x, y];
-  const t = proj4Lib()(from.def, to.def);
+/**
+ * A point mapper from `from` to `to` (identity when they are the same or either is unknown);
+ * points that do not transform come back as NaN.
+ */
+export function transformer(from: SpatialReference | undefined, to: SpatialReference | undefined): (x: number, y: number) => XY {
+  if (sameSpatialReference(from, to)) return (x, y) => [x, y];
+  const [a, b] = reprojection(from, to, 'geometry');
+  const c = converter(a, b);
   return (x, y) => {
-    const [px, py] = t.forward([x, y]) as [number, number];
-    return [px, py];
+    try {
+      const p = c.forward([x, y]);
+      return [p[0] ?? Number.NaN, p[1] ?? Number.NaN];
+    } catch {
+      return [Number.NaN, Number.NaN];
+    }
   };
 }
 
@@ -169,15 +112,15 @@ function envelopeOf(a: number, b: number, c: number, d: number): Extent {
   return { xmin: a, ymin: b, xmax: c, ymax: d };
 }
 
-/** The request's SR of the geometry: its own `spatialReference`, else `sr`/`inSR` parameter, else the raster's. */
+/** The geometry's spatial reference: its own `spatialReference`, else the `sr`-like parameter, else the raster's. */
 export function geometrySr(
   g: ParsedGeometry,
   srParam: string | undefined,
   paramName: string,
-  raster: ParsedSr | undefined,
-): ParsedSr | undefined {
-  if (g.sr !== undefined) return parseSr(g.sr, 'geometry.spatialReference');
-  if (srParam !== undefined && srParam.trim() !== '') return parseSr(srParam, paramName);
+  raster: SpatialReference | undefined,
+): SpatialReference | undefined {
+  if (g.sr !== undefined) return parseSpatialReference(g.sr, 'geometry.spatialReference');
+  if (srParam !== undefined && srParam.trim() !== '') return parseSpatialReference(srParam, paramName);
   return raster;
 }
 
