@@ -99,7 +99,6 @@ const fmt = (v: number): string => {
   for (let p = 1; p <= 9; p++) if (Math.fround(Number(v.toPrecision(p))) === v) return String(Number(v.toPrecision(p)));
   return String(v);
 };
-proj4Lib()(proj4ForEpsg(4326)!, proj4ForEpsg(32616)!).forward([lon, lat]) as [number, number];
 const fromUtm = (x: number, y: number, epsg: number): [number, number] =>
   proj4Lib()(proj4ForEpsg(32616)!, proj4ForEpsg(epsg)!).forward([x, y]) as [number, number];
 
