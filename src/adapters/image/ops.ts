@@ -38,6 +38,14 @@ export function viewerPage(service: OpenedImageService, _json: Record<string, un
     extent3857 = undefined;
   }
   const rule = service.settings.renderingRule;
+  const e = info.extent;
+  const width = 400;
+  const height = Math.max(1, Math.min(1600, Math.round((width * (e.ymax - e.ymin)) / (e.xmax - e.xmin))));
+  const preview = {
+    src: `${servicePath}/exportImage?f=image&format=png&size=${width},${height}&bbox=${[e.xmin, e.ymin, e.xmax, e.ymax].join(',')}`,
+    width,
+    height,
+  };
   return viewerHtml({
     title: service.name,
     url: servicePath,
@@ -45,6 +53,7 @@ export function viewerPage(service: OpenedImageService, _json: Record<string, un
     rule: rule === undefined ? '' : JSON.stringify(typeof rule === 'string' ? (JSON.parse(rule) as unknown) : rule, null, 2),
     templates: service.settings.templates.map((t) => t.name),
     description: service.settings.serviceDescription,
+    preview,
   });
 }
 

@@ -106,6 +106,8 @@ export interface ViewerSettings {
   readonly rule: string;
   readonly templates: readonly string[];
   readonly description?: string;
+  /** A still preview (exportImage of the full extent) shown when scripts are off. */
+  readonly preview?: { readonly src: string; readonly width: number; readonly height: number };
 }
 
 /** The viewer page. */
@@ -126,7 +128,7 @@ export function viewerHtml(s: ViewerSettings): string {
 <header><h1>${escapeHtml(s.title)} <small>(ImageServer)</small></h1>${s.description ? `<p>${escapeHtml(s.description)}</p>` : ''}
 <p><a href="?f=json">JSON</a> · <a href="?f=pjson">pretty JSON</a></p></header>
 <main>
-<div id="map" class="map"></div>
+<div id="map" class="map">${s.preview ? `<noscript><img alt="${escapeHtml(s.title)}" width="${s.preview.width}" height="${s.preview.height}" src="${escapeHtml(s.preview.src)}"></noscript>` : ''}</div>
 <aside>
 <label for="rule">Rendering rule (JSON; empty for the service's default)</label>
 <textarea id="rule" spellcheck="false" rows="16">${escapeHtml(s.rule)}</textarea>
