@@ -37,7 +37,8 @@ import { EngineError } from '../../core/errors.js';
 import { allocateBlock, type Extent, type PixelBlock, type RasterInfo, type SpatialReference } from '../../core/pixel-block.js';
 import { castValue, isPixelType, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
 import { rect } from '../../core/rect.js';
-import { proj4Of, sameSpatialReference, transformExtent } from '../../graph/align.js';
+import { proj4Of, sameSpatialReference } from '../../graph/align.js';
+import { transformExtent } from '../../graph/warp.js';
 import { encodeGeoTiff } from '../../io/encode-tiff.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
 import { encodePng } from '../../io/encode-png.js';
@@ -214,11 +215,11 @@ export function requestGrid(params: Params, service: OpenedImageService): Render
   const imageSr = imageSrText !== undefined && imageSrText.trim() !== '' ? parseSpatialReference(imageSrText, 'imageSR') : bboxSr;
   let extent: Extent = env.extent;
   if (!sameSpatialReference(bboxSr, imageSr)) {
-    const from = proj4Of(bboxSr);
-    const to = proj4Of(imageSr);
-    const t = from !== undefined && to !== undefined ? transformExtent(extent, from, to) : undefined;
-    if (!t) throw bad('bbox', `'bbox' cannot be transformed from bboxSR to imageSR.`);
-    extent = t;
+    try {
+      extent = transformExtent(extent, bboxSr, imageSr);
+    } catch {
+      throw bad('bbox', `'bbox' cannot be transformed from bboxSR to imageSR.`);
+    }
   }
   return { spatialReference: imageSr, extent, width: size.width, height: size.height };
 }

@@ -30,7 +30,8 @@ import {
 } from '../../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../../core/pixel-type.js';
 import { rect, type Rect } from '../../core/rect.js';
-import { alignNode, proj4Of, sameSpatialReference, transformExtent } from '../../graph/align.js';
+import { alignNode, sameSpatialReference } from '../../graph/align.js';
+import { parseSpatialReference, transformExtent, warpNode } from '../../graph/warp.js';
 import { renderTiles } from '../../graph/render.js';
 import type { RasterNode, ResamplingMethod, SourceNode } from '../../graph/types.js';
 import { registry } from '../../functions/index.js';
@@ -53,41 +54,15 @@ const bad = (param: string, detail: string): EngineError => new EngineError('INV
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * A spatial reference parameter (`bboxSR`, `imageSR`, a geometry's `spatialReference`): a wkid
- * (`3857`), or Esri JSON `{"wkid": 3857}` / `{"latestWkid": 3857}` / `{"wkt": "..."}`. Vendor wkids
- * 102100/102113 are Web Mercator. Throws INVALID_ARGUMENT at `param` for anything else or an
- * unknown wkid.
- */
-export function parseSpatialReference(value: unknown, param: string): SpatialReference {
-  let v = value;
-  if (typeof v === 'string') {
-    const t = v.trim();
-    if (/^\d+$/.test(t)) v = Number(t);
-    else {
-      try {
-        v = JSON.parse(t);
-      } catch {
-        throw bad(param, `'${param}' must be a well-known ID (e.g. 4326) or a spatial reference JSON object.`);
-      }
-    }
-  }
-  if (typeof v === 'number') v = { wkid: v };
-  if (!isObject(v)) throw bad(param, `'${param}' must be a well-known ID (e.g. 4326) or a spatial reference JSON object.`);
-  const wkid = typeof v['latestWkid'] === 'number' ? v['latestWkid'] : v['wkid'];
-  if (typeof wkid === 'number') {
-    const sr: SpatialReference = { wkid: wkid === 102100 || wkid === 102113 || wkid === 900913 ? 3857 : wkid };
-    if (proj4Of(sr) === undefined) throw bad(param, `'${param}': the spatial reference ${wkid} is not supported.`);
-    return sr;
-  }
-  if (typeof v['wkt'] === 'string' && v['wkt'].trim() !== '') return { wkt: v['wkt'] };
-  throw bad(param, `'${param}' must name a spatial reference by 'wkid', 'latestWkid' or 'wkt'.`);
-}
+/** Spatial reference parameters are read as the warp reads them (wkid, `EPSG:n`, Esri JSON, WKT). */
+export { parseSpatialReference } from '../../graph/warp.js';
+
+const WEB_MERCATOR = new Set([3857, 102100, 102113, 900913]);
 
 /** The vendor's JSON of a spatial reference: `{wkid, latestWkid}` (Web Mercator as 102100/3857), else `{wkt}`. */
 export function spatialReferenceJson(sr: SpatialReference | undefined): Record<string, unknown> | undefined {
   if (!sr) return undefined;
-  if (sr.wkid !== undefined) return sr.wkid === 3857 ? { wkid: 102100, latestWkid: 3857 } : { wkid: sr.wkid, latestWkid: sr.wkid };
+  if (sr.wkid !== undefined) return WEB_MERCATOR.has(sr.wkid) ? { wkid: 102100, latestWkid: 3857 } : { wkid: sr.wkid, latestWkid: sr.wkid };
   if (sr.wkt !== undefined) return { wkt: sr.wkt };
   return undefined;
 }
@@ -284,11 +259,13 @@ function cellInSource(grid: RenderGrid, sourceSr: SpatialReference | undefined):
   if (sameSpatialReference(grid.spatialReference, sourceSr)) {
     return Math.min((ex.xmax - ex.xmin) / grid.width, (ex.ymax - ex.ymin) / grid.height);
   }
-  const from = proj4Of(grid.spatialReference);
-  const to = proj4Of(sourceSr);
-  if (from === undefined || to === undefined) return undefined;
-  const t = transformExtent(ex, from, to);
-  if (!t) return undefined;
+  if (!sourceSr) return undefined;
+  let t: Extent;
+  try {
+    t = transformExtent(ex, grid.spatialReference, sourceSr);
+  } catch {
+    return undefined;
+  }
   return Math.min((t.xmax - t.xmin) / grid.width, (t.ymax - t.ymin) / grid.height);
 }
 
@@ -318,13 +295,9 @@ function exactWindow(info: RasterInfo, grid: RenderGrid): { x: number; y: number
   return { x, y };
 }
 
-/**
- * Put `node` on `grid`. Decision: until the warp module lands this uses the engine's Align node
- * for both cases (affine when the spatial references match, proj4 with gdalwarp's approximate
- * transformer otherwise); the warp contract (`warpNode(input, grid, method)`) plugs in here.
- */
-function onGrid(node: RasterNode, target: RasterInfo, method: ResamplingMethod): RasterNode {
-  return alignNode(node, target, method, 'imageSR');
+/** Same spatial reference: the engine's affine Align node (a plain resample, no projection involved). */
+function resampled(node: RasterNode, target: RasterInfo, method: ResamplingMethod): RasterNode {
+  return alignNode(node, target, method, 'bbox');
 }
 
 /**
@@ -374,10 +347,10 @@ export async function renderOnGrid(
         const block = await renderYielding(root, rect(win.x, win.y, grid.width, grid.height), signal);
         return { block: { ...block, rect: rect(0, 0, grid.width, grid.height) }, info: target, path: 'window', level };
       }
-      const node = onGrid(root, target, method);
+      const node = resampled(root, target, method);
       return { block: await renderYielding(node, full, signal), info: target, path: 'resample', level };
     }
-    const node = onGrid(root, target, method);
+    const node = warpNode(root, grid, method);
     return { block: await renderYielding(node, full, signal), info: target, path: 'warp', level };
   } finally {
     slot.release();
