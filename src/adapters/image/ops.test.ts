@@ -287,6 +287,17 @@ describe('computeHistograms / computeStatisticsHistograms', () => {
     expect(out['histograms']).toEqual([{ size: 0, min: 0, max: 0, counts: [] }]);
   });
 
+  it('POST, a valid mosaicRule, and the geometry type inferred from the geometry', async () => {
+    const g = golden['polygonUtm'] as Json;
+    const res = await call(
+      `${S}/dem/ImageServer/computeStatisticsHistograms`,
+      { f: 'json', geometry: JSON.stringify(g['geometry']), mosaicRule: '{"mosaicMethod":"esriMosaicNone"}' },
+      { post: true },
+    );
+    const j = await jsonOf<Json>(res);
+    expect((j['statistics'] as Json[])[0]!['count']).toBe(g['count']);
+  });
+
   it('refuses points, missing geometries, bad mosaic rules, too large areas', async () => {
     const u = `${S}/dem/ImageServer/computeHistograms`;
     expect(((await jcall(u, { geometry: '1,2', geometryType: 'esriGeometryPoint' }))['error'] as Json)['code']).toBe(400);
@@ -413,6 +424,29 @@ describe('tiles', () => {
     await site.store.deleteService('dem.ImageServer');
     await call(path);
     expect(existsSync(root)).toBe(false);
+  });
+
+  it('tileFormat jpgpng: JPEG where every pixel is drawn, PNG at the raster edge; tileMaxAge sets Cache-Control; bad settings refused', async () => {
+    await addService('jp', { path: DEM, tileFormat: 'jpgpng', tileMaxAge: 60, renderingRule: DRA });
+    const j = await jcall(`${S}/jp/ImageServer`);
+    expect((j['tileInfo'] as Json)['format']).toBe('MIXED');
+    const t = demTiles(12);
+    const inner = await call(`${S}/jp/ImageServer/tile/12/${t.minRow + 1}/${t.minCol + 1}`);
+    expect(inner.headers.get('content-type')).toBe('image/jpeg');
+    expect(inner.headers.get('cache-control')).toBe('private, max-age=60');
+    const bytes = new Uint8Array(await inner.arrayBuffer());
+    expect([bytes[0], bytes[1]]).toEqual([0xff, 0xd8]);
+    const edge = await call(`${S}/jp/ImageServer/tile/12/${t.minRow}/${t.minCol}`);
+    expect(edge.headers.get('content-type')).toBe('image/png');
+    const again = await call(
+      `${S}/jp/ImageServer/tile/12/${t.minRow + 1}/${t.minCol + 1}`,
+      {},
+      { headers: { 'if-none-match': inner.headers.get('etag')! } },
+    );
+    expect(again.status).toBe(304);
+    await addService('badfmt', { path: DEM, tileFormat: 'gif' });
+    const bad = await jsonOf<Json>(await call(`${S}/badfmt/ImageServer/tile/12/${t.minRow}/${t.minCol}`, { f: 'json' }));
+    expect((bad['error'] as Json)['code']).toBe(400);
   });
 
   it('outside the raster: a transparent tile; outside the scheme: 404', async () => {
