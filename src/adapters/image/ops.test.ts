@@ -449,6 +449,14 @@ describe('tiles', () => {
     expect((bad['error'] as Json)['code']).toBe(400);
   });
 
+  it('clients asking for the same missing tile at once share one render', async () => {
+    const t = demTiles(12);
+    const path = `${S}/dem/ImageServer/tile/12/${t.minRow + 1}/${t.minCol + 1}`;
+    const all = await Promise.all(Array.from({ length: 8 }, () => call(path, { renderingRule: 'Shaded' })));
+    expect(new Set(all.map((r) => r.headers.get('etag'))).size).toBe(1);
+    expect(imageServicesOf(site).renderStats().peak).toBe(1);
+  });
+
   it('outside the raster: a transparent tile; outside the scheme: 404', async () => {
     const out = await call(`${S}/dem/ImageServer/tile/5/0/0`);
     expect(out.status).toBe(200);

@@ -22,7 +22,7 @@ import { readParams, TransportError, withRestErrors } from '../rest.js';
 import { serviceKey } from '../site.js';
 import { openRequestedService, servicePathOf, type ImageDeps } from './access.js';
 import { planServiceRule, resolveServiceRule, toDisplayBlock, type RenderGrid, type ServiceRule } from './render-request.js';
-import { etagOf, matchesIfNoneMatch, ruleHash, type TileCache } from './tile-cache.js';
+import { etagOf, matchesIfNoneMatch, ruleHash, type CachedTile, type TileCache } from './tile-cache.js';
 import type { ImageServices, OpenedImageService } from './service.js';
 
 export const TILE_SIZE = 256;
@@ -452,6 +452,7 @@ export interface TileHandlerOptions {
  *   path...) gives new tiles and ETags, and the stale generation is deleted on the next request.
  */
 export function tileHandler(deps: ImageDeps, services: ImageServices, options: TileHandlerOptions) {
+  const inFlight = new Map<string, Promise<CachedTile & { ext: string }>>();
   return withRestErrors('sharing', async (req) => {
     const params = await readParams(req);
     let opened;
@@ -497,10 +498,22 @@ export function tileHandler(deps: ImageDeps, services: ImageServices, options: T
       const hit = await options.cache.get({ ...address, ext });
       if (hit) return tileResponse(req, hit.bytes, hit.etag, ext === 'jpg' ? 'image/jpeg' : 'image/png', cacheControl);
     }
-    const grid = { spatialReference: gridSr, extent, width: TILE_SIZE, height: TILE_SIZE };
-    const image = await renderSeamless(services, service, rule, grid, req.signal);
-    const { bytes, ext } = encodeTile(image.block, image.info, service, rule, settings.format);
-    const stored = await options.cache.put({ ...address, ext }, bytes);
-    return tileResponse(req, stored.bytes, stored.etag, ext === 'jpg' ? 'image/jpeg' : 'image/png', cacheControl);
+    // Clients asking for the same missing tile at once share one render (web maps of several
+    // users open on the same view). Decision: the shared render is not aborted by one client's
+    // hang-up, since others wait for it; it ends by itself and fills the cache.
+    const flightKey = JSON.stringify(address);
+    let flight = inFlight.get(flightKey);
+    if (flight === undefined) {
+      flight = (async () => {
+        const grid = { spatialReference: gridSr, extent, width: TILE_SIZE, height: TILE_SIZE };
+        const image = await renderSeamless(services, service, rule, grid);
+        const { bytes, ext } = encodeTile(image.block, image.info, service, rule, settings.format);
+        return { ...(await options.cache.put({ ...address, ext }, bytes)), ext };
+      })();
+      inFlight.set(flightKey, flight);
+      void flight.finally(() => inFlight.delete(flightKey)).catch(() => undefined);
+    }
+    const stored = await flight;
+    return tileResponse(req, stored.bytes, stored.etag, stored.ext === 'jpg' ? 'image/jpeg' : 'image/png', cacheControl);
   });
 }
