@@ -11,6 +11,7 @@ import { render } from '../../graph/render.js';
 import { warpNode } from '../../graph/warp.js';
 import { openGeoTiff } from '../../io/geotiff-source.js';
 import { createApp } from '../../server/app.js';
+import { parseConfig } from '../../server/config.js';
 import { siteRoutes } from '../../server/routes.js';
 import { planServiceRule } from './render-request.js';
 import { imageServicesOf } from './service.js';
@@ -657,5 +658,37 @@ describe('viewer', () => {
     expect((await js.text()).length).toBe(readFileSync(join(pkg, '..', 'dist', 'ol.js'), 'utf8').length);
     expect((await call('/server/rest/static/ol/ol.css', {}, { token: null })).headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect((await call('/server/rest/static/image-viewer.js', {}, { token: null })).status).toBe(200);
+  });
+});
+
+describe('site settings', () => {
+  it('corsOrigins and tileMaxAge of the site apply to services that set none (and come from the config file)', async () => {
+    const other = await testSite({ corsOrigins: ['https://site.example'], tileMaxAge: 120 });
+    await other.store.putService({
+      folder: '',
+      serviceName: 'p',
+      type: 'ImageServer',
+      properties: { path: DEM, anonymous: true },
+      created: other.clock.now(),
+    });
+    await other.store.putService({
+      folder: '',
+      serviceName: 'own',
+      type: 'ImageServer',
+      properties: { path: DEM, anonymous: true, cors: { origins: ['https://a.example'] }, tileMaxAge: 5 },
+      created: other.clock.now(),
+    });
+    const otherApp = createApp(other, siteRoutes(other));
+    const get = (path: string, origin: string) => otherApp.fetch(siteRequest(path, { headers: { origin } })) as Promise<Response>;
+    const t = demTiles(12);
+    const res = await get(`${S}/p/ImageServer/tile/12/${t.minRow + 1}/${t.minCol + 1}`, 'https://site.example');
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://site.example');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=120');
+    const own = await get(`${S}/own/ImageServer/tile/12/${t.minRow + 1}/${t.minCol + 1}`, 'https://site.example');
+    expect(own.headers.has('access-control-allow-origin')).toBe(false);
+    expect(own.headers.get('cache-control')).toBe('public, max-age=5');
+    const parsed = parseConfig({ settings: { corsOrigins: ['https://site.example'], tileMaxAge: 120 } }, 'test');
+    expect(parsed.settings).toMatchObject({ corsOrigins: ['https://site.example'], tileMaxAge: 120 });
+    expect(() => parseConfig({ settings: { tileMaxAge: -1 } }, 'test')).toThrow();
   });
 });

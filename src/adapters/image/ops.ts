@@ -73,12 +73,15 @@ function getAndOptions(handler: Handler): Handler {
 /** Every image service route (mounted by `server/routes.ts`). */
 export function imageServiceRoutes(deps: ImageDeps, options: ImageServiceOptions = {}): Route[] {
   const services = options.services ?? imageServicesOf(deps);
+  // Site defaults: the options (embedders, tests), else the site's settings (`corsOrigins`, `tileMaxAge`).
+  const corsDefault = options.corsDefault ?? (deps.config.corsOrigins?.length ? { origins: deps.config.corsOrigins } : undefined);
+  const tileMaxAge = options.tileMaxAge ?? deps.config.tileMaxAge;
   const cache = new TileCache(join(deps.config.dataDir, 'tile-cache'));
   const identify = identifyHandler(deps, services);
   const histograms = histogramsHandler(deps, false, services);
   const statsHistograms = histogramsHandler(deps, true, services);
   const legend = legendHandler(deps, services);
-  const tile = tileHandler(deps, services, { cache, ...(options.tileMaxAge !== undefined ? { maxAge: options.tileMaxAge } : {}) });
+  const tile = tileHandler(deps, services, { cache, ...(tileMaxAge !== undefined ? { maxAge: tileMaxAge } : {}) });
   const ops: Route[] = [];
   for (const base of [`${SERVICES_ROOT}/:name/ImageServer`, `${SERVICES_ROOT}/:folder/:name/ImageServer`]) {
     ops.push(
@@ -92,9 +95,9 @@ export function imageServiceRoutes(deps: ImageDeps, options: ImageServiceOptions
   const core = imageRoutes(deps, { services, infoExtensions: [tileInfoExtension], htmlPage: viewerPage });
   const policyFor = async (req: Request): Promise<CorsPolicy | undefined> => {
     const path = servicePathOf(req);
-    if (!path) return options.corsDefault;
+    if (!path) return corsDefault;
     const record = await deps.store.getService(serviceKey({ folder: path.folder, serviceName: path.name, type: 'ImageServer' }));
-    return corsPolicyOf(record?.properties, options.corsDefault);
+    return corsPolicyOf(record?.properties, corsDefault);
   };
   const wrapped = [...ops, ...core].map((r): Route => ({
     method: 'ALL',
