@@ -242,6 +242,10 @@ export interface SiteConfig {
   readonly writableRoots: readonly string[];
   /** Public origin (`https://host:port`) when behind a proxy; else taken from each request. */
   readonly publicOrigin?: string;
+  /** Image services: origins allowed by CORS when a service sets no `cors` of its own (default none; `*` any). */
+  readonly corsOrigins?: readonly string[];
+  /** Image service tiles: `Cache-Control` max-age in seconds when a service sets no `tileMaxAge` (default 3600). */
+  readonly tileMaxAge?: number;
 }
 
 export const DEFAULT_SITE_CONFIG: Omit<SiteConfig, 'portalId' | 'dataDir'> = {

@@ -47,6 +47,8 @@ const SETTINGS: Record<string, { kind: Kind; min?: number; max?: number }> = {
   portalId: { kind: 'string' },
   writableRoots: { kind: 'absPaths' },
   publicOrigin: { kind: 'origin' },
+  corsOrigins: { kind: 'strings' },
+  tileMaxAge: { kind: 'int', min: 0, max: 31_536_000 },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
