@@ -1,0 +1,255 @@
+/**
+ * A real web map in a real browser: Debian's Chromium (headless, driven by playwright-core with
+ * `executablePath`; no browser download) opens a page served on loopback that loads OpenLayers from
+ * the npm package and shows the Jacksboro DEM through `rasterflow serve`'s image service with a
+ * Hillshade rendering rule, once with `ImageArcGISRest` and once with `TileArcGISRest`.
+ *
+ * From the screenshot's pixels: relief is drawn (grey, many levels, a real spread, nothing blank)
+ * and it is the hillshade (correlation with the same rule's exportImage fetched directly for the
+ * view's extent); panning (a mouse drag on one map, `view.setCenter` on the other) makes the page ask
+ * for new images with new bboxes. Every request the browser makes goes to 127.0.0.1.
+ *
+ * Skips, saying so, only where /usr/bin/chromium does not exist.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/serve.js';
+import { MAP_SIZE, pageHtml, startPageServer } from './page.js';
+import { correlation, greyOf, spreadOf, type Grey } from './pixels.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const HAVE_DEM = existsSync(DEM);
+// The DEM: 383 × 407 pixels of 75 m, EPSG:32616.
+const EXTENT = [732000, 4037625, 760725, 4068150] as const;
+const WKID = 32616;
+const CENTER: [number, number] = [(EXTENT[0] + EXTENT[2]) / 2, (EXTENT[1] + EXTENT[3]) / 2];
+// 30 m per CSS pixel: the view (11.5 km) sits inside the DEM, and the tile map draws level 2 of the
+// tile grid (29.8 m), whose tiles (7.6 km) are smaller than a pan of 4 km plus the view.
+const RESOLUTION = 30;
+const HILLSHADE = JSON.stringify({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 } });
+
+const SKIP_REASON = !HAVE_CHROMIUM
+  ? `skipped: ${CHROMIUM} is not installed (apt-get install chromium)`
+  : !HAVE_DEM
+    ? `skipped: the DEM ${DEM} is not here`
+    : '';
+if (SKIP_REASON) console.log(`browser test ${SKIP_REASON}`);
+
+/** GET over HTTPS trusting the server's certificate; the body as bytes. */
+function getBytes(url: string, ca: string): Promise<{ status: number; type: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** What the page keeps in `window.rf` (see page.ts); functions run in the page reach it through globalThis. */
+interface OlView {
+  getCenter(): number[];
+  setCenter(c: number[]): void;
+  calculateExtent(size: number[]): number[];
+}
+interface PageWindow {
+  rf?: {
+    done: { image: number; tile: number };
+    loaded: { image: number; tile: number };
+    errors: { image: number; tile: number };
+    maps: Record<'image' | 'tile', { getView(): OlView; getSize(): number[] }>;
+  };
+}
+
+interface Seen {
+  readonly url: string;
+  readonly map: 'image' | 'tile';
+  readonly bbox: string;
+}
+
+describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against rasterflow serve ${SKIP_REASON}`, () => {
+  let dataDir: string;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  let page: Awaited<ReturnType<typeof startPageServer>>;
+  let serviceUrl: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'rf-browser-'));
+    server = await startServer({
+      dataDir,
+      port: 0,
+      host: '127.0.0.1',
+      config: { services: [{ serviceName: 'dem', type: 'ImageServer', properties: { path: DEM, anonymous: true } }] },
+      env: { RASTERFLOW_ADMIN_USERNAME: 'siteadmin', RASTERFLOW_ADMIN_PASSWORD: `browser-${process.pid}-${Date.now()}` },
+      print: () => undefined,
+    });
+    serviceUrl = `${server.httpsUrl}/server/rest/services/dem/ImageServer`;
+    page = await startPageServer(
+      pageHtml({ serviceUrl, extent: EXTENT, wkid: WKID, center: CENTER, resolution: RESOLUTION, renderingRule: HILLSHADE }),
+    );
+  }, 30_000);
+
+  afterAll(async () => {
+    await page?.close();
+    await server?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** The hillshade of `extent` as exportImage draws it, MAP_SIZE², fetched directly. */
+  const reference = async (extent: readonly number[]): Promise<Grey> => {
+    const url =
+      `${serviceUrl}/exportImage?f=image&format=png32&bbox=${extent.join(',')}&bboxSR=${WKID}&imageSR=${WKID}` +
+      `&size=${MAP_SIZE},${MAP_SIZE}&renderingRule=${encodeURIComponent(HILLSHADE)}`;
+    const res = await getBytes(url, server.tls.cert);
+    expect(res.status, res.body.subarray(0, 300).toString()).toBe(200);
+    expect(res.type).toMatch(/^image\/png/);
+    return greyOf(res.body);
+  };
+
+  it('draws the hillshade with ImageArcGISRest and TileArcGISRest, and panning asks for new images', async () => {
+    const started = Date.now();
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-extensions'],
+    });
+    try {
+      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 2 * MAP_SIZE + 64, height: MAP_SIZE + 64 } });
+      // Anything not on loopback is refused and counted (the page must need no network).
+      const offLoopback: string[] = [];
+      await context.route('**/*', (route) => {
+        const u = new URL(route.request().url());
+        if (u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:') return route.continue();
+        offLoopback.push(u.href);
+        return route.abort();
+      });
+      const tab = await context.newPage();
+      const consoleErrors: string[] = [];
+      tab.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+      tab.on('pageerror', (e) => consoleErrors.push(e.message));
+      const seen: Seen[] = [];
+      const all: string[] = [];
+      tab.on('request', (r) => {
+        all.push(r.url());
+        const u = new URL(r.url());
+        if (!u.pathname.endsWith('/ImageServer/exportImage')) return;
+        const size = u.searchParams.get('size') ?? '';
+        // ImageArcGISRest asks for the map's size; TileArcGISRest for 256² tiles.
+        seen.push({ url: r.url(), map: size === '256,256' ? 'tile' : 'image', bbox: u.searchParams.get('bbox') ?? '' });
+      });
+
+      await tab.goto(`${page.origin}/`);
+      const rendered = (min: { image: number; tile: number }): Promise<unknown> =>
+        tab.waitForFunction(
+          (m) => {
+            const rf = (globalThis as PageWindow).rf;
+            return rf !== undefined && rf.done.image >= m.image && rf.done.tile >= m.tile;
+          },
+          min,
+          { timeout: 30_000 },
+        );
+      await rendered({ image: 1, tile: 1 });
+      const state = (): Promise<{
+        done: { image: number; tile: number };
+        loaded: { image: number; tile: number };
+        errors: { image: number; tile: number };
+        extents: Record<'image' | 'tile', number[]>;
+      }> =>
+        tab.evaluate(() => {
+          const rf = (globalThis as PageWindow).rf!;
+          const extentOf = (k: 'image' | 'tile'): number[] => rf.maps[k].getView().calculateExtent(rf.maps[k].getSize());
+          const extents = { image: extentOf('image'), tile: extentOf('tile') };
+          return { done: { ...rf.done }, loaded: { ...rf.loaded }, errors: { ...rf.errors }, extents };
+        });
+      const before = await state();
+      expect(before.errors).toEqual({ image: 0, tile: 0 });
+      expect(before.loaded.image).toBeGreaterThanOrEqual(1);
+      expect(before.loaded.tile).toBeGreaterThanOrEqual(2);
+
+      // Relief, from the screenshot's pixels of each map.
+      for (const map of ['image', 'tile'] as const) {
+        const shot = greyOf(await tab.locator(`#${map}`).screenshot());
+        expect([shot.width, shot.height]).toEqual([MAP_SIZE, MAP_SIZE]);
+        const s = spreadOf(shot);
+        expect(shot.colouredShare, `${map}: a hillshade is grey`).toBeLessThan(0.01);
+        expect(s.blankShare, `${map}: nothing blank inside the DEM`).toBeLessThan(0.01);
+        expect(s.levels, `${map}: grey levels`).toBeGreaterThan(60);
+        expect(s.stdDev, `${map}: spread of the grey levels`).toBeGreaterThan(12);
+        const ref = await reference(before.extents[map]);
+        const r = correlation(shot, ref);
+        expect(r, `${map}: correlation with exportImage's own hillshade of the view`).toBeGreaterThan(0.9);
+      }
+
+      // Panning: a mouse drag on the ImageArcGISRest map, setCenter on the TileArcGISRest map.
+      const firstImage = new Set(seen.filter((s) => s.map === 'image').map((s) => s.bbox));
+      const firstTile = new Set(seen.filter((s) => s.map === 'tile').map((s) => s.bbox));
+      const box = await tab.locator('#image').boundingBox();
+      if (!box) throw new Error('no #image box');
+      const cx = box.x + box.width / 2;
+      const cy = box.y + box.height / 2;
+      await tab.mouse.move(cx, cy);
+      await tab.mouse.down();
+      for (let i = 1; i <= 10; i++) await tab.mouse.move(cx - 12 * i, cy + 8 * i);
+      await tab.mouse.up();
+      await tab.evaluate(
+        ([dx, dy]) => {
+          const view = (globalThis as PageWindow).rf!.maps.tile.getView();
+          const c = view.getCenter();
+          view.setCenter([c[0]! + dx!, c[1]! + dy!]);
+        },
+        [4000, -4000],
+      );
+      await rendered({ image: before.done.image + 1, tile: before.done.tile + 1 });
+      await tab.waitForFunction(
+        (n) => {
+          const rf = (globalThis as PageWindow).rf!;
+          return rf.loaded.image > n.image && rf.loaded.tile > n.tile;
+        },
+        before.loaded,
+        { timeout: 30_000 },
+      );
+      const after = await state();
+      expect(after.errors).toEqual({ image: 0, tile: 0 });
+      // The drag moved the view right and up by 120 × 80 CSS pixels' worth of map (dragging left and down).
+      expect(after.extents.image[0]! - before.extents.image[0]!).toBeCloseTo(120 * RESOLUTION, -2);
+      const newImage = seen.filter((s) => s.map === 'image' && !firstImage.has(s.bbox));
+      const newTile = seen.filter((s) => s.map === 'tile' && !firstTile.has(s.bbox));
+      expect(newImage.length, 'the drag asked for a new image with a new bbox').toBeGreaterThanOrEqual(1);
+      expect(newTile.length, 'setCenter asked for new tiles with new bboxes').toBeGreaterThanOrEqual(1);
+      for (const s of seen) {
+        const u = new URL(s.url);
+        expect(u.searchParams.get('renderingRule')).toBe(HILLSHADE);
+        expect(u.searchParams.get('bboxSR')).toBe(String(WKID));
+        expect(u.searchParams.get('imageSR')).toBe(String(WKID));
+      }
+      // The panned maps still show the relief of the new view.
+      for (const map of ['image', 'tile'] as const) {
+        const shot = greyOf(await tab.locator(`#${map}`).screenshot());
+        expect(spreadOf(shot).stdDev, `${map} after the pan`).toBeGreaterThan(12);
+        expect(correlation(shot, await reference(after.extents[map])), `${map} after the pan`).toBeGreaterThan(0.9);
+      }
+
+      expect(offLoopback).toEqual([]);
+      expect(all.every((u) => new URL(u).hostname === '127.0.0.1')).toBe(true);
+      expect(consoleErrors).toEqual([]);
+      console.log(
+        `browser test: ${seen.length} exportImage requests (${seen.filter((s) => s.map === 'image').length} ImageArcGISRest, ` +
+          `${seen.filter((s) => s.map === 'tile').length} TileArcGISRest) in ${Date.now() - started} ms`,
+      );
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
