@@ -191,6 +191,8 @@ export async function startServeChild(options: {
   nodeArgs?: readonly string[];
   /** Kills the child after this long (default 10 min). */
   limitMs?: number;
+  /** The program, relative to the repository root (default src/cli/main.ts; tests pass an entry that adds test routes). */
+  entry?: string;
 }): Promise<ServeChild> {
   const configFile = join(options.dataDir, 'config.json');
   writeFileSync(configFile, JSON.stringify(options.config, null, 2));
@@ -200,7 +202,7 @@ export async function startServeChild(options: {
       ...(options.nodeArgs ?? []),
       '--import',
       'tsx',
-      join(ROOT, 'src/cli/main.ts'),
+      join(ROOT, options.entry ?? 'src/cli/main.ts'),
       'serve',
       '--port',
       '0',
