@@ -8,6 +8,7 @@ import { importSiteRoutes } from '../adapters/admin/import-site.js';
 import { oauthAppRoutes } from '../adapters/admin/oauth-apps.js';
 import { securityRoutes } from '../adapters/admin/security.js';
 import { serviceRoutes } from '../adapters/admin/services.js';
+import { imageRoutes } from '../adapters/image/index.js';
 import type { Route } from '../adapters/rest.js';
 import { federationRoutes } from '../adapters/sharing/federation.js';
 import { sharingRoutes } from '../adapters/sharing/generate-token.js';
@@ -34,6 +35,7 @@ export const ROUTE_FAMILIES: readonly RouteFamily[] = [
   (site) => exportSiteRoutes(site),
   (site) => importSiteRoutes(site),
   (site) => adminRootRoutes(site),
+  (site) => imageRoutes(site),
 ];
 
 /** The routes of every family plus `extras` (mounted last). */
