@@ -34,6 +34,8 @@ export interface LoadResult {
   readonly errors: number;
   /** Up to 5 distinct error descriptions. */
   readonly errorSamples: readonly string[];
+  /** Requests sent a second time because the kept-alive connection they went out on had been closed by the server (not errors). */
+  readonly retriedOnClosedConnection: number;
   readonly wallMs: number;
   readonly reqPerSec: number;
   readonly p50Ms: number;
@@ -63,25 +65,52 @@ interface One {
   readonly ms: number;
   readonly bytes: number;
   readonly error?: string;
+  /** The request failed before any answer on a kept-alive connection the server had closed, and was sent again. */
+  readonly retried?: boolean;
 }
 
-function get(url: string, agent: Agent, timeoutMs: number, check: NonNullable<LoadOptions['check']>): Promise<One> {
+function getOnce(
+  url: string,
+  agent: Agent,
+  timeoutMs: number,
+  check: NonNullable<LoadOptions['check']>,
+): Promise<One & { staleSocket?: boolean }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const done = (bytes: number, error?: string): void => resolve({ ms: performance.now() - t0, bytes, ...(error ? { error } : {}) });
+    let answered = false;
     const req = request(url, { agent }, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        done(body.length, check(res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), body));
+        const error = check(res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), body);
+        resolve({ ms: performance.now() - t0, bytes: body.length, ...(error ? { error } : {}) });
       });
-      res.on('error', (e) => done(0, `response: ${e.message}`));
+      res.on('error', (e) => resolve({ ms: performance.now() - t0, bytes: 0, error: `response: ${e.message}` }));
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
-    req.on('error', (e: NodeJS.ErrnoException) => done(0, `request: ${e.code ?? e.message}`));
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      const ms = performance.now() - t0;
+      // A kept-alive connection that the server closed while the request was on its way: the
+      // request was never read. Clients (browsers, Node's own docs) send it again on a new connection.
+      const staleSocket = req.reusedSocket && !answered && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
+      resolve({
+        ms,
+        bytes: 0,
+        error: `request: ${e.code ?? e.message} after ${ms.toFixed(0)} ms${req.reusedSocket ? ' (reused connection)' : ''}`,
+        ...(staleSocket ? { staleSocket } : {}),
+      });
+    });
     req.end();
   });
+}
+
+async function get(url: string, agent: Agent, timeoutMs: number, check: NonNullable<LoadOptions['check']>): Promise<One> {
+  const first = await getOnce(url, agent, timeoutMs, check);
+  if (!first.staleSocket) return first;
+  const again = await getOnce(url, agent, timeoutMs, check);
+  return { ms: first.ms + again.ms, bytes: again.bytes, ...(again.error ? { error: again.error } : {}), retried: true };
 }
 
 async function batch(
@@ -124,6 +153,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       concurrency,
       errors: failed.length,
       errorSamples: [...new Set(failed.map((r) => r.error!))].slice(0, 5),
+      retriedOnClosedConnection: results.filter((r) => r.retried).length,
       wallMs,
       reqPerSec: (requests / wallMs) * 1000,
       p50Ms: percentile(lat, 50),
