@@ -112,6 +112,7 @@ const row = (name: string, r: LoadResult): Record<string, string | number> => ({
   clients: r.concurrency,
   requests: r.requests,
   errors: r.errors,
+  resent: r.retriedOnClosedConnection,
   'req/s': Number(r.reqPerSec.toFixed(1)),
   'p50 ms': Number(r.p50Ms.toFixed(1)),
   'p95 ms': Number(r.p95Ms.toFixed(1)),
@@ -123,6 +124,7 @@ const row = (name: string, r: LoadResult): Record<string, string | number> => ({
 async function main(): Promise<void> {
   if (!existsSync(DEM)) throw new Error(`no DEM at ${DEM} (set BENCH_DEM)`);
   const started = new Date().toISOString();
+  const loadAtStart = loadavg();
   const dataDir = mkdtempSync(join(tmpdir(), 'rf-bench-serve-'));
   let server: ServeChild | undefined;
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -196,9 +198,10 @@ async function main(): Promise<void> {
 
     const results = {
       started,
-      host: { cores: cpus().length, loadavgAtEnd: loadavg(), node: process.version },
+      host: { cores: cpus().length, loadavgAtStart: loadAtStart, loadavgAtEnd: loadavg(), node: process.version },
       dem: DEM,
-      client: 'node:http keep-alive, one connection per client, warm-up of 2 × clients not counted',
+      client:
+        'node:http keep-alive, one connection per client, warm-up of 2 × clients not counted; a request whose kept-alive connection the server had closed is resent once (column resent, not an error)',
       bboxes: bboxesOf(facts.extent),
       rasterflow: {
         request: 'exportImage f=image format=png, renderingRule Stretch StretchType 5 (MinMax) with the service statistics, Min 0 Max 255',
