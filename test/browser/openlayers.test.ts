@@ -6,8 +6,10 @@
  *
  * From the screenshot's pixels: relief is drawn (grey, many levels, a real spread, nothing blank)
  * and it is the hillshade (correlation with the same rule's exportImage fetched directly for the
- * view's extent); panning (a mouse drag on one map, `view.setCenter` on the other) makes the page ask
- * for new images with new bboxes. Every request the browser makes goes to 127.0.0.1.
+ * view's extent); panning (a mouse drag on one map, `view.setCenter` on the others) makes the page
+ * ask for new images with new bboxes. A third map, TileArcGISRest in Web Mercator (ol's default
+ * view), has the service warp the UTM raster on the fly. Every request the browser makes goes to
+ * 127.0.0.1.
  *
  * Skips, saying so, only where /usr/bin/chromium does not exist.
  */
@@ -31,6 +33,14 @@ const CENTER: [number, number] = [(EXTENT[0] + EXTENT[2]) / 2, (EXTENT[1] + EXTE
 // 30 m per CSS pixel: the view (11.5 km) sits inside the DEM, and the tile map draws level 2 of the
 // tile grid (29.8 m), whose tiles (7.6 km) are smaller than a pan of 4 km plus the view.
 const RESOLUTION = 30;
+// The Web Mercator map: the DEM's centre (gdaltransform of the UTM centre, rounded) at zoom level 12
+// (38.2 m per pixel, about 30 m on the ground at 36.4° N): the 14.7 km view and a pan of 5 km stay
+// inside the DEM's footprint (-9395000..-9361000, 4364000..4400000 is inside it).
+const MERC_CENTER: [number, number] = [-9378000, 4382000];
+const MERC_RESOLUTION = 156543.03392804097 / 2 ** 12;
+type MapName = 'image' | 'tile' | 'merc';
+const MAPS: readonly MapName[] = ['image', 'tile', 'merc'];
+const SR_OF: Record<MapName, number> = { image: WKID, tile: WKID, merc: 3857 };
 const HILLSHADE = JSON.stringify({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 } });
 
 const SKIP_REASON = !HAVE_CHROMIUM
@@ -74,18 +84,14 @@ interface OlView {
   setCenter(c: number[]): void;
   calculateExtent(size: number[]): number[];
 }
+type PerMap = Record<MapName, number>;
 interface PageWindow {
-  rf?: {
-    done: { image: number; tile: number };
-    loaded: { image: number; tile: number };
-    errors: { image: number; tile: number };
-    maps: Record<'image' | 'tile', { getView(): OlView; getSize(): number[] }>;
-  };
+  rf?: { done: PerMap; loaded: PerMap; errors: PerMap; maps: Record<MapName, { getView(): OlView; getSize(): number[] }> };
 }
 
 interface Seen {
   readonly url: string;
-  readonly map: 'image' | 'tile';
+  readonly map: MapName;
   readonly bbox: string;
 }
 
@@ -107,7 +113,16 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
     });
     serviceUrl = `${server.httpsUrl}/server/rest/services/dem/ImageServer`;
     page = await startPageServer(
-      pageHtml({ serviceUrl, extent: EXTENT, wkid: WKID, center: CENTER, resolution: RESOLUTION, renderingRule: HILLSHADE }),
+      pageHtml({
+        serviceUrl,
+        extent: EXTENT,
+        wkid: WKID,
+        center: CENTER,
+        resolution: RESOLUTION,
+        mercCenter: MERC_CENTER,
+        mercResolution: MERC_RESOLUTION,
+        renderingRule: HILLSHADE,
+      }),
     );
   }, 30_000);
 
@@ -117,18 +132,19 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** The hillshade of `extent` as exportImage draws it, MAP_SIZE², fetched directly. */
-  const reference = async (extent: readonly number[]): Promise<Grey> => {
+  /** The hillshade of `extent` (in the SR `wkid`) as exportImage draws it, MAP_SIZE², fetched directly. */
+  const reference = async (extent: readonly number[], wkid: number, name: string): Promise<Grey> => {
     const url =
-      `${serviceUrl}/exportImage?f=image&format=png32&bbox=${extent.join(',')}&bboxSR=${WKID}&imageSR=${WKID}` +
+      `${serviceUrl}/exportImage?f=image&format=png32&bbox=${extent.join(',')}&bboxSR=${wkid}&imageSR=${wkid}` +
       `&size=${MAP_SIZE},${MAP_SIZE}&renderingRule=${encodeURIComponent(HILLSHADE)}`;
     const res = await getBytes(url, server.tls.cert);
     expect(res.status, res.body.subarray(0, 300).toString()).toBe(200);
     expect(res.type).toMatch(/^image\/png/);
+    if (SHOTS) writeFileSync(join(SHOTS, `${name}-exportImage.png`), res.body);
     return greyOf(res.body);
   };
 
-  it('draws the hillshade with ImageArcGISRest and TileArcGISRest, and panning asks for new images', async () => {
+  it('draws the hillshade with ImageArcGISRest and TileArcGISRest (UTM and Web Mercator), and panning asks for new images', async () => {
     const started = Date.now();
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
@@ -136,7 +152,7 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-extensions'],
     });
     try {
-      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 2 * MAP_SIZE + 64, height: MAP_SIZE + 64 } });
+      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 3 * MAP_SIZE + 96, height: MAP_SIZE + 64 } });
       // Anything not on loopback is refused and counted (the page must need no network).
       const offLoopback: string[] = [];
       await context.route('**/*', (route) => {
@@ -159,40 +175,38 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
         const u = new URL(r.url());
         if (!u.pathname.endsWith('/ImageServer/exportImage')) return;
         const size = u.searchParams.get('size') ?? '';
-        // ImageArcGISRest asks for the map's size; TileArcGISRest for 256² tiles.
-        seen.push({ url: r.url(), map: size === '256,256' ? 'tile' : 'image', bbox: u.searchParams.get('bbox') ?? '' });
+        // ImageArcGISRest asks for the map's size; TileArcGISRest for 256² tiles, in the map's SR.
+        const map = size !== '256,256' ? 'image' : u.searchParams.get('bboxSR') === '3857' ? 'merc' : 'tile';
+        seen.push({ url: r.url(), map, bbox: u.searchParams.get('bbox') ?? '' });
       });
 
       await tab.goto(`${page.origin}/`);
-      const rendered = (min: { image: number; tile: number }): Promise<unknown> =>
+      /** Waits until every map has rendered more than `done` times and loaded more than `loaded` images. */
+      const rendered = (done: PerMap, loaded: PerMap): Promise<unknown> =>
         tab.waitForFunction(
-          (m) => {
+          ([d, l]) => {
             const rf = (globalThis as PageWindow).rf;
-            return rf !== undefined && rf.done.image >= m.image && rf.done.tile >= m.tile;
+            const names = ['image', 'tile', 'merc'] as const;
+            return rf !== undefined && names.every((k) => rf.done[k] > d[k] && rf.loaded[k] > l[k]);
           },
-          min,
+          [done, loaded] as const,
           { timeout: 30_000 },
         );
-      await rendered({ image: 1, tile: 1 });
-      const state = (): Promise<{
-        done: { image: number; tile: number };
-        loaded: { image: number; tile: number };
-        errors: { image: number; tile: number };
-        extents: Record<'image' | 'tile', number[]>;
-      }> =>
+      await rendered({ image: 0, tile: 0, merc: 0 }, { image: 0, tile: 0, merc: 0 });
+      const state = (): Promise<{ done: PerMap; loaded: PerMap; errors: PerMap; extents: Record<MapName, number[]> }> =>
         tab.evaluate(() => {
           const rf = (globalThis as PageWindow).rf!;
-          const extentOf = (k: 'image' | 'tile'): number[] => rf.maps[k].getView().calculateExtent(rf.maps[k].getSize());
-          const extents = { image: extentOf('image'), tile: extentOf('tile') };
+          const extentOf = (k: MapName): number[] => rf.maps[k].getView().calculateExtent(rf.maps[k].getSize());
+          const extents = { image: extentOf('image'), tile: extentOf('tile'), merc: extentOf('merc') };
           return { done: { ...rf.done }, loaded: { ...rf.loaded }, errors: { ...rf.errors }, extents };
         });
       const before = await state();
-      expect(before.errors).toEqual({ image: 0, tile: 0 });
-      expect(before.loaded.image).toBeGreaterThanOrEqual(1);
+      expect(before.errors).toEqual({ image: 0, tile: 0, merc: 0 });
       expect(before.loaded.tile).toBeGreaterThanOrEqual(2);
+      expect(before.loaded.merc).toBeGreaterThanOrEqual(2);
 
       // Relief, from the screenshot's pixels of each map.
-      for (const map of ['image', 'tile'] as const) {
+      for (const map of MAPS) {
         const shot = await shoot(tab, map, `${map}-before`);
         expect([shot.width, shot.height]).toEqual([MAP_SIZE, MAP_SIZE]);
         const s = spreadOf(shot);
@@ -200,15 +214,14 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
         expect(s.blankShare, `${map}: nothing blank inside the DEM`).toBeLessThan(0.01);
         expect(s.levels, `${map}: grey levels`).toBeGreaterThan(60);
         expect(s.stdDev, `${map}: spread of the grey levels`).toBeGreaterThan(12);
-        const ref = await reference(before.extents[map]);
+        const ref = await reference(before.extents[map], SR_OF[map], `${map}-before`);
         const r = correlation(shot, ref);
         measures.push(`${map}: ${s.levels} levels, std ${s.stdDev.toFixed(1)}, r ${r.toFixed(3)}`);
         expect(r, `${map}: correlation with exportImage's own hillshade of the view`).toBeGreaterThan(0.9);
       }
 
-      // Panning: a mouse drag on the ImageArcGISRest map, setCenter on the TileArcGISRest map.
-      const firstImage = new Set(seen.filter((s) => s.map === 'image').map((s) => s.bbox));
-      const firstTile = new Set(seen.filter((s) => s.map === 'tile').map((s) => s.bbox));
+      // Panning: a mouse drag on the ImageArcGISRest map, setCenter on the TileArcGISRest maps.
+      const first = new Set(seen.map((s) => `${s.map} ${s.bbox}`));
       const box = await tab.locator('#image').boundingBox();
       if (!box) throw new Error('no #image box');
       const cx = box.x + box.width / 2;
@@ -217,44 +230,42 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
       await tab.mouse.down();
       for (let i = 1; i <= 10; i++) await tab.mouse.move(cx - 12 * i, cy + 8 * i);
       await tab.mouse.up();
-      await tab.evaluate(
-        ([dx, dy]) => {
-          const view = (globalThis as PageWindow).rf!.maps.tile.getView();
+      await tab.evaluate(() => {
+        const rf = (globalThis as PageWindow).rf!;
+        for (const [k, d] of [
+          ['tile', 4000],
+          ['merc', 5000],
+        ] as const) {
+          const view = rf.maps[k].getView();
           const c = view.getCenter();
-          view.setCenter([c[0]! + dx!, c[1]! + dy!]);
-        },
-        [4000, -4000],
-      );
-      await rendered({ image: before.done.image + 1, tile: before.done.tile + 1 });
-      await tab.waitForFunction(
-        (n) => {
-          const rf = (globalThis as PageWindow).rf!;
-          return rf.loaded.image > n.image && rf.loaded.tile > n.tile;
-        },
-        before.loaded,
-        { timeout: 30_000 },
-      );
+          view.setCenter([c[0]! + d, c[1]! - d]);
+        }
+      });
+      await rendered(before.done, before.loaded);
       const after = await state();
-      expect(after.errors).toEqual({ image: 0, tile: 0 });
+      expect(after.errors).toEqual({ image: 0, tile: 0, merc: 0 });
       // Dragging the map left and down moved the view east and north, at least by the 120 × 80 CSS
       // pixels dragged (ol's kinetic panning may carry it further).
       expect(after.extents.image[0]! - before.extents.image[0]!).toBeGreaterThan(0.9 * 120 * RESOLUTION);
       expect(after.extents.image[1]! - before.extents.image[1]!).toBeGreaterThan(0.9 * 80 * RESOLUTION);
-      const newImage = seen.filter((s) => s.map === 'image' && !firstImage.has(s.bbox));
-      const newTile = seen.filter((s) => s.map === 'tile' && !firstTile.has(s.bbox));
-      expect(newImage.length, 'the drag asked for a new image with a new bbox').toBeGreaterThanOrEqual(1);
-      expect(newTile.length, 'setCenter asked for new tiles with new bboxes').toBeGreaterThanOrEqual(1);
+      const fresh = (map: MapName): number => seen.filter((s) => s.map === map && !first.has(`${map} ${s.bbox}`)).length;
+      expect(fresh('image'), 'the drag asked for a new image with a new bbox').toBeGreaterThanOrEqual(1);
+      expect(fresh('tile'), 'setCenter asked for new UTM tiles with new bboxes').toBeGreaterThanOrEqual(1);
+      expect(fresh('merc'), 'setCenter asked for new Web Mercator tiles with new bboxes').toBeGreaterThanOrEqual(1);
       for (const s of seen) {
         const u = new URL(s.url);
         expect(u.searchParams.get('renderingRule')).toBe(HILLSHADE);
-        expect(u.searchParams.get('bboxSR')).toBe(String(WKID));
-        expect(u.searchParams.get('imageSR')).toBe(String(WKID));
+        expect(u.searchParams.get('bboxSR')).toBe(String(SR_OF[s.map]));
+        expect(u.searchParams.get('imageSR')).toBe(String(SR_OF[s.map]));
       }
       // The panned maps still show the relief of the new view.
-      for (const map of ['image', 'tile'] as const) {
+      for (const map of MAPS) {
         const shot = await shoot(tab, map, `${map}-after-pan`);
         expect(spreadOf(shot).stdDev, `${map} after the pan`).toBeGreaterThan(12);
-        expect(correlation(shot, await reference(after.extents[map])), `${map} after the pan`).toBeGreaterThan(0.9);
+        expect(
+          correlation(shot, await reference(after.extents[map], SR_OF[map], `${map}-after-pan`)),
+          `${map} after the pan`,
+        ).toBeGreaterThan(0.9);
       }
 
       expect(offLoopback).toEqual([]);
@@ -262,7 +273,8 @@ describe.skipIf(SKIP_REASON !== '')(`OpenLayers in headless Chromium against ras
       expect(consoleErrors).toEqual([]);
       console.log(
         `browser test: ${seen.length} exportImage requests (${seen.filter((s) => s.map === 'image').length} ImageArcGISRest, ` +
-          `${seen.filter((s) => s.map === 'tile').length} TileArcGISRest) in ${Date.now() - started} ms; ${measures.join('; ')}`,
+          `${seen.filter((s) => s.map === 'tile').length} TileArcGISRest UTM, ${seen.filter((s) => s.map === 'merc').length} TileArcGISRest 3857) ` +
+          `in ${Date.now() - started} ms; ${measures.join('; ')}`,
       );
     } finally {
       await browser.close();

@@ -2,20 +2,21 @@
  * The browser test's page and the tiny loopback static server that serves it with OpenLayers from
  * the npm package (`ol/dist/ol.js`, global `ol`; no CDN, no network).
  *
- * The page shows two maps side by side, each SIZE × SIZE CSS pixels, over one image service:
- * `#image` with `ol.source.ImageArcGISRest` (one exportImage per view) and `#tile` with
- * `ol.source.TileArcGISRest` (exportImage per 256² tile), both with the same renderingRule.
+ * The page shows three maps side by side, each MAP_SIZE × MAP_SIZE CSS pixels, over one image
+ * service, all with the same renderingRule: `#image` with `ol.source.ImageArcGISRest` (one
+ * exportImage per view) and `#tile` with `ol.source.TileArcGISRest` (exportImage per 256² tile), both
+ * in the raster's SR, and `#merc` with `ol.source.TileArcGISRest` in Web Mercator, as web maps run.
  *
- * Decision: the view is in the raster's own SR (UTM 16N, EPSG:32616), declared as a plain
- * `ol.proj.Projection` in metres with the raster's extent. ol's dist build carries no proj4, and
- * without transforms a projection only needs its code and units: ol then asks for
- * bboxSR=imageSR=32616, so the pixels the browser draws are the service's own render, not a warp,
- * and the comparison with a direct exportImage of the same extent is exact up to ol's resampling.
- * (Web Mercator views are exercised by the warp's own tests against gdalwarp.)
+ * Decision: the first two views are in the raster's own SR (UTM 16N, EPSG:32616), declared as a
+ * plain `ol.proj.Projection` in metres with the raster's extent. ol's dist build carries no proj4,
+ * and without transforms a projection only needs its code and units: ol then asks for
+ * bboxSR=imageSR=32616, so what the browser draws is the service's render without a warp. The third
+ * view is ol's built-in EPSG:3857: ol asks for bboxSR=imageSR=3857 and the service warps (the
+ * warp's pixels are checked against gdalwarp by its own tests; here, that a web map draws them).
  *
- * Page state for the test (`window.rf`): `done.image`/`done.tile` count `rendercomplete` events after
+ * Page state for the test (`window.rf`): `done.<map>` counts `rendercomplete` events after
  * at least one image loaded; `loaded`/`errors` count image (tile) load events per map; `maps` holds
- * both ol.Map objects.
+ * the ol.Map objects.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -33,6 +34,9 @@ export interface PageOptions {
   /** The view's first centre and resolution (metres per CSS pixel). */
   readonly center: readonly [number, number];
   readonly resolution: number;
+  /** The Web Mercator map's first centre and resolution. */
+  readonly mercCenter: readonly [number, number];
+  readonly mercResolution: number;
   /** The renderingRule parameter, as sent (a JSON string). */
   readonly renderingRule: string;
 }
@@ -54,19 +58,16 @@ export function pageHtml(o: PageOptions): string {
 <body>
 <div id="image" class="map"></div>
 <div id="tile" class="map"></div>
+<div id="merc" class="map"></div>
 <script src="/ol.js"></script>
 <script>
   const cfg = ${config};
   const projection = new ol.proj.Projection({ code: 'EPSG:' + cfg.wkid, units: 'm', extent: cfg.extent });
   const params = { renderingRule: cfg.renderingRule };
-  const rf = (window.rf = { done: { image: 0, tile: 0 }, loaded: { image: 0, tile: 0 }, errors: { image: 0, tile: 0 }, maps: {} });
-  function makeMap(target, layer) {
-    const map = new ol.Map({
-      target,
-      layers: [layer],
-      controls: [],
-      view: new ol.View({ projection, center: cfg.center.slice(), resolution: cfg.resolution }),
-    });
+  const zero = () => ({ image: 0, tile: 0, merc: 0 });
+  const rf = (window.rf = { done: zero(), loaded: zero(), errors: zero(), maps: {} });
+  function makeMap(target, layer, view) {
+    const map = new ol.Map({ target, layers: [layer], controls: [], view });
     map.on('rendercomplete', () => {
       if (rf.loaded[target] > 0) rf.done[target]++;
     });
@@ -76,11 +77,16 @@ export function pageHtml(o: PageOptions): string {
   const imageSource = new ol.source.ImageArcGISRest({ url: cfg.serviceUrl, params, ratio: 1, hidpi: false });
   imageSource.on('imageloadend', () => rf.loaded.image++);
   imageSource.on('imageloaderror', () => rf.errors.image++);
-  makeMap('image', new ol.layer.Image({ source: imageSource }));
+  const utmView = () => new ol.View({ projection, center: cfg.center.slice(), resolution: cfg.resolution });
+  makeMap('image', new ol.layer.Image({ source: imageSource }), utmView());
   const tileSource = new ol.source.TileArcGISRest({ url: cfg.serviceUrl, params, hidpi: false });
   tileSource.on('tileloadend', () => rf.loaded.tile++);
   tileSource.on('tileloaderror', () => rf.errors.tile++);
-  makeMap('tile', new ol.layer.Tile({ source: tileSource }));
+  makeMap('tile', new ol.layer.Tile({ source: tileSource }), utmView());
+  const mercSource = new ol.source.TileArcGISRest({ url: cfg.serviceUrl, params, hidpi: false });
+  mercSource.on('tileloadend', () => rf.loaded.merc++);
+  mercSource.on('tileloaderror', () => rf.errors.merc++);
+  makeMap('merc', new ol.layer.Tile({ source: mercSource }), new ol.View({ center: cfg.mercCenter.slice(), resolution: cfg.mercResolution }));
 </script>
 </body>
 </html>
