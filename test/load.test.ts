@@ -88,7 +88,7 @@ describe.skipIf(SKIP !== '')(`200 concurrent clients × 512² exportImage ${SKIP
 
     console.log(
       `load test: 400 × 512² at 200 clients: ${burst.reqPerSec.toFixed(1)} req/s, p50 ${burst.p50Ms.toFixed(0)} ms, ` +
-        `p99 ${burst.p99Ms.toFixed(0)} ms, errors ${burst.errors}; server RSS ${(baseline.rss / MIB).toFixed(0)} MiB after warm-up, ` +
+        `p99 ${burst.p99Ms.toFixed(0)} ms, errors ${burst.errors}, resent on a closed connection ${burst.retriedOnClosedConnection} ${burst.retriedSamples.join(' | ')}; server RSS ${(baseline.rss / MIB).toFixed(0)} MiB after warm-up, ` +
         `peak ${(Math.max(peakRss, after.hwm) / MIB).toFixed(0)} MiB (VmHWM); renders at once: peak ${stats.peak} of ${stats.limit}`,
     );
     expect(burst.errors, burst.errorSamples.join(' | ')).toBe(0);

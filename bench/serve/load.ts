@@ -36,6 +36,8 @@ export interface LoadResult {
   readonly errorSamples: readonly string[];
   /** Requests sent a second time because the kept-alive connection they went out on had been closed by the server (not errors). */
   readonly retriedOnClosedConnection: number;
+  /** Up to 5 distinct reasons of those first attempts. */
+  readonly retriedSamples: readonly string[];
   readonly wallMs: number;
   readonly reqPerSec: number;
   readonly p50Ms: number;
@@ -65,8 +67,8 @@ interface One {
   readonly ms: number;
   readonly bytes: number;
   readonly error?: string;
-  /** The request failed before any answer on a kept-alive connection the server had closed, and was sent again. */
-  readonly retried?: boolean;
+  /** Why the first attempt failed, when it failed before any answer on a kept-alive connection the server had closed and was sent again. */
+  readonly retried?: string;
 }
 
 function getOnce(
@@ -110,7 +112,7 @@ async function get(url: string, agent: Agent, timeoutMs: number, check: NonNulla
   const first = await getOnce(url, agent, timeoutMs, check);
   if (!first.staleSocket) return first;
   const again = await getOnce(url, agent, timeoutMs, check);
-  return { ms: first.ms + again.ms, bytes: again.bytes, ...(again.error ? { error: again.error } : {}), retried: true };
+  return { ms: first.ms + again.ms, bytes: again.bytes, ...(again.error ? { error: again.error } : {}), retried: first.error ?? 'closed' };
 }
 
 async function batch(
@@ -153,7 +155,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       concurrency,
       errors: failed.length,
       errorSamples: [...new Set(failed.map((r) => r.error!))].slice(0, 5),
-      retriedOnClosedConnection: results.filter((r) => r.retried).length,
+      retriedOnClosedConnection: results.filter((r) => r.retried !== undefined).length,
+      retriedSamples: [...new Set(results.flatMap((r) => (r.retried === undefined ? [] : [r.retried])))].slice(0, 5),
       wallMs,
       reqPerSec: (requests / wallMs) * 1000,
       p50Ms: percentile(lat, 50),

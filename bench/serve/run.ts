@@ -3,8 +3,10 @@
  * the same client (bench/serve/load.ts: keep-alive node:http clients), the same bbox list and the
  * same output (8-bit PNG of the DEM scaled min..max to 0..255):
  *
+ *  0. 1 client, 256 × 256: the time one request takes on an otherwise idle server;
  *  1. 20 concurrent clients, 256 × 256: req/s, p50, p95, p99 for both (rounds alternate which server
- *     goes first, so a neighbour's load on this shared machine hits both alike);
+ *     goes first, so a neighbour's load on this shared machine hits both alike); then once more in
+ *     Web Mercator (EPSG:3857 bboxes inside the DEM's footprint: both servers warp);
  *  2. 200 concurrent clients, 512 × 512: errors (must be 0) for both;
  *
  * and rasterflow's memory: the server runs in a child process (`rasterflow serve` via tsx), its peak
@@ -68,8 +70,10 @@ async function serviceFacts(origin: string): Promise<ServiceFacts> {
 
 /** The bboxes of every phase: the whole extent and its 4 × 4 cells (the peer notes' `fixed` and `grid` modes). */
 const bboxesOf = (extent: ServiceFacts['extent']): string[] => [extent.join(','), ...gridBboxes(extent, 4)];
+/** Inside the DEM's footprint in Web Mercator (the peer notes' `grid3857` mode): warped on the fly by both servers. */
+const MERCATOR_EXTENT: ServiceFacts['extent'] = [-9395000, 4364000, -9361000, 4400000];
 
-function rasterflowUrls(origin: string, facts: ServiceFacts, size: number): string[] {
+function rasterflowUrls(origin: string, facts: ServiceFacts, size: number, wkid = facts.wkid): string[] {
   const [min, max, mean, std] = facts.statistics;
   const rule = JSON.stringify({
     rasterFunction: 'Stretch',
@@ -80,15 +84,16 @@ function rasterflowUrls(origin: string, facts: ServiceFacts, size: number): stri
       Statistics: [[min, max, Number.isFinite(mean) ? mean : 0, Number.isFinite(std) ? std : 0]],
     },
   });
-  return bboxesOf(facts.extent).map(
+  return bboxesOf(wkid === 3857 ? MERCATOR_EXTENT : facts.extent).map(
     (bbox) =>
-      `${origin}/server/rest/services/dem/ImageServer/exportImage?f=image&format=png&bbox=${bbox}&bboxSR=${facts.wkid}&imageSR=${facts.wkid}` +
+      `${origin}/server/rest/services/dem/ImageServer/exportImage?f=image&format=png&bbox=${bbox}&bboxSR=${wkid}&imageSR=${wkid}` +
       `&size=${size},${size}&renderingRule=${encodeURIComponent(rule)}`,
   );
 }
 
-function mapserverUrls(base: string, facts: ServiceFacts, size: number): string[] {
-  return bboxesOf(facts.extent).map((bbox) => `${base}&BBOX=${bbox}&WIDTH=${size}&HEIGHT=${size}`);
+function mapserverUrls(base: string, facts: ServiceFacts, size: number, wkid = facts.wkid): string[] {
+  const crs = base.replace(/CRS=EPSG:\d+/, `CRS=EPSG:${wkid}`);
+  return bboxesOf(wkid === 3857 ? MERCATOR_EXTENT : facts.extent).map((bbox) => `${crs}&BBOX=${bbox}&WIDTH=${size}&HEIGHT=${size}`);
 }
 
 async function startMapServer(): Promise<{ base: string } | { skipped: string }> {
@@ -150,38 +155,55 @@ async function main(): Promise<void> {
       if (m) peakRss = Math.max(peakRss, m.rss, m.hwm);
     };
 
-    // Phase 1: 20 clients, 256².
-    const small: { round: number; rasterflow: LoadResult; mapserver?: LoadResult }[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    const both = async (
+      name: string,
+      clients: number,
+      size: number,
+      requests: number,
+      wkid: number,
+      order: 'mapserver-first' | 'rasterflow-first' = 'mapserver-first',
+    ): Promise<{ rasterflow: LoadResult; mapserver?: LoadResult }> => {
       const rf = (): Promise<LoadResult> =>
-        runLoad({ urls: rasterflowUrls(origin, facts, 256), concurrency: 20, requests: REQUESTS, onTick: sample });
+        runLoad({ urls: rasterflowUrls(origin, facts, size, wkid), concurrency: clients, requests, onTick: sample });
       const mp = (): Promise<LoadResult> | undefined =>
-        'base' in ms ? runLoad({ urls: mapserverUrls(ms.base, facts, 256), concurrency: 20, requests: REQUESTS }) : undefined;
+        'base' in ms ? runLoad({ urls: mapserverUrls(ms.base, facts, size, wkid), concurrency: clients, requests }) : undefined;
       let rasterflow: LoadResult;
       let mapserver: LoadResult | undefined;
-      if (round % 2 === 1) {
+      if (order === 'mapserver-first') {
         mapserver = await mp();
         rasterflow = await rf();
       } else {
         rasterflow = await rf();
         mapserver = await mp();
       }
-      small.push({ round, rasterflow, ...(mapserver ? { mapserver } : {}) });
-      console.table([...(mapserver ? [row(`MapServer (round ${round})`, mapserver)] : []), row(`rasterflow (round ${round})`, rasterflow)]);
+      console.log(`${name}: ${clients} clients, ${size}², EPSG:${wkid}`);
+      console.table([...(mapserver ? [row('MapServer', mapserver)] : []), row('rasterflow', rasterflow)]);
+      for (const [who, r] of [['rasterflow', rasterflow] as const, ...(mapserver ? [['MapServer', mapserver] as const] : [])]) {
+        if (r.errors > 0) log(`${who}: ${r.errors} errors, e.g. ${r.errorSamples.join(' | ')}`);
+      }
+      return { rasterflow, ...(mapserver ? { mapserver } : {}) };
+    };
+
+    // Phase 0: one client: the time one request takes when nothing else runs on the server.
+    const single = await both('service time', 1, 256, Math.min(REQUESTS, 200), facts.wkid);
+
+    // Phase 1: 20 clients, 256², in the raster's SR; rounds alternate which server goes first.
+    const small: { round: number; rasterflow: LoadResult; mapserver?: LoadResult }[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await both(`round ${round}`, 20, 256, REQUESTS, facts.wkid, round % 2 === 1 ? 'mapserver-first' : 'rasterflow-first');
+      small.push({ round, ...r });
     }
+    // Phase 1b: the same in Web Mercator (both servers warp).
+    const mercator = await both('Web Mercator', 20, 256, REQUESTS, 3857);
     sample();
     const peakAfterSmall = Math.max(peakRss, server.memory()?.hwm ?? 0);
 
     // Phase 2: 200 clients, 512².
-    const bigRf = await runLoad({ urls: rasterflowUrls(origin, facts, 512), concurrency: 200, requests: BIG_REQUESTS, onTick: sample });
-    const bigMs =
-      'base' in ms ? await runLoad({ urls: mapserverUrls(ms.base, facts, 512), concurrency: 200, requests: BIG_REQUESTS }) : undefined;
+    const big = await both('many clients', 200, 512, BIG_REQUESTS, facts.wkid, 'rasterflow-first');
+    const bigRf = big.rasterflow;
+    const bigMs = big.mapserver;
     sample();
     const peakAfterBig = Math.max(peakRss, server.memory()?.hwm ?? 0);
-    console.table([...(bigMs ? [row('MapServer', bigMs)] : []), row('rasterflow', bigRf)]);
-    for (const [name, r] of [['rasterflow', bigRf] as const, ...(bigMs ? [['MapServer', bigMs] as const] : [])]) {
-      if (r.errors > 0) log(`${name}: ${r.errors} errors at 200 clients, e.g. ${r.errorSamples.join(' | ')}`);
-    }
 
     const best = (pick: (s: (typeof small)[number]) => LoadResult | undefined): LoadResult | undefined =>
       small.map(pick).reduce<LoadResult | undefined>((a, b) => (b && (!a || b.reqPerSec > a.reqPerSec) ? b : a), undefined);
@@ -189,7 +211,15 @@ async function main(): Promise<void> {
     const msBest = best((s) => s.mapserver);
     const summary = {
       '20 clients 256² req/s (best round)': { rasterflow: rfBest.reqPerSec, ...(msBest ? { mapserver: msBest.reqPerSec } : {}) },
-      '20 clients 256² p99 ms (that round)': { rasterflow: rfBest.p99Ms, ...(msBest ? { mapserver: msBest.p99Ms } : {}) },
+      '20 clients 256² p50 / p99 ms (that round)': {
+        rasterflow: [rfBest.p50Ms, rfBest.p99Ms],
+        ...(msBest ? { mapserver: [msBest.p50Ms, msBest.p99Ms] } : {}),
+      },
+      '1 client 256² p50 ms': { rasterflow: single.rasterflow.p50Ms, ...(single.mapserver ? { mapserver: single.mapserver.p50Ms } : {}) },
+      '20 clients 256² EPSG:3857 req/s': {
+        rasterflow: mercator.rasterflow.reqPerSec,
+        ...(mercator.mapserver ? { mapserver: mercator.mapserver.reqPerSec } : {}),
+      },
       'rasterflow peak RSS MiB after 20 clients': peakAfterSmall / MIB,
       'rasterflow peak RSS MiB after 200 clients': peakAfterBig / MIB,
       '200 clients 512² errors': { rasterflow: bigRf.errors, ...(bigMs ? { mapserver: bigMs.errors } : {}) },
@@ -214,7 +244,9 @@ async function main(): Promise<void> {
         'base' in ms
           ? { request: 'WMS 1.3.0 GetMap FORMAT=image/png (AGG/PNG8), PROCESSING SCALE=AUTO, 2 FastCGI workers behind lighttpd' }
           : { skipped: ms.skipped },
+      phase0: { clients: 1, size: 256, ...single },
       phase1: { clients: 20, size: 256, requestsPerRound: REQUESTS, rounds: small },
+      phase1Mercator: { clients: 20, size: 256, wkid: 3857, bboxes: bboxesOf(MERCATOR_EXTENT), ...mercator },
       phase2: { clients: 200, size: 512, requests: BIG_REQUESTS, rasterflow: bigRf, ...(bigMs ? { mapserver: bigMs } : {}) },
       summary,
     };
