@@ -12,7 +12,7 @@ import { openGeoTiff } from '../../io/geotiff-source.js';
 import { createApp } from '../../server/app.js';
 import { siteRoutes } from '../../server/routes.js';
 import type { Route } from '../rest.js';
-import { imageServicesOf } from './service.js';
+import { createImageServices, imageServicesOf } from './service.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
@@ -141,6 +141,28 @@ describe('service info', () => {
     expect(l).toMatchObject({ name: 'Imagery/landsat', bandCount: 6, pixelType: 'U8', serviceDataType: 'esriImageServiceDataTypeGeneric' });
   });
 
+  it('statistics come from the file when it has them, else approximately from its overviews', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rf-stats-'));
+    const render = (out: string, ...co: string[]) =>
+      run(new Command(), { out: () => undefined, err: () => undefined, isTTY: false }).parseAsync(
+        ['render', '--rule', '{"rasterFunction":"Identity"}', '--input', DEM, '--output', out, ...co.flatMap((c) => ['--co', c])],
+        { from: 'user' },
+      );
+    await render(join(dir, 'stats.tif'), 'STATISTICS=YES');
+    await render(join(dir, 'cog.tif'), 'COG=YES', 'STATISTICS=NO', 'BLOCKXSIZE=64');
+    await addService('withstats', { path: join(dir, 'stats.tif') });
+    await addService('cog', { path: join(dir, 'cog.tif') });
+    const a = await jsonOf<Json>(await call('/server/rest/services/withstats/ImageServer', { f: 'json' }));
+    expect(a['statisticsSource']).toBe('file');
+    expect((a['minValues'] as number[])[0]).toBeCloseTo(236.4524, 3);
+    const b = await jsonOf<Json>(await call('/server/rest/services/cog/ImageServer', { f: 'json' }));
+    expect(b['statisticsSource']).toBe('approximate');
+    // From the 96 x 102 overview: close to, not equal to, the exact values.
+    expect((b['meanValues'] as number[])[0]).toBeCloseTo(535.34, -1);
+    expect((b['minValues'] as number[])[0]).toBeGreaterThanOrEqual(236.45);
+    expect((b['maxValues'] as number[])[0]).toBeLessThanOrEqual(1074.36);
+  });
+
   it('is reopened when the service record changes', async () => {
     expect(await jsonOf<Json>(await call('/server/rest/services/dem/ImageServer', { f: 'json' }))).toMatchObject({ bandCount: 1 });
     await addService('dem', { path: L7 });
@@ -267,6 +289,29 @@ describe('exportImage', () => {
     );
     expect(sneaky).toMatchObject({ error: { code: 400 } });
     expect(JSON.stringify(sneaky)).toContain("only use the service's raster");
+  });
+
+  it('the service default rule applies when none is asked; None gives the raster as stored', async () => {
+    await addService('shaded', { path: DEM, renderingRule: HILLSHADE });
+    const bbox = windowBbox(40, 50, 120, 90);
+    const viaDefault = decodePng(await bytesOf(await exportImage({ f: 'image', format: 'png', bbox, size: '120,90' }, 'shaded')));
+    const viaParam = decodePng(
+      await bytesOf(await exportImage({ f: 'image', format: 'png', bbox, size: '120,90', renderingRule: JSON.stringify(HILLSHADE) })),
+    );
+    expect(Buffer.compare(viaDefault.data, viaParam.data)).toBe(0);
+    const info = await jsonOf<Json>(await call('/server/rest/services/shaded/ImageServer', { f: 'json' }));
+    expect(info['defaultRenderingRule']).toEqual(HILLSHADE);
+    const raw = await readTiff(
+      await bytesOf(
+        await exportImage({ f: 'image', format: 'tiff', bbox, size: '120,90', renderingRule: '{"rasterFunction":"None"}' }, 'shaded'),
+      ),
+    );
+    expect(raw.info.pixelType).toBe('F32');
+    const plain = await readTiff(await bytesOf(await exportImage({ f: 'image', format: 'tiff', bbox, size: '120,90' })));
+    expect(Array.from(raw.block.bands[0]!)).toEqual(Array.from(plain.block.bands[0]!));
+    // A broken default rule is refused when the service is used, naming the property.
+    await addService('broken', { path: DEM, renderingRule: { rasterFunction: 42 } });
+    expect(await jsonOf(await call('/server/rest/services/broken/ImageServer', { f: 'json' }))).toMatchObject({ error: { code: 400 } });
   });
 
   it('f=json holds the image for download at href; the download equals f=image', async () => {
@@ -581,6 +626,12 @@ describe('exportImage', () => {
   });
 });
 
+/** Polls `test` every 2 ms for up to 10 s. */
+async function until(test: () => boolean): Promise<void> {
+  const t0 = Date.now();
+  while (!test() && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
+}
+
 describe('bounded rendering', () => {
   it('50 concurrent requests never run more than the limit of renders at once', async () => {
     const services = imageServicesOf(site);
@@ -598,13 +649,23 @@ describe('bounded rendering', () => {
     expect(stats.queued).toBe(0);
   });
 
+  it('beyond the queue bound requests are refused with 503 at once', async () => {
+    const services = createImageServices(site, { maxConcurrentRenders: 1, maxQueuedRenders: 1 });
+    const held = await services.renderSlot();
+    const waiting = services.renderSlot();
+    await expect(services.renderSlot()).rejects.toMatchObject({ httpStatus: 503, code: 'LIMIT_EXCEEDED' });
+    held.release();
+    (await waiting).release();
+    expect(services.renderStats()).toMatchObject({ running: 0, queued: 0, peak: 1 });
+  });
+
   it('a client that disconnects stops its render (also while it waits for a slot)', async () => {
     const services = imageServicesOf(site);
     const a = await services.renderSlot();
     const b = await services.renderSlot();
     const controller = new AbortController();
     const res = call('/server/rest/services/dem/ImageServer/exportImage', { f: 'json', size: '100,100' }, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => services.renderStats().queued === 1);
     expect(services.renderStats().queued).toBe(1);
     controller.abort();
     const body = await jsonOf<Json>(await res);
@@ -619,7 +680,7 @@ describe('bounded rendering', () => {
       { f: 'json', size: '4000,4000', renderingRule: 'Shaded' },
       { signal: c2.signal },
     );
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => services.renderStats().running === 1);
     c2.abort();
     expect(await jsonOf<Json>(await running)).toMatchObject({ error: { code: 499 } });
     expect(services.renderStats().running).toBe(0);

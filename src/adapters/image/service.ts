@@ -19,6 +19,7 @@ import { parseRule } from '../../rule/parse.js';
 import { createTemplates, type TemplateStore } from '../../rule/templates.js';
 import { computeSourceStatistics } from '../../io/info.js';
 import { openRaster, type RasterSource } from '../../io/source.js';
+import { TransportError } from '../rest.js';
 import { serviceKey, type ServiceRecord, type SiteDeps } from '../site.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +324,8 @@ export function createImageServices(deps: Pick<SiteDeps, 'store' | 'log'>, optio
       if (running < limit && waiting.length === 0) return Promise.resolve(take());
       if (waiting.length >= maxQueued) {
         const msg = 'The server is busy: too many images are waiting to be rendered. Try again shortly.';
-        return Promise.reject(new EngineError('TOO_MANY_ATTEMPTS', msg, { details: [msg] }));
+        // Decision: HTTP 503 (clients and proxies retry it), with the sentence in the details.
+        return Promise.reject(new TransportError(503, 'LIMIT_EXCEEDED', msg, { details: [msg] }));
       }
       return new Promise<RenderSlot>((resolve, reject) => {
         const w: { grant: () => void; signal?: AbortSignal } = {
