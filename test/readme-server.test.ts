@@ -47,7 +47,10 @@ function run(command: string, cwd: string, env: NodeJS.ProcessEnv = {}): Promise
 const built = existsSync(join(ROOT, 'dist/cli/rasterflow.js'));
 const hasCurl = existsSync('/usr/bin/curl');
 
-describe.skipIf(!built || !hasCurl)(`README "Run a server" ${built ? '' : '(skipped: dist/ is not built; npm ci builds it)'}`, () => {
+const skipReason = !built ? ' (skipped: dist/ is not built; npm ci builds it)' : !hasCurl ? ' (skipped: curl is not installed)' : '';
+if (skipReason) console.log(`README server example${skipReason}`);
+
+describe.skipIf(skipReason !== '')(`README "Run a server"${skipReason}`, () => {
   const scratch = mkdtempSync(join(ROOT, '.readme-server-'));
   let server: ChildProcess | undefined;
 
