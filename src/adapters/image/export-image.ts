@@ -41,7 +41,7 @@ import { proj4Of, sameSpatialReference } from '../../graph/align.js';
 import { transformExtent } from '../../graph/warp.js';
 import { encodeGeoTiff } from '../../io/encode-tiff.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { encodePng } from '../../io/encode-png.js';
+import { encodePng, type PngOptions } from '../../io/encode-png.js';
 import { escapeHtml, respond, type Params } from '../rest.js';
 import {
   castBlock,
@@ -301,6 +301,13 @@ interface EncodeRequest {
   readonly compression: 'none' | 'deflate';
 }
 
+/**
+ * PNG settings of served images. Decision: every row filtered 'up' and deflate level 1 (the
+ * encoder's one-pass path): about 4x faster than trying the 5 filters per row at level 6, for
+ * files some 5% larger on elevation data. The pixels are the same.
+ */
+export const SERVED_PNG: PngOptions = { filter: 'up', deflateLevel: 1 };
+
 /** The post-render steps and the encoder, for a rendered image. */
 export function encodeExport(
   image: RenderedImage,
@@ -357,9 +364,13 @@ export function encodeExport(
   if (e.format === 'png24' || e.format === 'png32') {
     if (colormapped || block.pixelType !== 'U8') block = toDisplayBlock(block);
     const out = rgba(block, e.format === 'png32');
-    return { bytes: encodePng(out, { ...pngInfo, bandCount: out.bands.length, pixelType: 'U8' }), contentType: 'image/png', ext: 'png' };
+    return {
+      bytes: encodePng(out, { ...pngInfo, bandCount: out.bands.length, pixelType: 'U8' }, SERVED_PNG),
+      contentType: 'image/png',
+      ext: 'png',
+    };
   }
-  return { bytes: encodePng(block, pngInfo), contentType: 'image/png', ext: 'png' };
+  return { bytes: encodePng(block, pngInfo, SERVED_PNG), contentType: 'image/png', ext: 'png' };
 }
 
 // ---------------------------------------------------------------------------------------------
