@@ -227,6 +227,14 @@ export function interpolateAffine(
   const { width: w, height: h } = r;
   const nb = s.bands.length;
   const integer = PIXEL_TYPE_INFO[pixelType].integer;
+  const lo = PIXEL_TYPE_INFO[pixelType].min;
+  const hi = PIXEL_TYPE_INFO[pixelType].max;
+  /** castValue(v, pixelType) for an integer type, inlined (round half away from zero, saturate; NaN kept). */
+  const castInt = (v: number): number => {
+    if (v !== v) return v;
+    const r = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+    return r < lo ? lo : r > hi ? hi : r === 0 ? 0 : r;
+  };
   const sxs = new Float64Array(w);
   const sys = new Float64Array(h);
   for (let i = 0; i < w; i++) sxs[i] = map.ax + map.bx * (r.x + i + 0.5);
@@ -236,7 +244,7 @@ export function interpolateAffine(
   const wy = new Float64Array(4);
   const put = (o: number, val: number, b: number): void => {
     const p = bands[b]!;
-    p[o] = integer ? castValue(val, pixelType) : val;
+    p[o] = integer ? castInt(val) : val;
   };
   const slow = (o: number, sx: number, sy: number): void => {
     if (!interpolate(s, method, sx, sy, v, wx, wy)) {
@@ -281,7 +289,7 @@ export function interpolateAffine(
         }
         if (single) {
           const val = p0[rj + ci]!;
-          d0[o] = integer ? castValue(val, pixelType) : val;
+          d0[o] = integer ? castInt(val) : val;
         } else for (let b = 0; b < nb; b++) put(o, s.bands[b]![rj + ci]!, b);
       }
     }
@@ -389,7 +397,7 @@ export function interpolateAffine(
       const w11 = wx1 * wy1;
       if (single) {
         const val = w00 * p0[k]! + w10 * p0[k + 1]! + w01 * p0[k + sw]! + w11 * p0[k + sw + 1]!;
-        d0[o] = integer ? castValue(val, pixelType) : val;
+        d0[o] = integer ? castInt(val) : val;
         continue;
       }
       for (let b = 0; b < nb; b++) {

@@ -20,6 +20,7 @@
  * Other types are refused with UNSUPPORTED_INPUT: convert first (outputPixelType U8, or a Stretch).
  */
 import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
 import { deflateSync } from 'node:zlib';
 import type { PNG as PngClass } from 'pngjs';
 import { EngineError } from '../core/errors.js';
@@ -196,8 +197,12 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
+/** node:zlib's native CRC-32 (Node 20.15+, 22.2+), the same function as the table below. */
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
 /** CRC-32 (ISO 3309, as PNG uses) of `bytes`. */
 export function crc32(bytes: Uint8Array, crc = 0): number {
+  if (nativeCrc32) return nativeCrc32(bytes, crc) >>> 0;
   let c = ~crc >>> 0;
   for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
