@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
 import type { ServiceRecord, SiteDeps } from '../site.js';
 import { renderExport, SERVED_PNG, type ExportJob } from './export-image.js';
-import { createExportPool, defaultExportWorkers, type ExportWorkerPool } from './export-pool.js';
+import { createExportPool, defaultExportWorkers, exportPoolOf, type ExportWorkerPool } from './export-pool.js';
 import { createImageServices, type ImageServices, type OpenedImageService } from './service.js';
 
 const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
@@ -133,6 +133,13 @@ describe('exportImage in export workers', () => {
     expect(services.renderStats().running).toBe(0);
     const next = await pools[0]!.run(services, service, job({}));
     expect(next.contentType).toBe('image/png');
+  });
+
+  it('one export pool per process, whatever the number of sites', () => {
+    const a = exportPoolOf();
+    expect(a).toBeDefined();
+    expect(exportPoolOf()).toBe(a);
+    expect(a!.size).toBe(defaultExportWorkers());
   });
 
   it('RASTERFLOW_IMAGE_WORKERS sets the default size (0 = this thread)', () => {

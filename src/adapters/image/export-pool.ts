@@ -7,8 +7,8 @@
  * the bytes do not depend on the number of workers (tested with 0, 1 and 2).
  *
  * Size: `RASTERFLOW_IMAGE_WORKERS` (0 = render on the main thread), else `defaultExportWorkers()`:
- * the machine's cores (at most 4). Workers start on the first exportImage and are unref'd (they
- * never keep a process alive); `destroy()` ends them.
+ * the machine's cores (at most 4). One pool per process; its workers start on the first exportImage
+ * and are unref'd (they never keep a process alive); `destroy()` ends them.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -127,15 +127,18 @@ export function createExportPool(size: number): ExportWorkerPool {
   };
 }
 
-const pools = new WeakMap<ImageServices, ExportWorkerPool | null>();
+let shared: ExportWorkerPool | null | undefined;
 
-/** The export pool of a registry (created on first use with `defaultExportWorkers()`), or undefined for none. */
-export function exportPoolOf(services: ImageServices): ExportWorkerPool | undefined {
-  let p = pools.get(services);
-  if (p === undefined) {
+/**
+ * The process's export pool (created on first use with `defaultExportWorkers()`), or undefined
+ * for none. Decision: one pool for the process, whatever the number of sites or registries (a
+ * host or a test suite that makes many sites does not start 2 threads for each); a job carries
+ * its service's record, so a worker serves any site.
+ */
+export function exportPoolOf(): ExportWorkerPool | undefined {
+  if (shared === undefined) {
     const n = defaultExportWorkers();
-    p = n > 0 ? createExportPool(n) : null;
-    pools.set(services, p);
+    shared = n > 0 ? createExportPool(n) : null;
   }
-  return p ?? undefined;
+  return shared ?? undefined;
 }

@@ -69,7 +69,7 @@ export function exportImageHandler(deps: ImageDeps, options: ImageRouteOptions =
     const params = await readParams(req);
     const { service, path } = await openRequestedService(deps, services, req, params);
     const url = `${originOf(req, deps.config)}${servicePathname(path.folder, path.name)}`;
-    const pool = exportPoolOf(services);
+    const pool = exportPoolOf();
     return exportImage({ services, held: heldOf(deps), now: () => Date.now(), ...(pool ? { pool } : {}) }, req, params, service, url);
   });
 }
