@@ -26,7 +26,7 @@ import { EngineError, unsupportedInput } from '../core/errors.js';
 import { sameGrid, type RasterInfo, type SpatialReference } from '../core/pixel-block.js';
 import { isComplex, type PixelType } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
-import { interpolate, METHOD_MARGIN, sourceWindow, storeValue, type InterpolationMethod } from '../core/resample.js';
+import { interpolate, interpolateAffine, METHOD_MARGIN, sourceWindow, storeValue, type InterpolationMethod } from '../core/resample.js';
 import { parseProj4, proj4ForEpsg, proj4Lib } from '../core/crs.js';
 import type { FunctionNode, RasterFunction, RasterNode, ResamplingMethod } from './types.js';
 
@@ -345,6 +345,8 @@ interface AlignParams {
   readonly srcWidth: number;
   readonly srcHeight: number;
   readonly pixelType: PixelType;
+  /** Tests: always take the general per-pixel path (to compare the affine fast path with it). */
+  readonly general?: boolean;
 }
 
 /** The internal function behind alignment nodes (not registered: only createFunctionNode makes them). */
@@ -358,6 +360,11 @@ const alignFunction: RasterFunction<Record<string, never>, AlignParams> = {
     throw new EngineError('INTERNAL', 'Align nodes are made by createFunctionNode, not planned from a rule');
   },
   kernel(p, inputs, out) {
+    if (p.mapping.kind === 'affine' && !p.general) {
+      // Same values as the general loop below, with per-column/per-row tables (resample.ts).
+      interpolateAffine(sourceWindow(inputs[0]!, p.srcWidth, p.srcHeight), p.method, p.mapping, out.rect, out.bands, out.mask, p.pixelType);
+      return;
+    }
     const { width: w, height: h } = out.rect;
     const n = w * h;
     const xy = new Float64Array(2 * n);

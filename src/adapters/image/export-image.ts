@@ -38,10 +38,11 @@ import { allocateBlock, type Extent, type PixelBlock, type RasterInfo, type Spat
 import { castValue, isPixelType, PIXEL_TYPE_INFO, type PixelType } from '../../core/pixel-type.js';
 import { rect } from '../../core/rect.js';
 import { proj4Of, sameSpatialReference } from '../../graph/align.js';
+import type { ResamplingMethod } from '../../graph/types.js';
 import { transformExtent } from '../../graph/warp.js';
 import { encodeGeoTiff } from '../../io/encode-tiff.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { encodePng } from '../../io/encode-png.js';
+import { encodePng, type PngOptions } from '../../io/encode-png.js';
 import { escapeHtml, respond, type Params } from '../rest.js';
 import {
   castBlock,
@@ -293,13 +294,20 @@ export interface EncodedImage {
   readonly ext: 'png' | 'jpg' | 'tif';
 }
 
-interface EncodeRequest {
+export interface EncodeRequest {
   readonly format: ExportFormat;
   readonly pixelType?: PixelType;
   readonly noData?: readonly number[];
   readonly quality: number;
   readonly compression: 'none' | 'deflate';
 }
+
+/**
+ * PNG settings of served images. Decision: every row filtered 'up' and deflate level 1 (the
+ * encoder's one-pass path): about 4x faster than trying the 5 filters per row at level 6, for
+ * files some 5% larger on elevation data. The pixels are the same.
+ */
+export const SERVED_PNG: PngOptions = { filter: 'up', deflateLevel: 1 };
 
 /** The post-render steps and the encoder, for a rendered image. */
 export function encodeExport(
@@ -357,9 +365,13 @@ export function encodeExport(
   if (e.format === 'png24' || e.format === 'png32') {
     if (colormapped || block.pixelType !== 'U8') block = toDisplayBlock(block);
     const out = rgba(block, e.format === 'png32');
-    return { bytes: encodePng(out, { ...pngInfo, bandCount: out.bands.length, pixelType: 'U8' }), contentType: 'image/png', ext: 'png' };
+    return {
+      bytes: encodePng(out, { ...pngInfo, bandCount: out.bands.length, pixelType: 'U8' }, SERVED_PNG),
+      contentType: 'image/png',
+      ext: 'png',
+    };
   }
-  return { bytes: encodePng(block, pngInfo), contentType: 'image/png', ext: 'png' };
+  return { bytes: encodePng(block, pngInfo, SERVED_PNG), contentType: 'image/png', ext: 'png' };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,6 +453,57 @@ export interface ExportContext {
   readonly services: ImageServices;
   readonly held: HeldImages;
   readonly now: () => number;
+  /** Worker threads that run `renderExport` (export-pool.ts); absent: on this thread. */
+  readonly pool?: ExportPool;
+}
+
+/** One exportImage's render and encoding, parsed: plain data (a worker thread receives it as is). */
+export interface ExportJob {
+  readonly rule: ServiceRule;
+  readonly grid: RenderGrid;
+  readonly method: ResamplingMethod;
+  /** False when the mosaic rule leaves no raster (an image of NoData). */
+  readonly included: boolean;
+  /** The `bandIds` parameter as sent (checked against the rule output's band count). */
+  readonly bandIds?: string;
+  readonly encode: EncodeRequest;
+  readonly noDataMode: 'any' | 'all';
+}
+
+/** Where exportImage jobs run when not on this thread. */
+export interface ExportPool {
+  run(services: ImageServices, service: OpenedImageService, job: ExportJob, signal?: AbortSignal): Promise<EncodedImage>;
+}
+
+/**
+ * Render and encode one exportImage job (holding a render slot of `services` while rendering).
+ * The same function runs on the main thread and in export workers, so the bytes do not depend on
+ * where it ran.
+ */
+export async function renderExport(
+  services: ImageServices,
+  service: OpenedImageService,
+  job: ExportJob,
+  signal?: AbortSignal,
+): Promise<EncodedImage> {
+  const { rule, grid, method } = job;
+  let image: RenderedImage;
+  if (job.included) {
+    image = await renderOnGrid(services, service, { rule, grid, method, ...(signal ? { signal } : {}) });
+  } else {
+    // The mosaic rule leaves no raster: an image of NoData with the rule output's bands and type.
+    const planned = await renderOnGrid(services, service, {
+      rule,
+      grid: { ...grid, width: 1, height: 1 },
+      method,
+      ...(signal ? { signal } : {}),
+    });
+    const block = allocateBlock(rect(0, 0, grid.width, grid.height), planned.block.pixelType, planned.block.bands.length);
+    block.mask.fill(0);
+    image = { ...planned, block, info: { ...planned.info, width: grid.width, height: grid.height } };
+  }
+  const bandIds = parseBandIds(job.bandIds, image.block.bands.length);
+  return encodeExport(image, service, rule, bandIds, job.encode, job.noDataMode);
 }
 
 /** Answers exportImage for an opened service; `serviceUrl` is the absolute URL of `.../ImageServer`. */
@@ -477,25 +540,18 @@ export async function exportImage(
     throw bad('f', `'f=kmz' needs the image in geographic coordinates: add imageSR=4326.`);
   }
 
-  let image: RenderedImage;
-  if (included) {
-    image = await renderOnGrid(ctx.services, service, { rule, grid, method, signal: req.signal });
-  } else {
-    // The mosaic rule leaves no raster: an image of NoData with the rule output's bands and type.
-    const planned = await renderOnGrid(ctx.services, service, { rule, grid: { ...grid, width: 1, height: 1 }, method, signal: req.signal });
-    const block = allocateBlock(rect(0, 0, grid.width, grid.height), planned.block.pixelType, planned.block.bands.length);
-    block.mask.fill(0);
-    image = { ...planned, block, info: { ...planned.info, width: grid.width, height: grid.height } };
-  }
-  const bandIds = parseBandIds(params.get('bandIds'), image.block.bands.length);
-  const encoded = encodeExport(
-    image,
-    service,
+  const job: ExportJob = {
     rule,
-    bandIds,
-    { format, ...(pixelType ? { pixelType } : {}), ...(noData ? { noData } : {}), quality, compression },
+    grid,
+    method,
+    included,
+    ...(params.get('bandIds') !== undefined ? { bandIds: params.get('bandIds')! } : {}),
+    encode: { format, ...(pixelType ? { pixelType } : {}), ...(noData ? { noData } : {}), quality, compression },
     noDataMode,
-  );
+  };
+  const encoded = ctx.pool
+    ? await ctx.pool.run(ctx.services, service, job, req.signal)
+    : await renderExport(ctx.services, service, job, req.signal);
 
   if (f === 'image') {
     return new Response(encoded.bytes, { headers: { 'content-type': encoded.contentType, 'cache-control': 'private, max-age=0' } });

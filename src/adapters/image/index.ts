@@ -11,6 +11,7 @@ import { fromTrustedProxy, originOf, serviceKey, type ServiceRecord } from '../s
 import { openRequestedService, optionalCaller, SERVICES_ROOT, servicePathOf, type ImageDeps } from './access.js';
 import { createHeldImages, exportImage, heldImageResponse, type HeldImages } from './export-image.js';
 import { CURRENT_VERSION, serviceHtml, serviceInfo, type InfoExtension } from './info.js';
+import { exportPoolOf } from './export-pool.js';
 import { imageServicesOf, type ImageServices } from './service.js';
 
 export { imageServicesOf, type ImageServices, type OpenedImageService } from './service.js';
@@ -68,7 +69,8 @@ export function exportImageHandler(deps: ImageDeps, options: ImageRouteOptions =
     const params = await readParams(req);
     const { service, path } = await openRequestedService(deps, services, req, params);
     const url = `${originOf(req, deps.config)}${servicePathname(path.folder, path.name)}`;
-    return exportImage({ services, held: heldOf(deps), now: () => Date.now() }, req, params, service, url);
+    const pool = exportPoolOf();
+    return exportImage({ services, held: heldOf(deps), now: () => Date.now(), ...(pool ? { pool } : {}) }, req, params, service, url);
   });
 }
 
