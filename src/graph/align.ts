@@ -114,16 +114,14 @@ export function reprojection(from: SpatialReference | undefined, to: SpatialRefe
   return [a, b];
 }
 
+type Bounds = { xmin: number; ymin: number; xmax: number; ymax: number };
+
 /**
- * Bounding box, in `to`, of an extent in `from`: 21 points along each edge transformed (enough
- * for the curvature of map projections over a raster's extent). Undefined if nothing transforms.
+ * Bounding box of `e` mapped by `forward`: 21 points along each edge (enough for the curvature of
+ * map projections over a raster's extent; GDAL's GDALSuggestedWarpOutput and OGR's TransformBounds
+ * densify the same way). Points `forward` cannot map (undefined) are skipped; undefined if none maps.
  */
-export function transformExtent(
-  e: { xmin: number; ymin: number; xmax: number; ymax: number },
-  from: string,
-  to: string,
-): { xmin: number; ymin: number; xmax: number; ymax: number } | undefined {
-  const c = converter(from, to);
+export function densifiedBounds(e: Bounds, forward: (x: number, y: number) => readonly [number, number] | undefined): Bounds | undefined {
   let xmin = Infinity;
   let ymin = Infinity;
   let xmax = -Infinity;
@@ -139,15 +137,24 @@ export function transformExtent(
       [e.xmin, y],
       [e.xmax, y],
     ] as const) {
-      const [qx, qy] = transformPoint(c, px, py);
-      if (Number.isNaN(qx)) continue;
-      if (qx < xmin) xmin = qx;
-      if (qx > xmax) xmax = qx;
-      if (qy < ymin) ymin = qy;
-      if (qy > ymax) ymax = qy;
+      const q = forward(px, py);
+      if (q === undefined) continue;
+      if (q[0] < xmin) xmin = q[0];
+      if (q[0] > xmax) xmax = q[0];
+      if (q[1] < ymin) ymin = q[1];
+      if (q[1] > ymax) ymax = q[1];
     }
   }
   return xmin <= xmax && ymin <= ymax ? { xmin, ymin, xmax, ymax } : undefined;
+}
+
+/** Bounding box, in `to`, of an extent in `from` (densifiedBounds). Undefined if nothing transforms. */
+export function transformExtent(e: Bounds, from: string, to: string): Bounds | undefined {
+  const c = converter(from, to);
+  return densifiedBounds(e, (x, y) => {
+    const q = transformPoint(c, x, y);
+    return Number.isNaN(q[0]) ? undefined : q;
+  });
 }
 
 // ---- Pixel mappings: output pixel centre -> input pixel coordinates

@@ -44,7 +44,7 @@ import { isComplex, type PixelType } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
 import { interpolate, keysWeight, METHOD_MARGIN, sourceWindow, storeValue, type SourceWindow } from '../core/resample.js';
 import { proj4ForWkid } from '../core/spatial-reference.js';
-import { boundingSourceRect, converter, proj4Of, sameSpatialReference } from './align.js';
+import { boundingSourceRect, converter, densifiedBounds, proj4Of, sameSpatialReference } from './align.js';
 import { evaluateTile } from './evaluate.js';
 import type { FunctionNode, RasterFunction, RasterNode, SourceNode } from './types.js';
 
@@ -100,31 +100,9 @@ function forwardOf(from: SpatialReference | undefined, to: SpatialReference | un
 export function transformExtent(extent: Extent, from: SpatialReference, to: SpatialReference): Extent {
   const f = forwardOf(from, to);
   if (f === undefined) return { xmin: extent.xmin, ymin: extent.ymin, xmax: extent.xmax, ymax: extent.ymax };
-  let xmin = Infinity;
-  let ymin = Infinity;
-  let xmax = -Infinity;
-  let ymax = -Infinity;
-  const N = 20;
-  for (let i = 0; i <= N; i++) {
-    const t = i / N;
-    const x = extent.xmin + t * (extent.xmax - extent.xmin);
-    const y = extent.ymin + t * (extent.ymax - extent.ymin);
-    for (const [px, py] of [
-      [x, extent.ymin],
-      [x, extent.ymax],
-      [extent.xmin, y],
-      [extent.xmax, y],
-    ] as const) {
-      const q = tryForward(f, px, py);
-      if (q === undefined) continue;
-      if (q[0] < xmin) xmin = q[0];
-      if (q[0] > xmax) xmax = q[0];
-      if (q[1] < ymin) ymin = q[1];
-      if (q[1] > ymax) ymax = q[1];
-    }
-  }
-  if (!(xmin <= xmax && ymin <= ymax)) throw invalidArgument('extent', 'the extent does not transform into the target spatial reference');
-  return { xmin, ymin, xmax, ymax };
+  const b = densifiedBounds(extent, (x, y) => tryForward(f, x, y));
+  if (b === undefined) throw invalidArgument('extent', 'the extent does not transform into the target spatial reference');
+  return b;
 }
 
 function tryForward(f: Forward, x: number, y: number): [number, number] | undefined {

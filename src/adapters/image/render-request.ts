@@ -316,6 +316,22 @@ async function renderYielding(root: RasterNode, area: Rect, signal: AbortSignal 
 }
 
 /**
+ * The RasterInfo of a rule output `info` put on `grid`: its bands, type, NoData and statistics, the
+ * grid's size and extent, and the grid's SR (the output's own when they are the same SR).
+ */
+export function gridInfo(info: RasterInfo, grid: RenderGrid, sameSr: boolean): RasterInfo {
+  const e = grid.extent;
+  return {
+    ...info,
+    width: grid.width,
+    height: grid.height,
+    extent: e,
+    cellSize: { x: (e.xmax - e.xmin) / grid.width, y: (e.ymax - e.ymin) / grid.height },
+    spatialReference: sameSr ? (info.spatialReference ?? grid.spatialReference) : grid.spatialReference,
+  };
+}
+
+/**
  * Render `options.rule` over `service` on `options.grid`, holding a render slot of `services` for
  * the duration. The block is rect (0, 0, width, height).
  */
@@ -329,15 +345,7 @@ export async function renderOnGrid(
   const level = levelFor(service, grid);
   const planned = await planServiceRule(service, options.rule, level, options.ruleParam);
   const root = planned.root;
-  const e = grid.extent;
-  const target: RasterInfo = {
-    ...root.info,
-    width: grid.width,
-    height: grid.height,
-    extent: e,
-    cellSize: { x: (e.xmax - e.xmin) / grid.width, y: (e.ymax - e.ymin) / grid.height },
-    spatialReference: sameSr ? (root.info.spatialReference ?? grid.spatialReference) : grid.spatialReference,
-  };
+  const target = gridInfo(root.info, grid, sameSr);
   const full = rect(0, 0, grid.width, grid.height);
   const slot = await services.renderSlot(signal);
   try {

@@ -21,7 +21,7 @@ import { encodePng } from '../../io/encode-png.js';
 import { readParams, TransportError, withRestErrors } from '../rest.js';
 import { serviceKey } from '../site.js';
 import { openRequestedService, servicePathOf, type ImageDeps } from './access.js';
-import { planServiceRule, resolveServiceRule, toDisplayBlock, type RenderGrid, type ServiceRule } from './render-request.js';
+import { gridInfo, planServiceRule, resolveServiceRule, toDisplayBlock, type RenderGrid, type ServiceRule } from './render-request.js';
 import { etagOf, matchesIfNoneMatch, ruleHash, type CachedTile, type TileCache } from './tile-cache.js';
 import type { ImageServices, OpenedImageService } from './service.js';
 
@@ -272,14 +272,7 @@ export async function renderSeamless(
   const level = readLevel(info, cell);
   const planned = await planServiceRule(service, rule, level);
   const root = await bindServiceStatistics(service, rule, planned.root);
-  const target: RasterInfo = {
-    ...root.info,
-    width: grid.width,
-    height: grid.height,
-    extent: e,
-    cellSize: { x: (e.xmax - e.xmin) / grid.width, y: (e.ymax - e.ymin) / grid.height },
-    spatialReference: sameSr ? (root.info.spatialReference ?? grid.spatialReference) : grid.spatialReference,
-  };
+  const target = gridInfo(root.info, grid, sameSr);
   const node = sameSr ? alignNode(root, target, 'nearest', 'tile') : warpNode(root, grid, 'nearest');
   const slot = await services.renderSlot(signal);
   try {
