@@ -58,7 +58,9 @@ describe('parseConfig', () => {
       publicOrigin: 'https://gis.example.com:6443',
     });
     expect(c.tls).toEqual({ cert: '/etc/rasterflow/tls/cert.pem', key: '/keys/key.pem' });
-    expect(c.services).toEqual([{ serviceName: 'Elevation', type: 'ImageServer', folder: 'Terrain', properties: { path: 'dem.tif' } }]);
+    expect(c.services).toEqual([
+      { serviceName: 'Elevation', type: 'ImageServer', folder: 'Terrain', properties: { path: '/etc/rasterflow/dem.tif' } },
+    ]);
     expect(c.federatedServers).toEqual([{ url: 'https://gis.example.com/server', name: 'gis' }]);
     expect(c.warnings).toEqual([]);
   });
@@ -74,7 +76,7 @@ describe('parseConfig', () => {
           settings: { allSSL: 'yes', maxTokenMinutes: 30000, writableRoots: 'x', publicOrigin: 'https://h/path', orgName: '' },
           tls: { cert: 'c.pem' },
           services: [
-            { serviceName: 'ok', type: 'ImageServer' },
+            { serviceName: 'ok', type: 'ImageServer', properties: { path: '/data/dem.tif' } },
             { serviceName: 'bad name', type: 'Nope' },
           ],
           federatedServers: [{ url: 'ftp://x' }, 'x'],
@@ -172,5 +174,33 @@ describe('normaliseServerUrl', () => {
     expect(normaliseServerUrl('ftp://h/server')).toBeUndefined();
     expect(normaliseServerUrl('not a url')).toBeUndefined();
     expect(normaliseServerUrl('https://user:pw@h/server')).toBeUndefined();
+  });
+});
+
+describe('image services in the config file', () => {
+  it('checks their properties where the file gives them, and resolves a relative path against the file', () => {
+    const e = (() => {
+      try {
+        parseConfig({ services: [{ serviceName: 'dem', type: 'ImageServer', properties: { anonymous: 'yes', path: 'x.tif' } }] }, FILE);
+      } catch (err) {
+        return err as EngineError;
+      }
+      return undefined;
+    })();
+    expect(e?.issues.map((i) => i.path)).toEqual(['services[0].properties.anonymous']);
+    expect(e?.issues[0]?.message).toContain(`'anonymous' must be true or false.`);
+    const missing = (() => {
+      try {
+        parseConfig({ services: [{ serviceName: 'dem', type: 'ImageServer', properties: {} }] }, FILE);
+      } catch (err) {
+        return err as EngineError;
+      }
+      return undefined;
+    })();
+    expect(missing?.issues.map((i) => i.path)).toEqual(['services[0].properties.path']);
+    const c = parseConfig({ services: [{ serviceName: 'dem', type: 'ImageServer', properties: { path: 'data/dem.tif' } }] }, FILE);
+    expect(c.services[0]!.properties['path']).toBe(join(FILE, '..', 'data/dem.tif'));
+    const url = parseConfig({ services: [{ serviceName: 'c', type: 'ImageServer', properties: { path: 'https://h/c.tif' } }] }, FILE);
+    expect(url.services[0]!.properties['path']).toBe('https://h/c.tif');
   });
 });

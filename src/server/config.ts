@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { combinedError, EngineError, type Issue } from '../core/errors.js';
 import { closestSpelling } from '../graph/args.js';
+import { imageServiceSettings } from '../adapters/image/service.js';
 import { normaliseServerUrl, parseServiceDefinition, type ServiceRecord, type SiteConfig } from '../adapters/site.js';
 
 /** The settings a config file may give (the rest of SiteConfig comes from the host). */
@@ -76,6 +77,13 @@ export function loadConfig(file: string): ServerConfig {
  * Checks a parsed config. `source` names it in errors (a file path; relative paths in it resolve
  * against its folder, or against the working folder when `source` is not a path).
  */
+/** An image service's relative `properties.path` (not a URL) resolves against the config file's folder. */
+function withResolvedPath<S extends Pick<ServiceRecord, 'properties'>>(service: S, base: string): S {
+  const path = service.properties['path'];
+  if (typeof path !== 'string' || path === '' || isAbsolute(path) || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) return service;
+  return { ...service, properties: { ...service.properties, path: resolve(base, path) } };
+}
+
 export function parseConfig(json: unknown, source: string, now = Date.now()): ServerConfig {
   const base = isAbsolute(source) ? dirname(source) : process.cwd();
   const issues: Issue[] = [];
@@ -181,12 +189,15 @@ export function parseConfig(json: unknown, source: string, now = Date.now()): Se
     rawServices.forEach((s: unknown, i: number) => {
       const path = `services[${i}]`;
       try {
-        const { created: _created, ...service } = parseServiceDefinition(s, now, path);
+        const { created: _created, ...parsed } = parseServiceDefinition(s, now, path);
+        const service = parsed.type === 'ImageServer' ? withResolvedPath(parsed, base) : parsed;
+        if (service.type === 'ImageServer') imageServiceSettings(service);
         services.push(service);
       } catch (e) {
         if (!(e instanceof EngineError)) throw e;
         const detail = e.details.length > 0 ? e.details.join(' ') : e.message;
-        problem(path, detail);
+        // The image service's checks name `service.properties.<key>`: put them under this entry.
+        problem(e.path?.startsWith('service.') ? `${path}${e.path.slice('service'.length)}` : path, detail);
       }
     });
   }

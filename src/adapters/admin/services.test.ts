@@ -72,7 +72,17 @@ describe('createService and the catalogue', () => {
     expect(await post('/Hydro/createService', { service: def({ serviceName: 'Rivers', type: 'GPServer' }) })).toEqual({
       status: 'success',
     });
+    // An image service's properties are checked when it is created, naming the property.
     expect(await post('/createService', { service: def({ serviceName: 'Lakes', type: 'ImageServer', folderName: 'Hydro' }) })).toEqual({
+      status: 'error',
+      messages: [`An image service needs 'properties.path': the GeoTIFF/COG path or URL of its raster.`],
+      code: 400,
+    });
+    expect(
+      await post('/createService', {
+        service: def({ serviceName: 'Lakes', type: 'ImageServer', folderName: 'Hydro', properties: { path: '/data/lakes.tif' } }),
+      }),
+    ).toEqual({
       status: 'success',
     });
     expect(await get('')).toEqual({

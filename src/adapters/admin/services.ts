@@ -8,6 +8,7 @@
 import { EngineError } from '../../core/errors.js';
 import { requireAdministrator } from '../auth.js';
 import type { Params, Route } from '../rest.js';
+import { imageServiceSettings } from '../image/service.js';
 import { assertNoSiteBackup, parseServiceDefinition, serviceKey, type ServiceRecord } from '../site.js';
 import {
   adminAnswer,
@@ -123,10 +124,16 @@ async function createService(deps: AdminDeps, pathFolder: string, params: Params
   const service: ServiceRecord = parseServiceDefinition(o && pathFolder !== '' ? { ...o, folderName: pathFolder } : json, deps.clock.now());
   const reserved = RESERVED_FOLDERS.find((r) => r.toLowerCase() === service.folder.toLowerCase());
   if (reserved) throw badRequest(`The folder '${reserved}' is reserved; services cannot be created in it.`, 'service.folderName');
+  checkProperties(service);
   const key = serviceKey(service);
   if (await deps.store.getService(key)) throw conflict(`Service '${key}' already exists.`);
   await deps.store.putService(service);
   return SUCCESS;
+}
+
+/** Type-specific properties are checked when the service is written, not first when it is used. */
+function checkProperties(service: ServiceRecord): void {
+  if (service.type === 'ImageServer') imageServiceSettings(service);
 }
 
 async function editService(deps: AdminDeps, current: ServiceRecord, params: Params): Promise<unknown> {
@@ -138,6 +145,7 @@ async function editService(deps: AdminDeps, current: ServiceRecord, params: Para
   if (def.serviceName !== current.serviceName || def.type !== current.type || def.folder !== current.folder) {
     throw badRequest(`A service cannot be renamed, retyped or moved by edit; delete it and create it again.`, 'service');
   }
+  checkProperties(def);
   await deps.store.putService(def);
   return SUCCESS;
 }
