@@ -19,6 +19,7 @@ import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
 import { createGpService, recoverJobs } from '../adapters/gp/training-data-task.js';
+import { imageServicesOf } from '../adapters/image/service.js';
 import { siteRoutes } from './routes.js';
 import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -186,6 +187,8 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     await recoverJobs(site);
     const gp = createGpService(site);
     hooks.push(() => gp.close());
+    // Image services keep their rasters open between requests: release them on close.
+    hooks.push(() => imageServicesOf(site).close());
 
     const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site, gp.routes()));
     const app = createApp(site, routes, options.log ? { log: options.log } : {});
