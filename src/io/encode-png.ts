@@ -144,11 +144,16 @@ function writeFiltered(
     if (code === 0 || y === 0) raw.set(data.subarray(r, r + rowBytes), o + 1);
     else for (let x = 0; x < rowBytes; x++) raw[o + 1 + x] = data[r + x]! - data[r - rowBytes + x]!;
   }
+  return pngOf(width, height, 8, colorType, raw, level);
+}
+
+/** A PNG of filtered scanlines `raw`: signature, IHDR (no interlace), one IDAT deflated at `level`, IEND. */
+function pngOf(width: number, height: number, depth: number, colorType: number, raw: Uint8Array, level: number): Uint8Array {
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
   view.setUint32(0, width);
   view.setUint32(4, height);
-  ihdr[8] = 8;
+  ihdr[8] = depth;
   ihdr[9] = colorType; // compression 0, filter 0, interlace 0 follow (zeros)
   return assemble([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level })), chunk('IEND', new Uint8Array(0))]);
 }
@@ -236,18 +241,5 @@ function encodeLowDepthGrey(values: Uint8Array, width: number, height: number, d
       raw[row + Math.floor(x / perByte)]! |= (values[y * width + x]! & maxValue) << shift;
     }
   }
-  const ihdr = new Uint8Array(13);
-  const view = new DataView(ihdr.buffer);
-  view.setUint32(0, width);
-  view.setUint32(4, height);
-  ihdr[8] = depth;
-  ihdr[9] = 0; // grey; compression 0, filter 0, interlace 0 follow (zeros)
-  const parts = [SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level })), chunk('IEND', new Uint8Array(0))];
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return pngOf(width, height, depth, 0, raw, level);
 }
