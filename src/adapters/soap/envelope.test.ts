@@ -9,6 +9,11 @@ import {
   childrenOf,
   GEO_SOAP_NS,
   parseEnvelope,
+  readBoolean,
+  readDouble,
+  readInt,
+  readString,
+  requireChild,
   resultElement,
   responseEnvelope,
   SOAP11_ENV_NS,
@@ -569,5 +574,67 @@ describe('soapFault (§5.7, §5.8)', () => {
     expect(r.body).toContain('<faultstring>bad &lt;value&gt; &amp; "more"</faultstring>');
     expect(r.body).toContain('<Details>a&lt;b</Details>');
     expect(faultOf(r.body)).toMatchObject({ faultstring: 'bad <value> & "more"', details: ['a<b'] });
+  });
+});
+
+describe('value readers (§5.3 rule 6)', () => {
+  const req = parseEnvelope(
+    envelope(
+      `<ExportMapImage><S> x </S><B1> true </B1><B2>0</B2><B3>1</B3><B4>yes</B4><D1> -1.5e3 </D1><D2>INF</D2><D3>-INF</D3><D4>NaN</D4><D5>.5</D5><D6>1,5</D6><D7></D7>` +
+        `<I1>+42</I1><I2>-2147483648</I2><I3>2147483648</I3><I4>1.0</I4><N xsi:nil="true">9</N><M><Inner/></M></ExportMapImage>`,
+    ),
+    CT,
+  ).request;
+
+  it('absent or nil elements read as the schema defaults or the given fallback', () => {
+    expect([readString(req, 'Nope'), readBoolean(req, 'Nope'), readDouble(req, 'Nope'), readInt(req, 'Nope')]).toEqual(['', false, 0, 0]);
+    expect([readString(req, 'N', 'd'), readBoolean(req, 'N', '', true), readDouble(req, 'N', '', 2.5), readInt(req, 'N', '', 7)]).toEqual([
+      'd',
+      true,
+      2.5,
+      7,
+    ]);
+  });
+
+  it('present values follow the XML Schema lexical forms, whitespace collapsed (strings kept as sent)', () => {
+    expect(readString(req, 'S')).toBe(' x ');
+    expect(['B1', 'B2', 'B3'].map((n) => readBoolean(req, n))).toEqual([true, false, true]);
+    expect(['D1', 'D2', 'D3', 'D5'].map((n) => readDouble(req, n))).toEqual([-1500, Infinity, -Infinity, 0.5]);
+    expect(readDouble(req, 'D4')).toBeNaN();
+    expect(['I1', 'I2'].map((n) => readInt(req, n))).toEqual([42, -2147483648]);
+    expect(readInt(req, 'I3', '', 0, 0, Number.MAX_SAFE_INTEGER)).toBe(2147483648);
+  });
+
+  it('invalid values are soap:Client faults naming the element by path', () => {
+    const cases: [() => unknown, RegExp][] = [
+      [() => readBoolean(req, 'B4', 'MapDescription'), /^MapDescription\.B4 must be true or false, not "yes"\.$/],
+      [() => readDouble(req, 'D6'), /^D6 must be a number, not "1,5"\.$/],
+      [() => readDouble(req, 'D7'), /^D7 must be a number, not ""\.$/],
+      [() => readInt(req, 'I3'), /^I3 must be an integer from -2147483648 to 2147483647, not "2147483648"\.$/],
+      [() => readInt(req, 'I4'), /^I4 must be an integer/],
+      [() => requireChild(req, 'MapDescription'), /^MapDescription is required\.$/],
+      [() => requireChild(req, 'Name', 'MapDescription'), /^MapDescription\.Name is required\.$/],
+    ];
+    for (const [read, message] of cases) {
+      let thrown: unknown;
+      try {
+        read();
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(EngineError);
+      const f = faultOf(soapFault(thrown).body);
+      expect(f).toMatchObject({ faultcode: 'soap:Client', code: 400, details: [] });
+      expect(f.faultstring).toMatch(message);
+    }
+    expect(requireChild(req, 'M').children.map((c) => c.name)).toEqual(['Inner']);
+  });
+
+  it('xmlns="" undeclares the default namespace', () => {
+    const r = parseEnvelope(envelope(`<GetServerInfo xmlns="${GEO_SOAP_NS}"><MapName xmlns="">x</MapName></GetServerInfo>`), CT);
+    expect(r.namespace).toBe(GEO_SOAP_NS);
+    expect(r.request.children[0]?.namespace).toBeUndefined();
+    const none = parseEnvelope(envelope(`<GetServerInfo xmlns=""/>`), CT);
+    expect(none.namespace).toBeUndefined();
   });
 });

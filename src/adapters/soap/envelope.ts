@@ -200,7 +200,8 @@ function convert(node: RawNode, scope: Scope, depth: number): SoapElement {
   const colon = qname.indexOf(':');
   const prefix = colon < 0 ? '' : qname.slice(0, colon);
   const name = colon < 0 ? qname : qname.slice(colon + 1);
-  const namespace = here.get(prefix);
+  // `xmlns=""` undeclares the default namespace: no namespace, as if none had been declared.
+  const namespace = here.get(prefix) || undefined;
   // Decision: an element with an unbound prefix is still matched by local name (§5.3 rules 1-2 ignore
   // namespaces below the envelope), with no namespace.
   let xsiType: SoapElement['xsiType'];
@@ -212,7 +213,7 @@ function convert(node: RawNode, scope: Scope, depth: number): SoapElement {
     if (local === 'type') {
       const t = v.trim();
       const tc = t.indexOf(':');
-      const tns = here.get(tc < 0 ? '' : t.slice(0, tc));
+      const tns = here.get(tc < 0 ? '' : t.slice(0, tc)) || undefined;
       // §5.3 rule 3: resolve through in-scope prefixes; an unbound prefix falls back to the local name.
       xsiType = tns === undefined ? { name: t.slice(tc + 1) } : { name: t.slice(tc + 1), namespace: tns };
     } else if (local === 'nil') nil = v.trim() === 'true' || v.trim() === '1';
@@ -277,9 +278,13 @@ export function parseEnvelope(body: string | Uint8Array, contentType: string | n
   if (operation === undefined) throw clientFault('The Body holds no operation.');
   if (soapBody.children.length > 1) throw clientFault('The Body holds more than one operation.');
   // §5.3 rule 1: the wrapper may be in the service namespace or in none; another namespace is not ours.
-  if (operation.namespace !== undefined && operation.namespace !== GEO_SOAP_NS && operation.namespace !== '')
+  if (operation.namespace !== undefined && operation.namespace !== GEO_SOAP_NS)
     throw clientFault(`Operation ${operation.name} is in namespace ${operation.namespace}; expected ${GEO_SOAP_NS}.`);
-  return { operation: operation.name, ...(operation.namespace ? { namespace: operation.namespace } : {}), request: operation };
+  return {
+    operation: operation.name,
+    ...(operation.namespace !== undefined ? { namespace: operation.namespace } : {}),
+    request: operation,
+  };
 }
 
 /** Envelope opening tag of answers and faults (§5.4 rule 1): `soap`, `xsi`, `xs` and `tns` declared. */
@@ -301,4 +306,69 @@ export function responseEnvelope(operation: string, content: XmlContent): string
 /** `<Result>` with `xsi:type="tns:<type>"` when its declared type is complex (§5.4 rule 3), plain for simple types. */
 export function resultElement(type: string | null, ...content: XmlContent[]): XmlFragment {
   return el('Result', type === null ? null : { 'xsi:type': type.includes(':') ? type : `tns:${type}` }, ...content);
+}
+
+/** Dotted path of an element for fault messages, e.g. `ImageDescription.ImageDisplay.ImageDPI`. */
+const at = (path: string, e: SoapElement): string => (path ? `${path}.${e.name}` : e.name);
+
+const badValue = (path: string, type: string, text: string): EngineError =>
+  new EngineError(
+    'INVALID_ARGUMENT',
+    `${path} must be ${type}, not ${JSON.stringify(text.length > 40 ? text.slice(0, 40) + '…' : text)}.`,
+    {
+      path,
+      issues: [],
+    },
+  );
+
+/**
+ * Value-type children (§5.3 rule 6): an absent (or nil) element reads as the schema default (0, false,
+ * empty); a present one is parsed with the XML Schema lexical rules (whitespace collapsed) and an
+ * invalid value is a `soap:Client` fault naming the element. `path` is the parent's dotted path.
+ */
+export function readString(parent: SoapElement, name: string, fallback = ''): string {
+  return childOf(parent, name)?.text ?? fallback;
+}
+
+/** `xs:boolean`: `true`/`false`/`1`/`0`. */
+export function readBoolean(parent: SoapElement, name: string, path = '', fallback = false): boolean {
+  const e = childOf(parent, name);
+  if (e === undefined) return fallback;
+  const t = e.text.trim();
+  if (t === 'true' || t === '1') return true;
+  if (t === 'false' || t === '0') return false;
+  throw badValue(at(path, e), 'true or false', t);
+}
+
+/** `xs:double`: decimal or exponent form, `INF`, `-INF`, `NaN` (`+INF` too, as XSD 1.1 allows). */
+export function readDouble(parent: SoapElement, name: string, path = '', fallback = 0): number {
+  const e = childOf(parent, name);
+  if (e === undefined) return fallback;
+  const t = e.text.trim();
+  if (t === 'INF' || t === '+INF') return Infinity;
+  if (t === '-INF') return -Infinity;
+  if (t === 'NaN') return NaN;
+  if (!/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(t)) throw badValue(at(path, e), 'a number', t);
+  return Number(t);
+}
+
+/** `xs:int` (32-bit signed); `xs:short`/`xs:long` readers can pass their own bounds. */
+export function readInt(parent: SoapElement, name: string, path = '', fallback = 0, min = -2147483648, max = 2147483647): number {
+  const e = childOf(parent, name);
+  if (e === undefined) return fallback;
+  const t = e.text.trim();
+  const n = /^[+-]?\d+$/.test(t) ? Number(t) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw badValue(at(path, e), `an integer from ${min} to ${max}`, t);
+  return n;
+}
+
+/** A required structure (§5.3 rule 6): missing -> `soap:Client` fault naming it. */
+export function requireChild(parent: SoapElement, name: string, path = ''): SoapElement {
+  const e = childOf(parent, name);
+  if (e === undefined)
+    throw new EngineError('INVALID_ARGUMENT', `${path ? `${path}.${name}` : name} is required.`, {
+      path: path ? `${path}.${name}` : name,
+      issues: [],
+    });
+  return e;
 }
