@@ -375,6 +375,21 @@ ${envelope('<GetServerInfo><MapName>&lol9;</MapName></GetServerInfo>')}`;
     expect(r.fault.faultstring).toBe(`An element has more than ${SOAP_LIMITS.maxAttributes} attributes.`);
   });
 
+  it(`elements: ${SOAP_LIMITS.maxElements} are read, one more is refused before parsing`, () => {
+    // Envelope, Body and the operation are three of them.
+    const ok = parseEnvelope(envelope(`<Op>${'<a/>'.repeat(SOAP_LIMITS.maxElements - 3)}</Op>`), CT);
+    expect(ok.request.children).toHaveLength(SOAP_LIMITS.maxElements - 3);
+    const started = Date.now();
+    const r = refusal(envelope(`<Op>${'<a/>'.repeat(SOAP_LIMITS.maxElements - 2)}</Op>`));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(r.error.code).toBe('LIMIT_EXCEEDED');
+    expect(r.fault).toMatchObject({
+      faultcode: 'soap:Client',
+      code: 400,
+      faultstring: `The request has more than ${SOAP_LIMITS.maxElements} elements.`,
+    });
+  }, 30_000);
+
   it('size: a body over the limit is refused before it is decoded', () => {
     const big = new Uint8Array(SOAP_LIMITS.maxBytes + 1).fill(0x20);
     expect(refusal(big).error.code).toBe('LIMIT_EXCEEDED');
