@@ -294,13 +294,7 @@ export const authorize = (deps: Deps) => async (req: Request) => {
   const keep = persist === 'true' || persist === 'on';
   // Decision: a session cookie's token lives defaultTokenMinutes; "Keep me signed in" makes it oauthTokenMinutes (two weeks).
   const minutes = keep ? deps.config.oauthTokenMinutes : deps.config.defaultTokenMinutes;
-  const token = await issueToken(deps.keys, {
-    subject: username,
-    audience: PORTAL_AUDIENCE,
-    binding: { kind: 'none', value: '' },
-    expiresAt: deps.clock.now() + minutes * 60_000,
-    ssl: deps.config.allSSL,
-  });
+  const { access_token: token } = await accessToken(deps, username, minutes);
   const set = `${AUTH_COOKIE}=${token}; HttpOnly; Secure; SameSite=Lax; Path=/${keep ? `; Max-Age=${minutes * 60}` : ''}`;
   const clearCsrf = `${CSRF_COOKIE}=; HttpOnly; Secure; SameSite=Strict; Path=${BASE}; Max-Age=0`;
   return issueCode(deps, ar, username, [
@@ -334,6 +328,7 @@ function accessMinutes(deps: Deps, params: Params): number {
   return Math.min(Number(raw.trim()), max);
 }
 
+/** A portal token for `username`, unbound (OAuth tokens and the sign-in cookie carry no referer binding). */
 async function accessToken(deps: Deps, username: string, minutes: number): Promise<{ access_token: string; expires_in: number }> {
   const token = await issueToken(deps.keys, {
     subject: username,
