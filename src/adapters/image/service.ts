@@ -189,7 +189,11 @@ async function statisticsOfSource(
   return { statistics: exact.map((s) => s ?? undefined), from: 'exact' };
 }
 
-async function openService(record: ServiceRecord, json: string): Promise<OpenedImageService> {
+/**
+ * Open a raster as an image service opens it (shared source, statistics, templates). `json` is the
+ * record's JSON (its hash is the version). The map service opens its raster layers with this.
+ */
+export async function openImageService(record: ServiceRecord, json: string = JSON.stringify(record)): Promise<OpenedImageService> {
   const settings = imageServiceSettings(record);
   const templates = createTemplates();
   for (const t of settings.templates) templates.register(t.name, t.rule, { description: t.description });
@@ -295,7 +299,7 @@ export function createImageServices(deps: Pick<SiteDeps, 'store' | 'log'>, optio
       const json = JSON.stringify(record);
       if (cached && cached.json === json) return cached.opened;
       if (cached) retire(cached);
-      const opened = openService(record, json);
+      const opened = openImageService(record, json);
       const entry: Entry = { json, opened };
       cache.set(key, entry);
       opened.catch((e: unknown) => {
