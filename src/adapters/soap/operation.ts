@@ -65,35 +65,20 @@ export type SoapArgs = Readonly<Record<string, SoapValue>>;
 /** The response elements by name: `{ Result: ... }` for all operations but FromMapPoints. */
 export type SoapResult = Readonly<Record<string, SoapValue>>;
 
-export interface SoapOperation {
+/** An operation's request and response elements: the single source of the WSDL, the decoder and the encoder. */
+export interface OperationSignature {
   readonly name: string;
   readonly request: readonly ElementDecl[];
-  /** Response elements; almost always `[{ name: 'Result', type }]`. */
+  /** Response elements; `[{ name: 'Result', type }]` for every operation but FromMapPoints. */
   readonly response: readonly ElementDecl[];
-  readonly handler: (ctx: SoapContext, args: SoapArgs) => Promise<SoapResult>;
 }
 
-/** An operation whose response is one `Result` of `resultType`. */
-export function operation(
-  name: string,
-  request: readonly ElementDecl[],
-  resultType: string,
-  handler: (ctx: SoapContext, args: SoapArgs) => Promise<SoapValue>,
-): SoapOperation {
-  return {
-    name,
-    request,
-    response: [{ name: 'Result', type: resultType }],
-    handler: async (ctx, args) => ({ Result: await handler(ctx, args) }),
-  };
+/** An operation's implementation: the decoded request in, the response elements out. */
+export type SoapHandler = (ctx: SoapContext, args: SoapArgs) => Promise<SoapResult>;
+
+export interface SoapOperation extends OperationSignature {
+  readonly handler: SoapHandler;
 }
 
-/** Shorthand for request element lists: `req('MapName:xs:string', 'LayerID:xs:int', 'Format:xs:string?')`. */
-export function req(...decls: string[]): ElementDecl[] {
-  return decls.map((d) => {
-    const i = d.indexOf(':');
-    const optional = d.endsWith('?');
-    const type = d.slice(i + 1, optional ? -1 : undefined);
-    return optional ? { name: d.slice(0, i), type, optional } : { name: d.slice(0, i), type };
-  });
-}
+/** The response of an operation answering one `Result`. */
+export const result = (value: SoapValue): SoapResult => ({ Result: value });
