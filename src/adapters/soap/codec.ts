@@ -195,7 +195,9 @@ function inferType(e: SoapElement, declared: string, path: string): string {
   });
   const preferred = INFERRED_TYPES[declared];
   if (preferred !== undefined && candidates.includes(preferred)) return preferred;
-  if (candidates[0] !== undefined && candidates.every((c) => derivesFrom(c, candidates[0]!))) return candidates[0];
+  // Several fit: the least derived one, when every other extends it (a QueryFilter with spatial elements is a SpatialFilter).
+  const root = candidates.find((r) => candidates.every((c) => derivesFrom(c, r)));
+  if (root !== undefined) return root;
   const options = (candidates.length > 0 ? candidates : family.filter((t) => !complexType(t)?.abstract)).slice(0, 12);
   throw invalidArgument(path, `${path} needs an xsi:type attribute naming its type (one of ${options.join(', ')}).`);
 }
