@@ -16,11 +16,15 @@
  * The result is straight-alpha RGBA (`Uint8ClampedArray`, 4 bytes per pixel, row-major) of the
  * drawn size.
  */
-import { createCanvas, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, ImageData, PDFDocument, SvgExportFlag, type SKRSContext2D } from '@napi-rs/canvas';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import type { ResamplingMethod } from '../../graph/types.js';
 import { colorize, colormapLut } from '../../functions/color/colormap-to-rgb.js';
+import { encodeJpeg } from '../../io/encode-jpeg.js';
+import { encodePng } from '../../io/encode-png.js';
+import { encodeGeoTiff } from '../../io/encode-tiff.js';
+import { SERVED_PNG } from '../image/export-image.js';
 import { displayStatistics, renderOnGrid, resolveServiceRule, toDisplayBlock } from '../image/render-request.js';
 import type { ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
@@ -39,6 +43,8 @@ export interface LayerDrawOptions {
   readonly selectionFeatures?: readonly number[];
   /** The layer's own selection colour (else the map's). */
   readonly selectionColor?: Rgba;
+  /** A symbol for the selected features (LayerDescription SelectionSymbol with SetSelectionSymbol), instead of the colour. */
+  readonly selectionSymbol?: EsriSymbol;
   /** Error path of this layer's description (e.g. `MapDescription/LayerDescriptions[2]`). */
   readonly path?: string;
 }
@@ -238,7 +244,7 @@ async function drawFeatureLayer(
     for (const row of sel) {
       if (!row.geometry) continue;
       const base = symbolById.get(row.id) ?? renderer.symbolOf(row.attributes) ?? renderer.classes[0]!.symbol;
-      drawGeometry(ctx, row.geometry, selectionSymbol(base, kind, color), toScreen, pxPerPt);
+      drawGeometry(ctx, row.geometry, lo?.selectionSymbol ?? selectionSymbol(base, kind, color), toScreen, pxPerPt);
     }
   }
 }
@@ -275,28 +281,138 @@ export async function drawMap(
   return { width, height, rgba, visibleLayerIds: ids, opaque };
 }
 
-/**
- * A drawn image as an 8-bit PixelBlock for the engine's encoders: RGB (3 bands) or RGBA (4 bands,
- * alpha last), mask all valid; `info` has the drawn grid.
- */
-export function drawnBlock(image: DrawnImage, drawn: DrawnMap, withAlpha: boolean): { block: PixelBlock; info: RasterInfo } {
-  const n = image.width * image.height;
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/** The image formats maps, scale bars and legend patches are written in. */
+export type MapImageFormat = 'png' | 'png24' | 'png32' | 'jpg' | 'jpgpng' | 'gif' | 'bmp' | 'tiff' | 'pdf' | 'svg';
+
+export interface EncodedMapImage {
+  readonly bytes: Uint8Array;
+  readonly contentType: string;
+  readonly ext: 'png' | 'jpg' | 'gif' | 'bmp' | 'tif' | 'pdf' | 'svg';
+}
+
+/** Straight RGBA pixels and what they cover (a drawn map's grid georeferences TIFF output). */
+export interface RgbaImage {
+  readonly width: number;
+  readonly height: number;
+  readonly rgba: Uint8ClampedArray;
+  /** DPI the image was drawn at (PDF page size). */
+  readonly dpi: number;
+  readonly grid?: Pick<DrawnMap, 'extent' | 'spatialReference' | 'resolution'>;
+}
+
+function isOpaque(rgba: Uint8ClampedArray): boolean {
+  for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 255) return false;
+  return true;
+}
+
+function blockOf(img: RgbaImage, withAlpha: boolean): { block: PixelBlock; info: RasterInfo } {
+  const n = img.width * img.height;
   const nb = withAlpha ? 4 : 3;
   const bands = Array.from({ length: nb }, () => new Uint8Array(n));
-  const src = image.rgba;
+  const src = img.rgba;
   for (let b = 0; b < nb; b++) {
     const plane = bands[b]!;
     for (let i = 0; i < n; i++) plane[i] = src[4 * i + b]!;
   }
-  const block: PixelBlock = { rect: rect(0, 0, image.width, image.height), pixelType: 'U8', bands, mask: new Uint8Array(n).fill(1) };
+  const block: PixelBlock = { rect: rect(0, 0, img.width, img.height), pixelType: 'U8', bands, mask: new Uint8Array(n).fill(1) };
+  const g = img.grid;
   const info: RasterInfo = {
-    width: image.width,
-    height: image.height,
+    width: img.width,
+    height: img.height,
     bandCount: nb,
     pixelType: 'U8',
-    extent: drawn.extent,
-    cellSize: { x: drawn.resolution, y: drawn.resolution },
-    spatialReference: drawn.spatialReference,
+    extent: g ? g.extent : { xmin: 0, ymin: 0, xmax: img.width, ymax: img.height },
+    cellSize: g ? { x: g.resolution, y: g.resolution } : { x: 1, y: 1 },
+    ...(g ? { spatialReference: g.spatialReference } : {}),
   };
   return { block, info };
+}
+
+function canvasOf(img: RgbaImage) {
+  const c = createCanvas(img.width, img.height);
+  c.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(img.rgba), img.width, img.height), 0, 0);
+  return c;
+}
+
+/** A 24-bit bottom-up BMP (BITMAPINFOHEADER). Decision: BMP/DIB carry no alpha; transparent pixels keep their colour. */
+function encodeBmp(img: RgbaImage): Uint8Array {
+  const rowBytes = Math.ceil((img.width * 3) / 4) * 4;
+  const size = 54 + rowBytes * img.height;
+  const out = new Uint8Array(size);
+  const v = new DataView(out.buffer);
+  out[0] = 0x42;
+  out[1] = 0x4d;
+  v.setUint32(2, size, true);
+  v.setUint32(10, 54, true);
+  v.setUint32(14, 40, true);
+  v.setInt32(18, img.width, true);
+  v.setInt32(22, img.height, true);
+  v.setUint16(26, 1, true);
+  v.setUint16(28, 24, true);
+  v.setUint32(34, rowBytes * img.height, true);
+  const ppm = Math.round(img.dpi / 0.0254);
+  v.setInt32(38, ppm, true);
+  v.setInt32(42, ppm, true);
+  for (let y = 0; y < img.height; y++) {
+    let o = 54 + (img.height - 1 - y) * rowBytes;
+    for (let x = 0; x < img.width; x++) {
+      const s = 4 * (y * img.width + x);
+      out[o++] = img.rgba[s + 2]!;
+      out[o++] = img.rgba[s + 1]!;
+      out[o++] = img.rgba[s]!;
+    }
+  }
+  return out;
+}
+
+/**
+ * Encodes straight RGBA in `format`: PNG and JPEG with the engine's encoders (the image service's
+ * PNG settings); png and png24 are RGB when every pixel is opaque, else RGBA; png32 is RGBA always;
+ * jpgpng is JPEG when opaque, else PNG; GIF with the canvas's encoder; TIFF as a GeoTIFF (RGB or
+ * RGBA; georeferenced when `img.grid` is given); BMP 24-bit; PDF one page of the image's size at
+ * its DPI; SVG an SVG document of the image's size. Decision: PDF and SVG embed the drawn image
+ * (the map is drawn once, as pixels, for every format).
+ */
+export async function encodeRgba(img: RgbaImage, format: MapImageFormat, quality = 75): Promise<EncodedMapImage> {
+  const opaque = isOpaque(img.rgba);
+  switch (format) {
+    case 'jpg':
+    case 'jpgpng':
+      if (format === 'jpg' || opaque) {
+        const { block, info } = blockOf(img, false);
+        return { bytes: encodeJpeg(block, info, { quality }), contentType: 'image/jpeg', ext: 'jpg' };
+      }
+      return encodeRgba(img, 'png32', quality);
+    case 'png':
+    case 'png24':
+    case 'png32': {
+      const { block, info } = blockOf(img, format === 'png32' || !opaque);
+      return { bytes: encodePng(block, info, SERVED_PNG), contentType: 'image/png', ext: 'png' };
+    }
+    case 'tiff': {
+      const { block, info } = blockOf(img, !opaque);
+      return { bytes: encodeGeoTiff(block, info, { compress: 'deflate', statistics: false }), contentType: 'image/tiff', ext: 'tif' };
+    }
+    case 'bmp':
+      return { bytes: encodeBmp(img), contentType: 'image/bmp', ext: 'bmp' };
+    case 'gif':
+      return { bytes: new Uint8Array(await canvasOf(img).encode('gif')), contentType: 'image/gif', ext: 'gif' };
+    case 'pdf': {
+      const doc = new PDFDocument({ title: 'Map', creator: 'rasterflow' });
+      const k = 72 / img.dpi;
+      const page = doc.beginPage(img.width * k, img.height * k) as unknown as SKRSContext2D;
+      page.scale(k, k);
+      page.drawImage(canvasOf(img), 0, 0);
+      doc.endPage();
+      return { bytes: new Uint8Array(doc.close()), contentType: 'application/pdf', ext: 'pdf' };
+    }
+    case 'svg': {
+      const svg = createCanvas(img.width, img.height, SvgExportFlag.NoPrettyXML);
+      svg.getContext('2d').drawImage(canvasOf(img), 0, 0);
+      return { bytes: new Uint8Array(svg.getContent()), contentType: 'image/svg+xml', ext: 'svg' };
+    }
+  }
 }
