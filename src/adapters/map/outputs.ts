@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { EngineError } from '../../core/errors.js';
 import { authenticate } from '../auth.js';
 import { servicesAudiences } from '../image/access.js';
-import { readParams, requireHttps, withRestErrors, type Route } from '../rest.js';
+import { errorResponse, readParams, requireHttps, type Route } from '../rest.js';
 import { fromTrustedProxy, type SiteDeps } from '../site.js';
 
 export const OUTPUT_PATH = '/server/rest/directories/output';
@@ -164,7 +164,7 @@ export function mapOutputRoutes(
   deps: Pick<SiteDeps, 'store' | 'keys' | 'config' | 'clock' | 'log'>,
   options: MapOutputsOptions = {},
 ): Route[] {
-  const handler = withRestErrors('sharing', async (req) => {
+  const serve = async (req: Request): Promise<Response> => {
     requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
     const path = new URL(req.url).pathname;
     const name = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
@@ -186,6 +186,17 @@ export function mapOutputRoutes(
         'content-security-policy': "default-src 'none'; img-src data:; style-src 'unsafe-inline'",
       },
     });
-  });
+  };
+  // Decision: errors are JSON unless the request asks for another f; an unknown or expired output is
+  // also HTTP 404 (an output is a file: <img> elements and caches must see that it is gone).
+  const handler = async (req: Request): Promise<Response> => {
+    try {
+      return await serve(req);
+    } catch (e) {
+      const res = errorResponse('sharing', e, new URL(req.url).searchParams.get('f') ?? 'json');
+      if (e instanceof EngineError && e.code === 'NOT_FOUND') return new Response(res.body, { status: 404, headers: res.headers });
+      return res;
+    }
+  };
   return [{ method: 'GET', path: `${OUTPUT_PATH}/:name`, handler }];
 }
