@@ -578,14 +578,19 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
 
 const shared = new WeakMap<object, MapTileCache>();
 
+/** The renderer of the site's shared cache when its first caller gives none: the map drawing of draw.ts. */
+function siteRenderer(): RenderTile {
+  return () => Promise.reject(new EngineError('INTERNAL', 'the map drawing is not connected to the tile cache yet'));
+}
+
 /**
  * The tile cache every map operation and route of a site shares (one in-flight map, one drawing
  * limit), keyed by the site's store. The first caller's options win.
  */
-export function mapTileCachesOf(deps: Pick<SiteDeps, 'store'>, options: MapTileCacheOptions): MapTileCache {
+export function mapTileCachesOf(deps: Pick<SiteDeps, 'store' | 'log'>, options?: Partial<MapTileCacheOptions>): MapTileCache {
   let c = shared.get(deps.store);
   if (!c) {
-    c = createMapTileCache(options);
+    c = createMapTileCache({ ...options, render: options?.render ?? siteRenderer() });
     shared.set(deps.store, c);
   }
   return c;
