@@ -59,6 +59,22 @@ describe('tile scheme geometry', () => {
     }
   });
 
+  it('a full extent ending on a tile boundary (up to rounding) gains no slivers', () => {
+    // Level 0 spans the extent's larger side in one tile; its resolution lost a little to rounding.
+    const span = 0.3 * (1 - 1e-12);
+    const e = { xmin: 0.7, ymin: -0.3, xmax: 0.7 + 0.3, ymax: 0 };
+    const base = fakeService(temp(), { scheme: { origin: { x: 0.7, y: 0 }, lods: [{ level: 0, resolution: span / 16, scale: 1 }] } });
+    const s = { ...base, fullExtent: e };
+    expect(cacheTileRange(s, 0)).toEqual({ minRow: 0, maxRow: 0, minCol: 0, maxCol: 0 });
+    expect(cacheTileExtent(s, 0, 0, 0)).toBeDefined();
+    expect(cacheTileExtent(s, 0, 0, 1)).toBeUndefined();
+    expect(cacheTileExtent(s, 0, 1, 0)).toBeUndefined();
+    // A point extent is in the one tile holding it.
+    const point = { ...s, fullExtent: { xmin: 0.75, ymin: -0.1, xmax: 0.75, ymax: -0.1 } };
+    expect(cacheTileRange(point, 0)).toEqual({ minRow: 0, maxRow: 0, minCol: 0, maxCol: 0 });
+    expect(cacheTileExtent(point, 0, 0, 0)).toBeDefined();
+  });
+
   it("names folders and files the vendor's exploded way and parses them back", () => {
     expect([levelFolder(5), rowFolder(26), columnFile(255, 'png')]).toEqual(['L05', 'R0000001a', 'C000000ff.png']);
     expect(levelFolder(12)).toBe('L12');

@@ -94,9 +94,16 @@ export function tileExtent(scheme: TileScheme, level: number, row: number, col: 
   return { xmin, ymin: ymax - h, xmax: xmin + w, ymax };
 }
 
-/** Whether [tmin, tmax) meets [fmin, fmax] (a degenerate [f, f] included). */
-const meets = (tmin: number, tmax: number, fmin: number, fmax: number): boolean =>
-  fmin === fmax ? tmin <= fmin && fmin < tmax : tmin < fmax && fmin < tmax;
+/**
+ * Whether [tmin, tmax) meets [fmin, fmax] (a degenerate [f, f] included) by more than rounding: an
+ * overlap thinner than a billionth of the tile does not count, so a full extent whose edge falls on
+ * a tile boundary (level 0 of the default schemes) does not gain a row or column of slivers.
+ */
+function meets(tmin: number, tmax: number, fmin: number, fmax: number): boolean {
+  const eps = (tmax - tmin) * 1e-9;
+  if (fmax - fmin <= eps) return tmin - eps <= fmin && fmin < tmax - eps;
+  return tmin < fmax - eps && fmin < tmax - eps;
+}
 
 /**
  * The extent of tile (level, row, col) when it belongs to the cache, else undefined. Decision: the
@@ -128,10 +135,11 @@ export function cacheTileRange(
   const w = lod.resolution * s.cols;
   const h = lod.resolution * s.rows;
   const f = service.fullExtent;
-  const minCol = Math.max(0, Math.floor((f.xmin - s.origin.x) / w));
-  const maxCol = f.xmax === f.xmin ? minCol : Math.ceil((f.xmax - s.origin.x) / w) - 1;
-  const minRow = Math.max(0, Math.floor((s.origin.y - f.ymax) / h));
-  const maxRow = f.ymax === f.ymin ? minRow : Math.ceil((s.origin.y - f.ymin) / h) - 1;
+  // The same tolerance as `meets`.
+  const minCol = Math.max(0, Math.floor((f.xmin - s.origin.x) / w + 1e-9));
+  const maxCol = f.xmax - f.xmin <= w * 1e-9 ? minCol : Math.ceil((f.xmax - s.origin.x) / w - 1e-9) - 1;
+  const minRow = Math.max(0, Math.floor((s.origin.y - f.ymax) / h + 1e-9));
+  const maxRow = f.ymax - f.ymin <= h * 1e-9 ? minRow : Math.ceil((s.origin.y - f.ymin) / h - 1e-9) - 1;
   if (maxCol < minCol || maxRow < minRow) return undefined;
   return { minRow, maxRow, minCol, maxCol };
 }
