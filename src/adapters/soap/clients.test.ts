@@ -341,6 +341,9 @@ call('Identify', 'Identify', MapDescription=md, MapImageDisplay=display, SearchS
 spatial = T('SpatialFilter')(WhereClause="name LIKE 'O%'", Resolution=0, SearchOrder='geoSearchOrderSpatial', SpatialRel='geoSpatialRelIntersects',
     SpatialRelDescription='', FilterGeometry=env, GeometryFieldName='Shape', FilterOwnsGeometry=False, SubFields='OBJECTID,name')
 call('QueryFeatureData', 'QueryFeatureData', MapName='Layers', LayerID=1, QueryFilter=spatial)
+out['message:Identify'] = etree.tostring(client.create_message(service, 'Identify', MapDescription=md, MapImageDisplay=display, SearchShape=polygon,
+    Tolerance=0, IdentifyOption='geoIdentifyVisibleLayers', LayerIDs={'Int': []})).decode()
+out['message:QueryFeatureData'] = etree.tostring(client.create_message(service, 'QueryFeatureData', MapName='Layers', LayerID=7, QueryFilter=spatial)).decode()
 call('GetCacheDescriptionInfo', 'GetCacheDescriptionInfo', MapName='Layers')
 table = T('StandaloneTableDescription')(ID=2, DefinitionExpression='')
 cbdef = T('ClassBreaksDef')(ClassificationField='area', ClassificationMethod='geoClassifyNaturalBreaks', BreakCount=5)
@@ -418,6 +421,23 @@ describe.skipIf(!zeepAvailable)('zeep 4.2.1 (strict) against the generated WSDL'
       ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG32', ImageReturnType: 'geoImageReturnMimeData' },
       ImageDisplay: { $type: 'ImageDisplay', ImageHeight: 400, ImageWidth: 600, ImageDPI: 96 },
     });
+  });
+
+  it('builds Identify and QueryFeatureData requests the decoder reads', () => {
+    const identify = parseEnvelope(out['message:Identify'] as string, null);
+    const args = decodeRequest(operationSignature(identify.operation)!, identify.request);
+    expect(args['MapDescription']).toEqual(EXPECTED_MAP_DESCRIPTION);
+    expect(args['MapImageDisplay']).toEqual({ $type: 'ImageDisplay', ImageHeight: 400, ImageWidth: 600, ImageDPI: 96 });
+    expect(args).toMatchObject({ Tolerance: 0, IdentifyOption: 'geoIdentifyVisibleLayers', LayerIDs: [] });
+    expect((args['SearchShape'] as Json)['$type']).toBe('PolygonN');
+    const query = parseEnvelope(out['message:QueryFeatureData'] as string, null);
+    const qargs = decodeRequest(operationSignature(query.operation)!, query.request);
+    expect(qargs).toMatchObject({
+      MapName: 'Layers',
+      LayerID: 7,
+      QueryFilter: { $type: 'SpatialFilter', SpatialRel: 'geoSpatialRelIntersects' },
+    });
+    expect((qargs['QueryFilter'] as Json)['FilterGeometry']).toEqual(EXPECTED_MAP_DESCRIPTION.MapArea.Extent);
   });
 
   it('sends requests the server decodes: polymorphic geometry, derived filters, enums, arrays, anyType', () => {
