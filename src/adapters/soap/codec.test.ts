@@ -1,10 +1,11 @@
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
+import { sampleValue } from '../../../test/soap-samples.js';
 import { EngineError } from '../../core/errors.js';
 import { decodeRequest, encodeResponse, encodeResponseEnvelope } from './codec.js';
 import { GEO_SOAP_NS, parseEnvelope, SOAP11_ENV_NS, XS_NS, XSI_NS } from './envelope.js';
 import type { OperationSignature, SoapArgs, SoapResult, SoapValue } from './operation.js';
-import { allFields, arrayItem, COMPLEX_TYPES, complexType, derivedTypes, ENUMERATIONS, enumeration } from './schema.js';
+import { COMPLEX_TYPES, ENUMERATIONS } from './schema.js';
 import { operationSignature, type OperationName } from './signatures.js';
 
 const sig = (name: OperationName): OperationSignature => operationSignature(name)!;
@@ -752,44 +753,11 @@ describe('encodeResponse (§5.4)', () => {
 });
 
 describe('every type of the table through the codec', () => {
-  /** A value of `type` with every required element (and, near the top, every optional one) filled. */
-  function sample(type: string, depth: number): SoapValue {
-    switch (type) {
-      case 'xs:int':
-      case 'xs:long':
-        return -7;
-      case 'xs:short':
-        return 300;
-      case 'xs:unsignedByte':
-        return 254;
-      case 'xs:double':
-        return 1.25;
-      case 'xs:boolean':
-        return true;
-      case 'xs:string':
-        return 's & <t>';
-      case 'xs:dateTime':
-        return new Date(Date.UTC(2021, 2, 3, 4, 5, 6, 7));
-      case 'xs:base64Binary':
-        return new Uint8Array([1, 2, 250]);
-      case 'xs:anyType':
-        return 'any';
-    }
-    const en = enumeration(type);
-    if (en !== undefined) return en.values.at(-1)!;
-    const item = arrayItem(type);
-    if (item !== undefined) return depth > 3 ? [] : [sample(item.type, depth + 1)];
-    const concrete = complexType(type)!.abstract ? derivedTypes(type).find((t) => !complexType(t)!.abstract)! : type;
-    const out: Record<string, SoapValue> = { $type: concrete };
-    for (const f of allFields(concrete)) if (f.minOccurs === 1 || depth < 2) out[f.name] = sample(f.type, depth + 1);
-    return out;
-  }
-
   it('encodes and decodes a full value of every complex type back to itself', () => {
     let checked = 0;
     for (const c of COMPLEX_TYPES) {
       if (c.abstract) continue;
-      const value = sample(c.name, 0);
+      const value = sampleValue(c.name);
       const signature: OperationSignature = {
         name: 'Probe',
         request: [{ name: 'V', type: c.name }],
