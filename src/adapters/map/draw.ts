@@ -30,7 +30,7 @@ import type { ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer } from './model.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
 /** What a request says about one layer (a SOAP LayerDescription, read). */
@@ -45,6 +45,10 @@ export interface LayerDrawOptions {
   readonly selectionColor?: Rgba;
   /** A symbol for the selected features (LayerDescription SelectionSymbol with SetSelectionSymbol), instead of the colour. */
   readonly selectionSymbol?: EsriSymbol;
+  /** A renderer replacing the layer's (a LayerDescription's DrawingDescription), Esri JSON. */
+  readonly renderer?: RendererJson;
+  /** Layer transparency in percent (0 opaque .. 100 invisible), applied to the layer as a whole. */
+  readonly transparency?: number;
   /** Error path of this layer's description (e.g. `MapDescription/LayerDescriptions[2]`). */
   readonly path?: string;
 }
@@ -197,8 +201,8 @@ async function drawFeatureLayer(
   options: DrawMapOptions,
 ): Promise<void> {
   const kind = layer.table.geometryType;
-  const renderer = parseRenderer(layer.renderer, kind);
   const lo = options.layers?.get(layer.id);
+  const renderer = parseRenderer(lo?.renderer ?? layer.renderer, kind);
   const pxPerPt = drawn.dpi / 72;
   const symbols = [...renderer.classes.map((c) => c.symbol), ...(renderer.defaultClass ? [renderer.defaultClass.symbol] : [])];
   const margin = (symbolReach(symbols) * pxPerPt + 2) * drawn.resolution;
@@ -267,9 +271,20 @@ export async function drawMap(
   }
   const ids = visibleLayerIds(service, drawn.scale, options.layers);
   for (let k = ids.length - 1; k >= 0; k--) {
-    const layer = service.layers[ids[k]!]!;
-    if (layer.kind === 'raster') await drawRasterLayer(ctx, services, layer, drawn, options);
-    else await drawFeatureLayer(ctx, service, layer, drawn, options);
+    const layer = service.layers.find((l) => l.id === ids[k])!;
+    const transparency = Math.max(0, Math.min(100, options.layers?.get(layer.id)?.transparency ?? 0));
+    if (transparency >= 100) continue;
+    // A transparent layer is drawn on its own canvas first, then blended as a whole (overlapping
+    // features of the layer do not show through each other).
+    const target = transparency > 0 ? createCanvas(width, height) : undefined;
+    const c = target ? target.getContext('2d') : ctx;
+    if (layer.kind === 'raster') await drawRasterLayer(c, services, layer, drawn, options);
+    else await drawFeatureLayer(c, service, layer, drawn, options);
+    if (target) {
+      ctx.globalAlpha = 1 - transparency / 100;
+      ctx.drawImage(target, 0, 0);
+      ctx.globalAlpha = 1;
+    }
   }
   const rgba = ctx.getImageData(0, 0, width, height).data;
   const t = options.transparentColor;

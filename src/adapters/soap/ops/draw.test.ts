@@ -240,6 +240,97 @@ describe('ExportMapImage', () => {
   });
 });
 
+describe('ExportMapImage: DrawingDescription', () => {
+  it('a FeatureRenderer replaces the layer renderer and Transparency blends the layer as a whole', async () => {
+    const service = featureMap();
+    const pixelOf = async (dd: SoapObject): Promise<number[]> => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+          LayerDescriptions: [{ $type: 'LayerDescription', LayerID: 0, Visible: true, DrawingDescription: dd }],
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 400, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      // centre of the first tract (CX - 1500, CY): column 50, row 100 at 10 m/px
+      const o = 4 * (100 * 400 + 50);
+      return [...png.data.slice(o, o + 3)];
+    };
+    const simple = {
+      $type: 'FeatureLayerDrawingDescription',
+      FeatureRenderer: {
+        $type: 'SimpleRenderer',
+        Symbol: { $type: 'SimpleFillSymbol', Style: 'esriSFSSolid', Color: { $type: 'RgbColor', Red: 10, Green: 100, Blue: 200 } },
+        Label: 'All',
+      },
+    };
+    expect(await pixelOf(simple)).toEqual([10, 100, 200]);
+    const unique = {
+      $type: 'FeatureLayerDrawingDescription',
+      FeatureRenderer: {
+        $type: 'UniqueValueRenderer',
+        Field1: 'POP',
+        FieldDelimiter: ',',
+        UniqueValueInfos: [
+          {
+            $type: 'UniqueValueInfo',
+            Value: '5',
+            Label: 'five',
+            Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 0 } },
+          },
+        ],
+      },
+    };
+    expect(await pixelOf(unique)).toEqual([0, 0, 0]);
+    // 50 % transparent red over white
+    const half = await pixelOf({ $type: 'FeatureLayerDrawingDescription', Transparency: 50 });
+    expect(half[0]).toBe(255);
+    expect(Math.abs(half[1]! - 128)).toBeLessThanOrEqual(3);
+    expect(Math.abs(half[2]! - 128)).toBeLessThanOrEqual(3);
+  });
+
+  it('GetLegendInfo2 shows the renderer the MapDescription draws with', async () => {
+    const service = featureMap();
+    const r = await drawHandlers['GetLegendInfo2']!(ctxOf(service), {
+      MapDescription: mapDescription([CX - 2000, CY - 2000, CX + 2000, CY + 2000], {
+        LayerDescriptions: [
+          {
+            $type: 'LayerDescription',
+            LayerID: 0,
+            Visible: true,
+            DrawingDescription: {
+              $type: 'FeatureLayerDrawingDescription',
+              FeatureRenderer: {
+                $type: 'ClassBreaksRenderer',
+                Field: 'POP',
+                MinimumValue: 0,
+                Breaks: [
+                  {
+                    $type: 'ClassBreakInfo',
+                    UpperBound: 50,
+                    Label: 'Low',
+                    Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 1, Green: 2, Blue: 3 } },
+                  },
+                  {
+                    $type: 'ClassBreakInfo',
+                    UpperBound: 100,
+                    Label: 'High',
+                    Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 4, Green: 5, Blue: 6 } },
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      }),
+      MapImageDisplay: { ImageWidth: 400, ImageHeight: 400, ImageDPI: 96 },
+      LayerIDs: [0],
+      LegendPatch: { $type: 'MapServerLegendPatch', Width: 15, Height: 15, ImageDPI: 96 },
+    });
+    const group = ((r['Result'] as SoapObject[])[0]!['LegendGroups'] as SoapObject[])[0]!;
+    expect((group['LegendClasses'] as SoapObject[]).map((c) => c['Label'])).toEqual(['Low', 'High']);
+  });
+});
+
 describe('URL outputs', () => {
   const routeOf = () => mapOutputRoutes(site)[0]!.handler;
   const pathOf = (url: string): string => url.replace('https://localhost', '');

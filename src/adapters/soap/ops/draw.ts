@@ -28,7 +28,7 @@ import {
   type LayerDrawOptions,
   type MapImageFormat,
 } from '../../map/draw.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer } from '../../map/model.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from '../../map/model.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
 import { defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
 import { drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
@@ -151,6 +151,71 @@ export function esriSymbolOfSoap(v: SoapValue, path: string): EsriSymbol | undef
   }
 }
 
+/**
+ * A SOAP FeatureRenderer (SimpleRenderer, ClassBreaksRenderer, UniqueValueRenderer) as the Esri
+ * JSON renderer symbols.ts draws; undefined when absent.
+ */
+export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a FeatureRenderer`);
+  const symbol = (o: SoapObject, k: string, p: string): EsriSymbol | undefined => esriSymbolOfSoap(o[k], `${p}/${k}`);
+  const def = symbol(v, 'DefaultSymbol', path);
+  const defaultLabel = str(v, 'DefaultLabel');
+  switch (v.$type) {
+    case 'SimpleRenderer': {
+      const s = symbol(v, 'Symbol', path);
+      return { type: 'simple', ...(s ? { symbol: s } : {}), label: str(v, 'Label') ?? '', description: str(v, 'Description') ?? '' };
+    }
+    case 'ClassBreaksRenderer': {
+      const breaks = (
+        Array.isArray(v['Breaks']) ? v['Breaks'] : Array.isArray(v['ClassBreakInfos']) ? v['ClassBreakInfos'] : []
+      ) as SoapValue[];
+      return {
+        type: 'classBreaks',
+        field: str(v, 'Field') ?? '',
+        minValue: num(v, 'MinimumValue') ?? num(v, 'MinValue') ?? -Infinity,
+        classBreakInfos: breaks.filter(isObject).map((b, i) => {
+          const s = symbol(b, 'Symbol', `${path}/Breaks[${i}]`);
+          const lower = num(b, 'LowerBound');
+          return {
+            classMaxValue: num(b, 'UpperBound') ?? num(b, 'ClassMaxValue') ?? Infinity,
+            ...(lower !== undefined ? { classMinValue: lower } : {}),
+            label: str(b, 'Label') ?? '',
+            description: str(b, 'Description') ?? '',
+            ...(s ? { symbol: s } : {}),
+          };
+        }),
+        ...(def ? { defaultSymbol: def } : {}),
+        ...(defaultLabel ? { defaultLabel } : {}),
+      };
+    }
+    case 'UniqueValueRenderer': {
+      const infos = (Array.isArray(v['UniqueValueInfos']) ? v['UniqueValueInfos'] : []) as SoapValue[];
+      return {
+        type: 'uniqueValue',
+        field1: str(v, 'Field1') ?? '',
+        ...(str(v, 'Field2') ? { field2: str(v, 'Field2') } : {}),
+        ...(str(v, 'Field3') ? { field3: str(v, 'Field3') } : {}),
+        fieldDelimiter: str(v, 'FieldDelimiter') || ',',
+        uniqueValueInfos: infos.filter(isObject).map((u, i) => {
+          const s = symbol(u, 'Symbol', `${path}/UniqueValueInfos[${i}]`);
+          const value = u['Value'];
+          return {
+            value: typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '',
+            label: str(u, 'Label') ?? '',
+            description: str(u, 'Description') ?? '',
+            ...(s ? { symbol: s } : {}),
+          };
+        }),
+        ...(def ? { defaultSymbol: def } : {}),
+        ...(defaultLabel ? { defaultLabel } : {}),
+      };
+    }
+    default:
+      throw invalidArgument(path, `${path}: unknown FeatureRenderer type '${v.$type}'`);
+  }
+}
+
 /** The layer (not table) of an id, or NOT_FOUND naming the map. */
 export function layerOf(service: MapService, id: number, path: string): MapLayer {
   const layer = service.layers.find((l) => l.id === id);
@@ -174,7 +239,15 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     const selColor = colorOfSoap(ld['SelectionColor'], `${p}/SelectionColor`);
     const selSymbol = bool(ld, 'SetSelectionSymbol') ? esriSymbolOfSoap(ld['SelectionSymbol'], `${p}/SelectionSymbol`) : undefined;
     const def = str(ld, 'DefinitionExpression');
+    const dd = ld['DrawingDescription'];
+    const renderer = isObject(dd) ? rendererOfSoap(dd['FeatureRenderer'], `${p}/DrawingDescription/FeatureRenderer`) : undefined;
+    const transparency = isObject(dd) ? num(dd, 'Transparency') : undefined;
+    if (transparency !== undefined && !(transparency >= 0 && transparency <= 100)) {
+      throw invalidArgument(`${p}/DrawingDescription/Transparency`, `${p}/DrawingDescription/Transparency must be from 0 to 100`);
+    }
     out.set(id, {
+      ...(renderer ? { renderer } : {}),
+      ...(transparency ? { transparency } : {}),
       ...(typeof ld['Visible'] === 'boolean' ? { visible: ld['Visible'] } : {}),
       ...(def && def.trim() !== '' ? { definitionExpression: def } : {}),
       ...(sel.length > 0 ? { selectionFeatures: sel } : {}),
@@ -529,8 +602,14 @@ function legendClass(label: string, description: string, image: SoapObject): Soa
   return { $type: 'MapServerLegendClass', Label: label, Description: description, SymbolImage: image };
 }
 
-async function featureLegend(ctx: SoapContext, layer: FeatureLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
-  const renderer = parseRenderer(layer.renderer, layer.table.geometryType);
+async function featureLegend(
+  ctx: SoapContext,
+  layer: FeatureLayer,
+  patch: Patch,
+  type: ImageTypeRequest,
+  override?: RendererJson,
+): Promise<SoapObject[]> {
+  const renderer = parseRenderer(override ?? layer.renderer, layer.table.geometryType);
   const classes = [...renderer.classes, ...(renderer.defaultClass ? [renderer.defaultClass] : [])];
   const out: SoapObject[] = [];
   for (const c of classes) {
@@ -580,13 +659,22 @@ function layerIdsOf(service: MapService, v: SoapValue, path: string): number[] |
   });
 }
 
-async function legends(ctx: SoapContext, ids: readonly number[], patchValue: SoapValue, typeValue: SoapValue): Promise<SoapObject[]> {
+async function legends(
+  ctx: SoapContext,
+  ids: readonly number[],
+  patchValue: SoapValue,
+  typeValue: SoapValue,
+  drawing?: ReadonlyMap<number, LayerDrawOptions>,
+): Promise<SoapObject[]> {
   const patch = patchOf(patchValue, 'LegendPatch');
   const type = imageTypeOf(typeValue, 'ImageType');
   const out: SoapObject[] = [];
   for (const id of ids) {
     const layer = layerOf(ctx.service, id, 'LayerIDs');
-    const groups = layer.kind === 'raster' ? await rasterLegend(ctx, layer, patch, type) : await featureLegend(ctx, layer, patch, type);
+    const groups =
+      layer.kind === 'raster'
+        ? await rasterLegend(ctx, layer, patch, type)
+        : await featureLegend(ctx, layer, patch, type, drawing?.get(layer.id)?.renderer);
     out.push({ $type: 'MapServerLegendInfo', LayerID: layer.id, Name: layer.name, LegendGroups: groups });
   }
   return out;
@@ -611,10 +699,11 @@ const getLegendInfo2: SoapHandler = async (ctx, args) => {
     { mapDescription: 'MapDescription', imageDisplay: 'MapImageDisplay' },
     featureExtentResolver(service),
   );
-  const visible = visibleLayerIds(service, drawn.scale, layerDrawOptionsOf(service, md, 'MapDescription'));
+  const drawing = layerDrawOptionsOf(service, md, 'MapDescription');
+  const visible = visibleLayerIds(service, drawn.scale, drawing);
   const asked = layerIdsOf(service, args['LayerIDs'], 'LayerIDs');
   const ids = asked ? asked.filter((id) => visible.includes(id)) : visible;
-  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType']));
+  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType'], drawing));
 };
 
 export const drawHandlers: Record<string, SoapHandler> = {
