@@ -31,6 +31,7 @@ import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
 import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
 /** What a request says about one layer (a SOAP LayerDescription, read). */
@@ -62,6 +63,8 @@ export interface DrawMapOptions {
   readonly selectionColor?: Rgba;
   /** Pixels of exactly this RGB become fully transparent. */
   readonly transparentColor?: Rgba;
+  /** Graphics drawn over the layers (MapDescription CustomGraphics), in the drawn SR. */
+  readonly graphics?: readonly MapGraphic[];
   /** Raster resampling (default nearest, the image service's default). */
   readonly method?: ResamplingMethod;
   readonly signal?: AbortSignal;
@@ -79,6 +82,44 @@ export interface DrawnImage {
 }
 
 export const DEFAULT_SELECTION_COLOR: Rgba = [0, 255, 255, 255];
+
+/** A custom graphic: a geometry with a symbol, or a text at a point (coordinates in the drawn SR). */
+export type MapGraphic =
+  | { readonly kind: 'geometry'; readonly geometry: Geometry; readonly symbol: EsriSymbol }
+  | {
+      readonly kind: 'text';
+      readonly x: number;
+      readonly y: number;
+      readonly text: string;
+      readonly style: TextStyle;
+      /** Degrees counter-clockwise. */
+      readonly angle: number;
+      readonly align: 'left' | 'center' | 'right';
+    };
+
+function drawGraphics(ctx: SKRSContext2D, graphics: readonly MapGraphic[], drawn: DrawnMap): void {
+  const pxPerPt = drawn.dpi / 72;
+  const { xmin, ymax } = drawn.extent;
+  const res = drawn.resolution;
+  const toScreen: ToScreen = (x, y) => [(x - xmin) / res, (ymax - y) / res];
+  for (const g of graphics) {
+    if (g.kind === 'geometry') {
+      drawGeometry(ctx, g.geometry, g.symbol, toScreen, pxPerPt);
+      continue;
+    }
+    const [x, y] = toScreen(g.x, g.y);
+    if (!Number.isFinite(x) || !Number.isFinite(y) || g.text === '') continue;
+    ctx.save();
+    ctx.translate(x, y);
+    if (g.angle) ctx.rotate((-g.angle * Math.PI) / 180);
+    ctx.font = fontOf(g.style, pxPerPt);
+    ctx.fillStyle = css(g.style.color);
+    ctx.textAlign = g.align;
+    ctx.textBaseline = 'middle';
+    ctx.fillText(g.text, 0, 0);
+    ctx.restore();
+  }
+}
 
 /** Whether a layer shows at `scale`: minScale is the smallest scale (most zoomed out), maxScale the largest; 0 = no limit. */
 export function inScaleRange(layer: Pick<MapLayer, 'minScale' | 'maxScale'>, scale: number): boolean {
@@ -286,6 +327,7 @@ export async function drawMap(
       ctx.globalAlpha = 1;
     }
   }
+  if (options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
   const rgba = ctx.getImageData(0, 0, width, height).data;
   const t = options.transparentColor;
   let opaque = true;

@@ -331,6 +331,60 @@ describe('ExportMapImage: DrawingDescription', () => {
   });
 });
 
+describe('ExportMapImage: CustomGraphics', () => {
+  it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
+    const service = featureMap();
+    const rgb = (r: number, g: number, b: number) => ({ $type: 'RgbColor', Red: r, Green: g, Blue: b });
+    const ring = (cx: number, cy: number, h: number) => ({
+      $type: 'Ring',
+      PointArray: [
+        [cx - h, cy - h],
+        [cx + h, cy - h],
+        [cx + h, cy + h],
+        [cx - h, cy + h],
+        [cx - h, cy - h],
+      ].map(([X, Y]) => ({ $type: 'PointN', X, Y })),
+    });
+    const r = await call('ExportMapImage', service, {
+      MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+        CustomGraphics: [
+          // over the first tract (red): drawn on top
+          {
+            $type: 'PolygonElement',
+            Polygon: { $type: 'PolygonN', RingArray: [ring(CX - 1500, CY, 100)] },
+            Symbol: { $type: 'SimpleFillSymbol', Color: rgb(0, 0, 0) },
+          },
+          {
+            $type: 'MarkerElement',
+            Point: { $type: 'PointN', X: CX, Y: CY + 700 },
+            Symbol: { $type: 'SimpleMarkerSymbol', Style: 'esriSMSSquare', Size: 9, Color: rgb(255, 0, 255) },
+          },
+          {
+            $type: 'TextElement',
+            Text: 'Olinda',
+            Point: { $type: 'PointN', X: CX, Y: CY - 700 },
+            Symbol: { $type: 'TextSymbol', Size: 12, Color: rgb(0, 0, 0) },
+          },
+        ],
+      }),
+      ImageDescription: imageDescription('geoImagePNG', 400, 200),
+    });
+    const png = decode(bytes(r['ImageData']));
+    // 10 m/px; pixel of map point (x, y)
+    const at = (x: number, y: number) => {
+      const o = 4 * (Math.floor((CY + 1000 - y) / 10) * 400 + Math.floor((x - (CX - 2000)) / 10));
+      return [...png.data.slice(o, o + 3)];
+    };
+    expect(at(CX - 1500, CY)).toEqual([0, 0, 0]);
+    expect(at(CX - 1500 + 200, CY)).toEqual([255, 0, 0]);
+    expect(at(CX, CY + 700)).toEqual([255, 0, 255]);
+    // text: dark pixels in a band around the point, none far from it
+    let dark = 0;
+    for (let y = 160; y < 180; y++) for (let x = 150; x < 250; x++) if (png.data[4 * (y * 400 + x)]! < 100) dark++;
+    expect(dark).toBeGreaterThan(30);
+  });
+});
+
 describe('URL outputs', () => {
   const routeOf = () => mapOutputRoutes(site)[0]!.handler;
   const pathOf = (url: string): string => url.replace('https://localhost', '');

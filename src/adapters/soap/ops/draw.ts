@@ -13,7 +13,8 @@
  *   in ImageURL (with the caller's token for a secured service), ImageData omitted.
  */
 import { EngineError, invalidArgument } from '../../../core/errors.js';
-import type { Extent } from '../../../core/pixel-block.js';
+import type { Extent, SpatialReference } from '../../../core/pixel-block.js';
+import { transformer } from '../../image/query-geometry.js';
 import { planServiceRule } from '../../image/render-request.js';
 import { legendEntries, SWATCH } from '../../image/legend.js';
 import { imageServicesOf } from '../../image/service.js';
@@ -26,15 +27,16 @@ import {
   type DrawMapOptions,
   type EncodedMapImage,
   type LayerDrawOptions,
+  type MapGraphic,
   type MapImageFormat,
 } from '../../map/draw.js';
 import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from '../../map/model.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
-import { defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
-import { drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
-import { drawnMap, imageDisplayOf, isObject } from '../display.js';
+import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
+import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
+import { drawnMap, extentOfEnvelope, imageDisplayOf, isObject } from '../display.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
-import { soapSpatialReference } from '../spatial-reference.js';
+import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
 
 const num = (o: SoapObject, k: string): number | undefined => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? o[k] : undefined);
 const str = (o: SoapObject, k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
@@ -259,12 +261,118 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
   return out;
 }
 
+type XYFn = (x: number, y: number) => readonly [number, number];
+
+function pointsOf(v: SoapValue, map: XYFn, path: string): number[][] {
+  if (!Array.isArray(v)) return [];
+  return (v as SoapValue[]).map((p, i) => {
+    if (!isObject(p) || num(p, 'X') === undefined || num(p, 'Y') === undefined) {
+      throw invalidArgument(`${path}[${i}]`, `${path}[${i}] must be a point with X and Y`);
+    }
+    return [...map(num(p, 'X')!, num(p, 'Y')!)];
+  });
+}
+
+/**
+ * A SOAP geometry (PointN, MultipointN, PolylineN, PolygonN, EnvelopeN) as GeoJSON in `to`: a
+ * geometry carrying its own SpatialReference is reprojected, one without is taken to be in `to`.
+ */
+export function geometryOfSoap(v: SoapValue, to: SpatialReference, path: string): Geometry {
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a Geometry`);
+  const srValue = v['SpatialReference'];
+  const map: XYFn = isObject(srValue) ? transformer(spatialReferenceOfSoap(srValue, `${path}/SpatialReference`), to) : (x, y) => [x, y];
+  const parts = (k: string): number[][][] => {
+    const a = v[k];
+    if (!Array.isArray(a)) return [];
+    return (a as SoapValue[]).map((part, i) =>
+      pointsOf(isObject(part) ? part['PointArray'] : undefined, map, `${path}/${k}[${i}]/PointArray`),
+    );
+  };
+  switch (v.$type) {
+    case 'PointN':
+    case 'Point':
+      return { type: 'Point', coordinates: pointsOf([v], map, path)[0]! };
+    case 'MultipointN':
+      return { type: 'MultiPoint', coordinates: pointsOf(v['PointArray'], map, `${path}/PointArray`) };
+    case 'PolylineN':
+      return { type: 'MultiLineString', coordinates: parts('PathArray') };
+    case 'PolygonN':
+      return { type: 'Polygon', coordinates: parts('RingArray') };
+    case 'EnvelopeN': {
+      const e = extentOfEnvelope(v, path);
+      const ring = [
+        [e.xmin, e.ymin],
+        [e.xmin, e.ymax],
+        [e.xmax, e.ymax],
+        [e.xmax, e.ymin],
+        [e.xmin, e.ymin],
+      ].map(([x, y]) => [...map(x!, y!)]);
+      return { type: 'Polygon', coordinates: [ring] };
+    }
+    default:
+      throw invalidArgument(path, `${path}: geometry type '${v.$type ?? '(none)'}' cannot be drawn`);
+  }
+}
+
+const TEXT_ALIGN: Readonly<Record<string, 'left' | 'center' | 'right'>> = { left: 'left', center: 'center', right: 'right', full: 'left' };
+
+/**
+ * MapDescription CustomGraphics: MarkerElement (Point), LineElement (Line), PolygonElement
+ * (Polygon), RectangleElement / CircleElement / EllipseElement (Rectangle; circles and ellipses
+ * drawn as their inscribed ellipse), TextElement (Text at Point with a TextSymbol), each with its
+ * Symbol; in the drawn SR.
+ */
+export function graphicsOf(v: SoapValue, to: SpatialReference, path: string): MapGraphic[] {
+  if (!Array.isArray(v)) return [];
+  const out: MapGraphic[] = [];
+  (v as SoapValue[]).forEach((el, i) => {
+    const p = `${path}[${i}]`;
+    if (!isObject(el)) return;
+    if (el.$type === 'TextElement') {
+      const text = str(el, 'Text') ?? '';
+      const at = geometryOfSoap(el['Point'] ?? el['Geometry'], to, `${p}/Point`);
+      if (at.type !== 'Point') throw invalidArgument(`${p}/Point`, `${p}/Point must be a point`);
+      const sym = isObject(el['Symbol']) ? el['Symbol'] : {};
+      out.push({
+        kind: 'text',
+        x: at.coordinates[0]!,
+        y: at.coordinates[1]!,
+        text,
+        style: textStyleOf(sym, DEFAULT_TEXT, `${p}/Symbol`),
+        angle: num(sym, 'Angle') ?? 0,
+        align: TEXT_ALIGN[(str(sym, 'HorizontalAlignment') ?? 'center').replace(/^(esri|geo)THA/, '').toLowerCase()] ?? 'center',
+      });
+      return;
+    }
+    const key = ['Point', 'Line', 'Polygon', 'Rectangle', 'Geometry'].find((k) => el[k] !== undefined && el[k] !== null);
+    if (!key) throw invalidArgument(p, `${p}: a graphic element needs a geometry`);
+    let geometry = geometryOfSoap(el[key], to, `${p}/${key}`);
+    if ((el.$type === 'CircleElement' || el.$type === 'EllipseElement') && geometry.type === 'Polygon') {
+      const ring = geometry.coordinates[0]!;
+      const xs = ring.map((c) => c[0]!);
+      const ys = ring.map((c) => c[1]!);
+      const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+      const cy = (Math.min(...ys) + Math.max(...ys)) / 2;
+      const rx = (Math.max(...xs) - Math.min(...xs)) / 2;
+      const ry = (Math.max(...ys) - Math.min(...ys)) / 2;
+      const pts = Array.from({ length: 73 }, (_, k) => [cx + rx * Math.cos((k * Math.PI) / 36), cy + ry * Math.sin((k * Math.PI) / 36)]);
+      geometry = { type: 'Polygon', coordinates: [pts] };
+    }
+    const fallback =
+      geometry.type === 'Point' || geometry.type === 'MultiPoint' ? 'point' : geometry.type === 'MultiLineString' ? 'polyline' : 'polygon';
+    const symbol = esriSymbolOfSoap(el['Symbol'], `${p}/Symbol`) ?? defaultSymbol(fallback);
+    out.push({ kind: 'geometry', geometry, symbol });
+  });
+  return out;
+}
+
 /** Drawing options of a MapDescription (and the ImageDisplay's TransparentColor, which wins). */
 export function mapDrawOptionsOf(
   service: MapService,
   md: SoapObject,
   imageDisplay: SoapValue,
   paths: { mapDescription: string; imageDisplay: string },
+  drawnSr: SpatialReference,
   signal?: AbortSignal,
 ): DrawMapOptions {
   const p = paths.mapDescription;
@@ -279,8 +387,10 @@ export function mapDrawOptionsOf(
   const transparentColor =
     (isObject(imageDisplay) ? colorOfSoap(imageDisplay['TransparentColor'], `${paths.imageDisplay}/TransparentColor`) : undefined) ??
     colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
+  const graphics = graphicsOf(md['CustomGraphics'], drawnSr, `${p}/CustomGraphics`);
   return {
     layers: layerDrawOptionsOf(service, md, p),
+    ...(graphics.length > 0 ? { graphics } : {}),
     ...(backgroundColor ? { backgroundColor } : {}),
     ...(selectionColor ? { selectionColor } : {}),
     ...(transparentColor ? { transparentColor } : {}),
@@ -397,7 +507,7 @@ const exportMapImage: SoapHandler = async (ctx, args) => {
   const type = imageTypeOf(id['ImageType'], 'ImageDescription/ImageType');
   const paths = { mapDescription: 'MapDescription', imageDisplay: 'ImageDescription/ImageDisplay' };
   const drawn = await drawnMap(service, md, id['ImageDisplay'], paths, featureExtentResolver(service));
-  const options = mapDrawOptionsOf(service, md, id['ImageDisplay'], paths, ctx.signal);
+  const options = mapDrawOptionsOf(service, md, id['ImageDisplay'], paths, drawn.spatialReference, ctx.signal);
   const image = await drawMap(imageServicesOf(ctx.deps), service, drawn, options);
   const encoded = await encodeRgba({ ...image, dpi: drawn.dpi, grid: drawn }, type.format);
   const ret = await imageReturn(ctx, encoded, type.returnType);
