@@ -65,6 +65,11 @@ export interface DrawMapOptions {
   readonly transparentColor?: Rgba;
   /** Graphics drawn over the layers (MapDescription CustomGraphics), in the drawn SR. */
   readonly graphics?: readonly MapGraphic[];
+  /**
+   * MapDescription Rotation in degrees, counter-clockwise (Decision: as the vendor's data frame
+   * rotation): the map turns about the image centre; the scale and centre stay.
+   */
+  readonly rotation?: number;
   /** Raster resampling (default nearest, the image service's default). */
   readonly method?: ResamplingMethod;
   readonly signal?: AbortSignal;
@@ -311,7 +316,33 @@ export async function drawMap(
     ctx.fillRect(0, 0, width, height);
   }
   const ids = visibleLayerIds(service, drawn.scale, options.layers);
-  for (let k = ids.length - 1; k >= 0; k--) {
+  const turn = (((options.rotation ?? 0) % 360) + 360) % 360;
+  if (turn !== 0) {
+    // The unrotated map of the rotated view's bounding box (same centre and resolution), turned onto the image.
+    const a = (turn * Math.PI) / 180;
+    const bw = Math.ceil(Math.abs(width * Math.cos(a)) + Math.abs(height * Math.sin(a))) + 2;
+    const bh = Math.ceil(Math.abs(width * Math.sin(a)) + Math.abs(height * Math.cos(a))) + 2;
+    const cx = (drawn.extent.xmin + drawn.extent.xmax) / 2;
+    const cy = (drawn.extent.ymin + drawn.extent.ymax) / 2;
+    const r = drawn.resolution;
+    const big: DrawnMap = {
+      ...drawn,
+      width: bw,
+      height: bh,
+      extent: { xmin: cx - (bw * r) / 2, ymin: cy - (bh * r) / 2, xmax: cx + (bw * r) / 2, ymax: cy + (bh * r) / 2 },
+    };
+    const { transparentColor: _t, ...rest } = options;
+    const unrotated = await drawMap(services, service, big, { ...rest, rotation: 0 });
+    const src = createCanvas(bw, bh);
+    src.getContext('2d').putImageData(new ImageData(unrotated.rgba, bw, bh), 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.save();
+    ctx.translate(width / 2, height / 2);
+    ctx.rotate(-a);
+    ctx.drawImage(src, -bw / 2, -bh / 2);
+    ctx.restore();
+  }
+  for (let k = turn !== 0 ? -1 : ids.length - 1; k >= 0; k--) {
     const layer = service.layers.find((l) => l.id === ids[k])!;
     const transparency = Math.max(0, Math.min(100, options.layers?.get(layer.id)?.transparency ?? 0));
     if (transparency >= 100) continue;
@@ -327,7 +358,7 @@ export async function drawMap(
       ctx.globalAlpha = 1;
     }
   }
-  if (options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
+  if (turn === 0 && options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
   const rgba = ctx.getImageData(0, 0, width, height).data;
   const t = options.transparentColor;
   let opaque = true;

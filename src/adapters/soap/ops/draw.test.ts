@@ -385,6 +385,36 @@ describe('ExportMapImage: CustomGraphics', () => {
   });
 });
 
+describe('ExportMapImage: Rotation', () => {
+  it('turns the map counter-clockwise about the image centre: a feature east of the centre shows north of it at 90 degrees', async () => {
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: square(CX + 1000, CY, 300) }], 'polygon');
+    const service = memoryMap([featureLayer(0, 'East', table, { type: 'simple', symbol: fill([255, 0, 0, 255]) })], UTM, FULL);
+    const run = async (rotation: number) => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: { ...mapDescription([CX - 2000, CY - 2000, CX + 2000, CY + 2000]), Rotation: rotation },
+        ImageDescription: imageDescription('geoImagePNG', 200, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      const at = (col: number, row: number) => [...png.data.slice(4 * (row * 200 + col), 4 * (row * 200 + col) + 3)];
+      // 20 m/px: 1000 m = 50 px from the centre (100, 100)
+      return { east: at(150, 100), north: at(100, 50), west: at(50, 100), south: at(100, 150), scale: r['MapScale'], extent: r['Extent'] };
+    };
+    const still = await run(0);
+    expect(still.east).toEqual([255, 0, 0]);
+    expect(still.north).toEqual([255, 255, 255]);
+    const turned = await run(90);
+    expect(turned.north).toEqual([255, 0, 0]);
+    expect(turned.east).toEqual([255, 255, 255]);
+    const back = await run(-90);
+    expect(back.east).toEqual([255, 255, 255]);
+    expect(back.north).toEqual([255, 255, 255]);
+    expect(back.west).toEqual([255, 255, 255]);
+    expect(back.south).toEqual([255, 0, 0]);
+    expect(turned.scale).toBe(still.scale);
+    expect(turned.extent).toEqual(still.extent);
+  });
+});
+
 describe('URL outputs', () => {
   const routeOf = () => mapOutputRoutes(site)[0]!.handler;
   const pathOf = (url: string): string => url.replace('https://localhost', '');

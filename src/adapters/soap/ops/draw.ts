@@ -388,7 +388,9 @@ export function mapDrawOptionsOf(
     (isObject(imageDisplay) ? colorOfSoap(imageDisplay['TransparentColor'], `${paths.imageDisplay}/TransparentColor`) : undefined) ??
     colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
   const graphics = graphicsOf(md['CustomGraphics'], drawnSr, `${p}/CustomGraphics`);
+  const rotation = num(md, 'Rotation') ?? 0;
   return {
+    ...(rotation !== 0 ? { rotation } : {}),
     layers: layerDrawOptionsOf(service, md, p),
     ...(graphics.length > 0 ? { graphics } : {}),
     ...(backgroundColor ? { backgroundColor } : {}),
