@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
-import type { FeatureLayer, FeatureTable, FieldInfo, MapService, StandaloneTable } from '../map/model.js';
-import { andWhere, outputGeometry, parseQueryFilter, relationMaskOf, snapGeometry } from './query-filter.js';
+import type { FeatureLayer, FeatureTable, FieldInfo, Geometry, MapService, StandaloneTable } from '../map/model.js';
+import {
+  andWhere,
+  geometryShapingOf,
+  outputGeometry,
+  parseQueryFilter,
+  relationMaskOf,
+  shapeGeometry,
+  snapGeometry,
+} from './query-filter.js';
 
 const field = (name: string, type: FieldInfo['type'], extra: Partial<FieldInfo> = {}): FieldInfo => ({
   name,
@@ -242,5 +250,43 @@ describe('QueryFilter -> FeatureQuery', () => {
     expect(andWhere('', undefined)).toBeUndefined();
     expect(relationMaskOf('FF*FF****', 'p')).toBe('FF*FF****');
     expect(() => relationMaskOf("RELATE(G1, G2, 'T*F')", 'p')).toThrow(EngineError);
+  });
+
+  it('generalizes (Douglas-Peucker) and densifies returned geometries per GeometryResultOptions', () => {
+    const zigzag: Geometry = {
+      type: 'LineString',
+      coordinates: [
+        [0, 0],
+        [5, 0.4],
+        [10, 0],
+      ],
+    };
+    expect(geometryShapingOf({ $type: 'GeometryResultOptions', GeneralizeGeometries: false, MaximumAllowableOffset: 1 }, 'G')).toEqual({});
+    const shaping = geometryShapingOf({ $type: 'GeometryResultOptions', GeneralizeGeometries: true, MaximumAllowableOffset: 1 }, 'G');
+    expect(shaping).toEqual({ generalize: 1 });
+    expect(shapeGeometry(zigzag, shaping)).toEqual({
+      type: 'LineString',
+      coordinates: [
+        [0, 0],
+        [10, 0],
+      ],
+    });
+    // The middle vertex is 0.4 off the chord: beyond a 0.3 tolerance, so it stays.
+    expect(shapeGeometry(zigzag, { generalize: 0.3 })).toEqual(zigzag);
+    const dense = shapeGeometry(
+      {
+        type: 'LineString',
+        coordinates: [
+          [0, 0],
+          [10, 0],
+        ],
+      },
+      geometryShapingOf({ DensifyGeometries: true, MaximumSegmentLength: 2.5 }, 'G'),
+    );
+    // JTS splits a segment into trunc(length / tolerance) + 1 equal parts: each no longer than the tolerance.
+    expect(dense.coordinates).toEqual([0, 2, 4, 6, 8, 10].map((x) => [x, 0]));
+    expect(() =>
+      geometryShapingOf({ GeneralizeGeometries: true, MaximumAllowableOffset: 'x' }, 'LayerResultOptions/GeometryResultOptions'),
+    ).toThrow(/LayerResultOptions\/GeometryResultOptions\/MaximumAllowableOffset/);
   });
 });

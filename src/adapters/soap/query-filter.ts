@@ -6,6 +6,11 @@
  * The where clause is not parsed here: the feature store compiles it into its safe SQL subset with
  * bound parameters (an injection attempt is the store's INVALID_ARGUMENT at `QueryFilter/WhereClause`).
  */
+import Densifier from 'jsts/org/locationtech/jts/densify/Densifier.js';
+import GeometryFactory from 'jsts/org/locationtech/jts/geom/GeometryFactory.js';
+import GeoJSONReader from 'jsts/org/locationtech/jts/io/GeoJSONReader.js';
+import GeoJSONWriter from 'jsts/org/locationtech/jts/io/GeoJSONWriter.js';
+import DouglasPeuckerSimplifier from 'jsts/org/locationtech/jts/simplify/DouglasPeuckerSimplifier.js';
 import { invalidArgument } from '../../core/errors.js';
 import type { SpatialReference } from '../../core/pixel-block.js';
 import { transformer } from '../image/query-geometry.js';
@@ -292,8 +297,58 @@ export function snapGeometry(g: Geometry, r: number): Geometry {
   }
 }
 
-/** A geometry of the map as the client asked for it: reprojected into `outSr`, snapped to `resolution`. */
-export function outputGeometry(g: Geometry, mapSr: SpatialReference, outSr: SpatialReference, resolution: number): Geometry {
+/** GeometryResultOptions: generalization and densification of returned geometries (output SR units). */
+export interface GeometryShaping {
+  /** Douglas-Peucker tolerance (GeneralizeGeometries with MaximumAllowableOffset > 0). */
+  readonly generalize?: number;
+  /** Longest segment (DensifyGeometries with MaximumSegmentLength > 0). */
+  readonly densify?: number;
+}
+
+/** A decoded GeometryResultOptions (undefined or all defaults: no shaping). */
+export function geometryShapingOf(v: SoapValue, path: string): GeometryShaping {
+  if (!isObject(v)) return {};
+  const num = (k: string): number => {
+    const x = v[k];
+    if (x === undefined || x === null) return 0;
+    if (typeof x !== 'number' || !Number.isFinite(x)) throw invalidArgument(`${path}/${k}`, `${path}/${k} must be a finite number.`);
+    return x;
+  };
+  const offset = num('MaximumAllowableOffset');
+  const segment = num('MaximumSegmentLength');
+  // MaximumDeviation bounds the densification of true curves; the store holds none (all segments are straight).
+  return {
+    ...(v['GeneralizeGeometries'] === true && offset > 0 ? { generalize: offset } : {}),
+    ...(v['DensifyGeometries'] === true && segment > 0 ? { densify: segment } : {}),
+  };
+}
+
+interface JtsGeometry {
+  isEmpty(): boolean;
+}
+const jtsReader = new GeoJSONReader(new GeometryFactory());
+const jtsWriter = new GeoJSONWriter();
+
+/** Generalize (Douglas-Peucker, keeping the original when it would collapse) then densify. */
+export function shapeGeometry(g: Geometry, s: GeometryShaping): Geometry {
+  if (s.generalize === undefined && s.densify === undefined) return g;
+  let j = jtsReader.read(g as never) as unknown as JtsGeometry;
+  if (s.generalize !== undefined) {
+    const simple = DouglasPeuckerSimplifier.simplify(j, s.generalize) as JtsGeometry;
+    if (!simple.isEmpty()) j = simple;
+  }
+  if (s.densify !== undefined) j = Densifier.densify(j, s.densify) as JtsGeometry;
+  return jtsWriter.write(j as never) as Geometry;
+}
+
+/** A geometry of the map as the client asked for it: reprojected into `outSr`, shaped, snapped to `resolution`. */
+export function outputGeometry(
+  g: Geometry,
+  mapSr: SpatialReference,
+  outSr: SpatialReference,
+  resolution: number,
+  shaping: GeometryShaping = {},
+): Geometry {
   const moved = mapGeometry(g, transformer(mapSr, outSr));
-  return snapGeometry(moved, resolution);
+  return snapGeometry(shapeGeometry(moved, shaping), resolution);
 }
