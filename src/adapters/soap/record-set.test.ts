@@ -109,6 +109,7 @@ describe('Esri JSON, KML and AMF3', () => {
     expect(j['geometryType']).toBe('esriGeometryPolygon');
     expect(j['spatialReference']).toEqual({ wkid: 32725, latestWkid: 32725 });
     expect(j['exceededTransferLimit']).toBe(true);
+    expect(j['objectIdFieldName']).toBe('OBJECTID');
     expect((j['fields'] as { name: string; type: string }[]).map((f) => `${f.name}:${f.type}`)).toEqual([
       'OBJECTID:esriFieldTypeOID',
       'NAME:esriFieldTypeString',

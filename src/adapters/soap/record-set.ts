@@ -209,6 +209,7 @@ export function featureSetJson(data: FeatureSetData): Record<string, unknown> {
   const withGeometry = attrs.length !== data.fields.length && data.geometryType !== null;
   return {
     displayFieldName: data.displayField,
+    ...(attrs.some((f) => f.name === data.objectIdField) ? { objectIdFieldName: data.objectIdField } : {}),
     fieldAliases: Object.fromEntries(attrs.map((f) => [f.name, f.alias || f.name])),
     ...(withGeometry ? { geometryType: esriName(GEOMETRY_TYPES[data.geometryType!]!) } : {}),
     ...(withGeometry ? { spatialReference: spatialReferenceJson(data.spatialReference) } : {}),
