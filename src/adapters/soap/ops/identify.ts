@@ -168,8 +168,8 @@ const numeric = (s: string): boolean => /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$
 export function findClause(field: FieldInfo, search: string, contains: boolean): string | undefined {
   if (isNumericField(field)) return numeric(search) ? `${field.name} = ${Number(search.trim())}` : undefined;
   if (field.type !== 'geoFieldTypeString') return undefined;
-  const up = search.toUpperCase();
-  return contains ? `UPPER(${field.name}) LIKE ${sqlString(`%${up}%`)}` : `UPPER(${field.name}) = ${sqlString(up)}`;
+  // Both sides upper-cased by the store, so its case folding decides (the rows are checked again here).
+  return contains ? `UPPER(${field.name}) LIKE UPPER(${sqlString(`%${search}%`)})` : `UPPER(${field.name}) = UPPER(${sqlString(search)})`;
 }
 
 /** Does `value` match the search exactly as Find means it (the store's LIKE also lets `%`/`_` of the search match anything)? */
