@@ -160,7 +160,10 @@ describe('Find', () => {
     expect(arr((await call('Find', findArgs("olinda's")))['Result']).map((x) => x['FeatureID'])).toEqual([3]);
     expect(arr((await call('Find', findArgs('_')))['Result'])).toHaveLength(0);
     const clause = findClause(field('NAME', 'geoFieldTypeString'), "a'b", true);
-    expect(clause).toBe("UPPER(NAME) LIKE UPPER('%a''b%')");
+    expect(clause).toBe(`UPPER("NAME") LIKE UPPER('%a''b%') ESCAPE '\\'`);
+    expect(findClause(field('NAME', 'geoFieldTypeString'), '50%_\\', true)).toBe(`UPPER("NAME") LIKE UPPER('%50\\%\\_\\\\%') ESCAPE '\\'`);
+    expect(findClause(field('ELEV', 'geoFieldTypeDouble'), ' 12.5 ', false)).toBe('"ELEV" = 12.5');
+    expect(findClause(field('ELEV', 'geoFieldTypeDouble'), '12 OR 1=1', false)).toBeUndefined();
   });
   it('visible layers only with geoFindVisibleLayers; definition expressions apply', async () => {
     const hidden = md([ld(0, false), ld(1, true)]);
@@ -174,7 +177,7 @@ describe('Find', () => {
     expect(
       arr((await call('Find', findArgs('o', { MapDescription: defined, LayerIDs: [0] })))['Result']).map((x) => x['FeatureID']),
     ).toEqual([3]);
-    expect(spotQueries.map((q) => q.where)).toContain("(ELEV > 70) AND (UPPER(NAME) LIKE UPPER('%o%'))");
+    expect(spotQueries.map((q) => q.where)).toContain(`(ELEV > 70) AND (UPPER("NAME") LIKE UPPER('%o%') ESCAPE '\\')`);
   });
   it('refuses an empty search, unknown options and layers', async () => {
     expect((await fault(call('Find', findArgs('  ')))).issues[0]?.path).toBe('SearchString');

@@ -159,17 +159,27 @@ export const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 /** Is `s` a number as a user types one (12, -3.5, 1e3)? */
 const numeric = (s: string): boolean => /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s.trim());
 
+/** A field name as a delimited identifier of the store's SQL subset (it checks the name against the table's fields). */
+const sqlName = (name: string): string => `"${name}"`;
+
+/** `search` as a LIKE pattern matching itself literally (escape character `\`). */
+const likeLiteral = (search: string): string => search.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 /**
- * The where clause finding `search` in `field`: string fields compare upper-cased (case-insensitive),
- * as a substring with `contains` else as the whole value; numeric fields compare equal when the search
- * string is a number. Field names are the table's own (the store checks them again); the search text is
- * only ever a string literal, which the store binds. Undefined when the field cannot hold the value.
+ * The where clause finding `search` in `field`: string fields compare upper-cased on both sides by the
+ * store (its case folding decides; rows are checked again here), as a substring with `contains`
+ * (LIKE with `%`, `_` and `\` of the search escaped) else as the whole value; numeric fields compare
+ * equal when the search string is a number. Field names are the table's own, quoted (the store checks
+ * them again); the search text is only ever a string literal, which the store binds as a parameter.
+ * Undefined when the field cannot hold the value.
  */
 export function findClause(field: FieldInfo, search: string, contains: boolean): string | undefined {
-  if (isNumericField(field)) return numeric(search) ? `${field.name} = ${Number(search.trim())}` : undefined;
+  const name = sqlName(field.name);
+  if (isNumericField(field)) return numeric(search) ? `${name} = ${Number(search.trim())}` : undefined;
   if (field.type !== 'geoFieldTypeString') return undefined;
-  // Both sides upper-cased by the store, so its case folding decides (the rows are checked again here).
-  return contains ? `UPPER(${field.name}) LIKE UPPER(${sqlString(`%${search}%`)})` : `UPPER(${field.name}) = UPPER(${sqlString(search)})`;
+  return contains
+    ? `UPPER(${name}) LIKE UPPER(${sqlString(`%${likeLiteral(search)}%`)}) ESCAPE '\\'`
+    : `UPPER(${name}) = UPPER(${sqlString(search)})`;
 }
 
 /** Does `value` match the search exactly as Find means it (the store's LIKE also lets `%`/`_` of the search match anything)? */
@@ -390,7 +400,7 @@ const queryHyperlinks: SoapHandler = async (ctx, args) => {
     if (out.length >= limit) break;
     const f = layer.hyperlinkField;
     const rows = await layer.table.query({
-      where: andWhere(states.get(layer.id)?.definition, `${f} IS NOT NULL AND ${f} <> ''`)!,
+      where: andWhere(states.get(layer.id)?.definition, `${sqlName(f)} IS NOT NULL AND ${sqlName(f)} <> ''`)!,
       spatial: { geometry: area, relation: 'intersects' },
       outFields: [f],
       returnGeometry: true,
