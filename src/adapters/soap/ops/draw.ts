@@ -1,0 +1,625 @@
+/**
+ * The drawing operations of the SOAP map service (seed §7, protocols.md §5.5): ExportMapImage,
+ * ExportScaleBar, GetLegendInfo and GetLegendInfo2.
+ *
+ * - Images are drawn by map/draw.ts (`drawMap`), scale bars by map/scale-bar.ts, legend patches by
+ *   map/symbols.ts (`drawPatch`) and, for raster layers, the image service's legend
+ *   (`legendEntries`/`swatchPng`).
+ * - Formats (ImageType/ImageFormat): PNG, PNG24, PNG32, JPG, JPGPNG, GIF, BMP/DIB, TIFF (GeoTIFF),
+ *   PDF and SVG are written (`encodeRgba`); EMF, PS, AI and None are not: a soap:Client fault
+ *   "Image format not supported".
+ * - ImageReturnType geoImageReturnMimeData: the bytes in ImageData, ImageURL empty;
+ *   geoImageReturnURL: the image written to the site's output folder (map/outputs.ts) and its URL
+ *   in ImageURL (with the caller's token for a secured service), ImageData omitted.
+ */
+import { EngineError, invalidArgument } from '../../../core/errors.js';
+import type { Extent } from '../../../core/pixel-block.js';
+import { planServiceRule } from '../../image/render-request.js';
+import { legendEntries, SWATCH } from '../../image/legend.js';
+import { imageServicesOf } from '../../image/service.js';
+import { Image, createCanvas } from '@napi-rs/canvas';
+import {
+  drawMap,
+  encodeRgba,
+  rasterLayerRule,
+  visibleLayerIds,
+  type DrawMapOptions,
+  type EncodedMapImage,
+  type LayerDrawOptions,
+  type MapImageFormat,
+} from '../../map/draw.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer } from '../../map/model.js';
+import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
+import { defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
+import { drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
+import { drawnMap, imageDisplayOf, isObject } from '../display.js';
+import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
+import { soapSpatialReference } from '../spatial-reference.js';
+
+const num = (o: SoapObject, k: string): number | undefined => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? o[k] : undefined);
+const str = (o: SoapObject, k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
+const bool = (o: SoapObject, k: string): boolean | undefined => (typeof o[k] === 'boolean' ? o[k] : undefined);
+const clamp255 = (v: number): number => Math.max(0, Math.min(255, Math.round(v)));
+
+// ---------------------------------------------------------------------------------------------
+// Reading requests
+
+/** The map a request names: its MapName / MapDescription Name ('' = the default map). */
+export function checkMapName(service: MapService, name: SoapValue, path: string): void {
+  if (typeof name !== 'string' || name === '') return;
+  if (name.toLowerCase() !== service.mapName.toLowerCase()) {
+    throw new EngineError('NOT_FOUND', `Map '${name}' does not exist in this service (its map is '${service.mapName}').`, { path });
+  }
+}
+
+function hsvToRgb(h: number, s: number, v: number): [number, number, number] {
+  const c = v * s;
+  const hp = (((h % 360) + 360) % 360) / 60;
+  const x = c * (1 - Math.abs((hp % 2) - 1));
+  const [r, g, b] = hp < 1 ? [c, x, 0] : hp < 2 ? [x, c, 0] : hp < 3 ? [0, c, x] : hp < 4 ? [0, x, c] : hp < 5 ? [x, 0, c] : [c, 0, x];
+  const m = v - c;
+  return [clamp255((r + m) * 255), clamp255((g + m) * 255), clamp255((b + m) * 255)];
+}
+
+/**
+ * A SOAP Color as RGBA: RgbColor, GrayColor (0..255), HsvColor / HlsColor (hue 0..360, others
+ * 0..100), CmykColor (0..100); AlphaValue 0 transparent .. 255 opaque (default opaque).
+ */
+export function colorOfSoap(v: SoapValue, path: string): Rgba | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a Color`);
+  const a = clamp255(num(v, 'AlphaValue') ?? 255);
+  const n = (k: string): number => num(v, k) ?? 0;
+  switch (v.$type ?? 'RgbColor') {
+    case 'RgbColor':
+      return [clamp255(n('Red')), clamp255(n('Green')), clamp255(n('Blue')), a];
+    case 'GrayColor': {
+      const g = clamp255(n('GrayLevel'));
+      return [g, g, g, a];
+    }
+    case 'HsvColor':
+      return [...hsvToRgb(n('Hue'), n('Saturation') / 100, n('Value') / 100), a];
+    case 'HlsColor': {
+      const l = n('Lightness') / 100;
+      const s = n('Saturation') / 100;
+      const val = l + s * Math.min(l, 1 - l);
+      return [...hsvToRgb(n('Hue'), val === 0 ? 0 : 2 * (1 - l / val), val), a];
+    }
+    case 'CmykColor': {
+      const k = 1 - n('Black') / 100;
+      return [
+        clamp255(255 * (1 - n('Cyan') / 100) * k),
+        clamp255(255 * (1 - n('Magenta') / 100) * k),
+        clamp255(255 * (1 - n('Yellow') / 100) * k),
+        a,
+      ];
+    }
+    default:
+      throw invalidArgument(path, `${path}: unknown Color type '${v.$type}'`);
+  }
+}
+
+/** `esriSFSSolid` from `geoSFSSolid`, `esriSFSSolid` or `SFSSolid`. */
+const esriEnum = (s: string | undefined): string | undefined => (s === undefined ? undefined : `esri${s.replace(/^(esri|geo)/, '')}`);
+
+const rgbaJson = (c: Rgba | undefined): number[] | undefined => (c ? [...c] : undefined);
+
+/** A SOAP symbol (SimpleFillSymbol, SimpleLineSymbol, SimpleMarkerSymbol) as the Esri JSON symbols.ts draws. */
+export function esriSymbolOfSoap(v: SoapValue, path: string): EsriSymbol | undefined {
+  if (!isObject(v)) return undefined;
+  const color = rgbaJson(colorOfSoap(v['Color'], `${path}/Color`));
+  const line = (o: SoapValue, p: string): EsriSymbol | undefined =>
+    esriSymbolOfSoap(isObject(o) ? { $type: o.$type ?? 'SimpleLineSymbol', ...o } : o, p);
+  switch (v.$type) {
+    case 'SimpleFillSymbol':
+    case 'FillSymbol': {
+      const outline = line(v['Outline'], `${path}/Outline`);
+      return {
+        type: 'esriSFS',
+        style: esriEnum(str(v, 'Style')) ?? 'esriSFSSolid',
+        ...(color ? { color } : {}),
+        ...(outline ? { outline } : {}),
+      };
+    }
+    case 'SimpleLineSymbol':
+    case 'LineSymbol':
+      return {
+        type: 'esriSLS',
+        style: esriEnum(str(v, 'Style')) ?? 'esriSLSSolid',
+        ...(color ? { color } : {}),
+        width: num(v, 'Width') ?? 1,
+      };
+    case 'SimpleMarkerSymbol':
+    case 'MarkerSymbol': {
+      const outlineColor = rgbaJson(colorOfSoap(v['OutlineColor'], `${path}/OutlineColor`));
+      const withOutline = bool(v, 'Outline') === true && outlineColor;
+      return {
+        type: 'esriSMS',
+        style: esriEnum(str(v, 'Style')) ?? 'esriSMSCircle',
+        ...(color ? { color } : {}),
+        size: num(v, 'Size') ?? 8,
+        angle: num(v, 'Angle') ?? 0,
+        xoffset: num(v, 'XOffset') ?? 0,
+        yoffset: num(v, 'YOffset') ?? 0,
+        ...(withOutline
+          ? { outline: { type: 'esriSLS', style: 'esriSLSSolid', color: outlineColor, width: num(v, 'OutlineSize') ?? 1 } }
+          : {}),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The layer (not table) of an id, or NOT_FOUND naming the map. */
+export function layerOf(service: MapService, id: number, path: string): MapLayer {
+  const layer = service.layers.find((l) => l.id === id);
+  if (!layer) throw new EngineError('NOT_FOUND', `Layer ${id} does not exist in map '${service.mapName}'.`, { path });
+  return layer;
+}
+
+/** The LayerDescriptions of a MapDescription, read into drawing options per layer id. */
+export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: string): Map<number, LayerDrawOptions> {
+  const out = new Map<number, LayerDrawOptions>();
+  const lds = md['LayerDescriptions'];
+  if (!Array.isArray(lds)) return out;
+  lds.forEach((ld: SoapValue, i) => {
+    if (!isObject(ld) || ld.$type === 'StandaloneTableDescription') return;
+    const p = `${path}/LayerDescriptions[${i}]`;
+    const id = num(ld, 'LayerID') ?? 0;
+    layerOf(service, id, `${p}/LayerID`);
+    const sel = Array.isArray(ld['SelectionFeatures'])
+      ? (ld['SelectionFeatures'] as SoapValue[]).filter((x): x is number => typeof x === 'number')
+      : [];
+    const selColor = colorOfSoap(ld['SelectionColor'], `${p}/SelectionColor`);
+    const selSymbol = bool(ld, 'SetSelectionSymbol') ? esriSymbolOfSoap(ld['SelectionSymbol'], `${p}/SelectionSymbol`) : undefined;
+    const def = str(ld, 'DefinitionExpression');
+    out.set(id, {
+      ...(typeof ld['Visible'] === 'boolean' ? { visible: ld['Visible'] } : {}),
+      ...(def && def.trim() !== '' ? { definitionExpression: def } : {}),
+      ...(sel.length > 0 ? { selectionFeatures: sel } : {}),
+      ...(selColor ? { selectionColor: selColor } : {}),
+      ...(selSymbol ? { selectionSymbol: selSymbol } : {}),
+      path: p,
+    });
+  });
+  return out;
+}
+
+/** Drawing options of a MapDescription (and the ImageDisplay's TransparentColor, which wins). */
+export function mapDrawOptionsOf(
+  service: MapService,
+  md: SoapObject,
+  imageDisplay: SoapValue,
+  paths: { mapDescription: string; imageDisplay: string },
+  signal?: AbortSignal,
+): DrawMapOptions {
+  const p = paths.mapDescription;
+  const bgSymbol = md['BackgroundSymbol'];
+  let backgroundColor: Rgba | undefined;
+  if (isObject(bgSymbol)) {
+    const style = esriEnum(str(bgSymbol, 'Style'));
+    backgroundColor =
+      style === 'esriSFSNull' || style === 'esriSFSHollow' ? [0, 0, 0, 0] : colorOfSoap(bgSymbol['Color'], `${p}/BackgroundSymbol/Color`);
+  }
+  const selectionColor = colorOfSoap(md['SelectionColor'], `${p}/SelectionColor`);
+  const transparentColor =
+    (isObject(imageDisplay) ? colorOfSoap(imageDisplay['TransparentColor'], `${paths.imageDisplay}/TransparentColor`) : undefined) ??
+    colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
+  return {
+    layers: layerDrawOptionsOf(service, md, p),
+    ...(backgroundColor ? { backgroundColor } : {}),
+    ...(selectionColor ? { selectionColor } : {}),
+    ...(transparentColor ? { transparentColor } : {}),
+    ...(signal ? { signal } : {}),
+  };
+}
+
+function boundsOf(geometries: readonly Geometry[]): Extent | undefined {
+  let xmin = Infinity;
+  let ymin = Infinity;
+  let xmax = -Infinity;
+  let ymax = -Infinity;
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v) && typeof v[0] === 'number') {
+      const x = v[0];
+      const y = v[1] as number;
+      if (x < xmin) xmin = x;
+      if (x > xmax) xmax = x;
+      if (y < ymin) ymin = y;
+      if (y > ymax) ymax = y;
+    } else if (Array.isArray(v)) for (const c of v) walk(c);
+  };
+  for (const g of geometries) walk(g.coordinates);
+  return xmin <= xmax ? { xmin, ymin, xmax, ymax } : undefined;
+}
+
+/** FeatureExtent map areas: the extent of the listed features of a layer (all when none are listed). */
+export function featureExtentResolver(service: MapService) {
+  return async (layerId: number, ids: readonly number[] | undefined, path: string): Promise<Extent | undefined> => {
+    const layer = layerOf(service, layerId, path.replace(/\/FeatureIDs$/, '/LayerID'));
+    if (layer.kind === 'raster') return layer.extent;
+    if (!ids || ids.length === 0) return layer.table.extent ?? layer.extent;
+    const rows = await layer.table.query({
+      objectIds: ids,
+      returnGeometry: true,
+      outFields: [layer.table.objectIdField],
+      limit: ids.length,
+      path,
+    });
+    return boundsOf(rows.flatMap((r) => (r.geometry ? [r.geometry] : [])));
+  };
+}
+
+const FORMATS: Readonly<Record<string, MapImageFormat | null>> = {
+  geoImagePNG: 'png',
+  geoImagePNG24: 'png24',
+  geoImagePNG32: 'png32',
+  geoImageJPG: 'jpg',
+  geoImageJPGPNG: 'jpgpng',
+  geoImageGIF: 'gif',
+  geoImageBMP: 'bmp',
+  geoImageDIB: 'bmp',
+  geoImageTIFF: 'tiff',
+  geoImagePDF: 'pdf',
+  geoImageSVG: 'svg',
+  geoImageEMF: null,
+  geoImagePS: null,
+  geoImageAI: null,
+  geoImageNone: null,
+};
+
+export interface ImageTypeRequest {
+  readonly format: MapImageFormat;
+  readonly returnType: 'url' | 'mime';
+}
+
+/**
+ * An ImageType: format and return type. Decision: an absent ImageType (or format) is PNG returned
+ * as MIME data (no file left on the server for a caller who did not ask for a URL).
+ */
+export function imageTypeOf(v: SoapValue, path: string): ImageTypeRequest {
+  if (v === undefined || v === null) return { format: 'png', returnType: 'mime' };
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be an ImageType`);
+  const f = str(v, 'ImageFormat') ?? 'geoImagePNG';
+  const format = FORMATS[f];
+  if (format === undefined) throw invalidArgument(`${path}/ImageFormat`, `${path}/ImageFormat: '${f}' is not an image format`);
+  if (format === null) {
+    throw new EngineError('INVALID_ARGUMENT', 'Image format not supported', {
+      path: `${path}/ImageFormat`,
+      details: [
+        `${path}/ImageFormat: ${f} cannot be written; use geoImagePNG, geoImagePNG32, geoImageJPG, geoImageGIF, geoImageTIFF, geoImagePDF or geoImageSVG.`,
+      ],
+    });
+  }
+  const rt = str(v, 'ImageReturnType') ?? 'geoImageReturnMimeData';
+  if (rt !== 'geoImageReturnURL' && rt !== 'geoImageReturnMimeData') {
+    throw invalidArgument(`${path}/ImageReturnType`, `${path}/ImageReturnType must be geoImageReturnURL or geoImageReturnMimeData`);
+  }
+  return { format, returnType: rt === 'geoImageReturnURL' ? 'url' : 'mime' };
+}
+
+/** ImageData / ImageURL of an encoded image, per the return type. */
+async function imageReturn(
+  ctx: SoapContext,
+  encoded: EncodedMapImage,
+  returnType: 'url' | 'mime',
+): Promise<{ ImageData?: Uint8Array; ImageURL: string }> {
+  if (returnType === 'mime') return { ImageData: encoded.bytes, ImageURL: '' };
+  const outputs = mapOutputsOf(ctx.deps);
+  const rec = await outputs.put(encoded.bytes, encoded.ext, { service: `${ctx.service.name}.MapServer`, secured: ctx.token !== undefined });
+  return { ImageURL: outputUrl(ctx.origin, rec.name, ctx.token) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ExportMapImage
+
+const exportMapImage: SoapHandler = async (ctx, args) => {
+  const { service } = ctx;
+  const md = args['MapDescription'];
+  if (!isObject(md)) throw invalidArgument('MapDescription', 'MapDescription is required');
+  checkMapName(service, md['Name'], 'MapDescription/Name');
+  const id = args['ImageDescription'];
+  if (!isObject(id)) throw invalidArgument('ImageDescription', 'ImageDescription is required');
+  const type = imageTypeOf(id['ImageType'], 'ImageDescription/ImageType');
+  const paths = { mapDescription: 'MapDescription', imageDisplay: 'ImageDescription/ImageDisplay' };
+  const drawn = await drawnMap(service, md, id['ImageDisplay'], paths, featureExtentResolver(service));
+  const options = mapDrawOptionsOf(service, md, id['ImageDisplay'], paths, ctx.signal);
+  const image = await drawMap(imageServicesOf(ctx.deps), service, drawn, options);
+  const encoded = await encodeRgba({ ...image, dpi: drawn.dpi, grid: drawn }, type.format);
+  const ret = await imageReturn(ctx, encoded, type.returnType);
+  return result({
+    $type: 'MapImage',
+    ...ret,
+    Extent: { $type: 'EnvelopeN', ...envelope(drawn.extent), SpatialReference: soapSpatialReference(drawn.spatialReference) },
+    VisibleLayerIDs: [...image.visibleLayerIds],
+    MapScale: drawn.scale,
+    ImageHeight: drawn.height,
+    ImageWidth: drawn.width,
+    ImageDPI: drawn.dpi,
+    ImageType: encoded.contentType,
+  });
+};
+
+const envelope = (e: Extent) => ({ XMin: e.xmin, YMin: e.ymin, XMax: e.xmax, YMax: e.ymax });
+
+// ---------------------------------------------------------------------------------------------
+// ExportScaleBar
+
+/** A TextSymbol's font, size and colour (lenient about the font's element names). */
+function textStyleOf(v: SoapValue, base: TextStyle, path: string): TextStyle {
+  if (!isObject(v)) return base;
+  const font = v['Font'];
+  const family =
+    str(v, 'FontName') ??
+    (typeof font === 'string' ? font : isObject(font) ? (str(font, 'FontName') ?? str(font, 'Name')) : undefined) ??
+    base.family;
+  const size = num(v, 'Size') ?? num(v, 'FontSize') ?? (isObject(font) ? num(font, 'Size') : undefined) ?? base.size;
+  const weight = str(v, 'FontWeight') ?? (isObject(font) ? str(font, 'FontWeight') : undefined);
+  const style = str(v, 'FontStyle') ?? (isObject(font) ? str(font, 'FontStyle') : undefined);
+  const color = colorOfSoap(v['Color'], `${path}/Color`) ?? base.color;
+  if (!(size > 0 && size <= 500)) throw invalidArgument(`${path}/Size`, `${path}/Size must be in (0, 500] points`);
+  return {
+    family: family || base.family,
+    size,
+    color,
+    bold: weight !== undefined ? /bold|[6-9]00/i.test(weight) : base.bold,
+    italic: style !== undefined ? /italic|oblique/i.test(style) : base.italic,
+  };
+}
+
+const LABEL_FREQUENCIES = [
+  'geoScaleBarNone',
+  'geoScaleBarOne',
+  'geoScaleBarMajorDivisions',
+  'geoScaleBarDivisions',
+  'geoScaleBarDivisionsAndFirstMidpoint',
+  'geoScaleBarDivisionsAndFirstSubdivisions',
+  'geoScaleBarDivisionsAndSubdivisions',
+] as const;
+const VERT_POSITIONS = ['geoAbove', 'geoTop', 'geoOn', 'geoBottom', 'geoBelow'] as const;
+const BAR_POSITIONS = [
+  'geoScaleBarAbove',
+  'geoScaleBarBeforeLabels',
+  'geoScaleBarAfterLabels',
+  'geoScaleBarBeforeBar',
+  'geoScaleBarAfterBar',
+  'geoScaleBarBelow',
+] as const;
+const RESIZE_HINTS = ['geoScaleBarFixed', 'geoScaleBarAutoDivision', 'geoScaleBarAutoDivisions'] as const;
+
+function oneOf<T extends string>(o: SoapObject, k: string, allowed: readonly T[], path: string, d: T): T {
+  const v = str(o, k);
+  if (v === undefined) return d;
+  if (!(allowed as readonly string[]).includes(v))
+    throw invalidArgument(`${path}/${k}`, `${path}/${k} must be one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+/** A ScaleBar request (AlternatingScaleBar or SingleDivisionScaleBar) over the defaults. */
+export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): ScaleBarSpec {
+  const d = defaultScaleBar(mapUnits);
+  if (v === undefined || v === null) return d;
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a ScaleBar`);
+  if (v.$type !== undefined && v.$type !== 'AlternatingScaleBar' && v.$type !== 'SingleDivisionScaleBar' && v.$type !== 'ScaleBar') {
+    throw invalidArgument(path, `${path}: unknown ScaleBar type '${v.$type}'`);
+  }
+  const count = (k: string, min: number, max: number, def: number): number => {
+    const n = num(v, k);
+    if (n === undefined) return def;
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw invalidArgument(`${path}/${k}`, `${path}/${k} must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+  const points = (k: string, def: number): number => {
+    const n = num(v, k);
+    if (n === undefined) return def;
+    if (!(n >= 0 && n <= 500)) throw invalidArgument(`${path}/${k}`, `${path}/${k} must be from 0 to 500 points`);
+    return n;
+  };
+  const units = str(v, 'Units');
+  if (units !== undefined && units !== 'geoUnknownUnits' && UNIT_METERS[units] === undefined) {
+    throw invalidArgument(`${path}/Units`, `${path}/Units: '${units}' is not a unit`);
+  }
+  const division = num(v, 'Division');
+  if (division !== undefined && !(division >= 0)) throw invalidArgument(`${path}/Division`, `${path}/Division must not be negative`);
+  const fillSym = v['FillSymbol'];
+  const fill2Sym = v['FillSymbol2'] ?? v['AlternateFillSymbol'];
+  const fill1 = isObject(fillSym) ? colorOfSoap(fillSym['Color'], `${path}/FillSymbol/Color`) : undefined;
+  const fill2 = isObject(fill2Sym) ? colorOfSoap(fill2Sym['Color'], `${path}/FillSymbol2/Color`) : undefined;
+  const outline = isObject(fillSym) && isObject(fillSym['Outline']) ? fillSym['Outline'] : undefined;
+  const unitLabel = str(v, 'UnitLabel');
+  return {
+    ...d,
+    kind: v.$type === 'SingleDivisionScaleBar' ? 'single' : 'alternating',
+    ...(units !== undefined && units !== 'geoUnknownUnits' ? { units } : {}),
+    ...(unitLabel ? { unitLabel } : {}),
+    ...(division !== undefined && division > 0 ? { division } : {}),
+    divisions: count('Divisions', 1, 100, d.divisions),
+    subdivisions: count('Subdivisions', 0, 100, d.subdivisions),
+    divisionsBeforeZero: count('DivisionsBeforeZero', 0, 100, d.divisionsBeforeZero),
+    resizeHint: oneOf(v, 'ResizeHint', RESIZE_HINTS, path, d.resizeHint),
+    barHeight: points('BarHeight', d.barHeight),
+    labelFrequency: oneOf(v, 'LabelFrequency', LABEL_FREQUENCIES, path, d.labelFrequency),
+    labelPosition: oneOf(v, 'LabelPosition', VERT_POSITIONS, path, d.labelPosition),
+    labelGap: points('LabelGap', d.labelGap),
+    labelStyle: textStyleOf(v['LabelSymbol'], d.labelStyle, `${path}/LabelSymbol`),
+    unitLabelPosition: oneOf(v, 'UnitLabelPosition', BAR_POSITIONS, path, d.unitLabelPosition),
+    unitLabelGap: points('UnitLabelGap', d.unitLabelGap),
+    unitLabelStyle: textStyleOf(v['UnitLabelSymbol'], d.unitLabelStyle, `${path}/UnitLabelSymbol`),
+    ...(fill1 ? { fill1 } : {}),
+    ...(fill2 ? { fill2 } : {}),
+    ...(outline ? { outline: colorOfSoap(outline['Color'], `${path}/FillSymbol/Outline/Color`) ?? d.outline } : {}),
+    ...(outline && num(outline, 'Width') !== undefined ? { outlineWidth: num(outline, 'Width')! } : {}),
+  };
+}
+
+/** Decision: a scale bar image without an ImageDisplay is 400 x 50 pixels at 96 DPI. */
+const DEFAULT_BAR_DISPLAY = { ImageWidth: 400, ImageHeight: 50, ImageDPI: 96 };
+
+const exportScaleBar: SoapHandler = async (ctx, args) => {
+  const { service } = ctx;
+  const md = args['MapDescription'];
+  if (!isObject(md)) throw invalidArgument('MapDescription', 'MapDescription is required');
+  checkMapName(service, md['Name'], 'MapDescription/Name');
+  const id = args['ImageDescription'];
+  if (!isObject(id)) throw invalidArgument('ImageDescription', 'ImageDescription is required');
+  const type = imageTypeOf(id['ImageType'], 'ImageDescription/ImageType');
+  const drawn = await drawnMap(
+    service,
+    md,
+    args['MapDisplay'],
+    { mapDescription: 'MapDescription', imageDisplay: 'MapDisplay' },
+    featureExtentResolver(service),
+  );
+  const bar = imageDisplayOf(id['ImageDisplay'] ?? DEFAULT_BAR_DISPLAY, service, 'ImageDescription/ImageDisplay');
+  const spec = scaleBarSpecOf(args['ScaleBar'], service.units, 'ScaleBar');
+  // Decision: without BackGroundColor the bar is drawn on white (as a printed map's margin).
+  const background = colorOfSoap(args['BackGroundColor'], 'BackGroundColor') ?? [255, 255, 255, 255];
+  const { rgba } = drawScaleBar(spec, drawn.scale, bar.width, bar.height, bar.dpi, background);
+  const encoded = await encodeRgba({ width: bar.width, height: bar.height, rgba, dpi: bar.dpi }, type.format);
+  const ret = await imageReturn(ctx, encoded, type.returnType);
+  return result({
+    $type: 'ImageResult',
+    ...ret,
+    ImageHeight: bar.height,
+    ImageWidth: bar.width,
+    ImageDPI: bar.dpi,
+    ImageType: encoded.contentType,
+  });
+};
+
+// ---------------------------------------------------------------------------------------------
+// Legends
+
+interface Patch {
+  readonly width: number;
+  readonly height: number;
+  readonly dpi: number;
+}
+
+/** Decision: LegendPatch sizes of 0 are 15 pt (20 px at 96 DPI, the vendor's patch), ImageDPI 0 is 96; at most 1000 px a side. */
+function patchOf(v: SoapValue, path: string): Patch {
+  const o = isObject(v) ? v : {};
+  const dpi = num(o, 'ImageDPI') || 96;
+  if (!(dpi > 0 && dpi <= 2400)) throw invalidArgument(`${path}/ImageDPI`, `${path}/ImageDPI must be in (0, 2400]`);
+  const px = (k: string): number => {
+    const pt = num(o, k) || 15;
+    const n = Math.round((pt * dpi) / 72);
+    if (!(pt > 0) || n < 1 || n > 1000) throw invalidArgument(`${path}/${k}`, `${path}/${k} must give 1 to 1000 pixels at ImageDPI`);
+    return n;
+  };
+  return { width: px('Width'), height: px('Height'), dpi };
+}
+
+async function symbolImage(
+  ctx: SoapContext,
+  rgba: Uint8ClampedArray,
+  w: number,
+  h: number,
+  dpi: number,
+  type: ImageTypeRequest,
+): Promise<SoapObject> {
+  const encoded = await encodeRgba({ width: w, height: h, rgba, dpi }, type.format);
+  const ret = await imageReturn(ctx, encoded, type.returnType);
+  return { $type: 'ImageResult', ...ret, ImageHeight: h, ImageWidth: w, ImageDPI: dpi, ImageType: encoded.contentType };
+}
+
+function legendClass(label: string, description: string, image: SoapObject): SoapObject {
+  return { $type: 'MapServerLegendClass', Label: label, Description: description, SymbolImage: image };
+}
+
+async function featureLegend(ctx: SoapContext, layer: FeatureLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
+  const renderer = parseRenderer(layer.renderer, layer.table.geometryType);
+  const classes = [...renderer.classes, ...(renderer.defaultClass ? [renderer.defaultClass] : [])];
+  const out: SoapObject[] = [];
+  for (const c of classes) {
+    const canvas = drawPatch(c.symbol, patch.width, patch.height, patch.dpi / 72);
+    const rgba = canvas.getContext('2d').getImageData(0, 0, patch.width, patch.height).data;
+    out.push(legendClass(c.label, c.description, await symbolImage(ctx, rgba, patch.width, patch.height, patch.dpi, type)));
+  }
+  return [{ $type: 'MapServerLegendGroup', Heading: renderer.heading, LegendClasses: out }];
+}
+
+function pngPixels(png: Uint8Array, size: number): Uint8ClampedArray {
+  const img = new Image();
+  img.src = Buffer.from(png);
+  const c = createCanvas(size, size);
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  return g.getImageData(0, 0, size, size).data;
+}
+
+async function rasterLegend(ctx: SoapContext, layer: RasterLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
+  const rule = rasterLayerRule(layer);
+  const { root } = await planServiceRule(layer.image, rule);
+  const info = root.info;
+  const entries = legendEntries(info, (band) => (rule === undefined ? layer.image.statistics[band] : info.statistics?.[band]));
+  const out: SoapObject[] = [];
+  for (const e of entries) {
+    const png = Buffer.from(e.imageData, 'base64');
+    let image: SoapObject;
+    if (type.format === 'png' || type.format === 'png32') {
+      const ret = await imageReturn(ctx, { bytes: new Uint8Array(png), contentType: 'image/png', ext: 'png' }, type.returnType);
+      image = { $type: 'ImageResult', ...ret, ImageHeight: SWATCH, ImageWidth: SWATCH, ImageDPI: patch.dpi, ImageType: 'image/png' };
+    } else {
+      image = await symbolImage(ctx, pngPixels(png, SWATCH), SWATCH, SWATCH, patch.dpi, type);
+    }
+    out.push(legendClass(e.label, '', image));
+  }
+  const heading = info.bandCount >= 3 && info.colormap === undefined ? 'RGB' : 'Value';
+  return [{ $type: 'MapServerLegendGroup', Heading: heading, LegendClasses: out }];
+}
+
+function layerIdsOf(service: MapService, v: SoapValue, path: string): number[] | undefined {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  return (v as SoapValue[]).map((x, i) => {
+    if (typeof x !== 'number') throw invalidArgument(`${path}[${i}]`, `${path}[${i}] must be a layer id`);
+    layerOf(service, x, `${path}[${i}]`);
+    return x;
+  });
+}
+
+async function legends(ctx: SoapContext, ids: readonly number[], patchValue: SoapValue, typeValue: SoapValue): Promise<SoapObject[]> {
+  const patch = patchOf(patchValue, 'LegendPatch');
+  const type = imageTypeOf(typeValue, 'ImageType');
+  const out: SoapObject[] = [];
+  for (const id of ids) {
+    const layer = layerOf(ctx.service, id, 'LayerIDs');
+    const groups = layer.kind === 'raster' ? await rasterLegend(ctx, layer, patch, type) : await featureLegend(ctx, layer, patch, type);
+    out.push({ $type: 'MapServerLegendInfo', LayerID: layer.id, Name: layer.name, LegendGroups: groups });
+  }
+  return out;
+}
+
+const getLegendInfo: SoapHandler = async (ctx, args) => {
+  checkMapName(ctx.service, args['MapName'], 'MapName');
+  const ids = layerIdsOf(ctx.service, args['LayerIDs'], 'LayerIDs') ?? ctx.service.layers.map((l) => l.id);
+  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType']));
+};
+
+/** GetLegendInfo2: the legend of what the MapDescription draws (layer visibility and scale ranges honoured). */
+const getLegendInfo2: SoapHandler = async (ctx, args) => {
+  const { service } = ctx;
+  const md = args['MapDescription'];
+  if (!isObject(md)) throw invalidArgument('MapDescription', 'MapDescription is required');
+  checkMapName(service, md['Name'], 'MapDescription/Name');
+  const drawn = await drawnMap(
+    service,
+    md,
+    args['MapImageDisplay'],
+    { mapDescription: 'MapDescription', imageDisplay: 'MapImageDisplay' },
+    featureExtentResolver(service),
+  );
+  const visible = visibleLayerIds(service, drawn.scale, layerDrawOptionsOf(service, md, 'MapDescription'));
+  const asked = layerIdsOf(service, args['LayerIDs'], 'LayerIDs');
+  const ids = asked ? asked.filter((id) => visible.includes(id)) : visible;
+  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType']));
+};
+
+export const drawHandlers: Record<string, SoapHandler> = {
+  ExportMapImage: exportMapImage,
+  ExportScaleBar: exportScaleBar,
+  GetLegendInfo: getLegendInfo,
+  GetLegendInfo2: getLegendInfo2,
+};
