@@ -317,8 +317,8 @@ function readMeta(db: Database.Database): Partial<Meta> {
   }
 }
 
-/** Files of this process's open stores: never deleted as stale versions. */
-const openFiles = new Set<string>();
+/** Files of this process's open stores (with how many opens): never deleted as stale versions. */
+const openFiles = new Map<string, number>();
 
 async function importInto(db: Database.Database, options: FeatureStoreOptions, fingerprint: string): Promise<SpatialReference | undefined> {
   const read: ReadSource[] = [];
@@ -919,15 +919,20 @@ export async function openFeatureStore(options: FeatureStoreOptions): Promise<Fe
   for (const r of db.prepare('SELECT id, info FROM tables ORDER BY id').all() as { id: number; info: string }[]) {
     tables.set(r.id, new SqliteFeatureTable(db, r.id, JSON.parse(r.info) as TableInfo, options.maxRecordCount));
   }
-  openFiles.add(file);
+  openFiles.set(file, (openFiles.get(file) ?? 0) + 1);
   const opened = db;
+  let closed = false;
   return {
     tables,
     spatialReference: sr ?? undefined,
     imported,
     file,
     close() {
-      openFiles.delete(file);
+      if (closed) return;
+      closed = true;
+      const n = (openFiles.get(file) ?? 1) - 1;
+      if (n > 0) openFiles.set(file, n);
+      else openFiles.delete(file);
       if (opened.open) opened.close();
     },
   };
