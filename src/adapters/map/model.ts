@@ -66,7 +66,12 @@ export interface FeatureQuery {
   readonly objectIds?: readonly number[];
   /** Only rows whose `field` holds one of `values` (relationship keys: bound values, never parsed as SQL). */
   readonly fieldIn?: { readonly field: string; readonly values: readonly AttributeValue[] };
-  /** A spatial filter: `geometry` in the service SR, the relation of the feature to it. */
+  /**
+   * A spatial filter: `geometry` in the service SR and a relation read as the vendor documents
+   * esriSpatialRelEnum, "query geometry REL target": `within` = the filter is within the feature,
+   * `contains` = the filter contains the feature, `relation` = relate(filter, feature) matches
+   * `relationMask` (spatial.ts). A SOAP SpatialRel maps one to one.
+   */
   readonly spatial?: { readonly geometry: Geometry; readonly relation: SpatialRelation; readonly relationMask?: string };
   /** Fields returned (names as stored, case-insensitive on input); undefined or ['*'] = all. */
   readonly outFields?: readonly string[];
