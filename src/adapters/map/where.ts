@@ -136,7 +136,7 @@ export const SQL_SYNTAX = {
     EscapeKeyword: 'ESCAPE',
   } as Readonly<Record<string, string>>,
   invalidCharacters: ';`#[]{}\\',
-  invalidStartingCharacters: '0123456789_',
+  invalidStartingCharacters: '0123456789',
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -605,7 +605,8 @@ class Parser {
         u === 'SELECT' ? 'subqueries are not allowed' : `'${t.text}' is not allowed: a where clause is one condition, not statements`,
       );
     }
-    if (SQL_KEYWORDS.includes(u)) this.fail(t.pos, `unexpected ${u}${u === 'FROM' ? ' (subqueries are not allowed)' : ''}`);
+    if (SQL_KEYWORDS.includes(u) && !this.o.fields.some((f) => f.name.toUpperCase() === u))
+      this.fail(t.pos, `unexpected ${u}${u === 'FROM' ? ' (subqueries are not allowed)' : ''}`);
     this.k++;
     return this.field(t);
   }
