@@ -183,7 +183,7 @@ async function readSource(src: TableSource): Promise<ReadSource> {
         throw invalidConfig(at, `Feature ${i + 1} of '${src.path}' has properties that are not an object.`);
       const geometry = src.kind === 'feature' ? checkGeometry(f['geometry'], at) : null;
       const properties: Record<string, unknown> = { ...(p ?? {}) };
-      // Decision: a Feature's `id` fills an OBJECTID-like property only when asked (objectIdField names it).
+      // Decision: a Feature's numeric `id` stands in for a missing object id property (used when the ids are unique and positive).
       if (f['id'] !== undefined && properties[src.objectIdField] === undefined && typeof f['id'] === 'number')
         properties[src.objectIdField] = f['id'];
       return { properties, geometry };
@@ -948,6 +948,9 @@ function removeStaleVersions(file: string, attachmentsDir: string): void {
       if (name.endsWith('.sqlite')) {
         rmSync(p, { force: true });
         rmSync(join(attachmentsRoot, name.slice(0, -'.sqlite'.length)), { recursive: true, force: true });
+      } else if (name.includes('.sqlite.tmp-') && Date.now() - statSync(p).mtimeMs > 3600_000) {
+        // An import that died an hour ago or more.
+        rmSync(p, { force: true });
       }
     }
   } catch {
