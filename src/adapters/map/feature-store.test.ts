@@ -311,6 +311,8 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
     });
     expect(await small.tables.get(1)!.query({})).toHaveLength(7);
     expect(await small.tables.get(1)!.ids({})).toHaveLength(CONTOURS.length);
+    expect(await small.tables.get(1)!.query({ limit: Infinity })).toHaveLength(CONTOURS.length);
+    expect(await small.tables.get(1)!.ids({ limit: 3 })).toEqual([1, 2, 3]);
     small.close();
   });
 

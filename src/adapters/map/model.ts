@@ -78,7 +78,7 @@ export interface FeatureQuery {
   readonly returnGeometry?: boolean;
   /** `ORDER BY` fields: `[{field, descending}]` (already parsed by the caller from a postfix clause). */
   readonly orderBy?: readonly { readonly field: string; readonly descending: boolean }[];
-  /** Most rows returned (the service's maxRecordCount applies when undefined). */
+  /** Most rows returned (the service's maxRecordCount applies when undefined; Infinity = every row). */
   readonly limit?: number;
   /** Error paths for the where clause etc. start with this (default `QueryFilter`). */
   readonly path?: string;
