@@ -172,6 +172,15 @@ describe('compileWhere: refusals', () => {
     expect(() => compileWhere('BOTH = 1', fields)).toThrow(/unexpected BOTH/);
   });
 
+  it('refuses deep nesting quickly with a fault, not a stack overflow', () => {
+    const deep = `${'('.repeat(30000)}CLASS = 1${')'.repeat(30000)}`;
+    expect(refusal(deep).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`${'NOT '.repeat(5000)}CLASS = 1`).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`${'ABS('.repeat(5000)}1${')'.repeat(5000)} = 1`).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`CLASS = ${'- '.repeat(5000)}1`).message).toMatch(/nested more than 100 levels/);
+    expect(ids(`${'('.repeat(50)}CLASS = 1${')'.repeat(50)}`)).toEqual([1, 4]);
+  });
+
   it("names the caller's path", () => {
     expect(refusal('1=1; DROP TABLE x', 'LayerDescriptions[0]/DefinitionExpression').path).toBe(
       'LayerDescriptions[0]/DefinitionExpression',
