@@ -8,6 +8,8 @@ import type { MapService } from '../../map/model.js';
 import { field, featureLayer, rasterLayer, sqliteTable, standaloneTable, testContext, testMap } from '../../../../test/info-map.js';
 import { testSite, type TestSite } from '../../../../test/site.js';
 import type { SoapObject, SoapValue } from '../operation.js';
+import { mapOutputsOf, OUTPUT_PATH } from '../../map/outputs.js';
+import { SQL_FUNCTIONS } from '../../map/where.js';
 import { computeDistanceOf, geodesicDistance, infoHandlers } from './info.js';
 
 const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
@@ -232,6 +234,9 @@ describe('GetServerInfo', () => {
     // The map's scale range is the widest of its layers' (a layer without limits makes it unlimited).
     expect(info['MinScale']).toBe(0);
   });
+  it('an empty map name is the default map', async () => {
+    expect(obj((await call('GetServerInfo', { MapName: '' }))['Result'])['Name']).toBe('Layers');
+  });
   it('refuses another map name', async () => {
     const e = await fault(call('GetServerInfo', { MapName: 'Other' }));
     expect(e.code).toBe('NOT_FOUND');
@@ -389,6 +394,26 @@ describe('ComputeDistance', () => {
   });
 });
 
+describe('GetSQLSyntaxInfo', () => {
+  it("reports the store's where-clause dialect", async () => {
+    const r = obj((await call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 0 }))['Result']);
+    expect(r.$type).toBe('SQLSyntaxInfo');
+    const fns = props(r['FunctionNames']);
+    expect(Object.keys(fns)).toEqual(SQL_FUNCTIONS.map((f) => f.name));
+    expect(fns['UPPER']).toBe('UPPER(string_exp)');
+    expect(props(r['SpecialCharacters'])).toMatchObject({ WildcardManyMatch: '%', WildcardSingleMatch: '_' });
+    expect(r['SupportedPredicates']).toContain('LIKE');
+    expect(r['SupportedClauses']).toEqual(['ORDER BY']);
+    expect(r['Keywords']).toContain('BETWEEN');
+    expect(r).toMatchObject({ IdentifierCase: false, StringComparisonCase: true });
+    expect(typeof r['InvalidCharacters']).toBe('string');
+    // Tables have the same dialect; raster layers have no attributes.
+    expect(obj((await call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: service.tables[0]!.id }))['Result'])).toEqual(r);
+    if (hasDem) expect((await fault(call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 2 }))).issues[0]?.path).toBe('LayerID');
+    expect((await fault(call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 42 }))).code).toBe('NOT_FOUND');
+  });
+});
+
 describe('drawing descriptions and subtypes', () => {
   it('GetDefaultLayerDrawingDescriptions describes renderers with SOAP symbols', async () => {
     const r = arr(
@@ -473,21 +498,20 @@ describe.skipIf(!hasDem)('QueryRasterValue', () => {
     const bytes = r[0]!['ImageData'] as Uint8Array;
     expect([bytes[0], bytes[1]]).toEqual([0xff, 0xd8]);
   });
-  it('URL answers go through the output publisher', async () => {
-    const written: string[] = [];
-    const ctx = testContext(site, service, (b, ext, type) => {
-      written.push(`${ext} ${type} ${b.length > 0}`);
-      return Promise.resolve('https://test/output/x.png');
-    });
-    const r = await infoHandlers['QueryRasterValue']!(ctx, {
+  it('URL answers are written to the output folder and served from there', async () => {
+    const r = await call('QueryRasterValue', {
       MapName: 'Layers',
       SourceTableID: 2,
       RowIDs: [1],
       ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG', ImageReturnType: 'geoImageReturnURL' },
     });
-    expect(arr(r['Result'])[0]).toMatchObject({ ImageURL: 'https://test/output/x.png' });
-    expect(arr(r['Result'])[0]!['ImageData']).toBeUndefined();
-    expect(written).toEqual(['png image/png true']);
+    const img = arr(r['Result'])[0]!;
+    expect(img['ImageData']).toBeUndefined();
+    const url = img['ImageURL'] as string;
+    expect(url.startsWith(`http://test${OUTPUT_PATH}/`)).toBe(true);
+    const stored = await mapOutputsOf(site).get(url.slice(url.lastIndexOf('/') + 1));
+    expect(stored?.record.contentType).toBe('image/png');
+    expect([...stored!.bytes.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
   });
   it('refuses feature layers, other fields and other rows', async () => {
     const e1 = await fault(call('QueryRasterValue', { MapName: 'Layers', SourceTableID: 0, RowIDs: [1], FieldName: 'Shape' }));

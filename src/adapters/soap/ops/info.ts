@@ -12,6 +12,9 @@ import { encodeExport, type ExportFormat } from '../../image/export-image.js';
 import { transformer } from '../../image/query-geometry.js';
 import { planServiceRule, renderOnGrid } from '../../image/render-request.js';
 import { imageServicesOf } from '../../image/service.js';
+import { rasterLayerRule } from '../../map/draw.js';
+import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
+import { SQL_CLAUSES, SQL_FUNCTIONS, SQL_KEYWORDS, SQL_PREDICATES, SQL_SYNTAX } from '../../map/where.js';
 import type {
   AttributeValue,
   Domain,
@@ -37,6 +40,7 @@ import {
 } from '../operation.js';
 import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
 import { soapRendererOf } from './classes.js';
+import { checkMapName as checkDrawnMapName, layerOf } from './draw.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shared readers (also used by identify.ts and classes.ts)
@@ -54,12 +58,12 @@ export const syncHandler =
 
 const str = (v: SoapValue): string => (typeof v === 'string' ? v : '');
 
-/** The map a request names must be this service's map (§5.5: unknown MapName is a Client fault). */
+/**
+ * The map a request names must be this service's map (§5.5: unknown MapName is a Client fault); the
+ * same reading as the drawing operations ('' = the default map, names compared case-insensitively).
+ */
 export function checkMapName(service: MapService, value: SoapValue, path = 'MapName'): void {
-  const name = str(value).trim();
-  // Decision: map names match case-insensitively (the vendor's map names are data frame names a user types).
-  if (name.toLowerCase() === service.mapName.toLowerCase()) return;
-  throw new EngineError('NOT_FOUND', `Map '${name}' does not exist in this service (its map is '${service.mapName}').`, { path });
+  checkDrawnMapName(service, value, path);
 }
 
 /** The map a MapDescription names (its Name must be the service's map). */
@@ -76,12 +80,7 @@ export function mapTableOf(service: MapService, id: number, path: string): MapLa
   return t;
 }
 
-/** A layer by id (not a standalone table). */
-export function layerOf(service: MapService, id: number, path: string): MapLayer {
-  const t = mapTableOf(service, id, path);
-  if (t.kind === 'table') throw new EngineError('NOT_FOUND', `Layer ${id} does not exist in map '${service.mapName}'.`, { path });
-  return t;
-}
+export { layerOf };
 
 /** The ids of a LayerIDs array (checked to be layers of the map); undefined or empty = none given. */
 export function layerIdsOf(service: MapService, value: SoapValue, path = 'LayerIDs'): number[] {
@@ -649,7 +648,7 @@ const fromMapPoints: SoapHandler = async (ctx, args) => {
 const getSupportedImageReturnTypes: SoapHandler = syncHandler(() => result('geoImageReturnMimeData'));
 
 async function rasterDrawingDescription(ctx: SoapContext, layer: RasterLayer): Promise<SoapObject> {
-  const planned = await planServiceRule(layer.image, layer.renderingRule, 0, 'renderingRule');
+  const planned = await planServiceRule(layer.image, rasterLayerRule(layer), 0, 'renderingRule');
   const bands = planned.root.info.bandCount;
   const renderer: SoapObject =
     bands >= 3
@@ -753,12 +752,6 @@ const getMapTableSubtypeInfos2: SoapHandler = syncHandler((ctx, args) => {
 // ---------------------------------------------------------------------------------------------
 // QueryRasterValue
 
-/** Writes an output file and answers its public URL (the outputs route), when the endpoint offers one. */
-export type PublishOutput = (bytes: Uint8Array, extension: string, contentType: string) => Promise<string>;
-
-/** The context's output publisher, when the endpoint has one. */
-export const publishOf = (ctx: SoapContext): PublishOutput | undefined => (ctx as SoapContext & { publish?: PublishOutput }).publish;
-
 /** The field holding a raster layer's raster (QueryRasterValue's FieldName). */
 export const RASTER_FIELD = 'Raster';
 
@@ -771,13 +764,7 @@ const IMAGE_FORMATS: Readonly<Record<string, ExportFormat>> = {
 };
 
 /** The raster of a raster layer as an image of at most the service's largest size. */
-export async function rasterImage(
-  ctx: SoapContext,
-  layer: RasterLayer,
-  imageType: SoapValue,
-  path: string,
-  publish?: PublishOutput,
-): Promise<SoapObject> {
+export async function rasterImage(ctx: SoapContext, layer: RasterLayer, imageType: SoapValue, path: string): Promise<SoapObject> {
   const s = ctx.service;
   let format: ExportFormat = 'png';
   let asUrl = false;
@@ -799,7 +786,7 @@ export async function rasterImage(
   const width = Math.max(1, Math.round(info.width * k));
   const height = Math.max(1, Math.round(info.height * k));
   const services = imageServicesOf(ctx.deps);
-  const rule = layer.renderingRule;
+  const rule = rasterLayerRule(layer);
   const image = await renderOnGrid(services, layer.image, {
     rule,
     grid: { spatialReference: info.spatialReference ?? {}, extent: info.extent, width, height },
@@ -809,9 +796,12 @@ export async function rasterImage(
   const encoded = encodeExport(image, layer.image, rule, undefined, { format, quality: 75, compression: 'none' }, 'any');
   const base = { ImageHeight: height, ImageWidth: width, ImageDPI: 96, ImageType: encoded.contentType };
   if (asUrl) {
-    if (!publish) throw new EngineError('IO_ERROR', 'this endpoint has no output folder for image URLs');
-    const url = await publish(encoded.bytes, encoded.ext, encoded.contentType);
-    return { $type: 'ImageResult', ImageURL: url, ...base };
+    // The drawing operations' output folder: an unguessable name, served for a while, with the caller's token.
+    const rec = await mapOutputsOf(ctx.deps).put(encoded.bytes, encoded.ext === 'jpg' ? 'jpg' : 'png', {
+      service: `${s.name}.MapServer`,
+      secured: ctx.token !== undefined,
+    });
+    return { $type: 'ImageResult', ImageURL: outputUrl(ctx.origin, rec.name, ctx.token), ...base };
   }
   return { $type: 'ImageResult', ImageData: encoded.bytes, ImageURL: '', ...base };
 }
@@ -847,7 +837,7 @@ async function queryRasterValueOf(
   });
   void tablePath;
   const out: SoapObject[] = [];
-  for (let i = 0; i < rows.length; i++) out.push(await rasterImage(ctx, t, args['ImageType'], 'ImageType', publishOf(ctx)));
+  for (let i = 0; i < rows.length; i++) out.push(await rasterImage(ctx, t, args['ImageType'], 'ImageType'));
   return out;
 }
 
@@ -864,7 +854,43 @@ const queryRasterValue2: SoapHandler = async (ctx, args) => {
   return result(await queryRasterValueOf(ctx, t, 'MapTableDescription', args));
 };
 
+// ---------------------------------------------------------------------------------------------
+// GetSQLSyntaxInfo
+
+/**
+ * The where-clause dialect of a layer or table: the store's allowlist (map/where.ts), so what this
+ * answers is exactly what QueryFilter/WhereClause accepts. FunctionNames: each function's name and
+ * its syntax; SpecialCharacters: the wildcard, quote, delimiter and escape characters.
+ */
+export function sqlSyntaxInfo(): SoapObject {
+  return {
+    $type: 'SQLSyntaxInfo',
+    FunctionNames: propertySet(SQL_FUNCTIONS.map((f) => [f.name, f.syntax] as const)),
+    SpecialCharacters: propertySet(Object.entries(SQL_SYNTAX.specialCharacters)),
+    SupportedPredicates: [...SQL_PREDICATES],
+    SupportedClauses: [...SQL_CLAUSES],
+    IdentifierCase: SQL_SYNTAX.identifierCase,
+    DelimitedIdentifierCase: SQL_SYNTAX.delimitedIdentifierCase,
+    StringComparisonCase: SQL_SYNTAX.stringComparisonCase,
+    Keywords: [...SQL_KEYWORDS],
+    InvalidCharacters: SQL_SYNTAX.invalidCharacters,
+    InvalidStartingCharacters: SQL_SYNTAX.invalidStartingCharacters,
+  };
+}
+
+const getSQLSyntaxInfo: SoapHandler = syncHandler((ctx, args) => {
+  checkMapName(ctx.service, args['MapName']);
+  const id = typeof args['LayerID'] === 'number' ? args['LayerID'] : Number.NaN;
+  const t = mapTableOf(ctx.service, id, 'LayerID');
+  if (t.kind === 'raster') {
+    // Decision: raster layers have no attribute table to query, so no where-clause dialect.
+    throw invalidArgument('LayerID', `Layer ${t.id} ('${t.name}') is a raster layer: it has no attributes to query.`);
+  }
+  return result(sqlSyntaxInfo());
+});
+
 export const infoHandlers: Record<string, SoapHandler> = {
+  GetSQLSyntaxInfo: getSQLSyntaxInfo,
   GetDocumentInfo: getDocumentInfo,
   GetMapCount: getMapCount,
   GetMapName: getMapName,
