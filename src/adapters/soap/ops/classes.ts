@@ -545,11 +545,11 @@ async function classBreaks(target: Target, def: SoapObject, path: string): Promi
   const infos = c.breaks.map((b, i) => {
     const info: SoapObject = {
       $type: 'ClassBreakInfo',
-      ClassMaximumValue: { $xs: 'double', value: b },
+      ClassMaximumValue: b,
       Label: labels?.[i] ?? `${fmt(lower)} - ${fmt(b)}`,
       Description: '',
       Symbol: classSymbol(def['BaseSymbol'], kind, colors[i]!),
-      ClassMinimumValue: { $xs: 'double', value: lower },
+      ClassMinimumValue: lower,
     };
     lower = b;
     return info;
@@ -557,11 +557,11 @@ async function classBreaks(target: Target, def: SoapObject, path: string): Promi
   return {
     $type: 'ClassBreaksRenderer',
     Field: field.name,
-    MinimumValue: { $xs: 'double', value: c.minimum },
+    MinimumValue: c.minimum,
     ClassBreakInfos: infos,
     ...(normField ? { NormalizationField: normField.name } : {}),
     ...(normType !== 'geoNormalizeByNothing' ? { NormalizationType: normType } : {}),
-    ...(total !== undefined ? { NormalizationTotal: { $xs: 'double', value: total } } : {}),
+    ...(total !== undefined ? { NormalizationTotal: total } : {}),
   };
 }
 

@@ -440,7 +440,7 @@ const displayPaths = { mapDescription: 'MapDescription', imageDisplay: 'MapImage
 const computeScale: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
   const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
-  return result({ $xs: 'double', value: m.scale });
+  return result(m.scale);
 };
 
 /** Metres per unit of a SOAP `Units` value (undefined for geoUnknownUnits and geoDecimalDegrees). */
@@ -569,7 +569,7 @@ const computeDistance: SoapHandler = syncHandler((ctx, args) => {
   checkMapName(s, args['MapName']);
   const from = pointArg(args['FromPoint'], 'FromPoint', s.spatialReference);
   const to = pointArg(args['ToPoint'], 'ToPoint', s.spatialReference);
-  return result({ $xs: 'double', value: computeDistanceOf(s, from, to, str(args['Units'])) });
+  return result(computeDistanceOf(s, from, to, str(args['Units'])));
 });
 
 function intArray(v: SoapValue, path: string): number[] {
