@@ -69,6 +69,14 @@ describe('virtual cache directory tiles', () => {
     expect(calls.filter((c) => c.level === 1 && c.row === 0 && c.col === 1 && c.layerId === undefined)).toHaveLength(1);
   });
 
+  it('ten parallel requests for a missing tile draw it once and get the same bytes', async () => {
+    const path = 'pub/Layers/_alllayers/L03/R00000004/C00000002.png';
+    const answers = await Promise.all(Array.from({ length: 10 }, () => get(path)));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((a) => a.headers.get('etag'))).size).toBe(1);
+    expect(calls.filter((c) => c.level === 3 && c.row === 4 && c.col === 2)).toHaveLength(1);
+  });
+
   it('serves layer caches under the layer id', async () => {
     const res = await get('pub/Layers/1/L00/R00000000/C00000000.png');
     expect(res.status).toBe(200);

@@ -30,7 +30,8 @@ import type { ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer } from './model.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
 /** What a request says about one layer (a SOAP LayerDescription, read). */
@@ -45,6 +46,10 @@ export interface LayerDrawOptions {
   readonly selectionColor?: Rgba;
   /** A symbol for the selected features (LayerDescription SelectionSymbol with SetSelectionSymbol), instead of the colour. */
   readonly selectionSymbol?: EsriSymbol;
+  /** A renderer replacing the layer's (a LayerDescription's DrawingDescription), Esri JSON. */
+  readonly renderer?: RendererJson;
+  /** Layer transparency in percent (0 opaque .. 100 invisible), applied to the layer as a whole. */
+  readonly transparency?: number;
   /** Error path of this layer's description (e.g. `MapDescription/LayerDescriptions[2]`). */
   readonly path?: string;
 }
@@ -58,6 +63,13 @@ export interface DrawMapOptions {
   readonly selectionColor?: Rgba;
   /** Pixels of exactly this RGB become fully transparent. */
   readonly transparentColor?: Rgba;
+  /** Graphics drawn over the layers (MapDescription CustomGraphics), in the drawn SR. */
+  readonly graphics?: readonly MapGraphic[];
+  /**
+   * MapDescription Rotation in degrees, counter-clockwise (Decision: as the vendor's data frame
+   * rotation): the map turns about the image centre; the scale and centre stay.
+   */
+  readonly rotation?: number;
   /** Raster resampling (default nearest, the image service's default). */
   readonly method?: ResamplingMethod;
   readonly signal?: AbortSignal;
@@ -75,6 +87,44 @@ export interface DrawnImage {
 }
 
 export const DEFAULT_SELECTION_COLOR: Rgba = [0, 255, 255, 255];
+
+/** A custom graphic: a geometry with a symbol, or a text at a point (coordinates in the drawn SR). */
+export type MapGraphic =
+  | { readonly kind: 'geometry'; readonly geometry: Geometry; readonly symbol: EsriSymbol }
+  | {
+      readonly kind: 'text';
+      readonly x: number;
+      readonly y: number;
+      readonly text: string;
+      readonly style: TextStyle;
+      /** Degrees counter-clockwise. */
+      readonly angle: number;
+      readonly align: 'left' | 'center' | 'right';
+    };
+
+function drawGraphics(ctx: SKRSContext2D, graphics: readonly MapGraphic[], drawn: DrawnMap): void {
+  const pxPerPt = drawn.dpi / 72;
+  const { xmin, ymax } = drawn.extent;
+  const res = drawn.resolution;
+  const toScreen: ToScreen = (x, y) => [(x - xmin) / res, (ymax - y) / res];
+  for (const g of graphics) {
+    if (g.kind === 'geometry') {
+      drawGeometry(ctx, g.geometry, g.symbol, toScreen, pxPerPt);
+      continue;
+    }
+    const [x, y] = toScreen(g.x, g.y);
+    if (!Number.isFinite(x) || !Number.isFinite(y) || g.text === '') continue;
+    ctx.save();
+    ctx.translate(x, y);
+    if (g.angle) ctx.rotate((-g.angle * Math.PI) / 180);
+    ctx.font = fontOf(g.style, pxPerPt);
+    ctx.fillStyle = css(g.style.color);
+    ctx.textAlign = g.align;
+    ctx.textBaseline = 'middle';
+    ctx.fillText(g.text, 0, 0);
+    ctx.restore();
+  }
+}
 
 /** Whether a layer shows at `scale`: minScale is the smallest scale (most zoomed out), maxScale the largest; 0 = no limit. */
 export function inScaleRange(layer: Pick<MapLayer, 'minScale' | 'maxScale'>, scale: number): boolean {
@@ -197,8 +247,8 @@ async function drawFeatureLayer(
   options: DrawMapOptions,
 ): Promise<void> {
   const kind = layer.table.geometryType;
-  const renderer = parseRenderer(layer.renderer, kind);
   const lo = options.layers?.get(layer.id);
+  const renderer = parseRenderer(lo?.renderer ?? layer.renderer, kind);
   const pxPerPt = drawn.dpi / 72;
   const symbols = [...renderer.classes.map((c) => c.symbol), ...(renderer.defaultClass ? [renderer.defaultClass.symbol] : [])];
   const margin = (symbolReach(symbols) * pxPerPt + 2) * drawn.resolution;
@@ -266,11 +316,49 @@ export async function drawMap(
     ctx.fillRect(0, 0, width, height);
   }
   const ids = visibleLayerIds(service, drawn.scale, options.layers);
-  for (let k = ids.length - 1; k >= 0; k--) {
-    const layer = service.layers[ids[k]!]!;
-    if (layer.kind === 'raster') await drawRasterLayer(ctx, services, layer, drawn, options);
-    else await drawFeatureLayer(ctx, service, layer, drawn, options);
+  const turn = (((options.rotation ?? 0) % 360) + 360) % 360;
+  if (turn !== 0) {
+    // The unrotated map of the rotated view's bounding box (same centre and resolution), turned onto the image.
+    const a = (turn * Math.PI) / 180;
+    const bw = Math.ceil(Math.abs(width * Math.cos(a)) + Math.abs(height * Math.sin(a))) + 2;
+    const bh = Math.ceil(Math.abs(width * Math.sin(a)) + Math.abs(height * Math.cos(a))) + 2;
+    const cx = (drawn.extent.xmin + drawn.extent.xmax) / 2;
+    const cy = (drawn.extent.ymin + drawn.extent.ymax) / 2;
+    const r = drawn.resolution;
+    const big: DrawnMap = {
+      ...drawn,
+      width: bw,
+      height: bh,
+      extent: { xmin: cx - (bw * r) / 2, ymin: cy - (bh * r) / 2, xmax: cx + (bw * r) / 2, ymax: cy + (bh * r) / 2 },
+    };
+    const { transparentColor: _t, ...rest } = options;
+    const unrotated = await drawMap(services, service, big, { ...rest, rotation: 0 });
+    const src = createCanvas(bw, bh);
+    src.getContext('2d').putImageData(new ImageData(unrotated.rgba, bw, bh), 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.save();
+    ctx.translate(width / 2, height / 2);
+    ctx.rotate(-a);
+    ctx.drawImage(src, -bw / 2, -bh / 2);
+    ctx.restore();
   }
+  for (let k = turn !== 0 ? -1 : ids.length - 1; k >= 0; k--) {
+    const layer = service.layers.find((l) => l.id === ids[k])!;
+    const transparency = Math.max(0, Math.min(100, options.layers?.get(layer.id)?.transparency ?? 0));
+    if (transparency >= 100) continue;
+    // A transparent layer is drawn on its own canvas first, then blended as a whole (overlapping
+    // features of the layer do not show through each other).
+    const target = transparency > 0 ? createCanvas(width, height) : undefined;
+    const c = target ? target.getContext('2d') : ctx;
+    if (layer.kind === 'raster') await drawRasterLayer(c, services, layer, drawn, options);
+    else await drawFeatureLayer(c, service, layer, drawn, options);
+    if (target) {
+      ctx.globalAlpha = 1 - transparency / 100;
+      ctx.drawImage(target, 0, 0);
+      ctx.globalAlpha = 1;
+    }
+  }
+  if (turn === 0 && options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
   const rgba = ctx.getImageData(0, 0, width, height).data;
   const t = options.transparentColor;
   let opaque = true;

@@ -4,13 +4,22 @@ import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
+import { fileURLToPath } from 'node:url';
 import { fakeRenderer, fakeService } from '../../../test/map-tiles.js';
+import { featureLayer, memoryMap, memoryTable, rasterLayer } from '../../../test/memory-map.js';
+import { testSite, type TestSite } from '../../../test/site.js';
+import { imageServicesOf } from '../image/service.js';
+import { METERS_PER_INCH } from '../soap/display.js';
+import { tileSchemeOf } from './config.js';
+import { drawMap } from './draw.js';
+import type { Geometry, MapService } from './model.js';
 import {
   CACHE_MARKER,
   cacheTileExtent,
   cacheTileRange,
   columnFile,
   createMapTileCache,
+  drawTileRenderer,
   encodePng8,
   encodeTileImage,
   levelFolder,
@@ -273,5 +282,115 @@ describe('the tile cache', () => {
     const opaque = createMapTileCache({ render: fakeRenderer().render });
     const inside = await opaque.tile(fakeService(temp(), { scheme: { format: 'MIXED' } }), { level: 0, row: 0, col: 0 });
     expect(inside.ext).toBe('jpg');
+  });
+});
+
+describe('tiles drawn by the map drawing', () => {
+  const DEM = fileURLToPath(new URL('../../../golden/data/olinda_dem_utm25s.tif', import.meta.url));
+  const SPOTS = fileURLToPath(new URL('../../../test/fixtures/map/spot-heights.geojson', import.meta.url));
+
+  async function olinda(): Promise<{ service: MapService; site: TestSite }> {
+    const site = await testSite();
+    const relief = await rasterLayer(1, 'Relief', DEM, {
+      rasterFunction: 'Hillshade',
+      rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 },
+    });
+    const json = JSON.parse(readFileSync(SPOTS, 'utf8')) as {
+      features: { properties: Record<string, string | number>; geometry: Geometry }[];
+    };
+    const table = memoryTable(
+      json.features.map((f, i) => ({ id: i + 1, attributes: f.properties, geometry: f.geometry })),
+      'point',
+    );
+    const spots = featureLayer(0, 'Spot heights', table, {
+      type: 'simple',
+      symbol: { type: 'esriSMS', style: 'esriSMSCircle', color: [200, 0, 0, 255], size: 10 },
+    });
+    const sr = relief.image.info.spatialReference!;
+    const full = relief.extent;
+    const tiling = tileSchemeOf(
+      { dpi: 96, tileSize: 256, format: 'PNG', quality: 75, clientCachingAllowed: true, levels: 4 },
+      sr,
+      full,
+      // 111 x 111 cells of 90 m: zoom in to 1/16 cell so that there are four levels.
+      relief.image.info.cellSize.x / 16,
+      join(temp(), 'olinda', 'v1', 'tiles'),
+    );
+    return { service: memoryMap([spots, relief], sr, full, { tiling }), site };
+  }
+
+  it('a tile is the map drawMap draws for its extent; tile 0/0/0 starts at the origin; the LODs follow the scheme', async () => {
+    const { service, site } = await olinda();
+    const s = service.tiling;
+    expect(s.lods.length).toBeGreaterThanOrEqual(3);
+    for (const l of s.lods) expect(l.scale).toBeCloseTo((l.resolution * 1 * s.dpi) / METERS_PER_INCH, 6);
+    const zero = tileExtent(s, 0, 0, 0)!;
+    expect([zero.xmin, zero.ymax]).toEqual([s.origin.x, s.origin.y]);
+    expect([s.origin.x, s.origin.y]).toEqual([service.fullExtent.xmin, service.fullExtent.ymax]);
+    const cache = createMapTileCache({ render: drawTileRenderer(site) });
+    // A level-2 tile holding a spot height: hillshade below, the red marker on top.
+    const spot = [289451.21, 9119815.81] as const;
+    const lod = s.lods[2]!;
+    const col = Math.floor((spot[0] - s.origin.x) / (lod.resolution * s.cols));
+    const row = Math.floor((s.origin.y - spot[1]) / (lod.resolution * s.rows));
+    const tile = await cache.tile(service, { level: 2, row, col });
+    const drawn = await drawMap(imageServicesOf(site), service, {
+      extent: tileExtent(s, 2, row, col)!,
+      spatialReference: service.spatialReference,
+      width: 256,
+      height: 256,
+      dpi: 96,
+      scale: lod.scale,
+      resolution: lod.resolution,
+    });
+    const pixels = rgbaOf(tile.bytes);
+    expect(pixels).toEqual(new Uint8Array(drawn.rgba));
+    // Not a blank tile: greys of the hillshade, and the marker's red at the spot.
+    const grey = new Set<number>();
+    for (let i = 0; i < 256 * 256; i++) if (pixels[i * 4] === pixels[i * 4 + 1]) grey.add(pixels[i * 4]!);
+    expect(grey.size).toBeGreaterThan(20);
+    const px = Math.floor((spot[0] - tileExtent(s, 2, row, col)!.xmin) / lod.resolution);
+    const py = Math.floor((tileExtent(s, 2, row, col)!.ymax - spot[1]) / lod.resolution);
+    expect([...pixels.subarray((py * 256 + px) * 4, (py * 256 + px) * 4 + 4)]).toEqual([200, 0, 0, 255]);
+  });
+
+  it('a layer tile draws that layer alone over a transparent background', async () => {
+    const { service, site } = await olinda();
+    const cache = createMapTileCache({ render: drawTileRenderer(site) });
+    const s = service.tiling;
+    const lod = s.lods[0]!;
+    const spots = rgbaOf((await cache.tile(service, { level: 0, row: 0, col: 0, layerId: 0 })).bytes);
+    const alone = await drawMap(
+      imageServicesOf(site),
+      service,
+      {
+        extent: tileExtent(s, 0, 0, 0)!,
+        spatialReference: service.spatialReference,
+        width: 256,
+        height: 256,
+        dpi: 96,
+        scale: lod.scale,
+        resolution: lod.resolution,
+      },
+      {
+        layers: new Map([
+          [0, { visible: true }],
+          [1, { visible: false }],
+        ]),
+        backgroundColor: [0, 0, 0, 0],
+      },
+    );
+    expect(spots).toEqual(new Uint8Array(alone.rgba));
+    let transparent = 0;
+    let red = 0;
+    for (let i = 0; i < 256 * 256; i++) {
+      if (spots[i * 4 + 3] === 0) transparent++;
+      if (spots[i * 4] === 200 && spots[i * 4 + 1] === 0 && spots[i * 4 + 3] === 255) red++;
+    }
+    expect(transparent).toBeGreaterThan(256 * 256 * 0.9);
+    expect(red).toBeGreaterThan(0);
+    // The relief layer's tile is opaque hillshade where the DEM has data, with no red marker.
+    const relief = rgbaOf((await cache.tile(service, { level: 0, row: 0, col: 0, layerId: 1 })).bytes);
+    for (let i = 0; i < 256 * 256; i++) expect(relief[i * 4] === 200 && relief[i * 4 + 1] === 0 && relief[i * 4 + 3] === 255).toBe(false);
   });
 });

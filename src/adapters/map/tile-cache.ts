@@ -35,8 +35,11 @@ import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
 import { crc32, encodePng } from '../../io/encode-png.js';
+import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
+import type { DrawnMap } from '../soap/display.js';
 import type { SiteDeps } from '../site.js';
+import { drawMap, type DrawMapOptions } from './draw.js';
 import type { LevelOfDetail, MapService, TileScheme } from './model.js';
 
 /** The fused cache's folder (and cache) name, as the vendor's. */
@@ -586,9 +589,38 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
 
 const shared = new WeakMap<object, MapTileCache>();
 
-/** The renderer of the site's shared cache when its first caller gives none: the map drawing of draw.ts. */
-function siteRenderer(): RenderTile {
-  return () => Promise.reject(new EngineError('INTERNAL', 'the map drawing is not connected to the tile cache yet'));
+/** The drawn map of a tile: its extent in the map's SR at the level's scale, `cols x rows` pixels. */
+export function tileDrawnMap(service: Pick<MapService, 'spatialReference'>, t: TileDrawRequest): DrawnMap {
+  return {
+    extent: t.extent,
+    spatialReference: service.spatialReference,
+    width: t.width,
+    height: t.height,
+    dpi: t.dpi,
+    scale: t.scale,
+    resolution: t.resolution,
+  };
+}
+
+/**
+ * Tiles drawn by the map drawing (draw.ts `drawMap`, raster layers through the image service
+ * engine). A fused tile is the map as ExportMapImage draws it with the default layer visibility at
+ * the level's scale. Decision: a layer tile draws that one layer (visible whatever its default
+ * visibility; its scale range still applies) over a transparent background, so layer tiles overlay
+ * one another as the vendor's layer caches do.
+ */
+export function drawTileRenderer(deps: Pick<SiteDeps, 'store' | 'log'>): RenderTile {
+  return async (service, t, signal) => {
+    const single = t.layerId;
+    const options: DrawMapOptions = {
+      ...(single !== undefined
+        ? { layers: new Map(service.layers.map((l) => [l.id, { visible: l.id === single }])), backgroundColor: [0, 0, 0, 0] }
+        : {}),
+      ...(signal ? { signal } : {}),
+    };
+    const image = await drawMap(imageServicesOf(deps), service, tileDrawnMap(service, t), options);
+    return new Uint8Array(image.rgba.buffer, image.rgba.byteOffset, image.rgba.byteLength);
+  };
 }
 
 /**
@@ -598,7 +630,7 @@ function siteRenderer(): RenderTile {
 export function mapTileCachesOf(deps: Pick<SiteDeps, 'store' | 'log'>, options?: Partial<MapTileCacheOptions>): MapTileCache {
   let c = shared.get(deps.store);
   if (!c) {
-    c = createMapTileCache({ ...options, render: options?.render ?? siteRenderer() });
+    c = createMapTileCache({ ...options, render: options?.render ?? drawTileRenderer(deps) });
     shared.set(deps.store, c);
   }
   return c;

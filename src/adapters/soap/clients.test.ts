@@ -11,10 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRequest, encodeResponseEnvelope } from './codec.js';
-import { parseEnvelope, SOAP_CONTENT_TYPE } from './envelope.js';
+import { sampleValue } from '../../../test/soap-samples.js';
+import { decodeRequest, encodeResponse, encodeResponseEnvelope } from './codec.js';
+import { GEO_SOAP_NS, parseEnvelope, SOAP_CONTENT_TYPE } from './envelope.js';
 import { soapFault } from './faults.js';
 import type { SoapArgs, SoapResult } from './operation.js';
+import { allFields, COMPLEX_TYPES, complexType } from './schema.js';
 import { OPERATION_SIGNATURES, operationSignature } from './signatures.js';
 import { wsdlDocument } from './wsdl.js';
 
@@ -341,6 +343,9 @@ call('Identify', 'Identify', MapDescription=md, MapImageDisplay=display, SearchS
 spatial = T('SpatialFilter')(WhereClause="name LIKE 'O%'", Resolution=0, SearchOrder='geoSearchOrderSpatial', SpatialRel='geoSpatialRelIntersects',
     SpatialRelDescription='', FilterGeometry=env, GeometryFieldName='Shape', FilterOwnsGeometry=False, SubFields='OBJECTID,name')
 call('QueryFeatureData', 'QueryFeatureData', MapName='Layers', LayerID=1, QueryFilter=spatial)
+out['message:Identify'] = etree.tostring(client.create_message(service, 'Identify', MapDescription=md, MapImageDisplay=display, SearchShape=polygon,
+    Tolerance=0, IdentifyOption='geoIdentifyVisibleLayers', LayerIDs={'Int': []})).decode()
+out['message:QueryFeatureData'] = etree.tostring(client.create_message(service, 'QueryFeatureData', MapName='Layers', LayerID=7, QueryFilter=spatial)).decode()
 call('GetCacheDescriptionInfo', 'GetCacheDescriptionInfo', MapName='Layers')
 table = T('StandaloneTableDescription')(ID=2, DefinitionExpression='')
 cbdef = T('ClassBreaksDef')(ClassificationField='area', ClassificationMethod='geoClassifyNaturalBreaks', BreakCount=5)
@@ -418,6 +423,23 @@ describe.skipIf(!zeepAvailable)('zeep 4.2.1 (strict) against the generated WSDL'
       ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG32', ImageReturnType: 'geoImageReturnMimeData' },
       ImageDisplay: { $type: 'ImageDisplay', ImageHeight: 400, ImageWidth: 600, ImageDPI: 96 },
     });
+  });
+
+  it('builds Identify and QueryFeatureData requests the decoder reads', () => {
+    const identify = parseEnvelope(out['message:Identify'] as string, null);
+    const args = decodeRequest(operationSignature(identify.operation)!, identify.request);
+    expect(args['MapDescription']).toEqual(EXPECTED_MAP_DESCRIPTION);
+    expect(args['MapImageDisplay']).toEqual({ $type: 'ImageDisplay', ImageHeight: 400, ImageWidth: 600, ImageDPI: 96 });
+    expect(args).toMatchObject({ Tolerance: 0, IdentifyOption: 'geoIdentifyVisibleLayers', LayerIDs: [] });
+    expect((args['SearchShape'] as Json)['$type']).toBe('PolygonN');
+    const query = parseEnvelope(out['message:QueryFeatureData'] as string, null);
+    const qargs = decodeRequest(operationSignature(query.operation)!, query.request);
+    expect(qargs).toMatchObject({
+      MapName: 'Layers',
+      LayerID: 7,
+      QueryFilter: { $type: 'SpatialFilter', SpatialRel: 'geoSpatialRelIntersects' },
+    });
+    expect((qargs['QueryFilter'] as Json)['FilterGeometry']).toEqual(EXPECTED_MAP_DESCRIPTION.MapArea.Extent);
   });
 
   it('sends requests the server decodes: polymorphic geometry, derived filters, enums, arrays, anyType', () => {
@@ -578,6 +600,51 @@ describe.skipIf(!zeepAvailable)('zeep 4.2.1 (strict) against the generated WSDL'
     expect(out['QueryFeatureData2']).toEqual({ $type: 'QueryResult', MimeData: b64(new TextEncoder().encode('{"features":[]}')) });
     expect(out['ExportMapImage']).toMatchObject({ $type: 'MapImage', ImageData: b64(PNG), MapScale: 94488.19, ImageType: 'image/png' });
   });
+});
+
+/** zeep parses one element per complex type, written by the encoder, against its most general declared type. */
+const ZEEP_PARSE_SCRIPT = String.raw`
+import sys, json
+import zeep
+from zeep import Settings, xsd
+from lxml import etree
+client = zeep.Client(sys.argv[1], settings=Settings(strict=True))
+cases = json.load(open(sys.argv[2]))
+parsed, errors = {}, {}
+for c in cases:
+    try:
+        v = xsd.Element('V', client.get_type('ns0:' + c['declared'])).parse(etree.fromstring(c['xml']), client.wsdl.types)
+        parsed[c['type']] = v._xsd_type.name if hasattr(v, '_xsd_type') else type(v).__name__
+    except Exception as e:
+        errors[c['type']] = '%s: %s' % (type(e).__name__, e)
+print(json.dumps({'parsed': parsed, 'errors': errors}))
+`;
+
+describe.skipIf(!zeepAvailable)('zeep (strict) parses every complex type the encoder writes', () => {
+  it('reads each type in schema order with its xsi:type, declared as its most general base', async () => {
+    const root = (t: string): string => {
+      let r = t;
+      for (let b = complexType(r)?.base; b !== undefined; b = complexType(b)?.base) r = b;
+      return r;
+    };
+    const ns = `xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:tns="${GEO_SOAP_NS}"`;
+    const cases = COMPLEX_TYPES.filter((c) => !c.abstract && !c.name.startsWith('ArrayOf')).map((c) => {
+      const declared = root(c.name);
+      const signature = { name: 'Probe', request: [], response: [{ name: 'V', type: declared }] };
+      const xml = encodeResponse(signature, { V: sampleValue(c.name) }).xml.replace(/^<V /, `<V ${ns} `);
+      return { type: c.name, declared, xml };
+    });
+    const casesPath = join(dir, 'cases.json');
+    const script = join(dir, 'zeep_parse.py');
+    writeFileSync(casesPath, JSON.stringify(cases));
+    writeFileSync(script, ZEEP_PARSE_SCRIPT);
+    const { stdout } = await promisify(execFile)(PYTHON, [script, wsdlPath, casesPath], { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+    const { parsed, errors } = JSON.parse(stdout) as { parsed: Record<string, string>; errors: Record<string, string> };
+    expect(errors).toEqual({});
+    expect(Object.keys(parsed)).toHaveLength(cases.length);
+    // A type without elements (Geometry itself) has no content: zeep reads it as None.
+    for (const c of cases) expect(parsed[c.type], c.type).toBe(allFields(c.type).length === 0 ? 'NoneType' : c.type);
+  }, 90_000);
 });
 
 describe('node-soap 1.13 against the generated WSDL', () => {

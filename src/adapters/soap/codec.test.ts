@@ -1,9 +1,11 @@
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
+import { sampleValue } from '../../../test/soap-samples.js';
 import { EngineError } from '../../core/errors.js';
 import { decodeRequest, encodeResponse, encodeResponseEnvelope } from './codec.js';
 import { GEO_SOAP_NS, parseEnvelope, SOAP11_ENV_NS, XS_NS, XSI_NS } from './envelope.js';
 import type { OperationSignature, SoapArgs, SoapResult, SoapValue } from './operation.js';
+import { COMPLEX_TYPES, ENUMERATIONS } from './schema.js';
 import { operationSignature, type OperationName } from './signatures.js';
 
 const sig = (name: OperationName): OperationSignature => operationSignature(name)!;
@@ -369,6 +371,23 @@ describe('decodeRequest (§5.3)', () => {
     expect((cb as Record<string, unknown>)['BreakCount']).toBe(9007199254740991);
     // Strings are kept verbatim, whitespace included.
     expect(decode('GetServerInfo', '<MapName>  Layers </MapName>')['MapName']).toBe('  Layers ');
+    // A client's own XML Schema types in anyType slots.
+    const any = one(
+      'P',
+      'ArrayOfPropertySetProperty',
+      `<P><PropertySetProperty><Key>d</Key><Value xsi:type="xs:decimal">-1.50</Value></PropertySetProperty>
+        <PropertySetProperty><Key>i</Key><Value xsi:type="xs:integer">12</Value></PropertySetProperty>
+        <PropertySetProperty><Key>f</Key><Value xsi:type="xs:float">INF</Value></PropertySetProperty>
+        <PropertySetProperty><Key>t</Key><Value xsi:type="xs:dateTime">2024-05-01T00:00:00Z</Value></PropertySetProperty>
+        <PropertySetProperty><Key>e</Key><Value xsi:type="g:Units">geoFeet</Value></PropertySetProperty></P>`,
+    ) as { Value: unknown }[];
+    expect(any.map((p) => p.Value)).toEqual([-1.5, 12, Infinity, new Date(Date.UTC(2024, 4, 1)), 'geoFeet']);
+    const badAny = errorOf(() => one('P', 'PropertySetProperty', '<P><Key>k</Key><Value xsi:type="xs:decimal">1e3</Value></P>'));
+    expect(badAny.path).toBe('P/Value');
+    const unknownXs = errorOf(() => one('P', 'PropertySetProperty', '<P><Key>k</Key><Value xsi:type="xs:gYear">2020</Value></P>'));
+    expect(unknownXs.path).toBe('P/Value');
+    const nested = errorOf(() => one('P', 'PropertySetProperty', '<P><Key>k</Key><Value><X>1</X></Value></P>'));
+    expect(nested.message).toBe('P/Value needs an xsi:type attribute naming its type.');
     // An empty numeric element counts as absent.
     expect(decode('GetMapName', '<Index></Index>')['Index']).toBe(0);
   });
@@ -553,6 +572,18 @@ describe('encodeResponse (§5.4)', () => {
     expect(e.code).toBe('INTERNAL');
     expect(e.message).toContain('Result/CompressionQuality');
     expect(errorOf(() => encode('GetMapCount', {})).message).toContain('Result');
+    // A required base64Binary without a value is written empty (AttachmentData/Data of a URL answer).
+    expect(
+      encode('QueryAttachmentData', {
+        Result: [
+          {
+            AttachmentInfo: { AttachmentID: 1, ParentID: 2, Name: 'a.txt', ContentType: 'text/plain', Size: 3 },
+            URL: 'https://h.example/a',
+            TransportType: 'geoTransportTypeUrl',
+          },
+        ],
+      }),
+    ).toContain('<AttachmentData xsi:type="tns:AttachmentData"><Data></Data><AttachmentInfo xsi:type="tns:AttachmentInfo">');
     expect(encode('QueryFeatureData2', { Result: { URL: 'u', MimeData: new Uint8Array([1]) } })).toBe(
       '<Result xsi:type="tns:QueryResult"><MimeData>AQ==</MimeData><URL>u</URL><Object></Object></Result>',
     );
@@ -718,5 +749,32 @@ describe('encodeResponse (§5.4)', () => {
       .replace(/DefaultMapDescription/g, 'MapDescription');
     const back = one('MapDescription', 'MapDescription', inner, ` xmlns:tns="${GEO_SOAP_NS}"`);
     expect(back).toEqual(value);
+  });
+});
+
+describe('every type of the table through the codec', () => {
+  it('encodes and decodes a full value of every complex type back to itself', () => {
+    let checked = 0;
+    for (const c of COMPLEX_TYPES) {
+      if (c.abstract) continue;
+      const value = sampleValue(c.name);
+      const signature: OperationSignature = {
+        name: 'Probe',
+        request: [{ name: 'V', type: c.name }],
+        response: [{ name: 'V', type: c.name }],
+      };
+      const xml = encodeResponse(signature, { V: value }).xml;
+      const env = `<s:Envelope xmlns:s="${SOAP11_ENV_NS}" xmlns:xsi="${XSI_NS}" xmlns:xs="${XS_NS}" xmlns:tns="${GEO_SOAP_NS}"><s:Body><tns:Probe>${xml}</tns:Probe></s:Body></s:Envelope>`;
+      expect(decodeRequest(signature, parseEnvelope(env, null).request)['V'], c.name).toEqual(value);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(180);
+  });
+
+  it('reads every enumeration value and refuses others', () => {
+    for (const e of ENUMERATIONS) {
+      for (const v of e.values) expect(one('E', e.name, `<E>${v}</E>`)).toBe(v);
+      expect(errorOf(() => one('E', e.name, '<E>geoNoSuchValue</E>')).path).toBe('E');
+    }
   });
 });

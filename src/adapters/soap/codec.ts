@@ -34,6 +34,8 @@ const INTEGER_RANGES: Readonly<Record<string, readonly [number, number]>> = {
   'xs:unsignedByte': [0, 255],
   // Decision: xs:long is read and written within JS's safe integers (±2^53-1); larger values are refused.
   'xs:long': [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  // Read in anyType slots only (a client's own xsi:type): the same safe-integer bounds.
+  'xs:integer': [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
 const DOUBLE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -48,6 +50,8 @@ function describeXs(type: string): string {
     case 'xs:double':
     case 'xs:float':
       return 'a number (INF, -INF and NaN allowed)';
+    case 'xs:decimal':
+      return 'a decimal number';
     case 'xs:boolean':
       return 'true or false';
     case 'xs:dateTime':
@@ -73,6 +77,9 @@ function parseXs(type: string, raw: string, path: string): SoapScalar {
     return n;
   }
   switch (type) {
+    case 'xs:decimal':
+      if (!/^[+-]?(?:\d+\.?\d*|\.\d+)$/.test(text)) throw bad();
+      return Number(text);
     case 'xs:double':
     case 'xs:float':
       if (text === 'INF' || text === '+INF') return Infinity;
@@ -129,6 +136,14 @@ function defaultOf(fd: FieldDecl, path: string): SoapValue {
   // Decision: a missing required ArrayOf element reads as the empty array (its natural empty value).
   if (arrayItem(fd.type) !== undefined) return [];
   throw invalidArgument(path, `${path} is required.`);
+}
+
+const fieldNamesCache = new Map<string, ReadonlySet<string>>();
+/** The element names of a complex type, base types' included. */
+function fieldNames(type: string): ReadonlySet<string> {
+  let names = fieldNamesCache.get(type);
+  if (names === undefined) fieldNamesCache.set(type, (names = new Set(allFields(type).map((f) => f.name))));
+  return names;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -190,7 +205,7 @@ function inferType(e: SoapElement, declared: string, path: string): string {
   const present = [...new Set(e.children.filter((c) => known.has(c.name)).map((c) => c.name))];
   const candidates = family.filter((t) => {
     if (complexType(t)?.abstract) return false;
-    const names = new Set(allFields(t).map((fd) => fd.name));
+    const names = fieldNames(t);
     return present.every((n) => names.has(n));
   });
   const preferred = INFERRED_TYPES[declared];
@@ -401,8 +416,9 @@ function encodeValue(name: string, type: string, v: SoapValue, path: string): Xm
   if (c.abstract) throw misfit(path, `type ${concrete} is abstract; set $type to a concrete type`);
   if (arrayItem(concrete) !== undefined) throw misfit(path, `$type ${concrete} is an array type; give a JS array`);
   const fields = allFields(concrete);
+  const names = fieldNames(concrete);
   for (const k of Object.keys(v)) {
-    if (k !== '$type' && v[k] !== undefined && !fields.some((f) => f.name === k)) throw misfit(path, `${concrete} has no element ${k}`);
+    if (k !== '$type' && v[k] !== undefined && !names.has(k)) throw misfit(path, `${concrete} has no element ${k}`);
   }
   return typed(
     name,
@@ -417,6 +433,9 @@ function encodeField(fd: FieldDecl, v: SoapValue, path: string): XmlFragment | n
     if (v === null && fd.nillable) return nil(fd.name);
     if (fd.minOccurs === 0) return null;
     if (fd.type === 'xs:string') return el(fd.name, null, '');
+    // Decision: a required base64Binary without a value is written empty (zero bytes), like a required
+    // string: AttachmentData/Data of a URL answer is "empty" (protocols.md §5.6).
+    if (fd.type === 'xs:base64Binary') return el(fd.name, null, '');
     // Decision: a required anyType slot without a value (QueryResult/Object of a MIME or URL answer) is written empty.
     if (fd.type === 'xs:anyType') return el(fd.name, null);
     throw misfit(path, `required element of type ${fd.type} has no value`);

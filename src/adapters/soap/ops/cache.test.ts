@@ -9,6 +9,8 @@ import type { MapService } from '../../map/model.js';
 import { createMapTileCache, type MapTileCache } from '../../map/tile-cache.js';
 import { METERS_PER_INCH } from '../display.js';
 import type { SoapArgs, SoapContext, SoapHandler, SoapObject, SoapValue } from '../operation.js';
+import { encodeResponse } from '../codec.js';
+import { operationSignature } from '../signatures.js';
 import { cacheHandlersWith } from './cache.js';
 
 let site: TestSite;
@@ -212,5 +214,23 @@ describe('cache operations', () => {
       BandCount: 3,
     });
     expect(await call('GetCacheControlInfo', { MapName: 'Layers' }, jpeg)).toMatchObject({ ClientCachingAllowed: false });
+  });
+
+  it('every answer fits the schema (the response encoder takes it) and reads as the §5.5 example', async () => {
+    const args: SoapArgs = { MapName: 'Layers', LayerID: 0, Level: 0, Row: 0, Column: 0 };
+    for (const op of Object.keys(handlers)) {
+      const sig = operationSignature(op);
+      expect(sig, op).toBeDefined();
+      const res = await handlers[op]!(ctxOf(service), args);
+      expect(() => encodeResponse(sig!, res), op).not.toThrow();
+    }
+    const xml = encodeResponse(operationSignature('GetTileCacheInfo')!, await handlers['GetTileCacheInfo']!(ctxOf(service), args)).xml;
+    expect(xml).toMatch(
+      /^<Result xsi:type="tns:TileCacheInfo"><SpatialReference xsi:type="tns:ProjectedCoordinateSystem">.*<\/SpatialReference><TileOrigin xsi:type="tns:PointN"><X>1000<\/X><Y>9000<\/Y><\/TileOrigin><TileCols>16<\/TileCols><TileRows>16<\/TileRows><DPI>96<\/DPI><LODInfos xsi:type="tns:ArrayOfLODInfo"><LODInfo xsi:type="tns:LODInfo"><LevelID>0<\/LevelID><Scale>[\d.]+<\/Scale><Resolution>32<\/Resolution><\/LODInfo>/,
+    );
+    const tile = encodeResponse(operationSignature('GetMapTile')!, await handlers['GetMapTile']!(ctxOf(service), args)).xml;
+    const b64 = /^<Result>([A-Za-z0-9+/=]+)<\/Result>$/.exec(tile)?.[1];
+    expect(b64).toBeDefined();
+    expect(PNG.sync.read(Buffer.from(b64!, 'base64')).width).toBe(16);
   });
 });

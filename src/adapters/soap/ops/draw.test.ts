@@ -240,6 +240,181 @@ describe('ExportMapImage', () => {
   });
 });
 
+describe('ExportMapImage: DrawingDescription', () => {
+  it('a FeatureRenderer replaces the layer renderer and Transparency blends the layer as a whole', async () => {
+    const service = featureMap();
+    const pixelOf = async (dd: SoapObject): Promise<number[]> => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+          LayerDescriptions: [{ $type: 'LayerDescription', LayerID: 0, Visible: true, DrawingDescription: dd }],
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 400, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      // centre of the first tract (CX - 1500, CY): column 50, row 100 at 10 m/px
+      const o = 4 * (100 * 400 + 50);
+      return [...png.data.slice(o, o + 3)];
+    };
+    const simple = {
+      $type: 'FeatureLayerDrawingDescription',
+      FeatureRenderer: {
+        $type: 'SimpleRenderer',
+        Symbol: { $type: 'SimpleFillSymbol', Style: 'esriSFSSolid', Color: { $type: 'RgbColor', Red: 10, Green: 100, Blue: 200 } },
+        Label: 'All',
+      },
+    };
+    expect(await pixelOf(simple)).toEqual([10, 100, 200]);
+    const unique = {
+      $type: 'FeatureLayerDrawingDescription',
+      FeatureRenderer: {
+        $type: 'UniqueValueRenderer',
+        Field1: 'POP',
+        FieldDelimiter: ',',
+        UniqueValueInfos: [
+          {
+            $type: 'UniqueValueInfo',
+            Value: '5',
+            Label: 'five',
+            Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 0 } },
+          },
+        ],
+      },
+    };
+    expect(await pixelOf(unique)).toEqual([0, 0, 0]);
+    // 50 % transparent red over white
+    const half = await pixelOf({ $type: 'FeatureLayerDrawingDescription', Transparency: 50 });
+    expect(half[0]).toBe(255);
+    expect(Math.abs(half[1]! - 128)).toBeLessThanOrEqual(3);
+    expect(Math.abs(half[2]! - 128)).toBeLessThanOrEqual(3);
+  });
+
+  it('GetLegendInfo2 shows the renderer the MapDescription draws with', async () => {
+    const service = featureMap();
+    const r = await drawHandlers['GetLegendInfo2']!(ctxOf(service), {
+      MapDescription: mapDescription([CX - 2000, CY - 2000, CX + 2000, CY + 2000], {
+        LayerDescriptions: [
+          {
+            $type: 'LayerDescription',
+            LayerID: 0,
+            Visible: true,
+            DrawingDescription: {
+              $type: 'FeatureLayerDrawingDescription',
+              FeatureRenderer: {
+                $type: 'ClassBreaksRenderer',
+                Field: 'POP',
+                MinimumValue: 0,
+                Breaks: [
+                  {
+                    $type: 'ClassBreakInfo',
+                    UpperBound: 50,
+                    Label: 'Low',
+                    Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 1, Green: 2, Blue: 3 } },
+                  },
+                  {
+                    $type: 'ClassBreakInfo',
+                    UpperBound: 100,
+                    Label: 'High',
+                    Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 4, Green: 5, Blue: 6 } },
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      }),
+      MapImageDisplay: { ImageWidth: 400, ImageHeight: 400, ImageDPI: 96 },
+      LayerIDs: [0],
+      LegendPatch: { $type: 'MapServerLegendPatch', Width: 15, Height: 15, ImageDPI: 96 },
+    });
+    const group = ((r['Result'] as SoapObject[])[0]!['LegendGroups'] as SoapObject[])[0]!;
+    expect((group['LegendClasses'] as SoapObject[]).map((c) => c['Label'])).toEqual(['Low', 'High']);
+  });
+});
+
+describe('ExportMapImage: CustomGraphics', () => {
+  it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
+    const service = featureMap();
+    const rgb = (r: number, g: number, b: number) => ({ $type: 'RgbColor', Red: r, Green: g, Blue: b });
+    const ring = (cx: number, cy: number, h: number) => ({
+      $type: 'Ring',
+      PointArray: [
+        [cx - h, cy - h],
+        [cx + h, cy - h],
+        [cx + h, cy + h],
+        [cx - h, cy + h],
+        [cx - h, cy - h],
+      ].map(([X, Y]) => ({ $type: 'PointN', X, Y })),
+    });
+    const r = await call('ExportMapImage', service, {
+      MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+        CustomGraphics: [
+          // over the first tract (red): drawn on top
+          {
+            $type: 'PolygonElement',
+            Polygon: { $type: 'PolygonN', RingArray: [ring(CX - 1500, CY, 100)] },
+            Symbol: { $type: 'SimpleFillSymbol', Color: rgb(0, 0, 0) },
+          },
+          {
+            $type: 'MarkerElement',
+            Point: { $type: 'PointN', X: CX, Y: CY + 700 },
+            Symbol: { $type: 'SimpleMarkerSymbol', Style: 'esriSMSSquare', Size: 9, Color: rgb(255, 0, 255) },
+          },
+          {
+            $type: 'TextElement',
+            Text: 'Olinda',
+            Point: { $type: 'PointN', X: CX, Y: CY - 700 },
+            Symbol: { $type: 'TextSymbol', Size: 12, Color: rgb(0, 0, 0) },
+          },
+        ],
+      }),
+      ImageDescription: imageDescription('geoImagePNG', 400, 200),
+    });
+    const png = decode(bytes(r['ImageData']));
+    // 10 m/px; pixel of map point (x, y)
+    const at = (x: number, y: number) => {
+      const o = 4 * (Math.floor((CY + 1000 - y) / 10) * 400 + Math.floor((x - (CX - 2000)) / 10));
+      return [...png.data.slice(o, o + 3)];
+    };
+    expect(at(CX - 1500, CY)).toEqual([0, 0, 0]);
+    expect(at(CX - 1500 + 200, CY)).toEqual([255, 0, 0]);
+    expect(at(CX, CY + 700)).toEqual([255, 0, 255]);
+    // text: dark pixels in a band around the point, none far from it
+    let dark = 0;
+    for (let y = 160; y < 180; y++) for (let x = 150; x < 250; x++) if (png.data[4 * (y * 400 + x)]! < 100) dark++;
+    expect(dark).toBeGreaterThan(30);
+  });
+});
+
+describe('ExportMapImage: Rotation', () => {
+  it('turns the map counter-clockwise about the image centre: a feature east of the centre shows north of it at 90 degrees', async () => {
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: square(CX + 1000, CY, 300) }], 'polygon');
+    const service = memoryMap([featureLayer(0, 'East', table, { type: 'simple', symbol: fill([255, 0, 0, 255]) })], UTM, FULL);
+    const run = async (rotation: number) => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: { ...mapDescription([CX - 2000, CY - 2000, CX + 2000, CY + 2000]), Rotation: rotation },
+        ImageDescription: imageDescription('geoImagePNG', 200, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      const at = (col: number, row: number) => [...png.data.slice(4 * (row * 200 + col), 4 * (row * 200 + col) + 3)];
+      // 20 m/px: 1000 m = 50 px from the centre (100, 100)
+      return { east: at(150, 100), north: at(100, 50), west: at(50, 100), south: at(100, 150), scale: r['MapScale'], extent: r['Extent'] };
+    };
+    const still = await run(0);
+    expect(still.east).toEqual([255, 0, 0]);
+    expect(still.north).toEqual([255, 255, 255]);
+    const turned = await run(90);
+    expect(turned.north).toEqual([255, 0, 0]);
+    expect(turned.east).toEqual([255, 255, 255]);
+    const back = await run(-90);
+    expect(back.east).toEqual([255, 255, 255]);
+    expect(back.north).toEqual([255, 255, 255]);
+    expect(back.west).toEqual([255, 255, 255]);
+    expect(back.south).toEqual([255, 0, 0]);
+    expect(turned.scale).toBe(still.scale);
+    expect(turned.extent).toEqual(still.extent);
+  });
+});
+
 describe('URL outputs', () => {
   const routeOf = () => mapOutputRoutes(site)[0]!.handler;
   const pathOf = (url: string): string => url.replace('https://localhost', '');

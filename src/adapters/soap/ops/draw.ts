@@ -13,7 +13,8 @@
  *   in ImageURL (with the caller's token for a secured service), ImageData omitted.
  */
 import { EngineError, invalidArgument } from '../../../core/errors.js';
-import type { Extent } from '../../../core/pixel-block.js';
+import type { Extent, SpatialReference } from '../../../core/pixel-block.js';
+import { transformer } from '../../image/query-geometry.js';
 import { planServiceRule } from '../../image/render-request.js';
 import { legendEntries, SWATCH } from '../../image/legend.js';
 import { imageServicesOf } from '../../image/service.js';
@@ -26,15 +27,16 @@ import {
   type DrawMapOptions,
   type EncodedMapImage,
   type LayerDrawOptions,
+  type MapGraphic,
   type MapImageFormat,
 } from '../../map/draw.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer } from '../../map/model.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from '../../map/model.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
-import { defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
-import { drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
-import { drawnMap, imageDisplayOf, isObject } from '../display.js';
+import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
+import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
+import { drawnMap, extentOfEnvelope, imageDisplayOf, isObject } from '../display.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
-import { soapSpatialReference } from '../spatial-reference.js';
+import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
 
 const num = (o: SoapObject, k: string): number | undefined => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? o[k] : undefined);
 const str = (o: SoapObject, k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
@@ -151,6 +153,71 @@ export function esriSymbolOfSoap(v: SoapValue, path: string): EsriSymbol | undef
   }
 }
 
+/**
+ * A SOAP FeatureRenderer (SimpleRenderer, ClassBreaksRenderer, UniqueValueRenderer) as the Esri
+ * JSON renderer symbols.ts draws; undefined when absent.
+ */
+export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a FeatureRenderer`);
+  const symbol = (o: SoapObject, k: string, p: string): EsriSymbol | undefined => esriSymbolOfSoap(o[k], `${p}/${k}`);
+  const def = symbol(v, 'DefaultSymbol', path);
+  const defaultLabel = str(v, 'DefaultLabel');
+  switch (v.$type) {
+    case 'SimpleRenderer': {
+      const s = symbol(v, 'Symbol', path);
+      return { type: 'simple', ...(s ? { symbol: s } : {}), label: str(v, 'Label') ?? '', description: str(v, 'Description') ?? '' };
+    }
+    case 'ClassBreaksRenderer': {
+      const breaks = (
+        Array.isArray(v['Breaks']) ? v['Breaks'] : Array.isArray(v['ClassBreakInfos']) ? v['ClassBreakInfos'] : []
+      ) as SoapValue[];
+      return {
+        type: 'classBreaks',
+        field: str(v, 'Field') ?? '',
+        minValue: num(v, 'MinimumValue') ?? num(v, 'MinValue') ?? -Infinity,
+        classBreakInfos: breaks.filter(isObject).map((b, i) => {
+          const s = symbol(b, 'Symbol', `${path}/Breaks[${i}]`);
+          const lower = num(b, 'LowerBound');
+          return {
+            classMaxValue: num(b, 'UpperBound') ?? num(b, 'ClassMaxValue') ?? Infinity,
+            ...(lower !== undefined ? { classMinValue: lower } : {}),
+            label: str(b, 'Label') ?? '',
+            description: str(b, 'Description') ?? '',
+            ...(s ? { symbol: s } : {}),
+          };
+        }),
+        ...(def ? { defaultSymbol: def } : {}),
+        ...(defaultLabel ? { defaultLabel } : {}),
+      };
+    }
+    case 'UniqueValueRenderer': {
+      const infos = (Array.isArray(v['UniqueValueInfos']) ? v['UniqueValueInfos'] : []) as SoapValue[];
+      return {
+        type: 'uniqueValue',
+        field1: str(v, 'Field1') ?? '',
+        ...(str(v, 'Field2') ? { field2: str(v, 'Field2') } : {}),
+        ...(str(v, 'Field3') ? { field3: str(v, 'Field3') } : {}),
+        fieldDelimiter: str(v, 'FieldDelimiter') || ',',
+        uniqueValueInfos: infos.filter(isObject).map((u, i) => {
+          const s = symbol(u, 'Symbol', `${path}/UniqueValueInfos[${i}]`);
+          const value = u['Value'];
+          return {
+            value: typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '',
+            label: str(u, 'Label') ?? '',
+            description: str(u, 'Description') ?? '',
+            ...(s ? { symbol: s } : {}),
+          };
+        }),
+        ...(def ? { defaultSymbol: def } : {}),
+        ...(defaultLabel ? { defaultLabel } : {}),
+      };
+    }
+    default:
+      throw invalidArgument(path, `${path}: unknown FeatureRenderer type '${v.$type}'`);
+  }
+}
+
 /** The layer (not table) of an id, or NOT_FOUND naming the map. */
 export function layerOf(service: MapService, id: number, path: string): MapLayer {
   const layer = service.layers.find((l) => l.id === id);
@@ -174,7 +241,15 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     const selColor = colorOfSoap(ld['SelectionColor'], `${p}/SelectionColor`);
     const selSymbol = bool(ld, 'SetSelectionSymbol') ? esriSymbolOfSoap(ld['SelectionSymbol'], `${p}/SelectionSymbol`) : undefined;
     const def = str(ld, 'DefinitionExpression');
+    const dd = ld['DrawingDescription'];
+    const renderer = isObject(dd) ? rendererOfSoap(dd['FeatureRenderer'], `${p}/DrawingDescription/FeatureRenderer`) : undefined;
+    const transparency = isObject(dd) ? num(dd, 'Transparency') : undefined;
+    if (transparency !== undefined && !(transparency >= 0 && transparency <= 100)) {
+      throw invalidArgument(`${p}/DrawingDescription/Transparency`, `${p}/DrawingDescription/Transparency must be from 0 to 100`);
+    }
     out.set(id, {
+      ...(renderer ? { renderer } : {}),
+      ...(transparency ? { transparency } : {}),
       ...(typeof ld['Visible'] === 'boolean' ? { visible: ld['Visible'] } : {}),
       ...(def && def.trim() !== '' ? { definitionExpression: def } : {}),
       ...(sel.length > 0 ? { selectionFeatures: sel } : {}),
@@ -186,12 +261,118 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
   return out;
 }
 
+type XYFn = (x: number, y: number) => readonly [number, number];
+
+function pointsOf(v: SoapValue, map: XYFn, path: string): number[][] {
+  if (!Array.isArray(v)) return [];
+  return (v as SoapValue[]).map((p, i) => {
+    if (!isObject(p) || num(p, 'X') === undefined || num(p, 'Y') === undefined) {
+      throw invalidArgument(`${path}[${i}]`, `${path}[${i}] must be a point with X and Y`);
+    }
+    return [...map(num(p, 'X')!, num(p, 'Y')!)];
+  });
+}
+
+/**
+ * A SOAP geometry (PointN, MultipointN, PolylineN, PolygonN, EnvelopeN) as GeoJSON in `to`: a
+ * geometry carrying its own SpatialReference is reprojected, one without is taken to be in `to`.
+ */
+export function geometryOfSoap(v: SoapValue, to: SpatialReference, path: string): Geometry {
+  if (!isObject(v)) throw invalidArgument(path, `${path} must be a Geometry`);
+  const srValue = v['SpatialReference'];
+  const map: XYFn = isObject(srValue) ? transformer(spatialReferenceOfSoap(srValue, `${path}/SpatialReference`), to) : (x, y) => [x, y];
+  const parts = (k: string): number[][][] => {
+    const a = v[k];
+    if (!Array.isArray(a)) return [];
+    return (a as SoapValue[]).map((part, i) =>
+      pointsOf(isObject(part) ? part['PointArray'] : undefined, map, `${path}/${k}[${i}]/PointArray`),
+    );
+  };
+  switch (v.$type) {
+    case 'PointN':
+    case 'Point':
+      return { type: 'Point', coordinates: pointsOf([v], map, path)[0]! };
+    case 'MultipointN':
+      return { type: 'MultiPoint', coordinates: pointsOf(v['PointArray'], map, `${path}/PointArray`) };
+    case 'PolylineN':
+      return { type: 'MultiLineString', coordinates: parts('PathArray') };
+    case 'PolygonN':
+      return { type: 'Polygon', coordinates: parts('RingArray') };
+    case 'EnvelopeN': {
+      const e = extentOfEnvelope(v, path);
+      const ring = [
+        [e.xmin, e.ymin],
+        [e.xmin, e.ymax],
+        [e.xmax, e.ymax],
+        [e.xmax, e.ymin],
+        [e.xmin, e.ymin],
+      ].map(([x, y]) => [...map(x!, y!)]);
+      return { type: 'Polygon', coordinates: [ring] };
+    }
+    default:
+      throw invalidArgument(path, `${path}: geometry type '${v.$type ?? '(none)'}' cannot be drawn`);
+  }
+}
+
+const TEXT_ALIGN: Readonly<Record<string, 'left' | 'center' | 'right'>> = { left: 'left', center: 'center', right: 'right', full: 'left' };
+
+/**
+ * MapDescription CustomGraphics: MarkerElement (Point), LineElement (Line), PolygonElement
+ * (Polygon), RectangleElement / CircleElement / EllipseElement (Rectangle; circles and ellipses
+ * drawn as their inscribed ellipse), TextElement (Text at Point with a TextSymbol), each with its
+ * Symbol; in the drawn SR.
+ */
+export function graphicsOf(v: SoapValue, to: SpatialReference, path: string): MapGraphic[] {
+  if (!Array.isArray(v)) return [];
+  const out: MapGraphic[] = [];
+  (v as SoapValue[]).forEach((el, i) => {
+    const p = `${path}[${i}]`;
+    if (!isObject(el)) return;
+    if (el.$type === 'TextElement') {
+      const text = str(el, 'Text') ?? '';
+      const at = geometryOfSoap(el['Point'] ?? el['Geometry'], to, `${p}/Point`);
+      if (at.type !== 'Point') throw invalidArgument(`${p}/Point`, `${p}/Point must be a point`);
+      const sym = isObject(el['Symbol']) ? el['Symbol'] : {};
+      out.push({
+        kind: 'text',
+        x: at.coordinates[0]!,
+        y: at.coordinates[1]!,
+        text,
+        style: textStyleOf(sym, DEFAULT_TEXT, `${p}/Symbol`),
+        angle: num(sym, 'Angle') ?? 0,
+        align: TEXT_ALIGN[(str(sym, 'HorizontalAlignment') ?? 'center').replace(/^(esri|geo)THA/, '').toLowerCase()] ?? 'center',
+      });
+      return;
+    }
+    const key = ['Point', 'Line', 'Polygon', 'Rectangle', 'Geometry'].find((k) => el[k] !== undefined && el[k] !== null);
+    if (!key) throw invalidArgument(p, `${p}: a graphic element needs a geometry`);
+    let geometry = geometryOfSoap(el[key], to, `${p}/${key}`);
+    if ((el.$type === 'CircleElement' || el.$type === 'EllipseElement') && geometry.type === 'Polygon') {
+      const ring = geometry.coordinates[0]!;
+      const xs = ring.map((c) => c[0]!);
+      const ys = ring.map((c) => c[1]!);
+      const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+      const cy = (Math.min(...ys) + Math.max(...ys)) / 2;
+      const rx = (Math.max(...xs) - Math.min(...xs)) / 2;
+      const ry = (Math.max(...ys) - Math.min(...ys)) / 2;
+      const pts = Array.from({ length: 73 }, (_, k) => [cx + rx * Math.cos((k * Math.PI) / 36), cy + ry * Math.sin((k * Math.PI) / 36)]);
+      geometry = { type: 'Polygon', coordinates: [pts] };
+    }
+    const fallback =
+      geometry.type === 'Point' || geometry.type === 'MultiPoint' ? 'point' : geometry.type === 'MultiLineString' ? 'polyline' : 'polygon';
+    const symbol = esriSymbolOfSoap(el['Symbol'], `${p}/Symbol`) ?? defaultSymbol(fallback);
+    out.push({ kind: 'geometry', geometry, symbol });
+  });
+  return out;
+}
+
 /** Drawing options of a MapDescription (and the ImageDisplay's TransparentColor, which wins). */
 export function mapDrawOptionsOf(
   service: MapService,
   md: SoapObject,
   imageDisplay: SoapValue,
   paths: { mapDescription: string; imageDisplay: string },
+  drawnSr: SpatialReference,
   signal?: AbortSignal,
 ): DrawMapOptions {
   const p = paths.mapDescription;
@@ -206,8 +387,12 @@ export function mapDrawOptionsOf(
   const transparentColor =
     (isObject(imageDisplay) ? colorOfSoap(imageDisplay['TransparentColor'], `${paths.imageDisplay}/TransparentColor`) : undefined) ??
     colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
+  const graphics = graphicsOf(md['CustomGraphics'], drawnSr, `${p}/CustomGraphics`);
+  const rotation = num(md, 'Rotation') ?? 0;
   return {
+    ...(rotation !== 0 ? { rotation } : {}),
     layers: layerDrawOptionsOf(service, md, p),
+    ...(graphics.length > 0 ? { graphics } : {}),
     ...(backgroundColor ? { backgroundColor } : {}),
     ...(selectionColor ? { selectionColor } : {}),
     ...(transparentColor ? { transparentColor } : {}),
@@ -324,7 +509,7 @@ const exportMapImage: SoapHandler = async (ctx, args) => {
   const type = imageTypeOf(id['ImageType'], 'ImageDescription/ImageType');
   const paths = { mapDescription: 'MapDescription', imageDisplay: 'ImageDescription/ImageDisplay' };
   const drawn = await drawnMap(service, md, id['ImageDisplay'], paths, featureExtentResolver(service));
-  const options = mapDrawOptionsOf(service, md, id['ImageDisplay'], paths, ctx.signal);
+  const options = mapDrawOptionsOf(service, md, id['ImageDisplay'], paths, drawn.spatialReference, ctx.signal);
   const image = await drawMap(imageServicesOf(ctx.deps), service, drawn, options);
   const encoded = await encodeRgba({ ...image, dpi: drawn.dpi, grid: drawn }, type.format);
   const ret = await imageReturn(ctx, encoded, type.returnType);
@@ -529,8 +714,14 @@ function legendClass(label: string, description: string, image: SoapObject): Soa
   return { $type: 'MapServerLegendClass', Label: label, Description: description, SymbolImage: image };
 }
 
-async function featureLegend(ctx: SoapContext, layer: FeatureLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
-  const renderer = parseRenderer(layer.renderer, layer.table.geometryType);
+async function featureLegend(
+  ctx: SoapContext,
+  layer: FeatureLayer,
+  patch: Patch,
+  type: ImageTypeRequest,
+  override?: RendererJson,
+): Promise<SoapObject[]> {
+  const renderer = parseRenderer(override ?? layer.renderer, layer.table.geometryType);
   const classes = [...renderer.classes, ...(renderer.defaultClass ? [renderer.defaultClass] : [])];
   const out: SoapObject[] = [];
   for (const c of classes) {
@@ -580,13 +771,22 @@ function layerIdsOf(service: MapService, v: SoapValue, path: string): number[] |
   });
 }
 
-async function legends(ctx: SoapContext, ids: readonly number[], patchValue: SoapValue, typeValue: SoapValue): Promise<SoapObject[]> {
+async function legends(
+  ctx: SoapContext,
+  ids: readonly number[],
+  patchValue: SoapValue,
+  typeValue: SoapValue,
+  drawing?: ReadonlyMap<number, LayerDrawOptions>,
+): Promise<SoapObject[]> {
   const patch = patchOf(patchValue, 'LegendPatch');
   const type = imageTypeOf(typeValue, 'ImageType');
   const out: SoapObject[] = [];
   for (const id of ids) {
     const layer = layerOf(ctx.service, id, 'LayerIDs');
-    const groups = layer.kind === 'raster' ? await rasterLegend(ctx, layer, patch, type) : await featureLegend(ctx, layer, patch, type);
+    const groups =
+      layer.kind === 'raster'
+        ? await rasterLegend(ctx, layer, patch, type)
+        : await featureLegend(ctx, layer, patch, type, drawing?.get(layer.id)?.renderer);
     out.push({ $type: 'MapServerLegendInfo', LayerID: layer.id, Name: layer.name, LegendGroups: groups });
   }
   return out;
@@ -611,10 +811,11 @@ const getLegendInfo2: SoapHandler = async (ctx, args) => {
     { mapDescription: 'MapDescription', imageDisplay: 'MapImageDisplay' },
     featureExtentResolver(service),
   );
-  const visible = visibleLayerIds(service, drawn.scale, layerDrawOptionsOf(service, md, 'MapDescription'));
+  const drawing = layerDrawOptionsOf(service, md, 'MapDescription');
+  const visible = visibleLayerIds(service, drawn.scale, drawing);
   const asked = layerIdsOf(service, args['LayerIDs'], 'LayerIDs');
   const ids = asked ? asked.filter((id) => visible.includes(id)) : visible;
-  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType']));
+  return result(await legends(ctx, ids, args['LegendPatch'], args['ImageType'], drawing));
 };
 
 export const drawHandlers: Record<string, SoapHandler> = {
