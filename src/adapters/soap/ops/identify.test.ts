@@ -219,7 +219,7 @@ describe('Identify', () => {
     const near = arr((await call('Identify', identifyArgs(point(PX + 20, PY), { LayerIDs: [0] })))['Result']);
     expect(near).toHaveLength(1);
     expect(near[0]).toMatchObject({ $type: 'MapServerIdentifyResult', LayerID: 0, Name: 'Alto da Sé', FeatureID: 1 });
-    expect(props(near[0]!['Properties'])['NAME']).toBe('Alto da Sé');
+    expect(props(near[0]!['Properties'])['NAME']).toEqual({ $xs: 'string', value: 'Alto da Sé' });
     expect(obj(near[0]!['Shape'])).toMatchObject({ X: PX, Y: PY });
     expect(near[0]!['HTMLPopup']).toBeUndefined();
     expect(arr((await call('Identify', identifyArgs(point(PX + 20, PY), { LayerIDs: [0], Tolerance: 1 })))['Result'])).toHaveLength(0);

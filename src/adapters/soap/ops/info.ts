@@ -29,6 +29,8 @@ import type {
 } from '../../map/model.js';
 import { drawnMap, isObject, metersPerUnit, toMap, toScreen, METERS_PER_DEGREE } from '../display.js';
 import { soapEnvelope } from '../geometry.js';
+import { allFieldsOf } from '../query-filter.js';
+import { soapDomainOf, soapFieldsOf, soapValueOf } from '../record-set.js';
 import {
   result,
   type SoapArgs,
@@ -116,90 +118,18 @@ const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set([...INTEGER_TYPES, 'geoFie
 
 export const isNumericField = (f: Pick<FieldInfo, 'type'>): boolean => NUMERIC_TYPES.has(f.type);
 
-/** An attribute value for an anyType slot, typed by its field (doubles stay xs:double when whole). */
-export function anyValueOf(v: AttributeValue | undefined, type: FieldType): SoapValue {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'number') {
-    if (type === 'geoFieldTypeSmallInteger') return { $xs: 'short', value: v };
-    if (INTEGER_TYPES.has(type)) return { $xs: 'int', value: v };
-    return { $xs: 'double', value: v };
-  }
-  return v;
-}
+/** An attribute value for an anyType slot, typed by its field (as QueryFeatureData's records type it). */
+export const anyValueOf = (v: AttributeValue | undefined, type: FieldType): SoapValue => soapValueOf(v, type);
 
-/** A SOAP Domain (CodedValueDomain / RangeDomain) of a field of type `type`. */
-export function soapDomain(d: Domain, type: FieldType): SoapObject {
-  const base = {
-    DomainName: d.name,
-    FieldType: type,
-    MergePolicy: 'geoMPTDefaultValue',
-    SplitPolicy: 'geoSPTDefaultValue',
-    Description: '',
-  };
-  if (d.type === 'codedValue') {
-    return {
-      $type: 'CodedValueDomain',
-      ...base,
-      CodedValues: d.codedValues.map((c) => ({ $type: 'CodedValue', Name: c.name, Code: anyValueOf(c.code, type) })),
-    };
-  }
-  return { $type: 'RangeDomain', ...base, MaxValue: anyValueOf(d.range[1], type), MinValue: anyValueOf(d.range[0], type) };
-}
-
-const GEOMETRY_TYPE: Readonly<Record<string, string>> = {
-  point: 'geoGeometryPoint',
-  multipoint: 'geoGeometryMultipoint',
-  polyline: 'geoGeometryPolyline',
-  polygon: 'geoGeometryPolygon',
-};
-
-/** The name of the geometry field of a feature table (a stored geometry field's, else `Shape`). */
-export function shapeFieldName(table: FeatureTable): string {
-  return table.fields.find((f) => f.type === 'geoFieldTypeGeometry')?.name ?? 'Shape';
-}
-
-/** A SOAP Field of a table (the geometry field with its GeometryDef). */
-export function soapField(f: FieldInfo, table: FeatureTable, sr: SpatialReference): SoapObject {
-  const geometry = f.type === 'geoFieldTypeGeometry';
-  return {
-    $type: 'Field',
-    Name: f.name,
-    Type: f.type,
-    IsNullable: f.nullable,
-    Length: f.length,
-    Precision: 0,
-    Scale: 0,
-    Required: f.type === 'geoFieldTypeOID' || geometry,
-    Editable: f.editable,
-    ...(geometry && table.geometryType
-      ? {
-          GeometryDef: {
-            $type: 'GeometryDef',
-            AvgNumPoints: 0,
-            GeometryType: GEOMETRY_TYPE[table.geometryType]!,
-            HasM: false,
-            HasZ: false,
-            SpatialReference: soapSpatialReference(sr),
-          },
-        }
-      : {}),
-    AliasName: f.alias || f.name,
-    ...(f.domain ? { Domain: soapDomain(f.domain, f.type) } : {}),
-  };
-}
+/** A SOAP Domain (CodedValueDomain / RangeDomain) of a field of type `type` (as the query answers write it). */
+export const soapDomain = (d: Domain, type: FieldType): SoapObject => soapDomainOf(d, type);
 
 /** The fields of a table as the map shows them: stored fields, plus the geometry field of a layer when the store keeps it apart. */
-export function tableFields(table: FeatureTable): FieldInfo[] {
-  const fields = [...table.fields];
-  if (table.geometryType && !fields.some((f) => f.type === 'geoFieldTypeGeometry')) {
-    const at = fields.findIndex((f) => f.type === 'geoFieldTypeOID') + 1;
-    fields.splice(at, 0, { name: 'Shape', type: 'geoFieldTypeGeometry', alias: 'Shape', length: 0, nullable: true, editable: true });
-  }
-  return fields;
-}
+export const tableFields = (table: FeatureTable): FieldInfo[] => allFieldsOf(table);
 
+/** The Fields of a table, each Field as the query answers write it (GetServerInfo and QueryFeatureData agree). */
 export function soapFields(table: FeatureTable, sr: SpatialReference): SoapObject {
-  return { $type: 'Fields', FieldArray: tableFields(table).map((f) => soapField(f, table, sr)) };
+  return soapFieldsOf({ fields: allFieldsOf(table), geometryType: table.geometryType, spatialReference: sr });
 }
 
 /** RGBA -> RgbColor. */
