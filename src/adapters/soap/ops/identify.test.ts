@@ -141,7 +141,7 @@ describe('Find', () => {
     expect(obj(r[0]!['Shape'])).toMatchObject({ $type: 'PointN', X: PX, Y: PY });
     expect(props(r[0]!['Properties'])).toMatchObject({
       OBJECTID: { $xs: 'int', value: 1 },
-      NAME: 'Alto da Sé',
+      NAME: { $xs: 'string', value: 'Alto da Sé' },
       ELEV: { $xs: 'double', value: 65 },
     });
   });
