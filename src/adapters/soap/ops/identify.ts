@@ -21,7 +21,7 @@ import type { AttributeValue, FeatureLayer, FeatureRow, FieldInfo, Geometry, Map
 import { drawnMap, extentIn, type DrawnMap } from '../display.js';
 import { extentOfGeometry, geometryOfSoap, mapGeometry, soapGeometry } from '../geometry.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
-import { layerDrawOptionsOf } from './draw.js';
+import { featureExtentResolver, layerDrawOptionsOf } from './draw.js';
 import { anyValueOf, checkMapDescription, isNumericField, layerIdsOf, propertySet, tableFields } from './info.js';
 
 const displayPaths = { mapDescription: 'MapDescription', imageDisplay: 'MapImageDisplay' };
@@ -191,7 +191,7 @@ function searchFieldsOf(layer: FeatureLayer, value: SoapValue, search: string): 
 const find: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const search = typeof args['SearchString'] === 'string' ? args['SearchString'] : '';
   if (search.trim() === '') throw invalidArgument('SearchString', 'SearchString must not be empty.');
   const contains = args['Contains'] === true;
@@ -286,7 +286,7 @@ async function identifyRaster(ctx: SoapContext, layer: RasterLayer, point: [numb
 const identify: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const option =
     typeof args['IdentifyOption'] === 'string' && args['IdentifyOption'] !== '' ? args['IdentifyOption'] : 'geoIdentifyTopmost';
   if (!IDENTIFY_OPTIONS.has(option)) throw invalidArgument('IdentifyOption', `IdentifyOption '${option}' is not known.`);
@@ -361,7 +361,7 @@ function positionsFinite(g: Geometry): boolean {
 const queryHyperlinks: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const ids = layerIdsOf(s, args['LayerIDs']);
   const states = layerStates(s, md);
   // Decision: no LayerIDs = the visible layers; listed layers answer whether or not they are visible.

@@ -12,6 +12,7 @@ import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
 import { operationSignature } from '../signatures.js';
 import { mapOutputsOf, OUTPUT_PATH } from '../../map/outputs.js';
 import { SQL_FUNCTIONS } from '../../map/where.js';
+import { drawHandlers } from './draw.js';
 import { computeDistanceOf, geodesicDistance, infoHandlers } from './info.js';
 
 const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
@@ -241,6 +242,24 @@ describe('GetServerInfo', () => {
     // The map's scale range is the widest of its layers' (a layer without limits makes it unlimited).
     expect(info['MinScale']).toBe(0);
   });
+  it('the DefaultMapDescription goes straight back to ExportMapImage', async () => {
+    const info = obj((await call('GetServerInfo', { MapName: 'Layers' }))['Result']);
+    const image = obj(
+      (
+        await drawHandlers['ExportMapImage']!(testContext(site, service), {
+          MapDescription: info['DefaultMapDescription'],
+          ImageDescription: {
+            $type: 'ImageDescription',
+            ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG', ImageReturnType: 'geoImageReturnMimeData' },
+            ImageDisplay: display(200, 200),
+          },
+        })
+      )['Result'],
+    );
+    expect(image['ImageType']).toBe('image/png');
+    // About 1:190000, within every layer's scale range.
+    expect(image['VisibleLayerIDs']).toEqual(service.layers.map((l) => l.id));
+  });
   it('an empty map name is the default map', async () => {
     expect(obj((await call('GetServerInfo', { MapName: '' }))['Result'])['Name']).toBe('Layers');
   });
@@ -295,6 +314,12 @@ describe('ComputeScale, ToMapPoints, FromMapPoints', () => {
       },
     });
     expect(corner).toEqual({ ScreenXValues: [0, 200], ScreenYValues: [0, 200] });
+  });
+  it('a FeatureExtent map area is the extent of the listed features', async () => {
+    const area = { $type: 'FeatureExtent', LayerID: 1, FeatureIDs: [1], ExpandRatio: 1, DefaultScale: 0, MapName: 'Layers' };
+    const r = await call('ComputeScale', { MapDescription: { ...md([0, 0, 1, 1]), MapArea: area }, MapImageDisplay: display(100, 100) });
+    // The parcel is 1000 m wide: 10 m per pixel at 96 DPI.
+    expect(r['Result'] as number).toBeCloseTo((10 * 96) / 0.0254, 6);
   });
   it('ToMapPoints refuses unequal arrays', async () => {
     const e = await fault(

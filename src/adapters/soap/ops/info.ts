@@ -42,7 +42,7 @@ import {
 } from '../operation.js';
 import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
 import { soapRendererOf } from './classes.js';
-import { checkMapName as checkDrawnMapName, layerOf } from './draw.js';
+import { checkMapName as checkDrawnMapName, featureExtentResolver, layerOf } from './draw.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shared readers (also used by identify.ts and classes.ts)
@@ -369,7 +369,7 @@ const displayPaths = { mapDescription: 'MapDescription', imageDisplay: 'MapImage
 
 const computeScale: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
   return result(m.scale);
 };
 
@@ -513,7 +513,7 @@ function intArray(v: SoapValue, path: string): number[] {
 
 const toMapPoints: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
   const xs = intArray(args['ScreenXValues'], 'ScreenXValues');
   const ys = intArray(args['ScreenYValues'], 'ScreenYValues');
   if (xs.length !== ys.length) {
@@ -545,7 +545,7 @@ const toMapPoints: SoapHandler = async (ctx, args) => {
 
 const fromMapPoints: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
   const mp = args['MapPoints'];
   if (!isObject(mp)) throw invalidArgument('MapPoints', 'MapPoints is required');
   if (mp.$type !== undefined && mp.$type !== 'MultipointN') {
