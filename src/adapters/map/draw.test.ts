@@ -1,8 +1,10 @@
 import { createRequire } from 'node:module';
+import { createCanvas } from '@napi-rs/canvas';
 import type { PNG as PngClass } from 'pngjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { featureLayer, memoryMap, memoryTable, rasterLayer, type MemoryFeature } from '../../../test/memory-map.js';
 import { testSite } from '../../../test/site.js';
+import { EngineError } from '../../core/errors.js';
 import type { SpatialReference } from '../../core/pixel-block.js';
 import { renderExport } from '../image/export-image.js';
 import { imageServicesOf, type ImageServices } from '../image/service.js';
@@ -174,6 +176,36 @@ describe('drawMap: feature layers', () => {
       expect(area).toBeCloseTo(side * side, -1);
       expect(Math.abs(widest - side)).toBeLessThan(0.6);
     }
+  });
+
+  it('picture markers (esriPMS): the picture at width x height points, centred on the point', async () => {
+    const tile = createCanvas(4, 4);
+    const g = tile.getContext('2d');
+    g.fillStyle = 'rgb(0, 0, 255)';
+    g.fillRect(0, 0, 4, 4);
+    const imageData = tile.toBuffer('image/png').toString('base64');
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: { type: 'Point', coordinates: [CX, CY] } }], 'point');
+    const symbol = { type: 'esriPMS', imageData, contentType: 'image/png', width: 15, height: 15 };
+    const service = memoryMap([featureLayer(0, 'Pins', table, { type: 'simple', symbol })], UTM, FULL);
+    const d = await drawnOf(service, [CX - 1000, CY - 1000, CX + 1000, CY + 1000], 100, 100);
+    const img = await drawMap(services, service, d);
+    // 15 pt = 20 px at 96 dpi: blue coverage 400 px
+    let area = 0;
+    for (let i = 0; i < 100 * 100; i++) area += (255 - img.rgba[4 * i]!) / 255;
+    expect(area).toBeCloseTo(400, -1);
+    expect(pixelAt(img, d, CX, CY)).toEqual([0, 0, 255, 255]);
+  });
+
+  it('a definition expression the store refuses is an error at LayerDescriptions[i]/DefinitionExpression', async () => {
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 100) }], 'polygon');
+    const service = memoryMap([featureLayer(0, 'Parcels', table, { type: 'simple', symbol: fill([1, 2, 3, 255]) })], UTM, FULL);
+    const d = await drawnOf(service, [CX - 1000, CY - 1000, CX + 1000, CY + 1000], 50, 50);
+    const e = await drawMap(services, service, d, {
+      layers: new Map([[0, { definitionExpression: '1=1; DROP TABLE x', path: 'MapDescription/LayerDescriptions[3]' }]]),
+    }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(EngineError);
+    expect((e as EngineError).code).toBe('INVALID_ARGUMENT');
+    expect((e as EngineError).path).toBe('MapDescription/LayerDescriptions[3]/DefinitionExpression');
   });
 
   it('class breaks: each feature in its class colour; values outside every class take the default symbol', async () => {

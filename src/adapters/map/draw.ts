@@ -17,6 +17,7 @@
  * drawn size.
  */
 import { createCanvas, ImageData, PDFDocument, SvgExportFlag, type SKRSContext2D } from '@napi-rs/canvas';
+import { EngineError } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import type { ResamplingMethod } from '../../graph/types.js';
@@ -231,7 +232,7 @@ function symbolReach(symbols: readonly EsriSymbol[]): number {
   for (const s of symbols) {
     const n = (k: string, o: Readonly<Record<string, unknown>> = s): number => (typeof o[k] === 'number' ? Math.abs(o[k]) : 0);
     const outline = typeof s['outline'] === 'object' && s['outline'] !== null ? (s['outline'] as Record<string, unknown>) : {};
-    m = Math.max(m, n('size') / 2 + Math.max(n('xoffset'), n('yoffset')) + n('width') / 2 + n('width', outline) / 2);
+    m = Math.max(m, n('size') / 2 + Math.max(n('xoffset'), n('yoffset')) + Math.max(n('width'), n('height')) / 2 + n('width', outline) / 2);
   }
   return m;
 }
@@ -264,14 +265,23 @@ async function drawFeatureLayer(
   };
   const where = lo?.definitionExpression?.trim();
   const path = lo?.path ?? `LayerDescription`;
-  const rows = await layer.table.query({
-    spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
-    ...(where ? { where } : {}),
-    outFields: renderer.fields.length > 0 ? renderer.fields : [layer.table.objectIdField],
-    returnGeometry: true,
-    limit: MAX_DRAWN_FEATURES,
-    path,
-  });
+  // Where-clause errors name the field the clause came from (the store words them for a QueryFilter).
+  const named = (e: unknown): never => {
+    if (where && e instanceof EngineError && e.code === 'INVALID_ARGUMENT') {
+      throw new EngineError(e.code, e.message, { path: `${path}/DefinitionExpression`, details: e.details, cause: e });
+    }
+    throw e;
+  };
+  const rows = await layer.table
+    .query({
+      spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
+      ...(where ? { where } : {}),
+      outFields: renderer.fields.length > 0 ? renderer.fields : [layer.table.objectIdField],
+      returnGeometry: true,
+      limit: MAX_DRAWN_FEATURES,
+      path,
+    })
+    .catch(named);
   const symbolById = new Map<number, EsriSymbol>();
   for (const row of rows) {
     if (options.signal?.aborted) return;
