@@ -31,7 +31,7 @@ import type { ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import type { FeatureLayer, FeatureRow, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
 import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
@@ -272,16 +272,20 @@ async function drawFeatureLayer(
     }
     throw e;
   };
-  const rows = await layer.table
-    .query({
+  let rows: FeatureRow[];
+  try {
+    rows = await layer.table.query({
       spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
       ...(where ? { where } : {}),
       outFields: renderer.fields.length > 0 ? renderer.fields : [layer.table.objectIdField],
       returnGeometry: true,
       limit: MAX_DRAWN_FEATURES,
       path,
-    })
-    .catch(named);
+    });
+  } catch (e) {
+    named(e);
+    throw e;
+  }
   const symbolById = new Map<number, EsriSymbol>();
   for (const row of rows) {
     if (options.signal?.aborted) return;
