@@ -13,6 +13,14 @@
  *   intermediate canvas with putImageData and drawn over the map with drawImage (Skia's
  *   premultiplied source-over: opaque raster pixels are copied exactly, NoData shows what is below).
  *
+ * - Antialiasing: Decision: paths and text are antialiased (Skia's default). The vendor's
+ *   Pro-based map services default to antialiasing "Fast" for features and "Force" for text;
+ *   ArcMap-era services defaulted to none for features. We follow the current vendor defaults.
+ * - Decision: feature layers draw at most MAX_DRAWN_FEATURES features each (not maxRecordCount,
+ *   which bounds query answers, not drawings).
+ * - Custom graphics draw over every layer; selections over their own layer. Rotation turns the
+ *   finished map about the image centre (bilinear).
+ *
  * The result is straight-alpha RGBA (`Uint8ClampedArray`, 4 bytes per pixel, row-major) of the
  * drawn size.
  */
