@@ -156,7 +156,8 @@ function parseList(name: string, v: string | undefined): string[] | undefined {
     .filter((x) => x !== '');
 }
 
-async function readBody(req: Request, limit: number): Promise<Uint8Array> {
+/** A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or streamed). */
+export async function readBody(req: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes`, {
       path: 'body',

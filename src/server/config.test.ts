@@ -204,3 +204,29 @@ describe('image services in the config file', () => {
     expect(url.services[0]!.properties['path']).toBe('https://h/c.tif');
   });
 });
+
+describe('map services in the config file', () => {
+  it('checks their properties under the entry and resolves layer, table and attachment paths against the file', () => {
+    const e = (() => {
+      try {
+        parseConfig(
+          { services: [{ serviceName: 'm', type: 'MapServer', properties: { layers: [{ name: 'A', type: 'feature' }] } }] },
+          FILE,
+        );
+      } catch (err) {
+        return err as EngineError;
+      }
+      return undefined;
+    })();
+    expect(e?.issues.map((i) => i.path)).toEqual(['services[0].properties.layers[0].path']);
+    const layers = [{ name: 'A', type: 'feature', path: 'a.geojson', attachments: [{ featureId: 1, path: 'files/a.pdf' }] }];
+    const c = parseConfig(
+      { services: [{ serviceName: 'm', type: 'MapServer', properties: { layers, tables: [{ name: 'T', path: '/abs/t.json' }] } }] },
+      FILE,
+    );
+    const p = c.services[0]!.properties as { layers: { path: string; attachments: { path: string }[] }[]; tables: { path: string }[] };
+    expect(p.layers[0]!.path).toBe(join(FILE, '..', 'a.geojson'));
+    expect(p.layers[0]!.attachments[0]!.path).toBe(join(FILE, '..', 'files/a.pdf'));
+    expect(p.tables[0]!.path).toBe('/abs/t.json');
+  });
+});

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { combinedError, EngineError, type Issue } from '../core/errors.js';
 import { closestSpelling } from '../graph/args.js';
 import { imageServiceSettings } from '../adapters/image/service.js';
+import { parseMapServiceProperties, withResolvedMapPaths } from '../adapters/map/config.js';
 import { normaliseServerUrl, parseServiceDefinition, type ServiceRecord, type SiteConfig } from '../adapters/site.js';
 
 /** The settings a config file may give (the rest of SiteConfig comes from the host). */
@@ -190,8 +191,14 @@ export function parseConfig(json: unknown, source: string, now = Date.now()): Se
       const path = `services[${i}]`;
       try {
         const { created: _created, ...parsed } = parseServiceDefinition(s, now, path);
-        const service = parsed.type === 'ImageServer' ? withResolvedPath(parsed, base) : parsed;
+        const service =
+          parsed.type === 'ImageServer'
+            ? withResolvedPath(parsed, base)
+            : parsed.type === 'MapServer'
+              ? withResolvedMapPaths(parsed, base)
+              : parsed;
         if (service.type === 'ImageServer') imageServiceSettings(service);
+        if (service.type === 'MapServer') parseMapServiceProperties(service);
         services.push(service);
       } catch (e) {
         if (!(e instanceof EngineError)) throw e;

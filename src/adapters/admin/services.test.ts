@@ -114,7 +114,23 @@ describe('createService and the catalogue', () => {
     expect(await post('/createService', { service: def({ serviceName: 'Parcels', type: 'FeatureServer' }) })).toEqual(
       adminError(409, "Service 'Parcels.FeatureServer' already exists."),
     );
-    expect(await post('/createService', { service: def({ serviceName: 'Parcels', type: 'MapServer' }) })).toEqual({ status: 'success' });
+    // A map service's properties are checked when it is created, naming the property.
+    expect(await post('/createService', { service: def({ serviceName: 'Parcels', type: 'MapServer' }) })).toEqual(
+      adminError(400, "A map service needs 'properties.layers': an array of raster and feature layers (the first is drawn on top)."),
+    );
+    const layers = [{ name: 'Lots', type: 'feature', path: '/data/lots.geojson' }];
+    expect(
+      await post('/createService', {
+        service: def({
+          serviceName: 'Parcels',
+          type: 'MapServer',
+          properties: { layers: [...layers, { name: 'Relief', type: 'raster' }] },
+        }),
+      }),
+    ).toEqual(adminError(400, "'path' is required: the GeoTIFF/COG path or URL of the raster."));
+    expect(await post('/createService', { service: def({ serviceName: 'Parcels', type: 'MapServer', properties: { layers } }) })).toEqual({
+      status: 'success',
+    });
     expect(await post('/system/createService', { service: def({ serviceName: 'X', type: 'GPServer' }) })).toEqual(
       adminError(400, "The folder 'System' is reserved; services cannot be created in it."),
     );

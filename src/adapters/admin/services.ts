@@ -9,6 +9,7 @@ import { EngineError } from '../../core/errors.js';
 import { requireAdministrator } from '../auth.js';
 import type { Params, Route } from '../rest.js';
 import { imageServiceSettings } from '../image/service.js';
+import { parseMapServiceProperties } from '../map/config.js';
 import { assertNoSiteBackup, parseServiceDefinition, serviceKey, type ServiceRecord } from '../site.js';
 import {
   adminAnswer,
@@ -134,6 +135,7 @@ async function createService(deps: AdminDeps, pathFolder: string, params: Params
 /** Type-specific properties are checked when the service is written, not first when it is used. */
 function checkProperties(service: ServiceRecord): void {
   if (service.type === 'ImageServer') imageServiceSettings(service);
+  if (service.type === 'MapServer') parseMapServiceProperties(service);
 }
 
 async function editService(deps: AdminDeps, current: ServiceRecord, params: Params): Promise<unknown> {

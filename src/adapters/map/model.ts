@@ -64,6 +64,8 @@ export interface FeatureQuery {
   readonly where?: string;
   /** Only these object ids (a FIDSet). */
   readonly objectIds?: readonly number[];
+  /** Only rows whose `field` holds one of `values` (relationship keys: bound values, never parsed as SQL). */
+  readonly fieldIn?: { readonly field: string; readonly values: readonly AttributeValue[] };
   /** A spatial filter: `geometry` in the service SR, the relation of the feature to it. */
   readonly spatial?: { readonly geometry: Geometry; readonly relation: SpatialRelation; readonly relationMask?: string };
   /** Fields returned (names as stored, case-insensitive on input); undefined or ['*'] = all. */

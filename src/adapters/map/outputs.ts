@@ -37,9 +37,27 @@ const EXT_TYPES: Readonly<Record<string, string>> = {
   tif: 'image/tiff',
   pdf: 'application/pdf',
   svg: 'image/svg+xml',
+  // Query answers (QueryResult …AsURL formats).
+  json: 'application/json',
+  kml: 'application/vnd.google-earth.kml+xml',
+  amf: 'application/x-amf',
 };
 
-const NAME = /^[A-Za-z0-9_-]{22}\.(png|jpg|gif|bmp|tif|pdf|svg)$/;
+/** Types shown in the browser (SVG under the CSP below); any other output (an attachment: HTML, scripts...) is served as a download. */
+const INLINE = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/bmp',
+  'image/tiff',
+  'image/svg+xml',
+  'application/pdf',
+  'application/json',
+  'application/vnd.google-earth.kml+xml',
+  'application/x-amf',
+]);
+
+const NAME = /^[A-Za-z0-9_-]{22}\.[a-z0-9]{1,8}$/;
 
 export interface OutputRecord {
   readonly name: string;
@@ -60,8 +78,11 @@ export interface MapOutputsOptions {
 
 export interface MapOutputs {
   readonly folder: string;
-  /** Writes `bytes` and returns the record (its `name` is the file's). */
-  put(bytes: Uint8Array, ext: keyof typeof EXT_TYPES, owner: { service: string; secured: boolean }): Promise<OutputRecord>;
+  /**
+   * Writes `bytes` and returns the record (its `name` is the file's). `contentType` (attachments)
+   * overrides the extension's type; `ext` is then any 1-8 lowercase letters or digits.
+   */
+  put(bytes: Uint8Array, ext: string, owner: { service: string; secured: boolean }, contentType?: string): Promise<OutputRecord>;
   /** The record and bytes of `name`, undefined when unknown or expired. */
   get(name: string): Promise<{ record: OutputRecord; bytes: Uint8Array } | undefined>;
   /** Removes expired outputs. */
@@ -105,7 +126,10 @@ export function createMapOutputs(deps: Pick<SiteDeps, 'config' | 'clock' | 'log'
   };
   return {
     folder,
-    async put(bytes, ext, owner) {
+    async put(bytes, ext, owner, contentType) {
+      const type = contentType ?? EXT_TYPES[ext];
+      if (type === undefined || !/^[a-z0-9]{1,8}$/.test(ext))
+        throw new EngineError('INTERNAL', `no content type for output extension '${ext}'`);
       await prepare();
       await sweep();
       while (index.size > 0 && (total + bytes.byteLength > maxBytes || index.size >= maxFiles)) await drop(index.keys().next().value!);
@@ -113,7 +137,7 @@ export function createMapOutputs(deps: Pick<SiteDeps, 'config' | 'clock' | 'log'
       await writeFile(join(folder, name), bytes);
       const record: OutputRecord = {
         name,
-        contentType: EXT_TYPES[ext]!,
+        contentType: type,
         size: bytes.byteLength,
         expires: deps.clock.now() + ttl,
         service: owner.service,
@@ -184,6 +208,8 @@ export function mapOutputRoutes(
         'x-content-type-options': 'nosniff',
         // SVG outputs are documents: nothing in them may run or load.
         'content-security-policy': "default-src 'none'; img-src data:; style-src 'unsafe-inline'",
+        // Files other than images and query answers (attachments of any type) are downloaded, never rendered on this origin.
+        ...(INLINE.has(found.record.contentType) ? {} : { 'content-disposition': 'attachment' }),
       },
     });
   };
