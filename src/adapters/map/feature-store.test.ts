@@ -401,6 +401,10 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
     await refused({ outFields: ['NAME', 'secret'] }, 'QueryFilter/SubFields');
     await refused({ orderBy: [{ field: 'NAME; DROP', descending: false }] }, 'QueryFilter/PostfixClause');
     await refused({ where: 'NOPE = 1', path: 'LayerDescriptions[2]' }, 'LayerDescriptions[2]/WhereClause');
+    await refused(
+      { where: 'NOPE = 1', wherePath: 'LayerDescriptions[2]/DefinitionExpression' },
+      'LayerDescriptions[2]/DefinitionExpression',
+    );
     expect(await table(2).count({})).toBe(CLASSES.length);
   });
 });

@@ -602,7 +602,7 @@ export class SqliteFeatureTable implements FeatureTable {
     const path = q.path ?? 'QueryFilter';
     const parts: string[] = [];
     const params: unknown[] = [];
-    const where = compileWhere(q.where, this.attributeFields, { path: `${path}/WhereClause` });
+    const where = compileWhere(q.where, this.attributeFields, { path: q.wherePath ?? `${path}/WhereClause` });
     if (where.sql !== '1') {
       parts.push(where.sql);
       params.push(...where.params);
