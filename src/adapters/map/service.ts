@@ -355,7 +355,8 @@ export async function openMapService(
         cardinality: r.cardinality,
       };
     });
-    const tiling = tileSchemeOf(settings.tiling, sr, fullExtent, finestCell, join(serviceDir, 'tiles', version));
+    const hasFeatureLayers = settings.layers.some((l) => l.type === 'feature');
+    const tiling = tileSchemeOf(settings.tiling, sr, fullExtent, finestCell, join(serviceDir, 'tiles', version), hasFeatureLayers);
     const byId = new Map<number, MapLayer | StandaloneTable>([
       ...layers.map((l) => [l.id, l] as const),
       ...tables.map((t) => [t.id, t] as const),
