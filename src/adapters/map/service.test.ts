@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { olindaMapDefinition, putOlindaMap } from '../../../test/map-fixture.js';
+import { MAP_FIXTURES, olindaMapDefinition, putOlindaMap } from '../../../test/map-fixture.js';
 import { testSite, type TestSite } from '../../../test/site.js';
 import { EngineError } from '../../core/errors.js';
 import { createMapServices, mapServiceDir, mapServicesOf, openMapService, unitsOf, type MapServices } from './service.js';
@@ -206,6 +206,7 @@ describe('mapServicesOf / open', () => {
         /raster layer/,
       ],
       [withLayer(3, { path: '/nonexistent/dem.tif' }), 'service.properties.layers[3].path', /cannot be opened/],
+      [withLayer(3, { path: join(MAP_FIXTURES, 'contours.geojson') }), 'service.properties.layers[3].path', /./],
     ];
     for (const [props, path, message] of cases) {
       const e = await open(props).catch((x: unknown) => x);

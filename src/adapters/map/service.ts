@@ -200,7 +200,11 @@ export async function openMapService(
         rasters.push(opened);
         rasterOf.set(i, opened);
       } catch (e) {
-        if (e instanceof EngineError && e.code === 'INVALID_ARGUMENT') throw e;
+        if (e instanceof EngineError && e.code === 'INVALID_ARGUMENT') {
+          // The image service's checks name `service.properties.<key>`: put them under this layer.
+          const path = e.path?.startsWith('service.properties') ? `${l.at}${e.path.slice('service.properties'.length)}` : `${l.at}.path`;
+          throw new EngineError('INVALID_ARGUMENT', e.message, { path, details: e.details.length > 0 ? e.details : [e.message] });
+        }
         const msg = `The raster of layer '${l.name}' cannot be opened: ${e instanceof Error ? e.message : String(e)}`;
         throw new EngineError('IO_ERROR', msg, { path: `${l.at}.path`, details: [msg] });
       }
