@@ -18,7 +18,8 @@ import { withResolvedMapPaths } from '../../map/config.js';
 import { mapOutputRoutes } from '../../map/outputs.js';
 import { openMapService, type OpenedMapService } from '../../map/service.js';
 import { parseServiceDefinition } from '../../site.js';
-import { encodeResponseEnvelope } from '../codec.js';
+import { decodeRequest, encodeResponseEnvelope } from '../codec.js';
+import { parseEnvelope } from '../envelope.js';
 import { spatialReferenceJson } from '../record-set.js';
 import { operationSignature } from '../signatures.js';
 import { queryHandlers } from './query.js';
@@ -696,5 +697,71 @@ describe('Map, layer and table ids', () => {
       QueryFilter: { WhereClause: '', PostfixClause: 'ORDER BY NAME; DELETE' },
     });
     expect([e5.code, e5.path]).toEqual(['INVALID_ARGUMENT', 'QueryFilter/PostfixClause']);
+  });
+});
+
+describe('on the wire', () => {
+  /** A request as a client writes it, decoded by the codec, answered, and encoded. */
+  const wire = async (op: string, body: string): Promise<string> => {
+    const xml = `<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:g="http://www.geo.example/schemas/Geo/3.5.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><g:${op}>${body}</g:${op}></soapenv:Body></soapenv:Envelope>`;
+    const sig = operationSignature(op)!;
+    const args = decodeRequest(sig, parseEnvelope(xml, 'text/xml; charset=utf-8').request);
+    return encodeResponseEnvelope(sig, await queryHandlers[op]!(ctx, args));
+  };
+
+  it('QueryFeatureData2 with a where clause and a spatial filter, as zeep sends it', async () => {
+    const classes = layerIndex('Elevation classes');
+    const body = `<MapName>Layers</MapName>
+      <LayerDescription><LayerID>${classes}</LayerID><Visible>true</Visible><ShowLabels>false</ShowLabels><ScaleSymbols>false</ScaleSymbols>
+        <SetSelectionSymbol>false</SetSelectionSymbol><SelectionBufferDistance>0</SelectionBufferDistance><ShowSelectionBuffer>false</ShowSelectionBuffer>
+        <DefinitionExpression></DefinitionExpression></LayerDescription>
+      <QueryFilter xsi:type="g:SpatialFilter"><SubFields>OBJECTID,CLASS</SubFields><WhereClause>CLASS &gt;= 3</WhereClause><Resolution>0</Resolution>
+        <SearchOrder>geoSearchOrderSpatial</SearchOrder><SpatialRel>geoSpatialRelIntersects</SpatialRel><SpatialRelDescription></SpatialRelDescription>
+        <FilterGeometry xsi:type="g:EnvelopeN"><XMin>292000</XMin><YMin>9114000</YMin><XMax>296000</XMax><YMax>9118000</YMax></FilterGeometry>
+        <GeometryFieldName></GeometryFieldName><FilterOwnsGeometry>false</FilterOwnsGeometry></QueryFilter>
+      <QueryResultOptions><Format>geoQueryResultRecordSetAsObject</Format></QueryResultOptions>`;
+    const out = await wire('QueryFeatureData2', body);
+    const box = jts({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [292000, 9114000],
+          [296000, 9114000],
+          [296000, 9118000],
+          [292000, 9118000],
+          [292000, 9114000],
+        ],
+      ],
+    });
+    const expected = idsWhere(CLASSES, (f) => (f.properties['CLASS'] as number) >= 3 && (jts(f.geometry).intersects(box) as boolean));
+    expect(expected.length).toBeGreaterThan(1);
+    expect(out).toContain('<Object xsi:type="tns:RecordSet">');
+    const ids = [
+      ...out.matchAll(/<Record xsi:type="tns:Record"><Values xsi:type="tns:ArrayOfValue"><Value xsi:type="xs:int">(\d+)<\/Value>/g),
+    ].map((m) => Number(m[1]));
+    expect(sorted(ids)).toEqual(expected);
+  });
+
+  it('QueryRowIDs, QueryRelatedRecords and QueryHTMLPopups2 with a StandaloneTableDescription', async () => {
+    const t = tableId();
+    const rows = await wire(
+      'QueryRowIDs',
+      `<MapName>Layers</MapName><MapTableDescription xsi:type="g:StandaloneTableDescription"><ID>${t}</ID><DefinitionExpression>SCORE IS NULL</DefinitionExpression></MapTableDescription><QueryFilter><WhereClause></WhereClause></QueryFilter>`,
+    );
+    const nulls = idsWhere(INSPECTIONS, (i) => i['SCORE'] === null);
+    expect(nulls.length).toBeGreaterThan(0);
+    expect([...rows.matchAll(/<Int>(\d+)<\/Int>/g)].map((m) => Number(m[1]))).toEqual(nulls);
+    const related = await wire(
+      'QueryRelatedRecords',
+      `<MapName>Layers</MapName><SourceTableID>${layerIndex('Elevation classes')}</SourceTableID><SourceFIDSet><FIDArray><Int>1</Int></FIDArray></SourceFIDSet>
+       <RelateDescription><RelationshipID>${service.relationships[0]!.id}</RelationshipID><RelatedTableFields>SCORE</RelatedTableFields><ResultFormat>geoRelateResultRelatedRecordSetAsObject</ResultFormat></RelateDescription>`,
+    );
+    expect(related).toContain('<RelatedRecordGroup xsi:type="tns:RelatedRecordGroup"><SourceRowID>1</SourceRowID>');
+    const popups = await wire(
+      'QueryHTMLPopups2',
+      `<MapName>Layers</MapName><MapTableDescription xsi:type="g:StandaloneTableDescription"><ID>${t}</ID></MapTableDescription><RowIDs><Int>1</Int></RowIDs>`,
+    );
+    // The popup's markup is itself escaped inside the SOAP string.
+    expect(popups).toContain('<String>&lt;p&gt;Ana Lima scored 0 on 2024-01-01T08:00:00Z&lt;/p&gt;</String>');
   });
 });
