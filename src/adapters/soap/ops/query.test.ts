@@ -618,6 +618,12 @@ describe('Attachments and HTML popups', () => {
     expect(t[0]).toContain('Carla D&#39;Ávila scored');
     const e = await failure('QueryHTMLPopups', { TableID: spots, RowIDs: [1, 999] });
     expect([e.code, e.path]).toEqual(['NOT_FOUND', 'RowIDs[1]']);
+    // QueryHTMLPopups2 honours the description's definition expression: rows it leaves out are not found.
+    const e2 = await failure('QueryHTMLPopups2', {
+      MapTableDescription: { $type: 'StandaloneTableDescription', ID: tableId(), DefinitionExpression: `INSPECTOR <> 'Carla D''Ávila'` },
+      RowIDs: [carla],
+    });
+    expect([e2.code, e2.path]).toEqual(['NOT_FOUND', 'RowIDs[0]']);
   });
 
   it('escapes markup in values (a hand-made table), keeps unknown placeholders and writes a default table without a template', async () => {

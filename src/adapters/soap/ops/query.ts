@@ -97,6 +97,8 @@ function describedTarget(ctx: SoapContext, desc: SoapValue, path: string): Descr
     );
   }
   const def = typeof desc['DefinitionExpression'] === 'string' ? desc['DefinitionExpression'].trim() : '';
+  // Checked here for every operation (popups and related records use it too), so faults name it.
+  compileWhere(def, target.table.fields, { path: `${path}/DefinitionExpression` });
   const lro = desc['LayerResultOptions'];
   const includeGeometry = !(isObject(lro) && lro['IncludeGeometry'] === false);
   const shaping = isObject(lro) ? geometryShapingOf(lro['GeometryResultOptions'], `${path}/LayerResultOptions/GeometryResultOptions`) : {};
@@ -554,7 +556,7 @@ function popupText(v: AttributeValue | undefined, f: FieldInfo): string {
 }
 
 /** One filled template per row id, in the order asked; `{FIELD}` placeholders (case-insensitive) get escaped values. */
-async function htmlPopups(t: QueryTarget, rowIds: SoapValue): Promise<SoapValue> {
+async function htmlPopups(t: QueryTarget, rowIds: SoapValue, definitionExpression?: string): Promise<SoapValue> {
   const ids = intsOf(rowIds, 'RowIDs');
   if (ids.length === 0) return [];
   const fields = t.table.fields.filter((f) => f.type !== 'geoFieldTypeGeometry');
@@ -563,6 +565,8 @@ async function htmlPopups(t: QueryTarget, rowIds: SoapValue): Promise<SoapValue>
     outFields: fields.map((f) => f.name),
     returnGeometry: false,
     limit: ids.length,
+    // Decision: rows the description's definition expression leaves out are as absent as unknown rows.
+    ...(definitionExpression !== undefined ? { where: definitionExpression } : {}),
     path: 'RowIDs',
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -675,6 +679,6 @@ export const queryHandlers: Record<string, SoapHandler> = {
   },
   async QueryHTMLPopups2(ctx, args) {
     const d = byDescription('MapTableDescription')(ctx, args);
-    return result(await htmlPopups(d.target, args['RowIDs']));
+    return result(await htmlPopups(d.target, args['RowIDs'], d.definitionExpression));
   },
 };
