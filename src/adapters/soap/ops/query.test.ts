@@ -602,6 +602,16 @@ describe('Attachments and HTML popups', () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(readFileSync(join(FIXTURES, 'attachments/thumbnail.png')));
     const e = await failure('QueryAttachmentData', { TableID: classes, AttachmentIDs: [99999], TransportType: 'geoTransportTypeEmbedded' });
     expect(e.code).toBe('NOT_FOUND');
+    // The "2" forms honour the definition expression: row 1's attachments are left out with OBJECTID <> 1.
+    const without1 = { $type: 'LayerDescription', LayerID: classes, DefinitionExpression: 'OBJECTID <> 1' };
+    const kept = (await call('QueryAttachmentInfos2', { MapTableDescription: without1, RowIDs: [1, 3] })) as SoapObject[];
+    expect(kept.map((i) => [i['ParentID'], i['Name']])).toEqual([[3, 'notes-copy.txt']]);
+    const e2 = await failure('QueryAttachmentData2', {
+      MapTableDescription: without1,
+      AttachmentIDs: [png['AttachmentID'] as number],
+      TransportType: 'geoTransportTypeEmbedded',
+    });
+    expect([e2.code, e2.path]).toEqual(['NOT_FOUND', 'AttachmentIDs[0]']);
   });
 
   it('fills the popup template with HTML-escaped values, one per row in the order asked', async () => {
