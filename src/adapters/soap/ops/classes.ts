@@ -36,13 +36,31 @@ function jsonColor(v: unknown): SoapObject | undefined {
 
 const MARKER_STYLES = new Set(['geoSMSCircle', 'geoSMSSquare', 'geoSMSCross', 'geoSMSX', 'geoSMSDiamond']);
 
+/**
+ * Esri JSON styles the SOAP enumerations lack, as their nearest SOAP style. Decision: the short and
+ * long dash variants are their plain dash patterns; a hollow fill is the null fill (no fill).
+ */
+const STYLE_OF: Readonly<Record<string, string>> = {
+  geoSLSShortDash: 'geoSLSDash',
+  geoSLSLongDash: 'geoSLSDash',
+  geoSLSShortDot: 'geoSLSDot',
+  geoSLSShortDashDot: 'geoSLSDashDot',
+  geoSLSLongDashDot: 'geoSLSDashDot',
+  geoSLSShortDashDotDot: 'geoSLSDashDotDot',
+  geoSFSHollow: 'geoSFSNull',
+};
+const soapStyle = (esri: string): string => {
+  const g = geoEnum(esri);
+  return STYLE_OF[g] ?? g;
+};
+
 function soapLineSymbol(j: Json): SoapObject {
   const color = jsonColor(j['color']);
   return {
     $type: 'SimpleLineSymbol',
     ...(color ? { Color: color } : {}),
     Width: numOr(j['width'], 1),
-    Style: geoEnum(strOf(j['style']) || 'esriSLSSolid'),
+    Style: soapStyle(strOf(j['style']) || 'esriSLSSolid'),
   };
 }
 
@@ -77,7 +95,7 @@ export function soapSymbolOf(j: unknown, path: string): SoapObject {
         $type: 'SimpleFillSymbol',
         ...(color ? { Color: color } : {}),
         ...(outline ? { Outline: outline } : {}),
-        Style: geoEnum(strOf(j['style']) || 'esriSFSSolid'),
+        Style: soapStyle(strOf(j['style']) || 'esriSFSSolid'),
       };
     }
     default:
