@@ -1,15 +1,23 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createCanvas } from '@napi-rs/canvas';
 import type { PNG as PngClass } from 'pngjs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { featureLayer, memoryMap, memoryTable, rasterLayer, type MemoryFeature } from '../../../test/memory-map.js';
 import { testSite } from '../../../test/site.js';
+import { EngineError } from '../../core/errors.js';
 import type { SpatialReference } from '../../core/pixel-block.js';
 import { renderExport } from '../image/export-image.js';
 import { imageServicesOf, type ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
 import { drawnMap, toScreen, type DrawnMap } from '../soap/display.js';
-import { drawMap, inScaleRange, visibleLayerIds, type DrawnImage } from './draw.js';
-import type { Geometry, MapService } from './model.js';
+import { parseMapServiceProperties } from './config.js';
+import { drawMap, inScaleRange, rasterLayerRule, visibleLayerIds, type DrawnImage } from './draw.js';
+import { openFeatureStore, type FeatureStore, type TableSource } from './feature-store.js';
+import type { FeatureLayer, Geometry, MapLayer, MapService } from './model.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
@@ -174,6 +182,36 @@ describe('drawMap: feature layers', () => {
       expect(area).toBeCloseTo(side * side, -1);
       expect(Math.abs(widest - side)).toBeLessThan(0.6);
     }
+  });
+
+  it('picture markers (esriPMS): the picture at width x height points, centred on the point', async () => {
+    const tile = createCanvas(4, 4);
+    const g = tile.getContext('2d');
+    g.fillStyle = 'rgb(0, 0, 255)';
+    g.fillRect(0, 0, 4, 4);
+    const imageData = tile.toBuffer('image/png').toString('base64');
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: { type: 'Point', coordinates: [CX, CY] } }], 'point');
+    const symbol = { type: 'esriPMS', imageData, contentType: 'image/png', width: 15, height: 15 };
+    const service = memoryMap([featureLayer(0, 'Pins', table, { type: 'simple', symbol })], UTM, FULL);
+    const d = await drawnOf(service, [CX - 1000, CY - 1000, CX + 1000, CY + 1000], 100, 100);
+    const img = await drawMap(services, service, d);
+    // 15 pt = 20 px at 96 dpi: blue coverage 400 px
+    let area = 0;
+    for (let i = 0; i < 100 * 100; i++) area += (255 - img.rgba[4 * i]!) / 255;
+    expect(area).toBeCloseTo(400, -1);
+    expect(pixelAt(img, d, CX, CY)).toEqual([0, 0, 255, 255]);
+  });
+
+  it('a definition expression the store refuses is an error at LayerDescriptions[i]/DefinitionExpression', async () => {
+    const table = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 100) }], 'polygon');
+    const service = memoryMap([featureLayer(0, 'Parcels', table, { type: 'simple', symbol: fill([1, 2, 3, 255]) })], UTM, FULL);
+    const d = await drawnOf(service, [CX - 1000, CY - 1000, CX + 1000, CY + 1000], 50, 50);
+    const e = await drawMap(services, service, d, {
+      layers: new Map([[0, { definitionExpression: '1=1; DROP TABLE x', path: 'MapDescription/LayerDescriptions[3]' }]]),
+    }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(EngineError);
+    expect((e as EngineError).code).toBe('INVALID_ARGUMENT');
+    expect((e as EngineError).path).toBe('MapDescription/LayerDescriptions[3]/DefinitionExpression');
   });
 
   it('class breaks: each feature in its class colour; values outside every class take the default symbol', async () => {
@@ -342,3 +380,162 @@ describe('layer visibility by scale', () => {
     expect(img.visibleLayerIds).toEqual([1]);
   });
 });
+
+describe('drawMap on the fixture map (the feature store)', () => {
+  const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/map');
+  const record = JSON.parse(readFileSync(join(FIXTURES, 'olinda-map.json'), 'utf8')) as { properties: Record<string, unknown> };
+  let service: MapService;
+  let store: FeatureStore;
+
+  beforeAll(async () => {
+    const settings = parseMapServiceProperties(record, FIXTURES);
+    const dir = mkdtempSync(join(tmpdir(), 'rf-draw-store-'));
+    const sources: TableSource[] = [];
+    settings.layers.forEach((l, id) => {
+      if (l.type === 'feature')
+        sources.push({
+          id,
+          name: l.name,
+          kind: 'feature',
+          path: l.path,
+          fields: l.fields,
+          objectIdField: l.objectIdField,
+          attachments: [],
+          at: l.at,
+        });
+    });
+    store = await openFeatureStore({ file: join(dir, 'v1.sqlite'), attachmentsDir: join(dir, 'att'), sources, maxRecordCount: 1000 });
+    const layers: MapLayer[] = [];
+    for (const [id, l] of settings.layers.entries()) {
+      if (l.type === 'raster') layers.push(await rasterLayer(id, l.name, l.path, l.renderingRule));
+      else
+        layers.push(
+          featureLayer(id, l.name, store.tables.get(id)!, l.renderer ?? {}, {
+            minScale: l.minScale,
+            maxScale: l.maxScale,
+            defaultVisibility: l.visible,
+          }),
+        );
+    }
+    const relief = layers.find((l) => l.kind === 'raster')!;
+    service = memoryMap(layers, store.spatialReference!, relief.extent);
+  });
+  afterAll(() => store.close());
+
+  /** Only layer `id` drawn. */
+  const only = (id: number) => new Map(service.layers.map((l) => [l.id, { visible: l.id === id }]));
+  const idOf = (name: string) => service.layers.find((l) => l.name === name)!.id;
+
+  it('fills each elevation class polygon with its class colour (alpha 160 over white) at an interior point', async () => {
+    const d = await drawnMap(
+      service,
+      { Name: 'Layers', MapArea: { $type: 'MapExtent', Extent: { $type: 'EnvelopeN', ...envelopeOf(service.fullExtent) } } },
+      display(222, 222),
+      paths,
+    );
+    const img = await drawMap(services, service, d, { layers: only(idOf('Elevation classes')) });
+    const colours: Record<number, number[]> = { 1: [56, 168, 0], 2: [139, 209, 0], 3: [255, 255, 0], 4: [255, 128, 0] };
+    const table = (service.layers[idOf('Elevation classes')] as FeatureLayer).table;
+    const rows = await table.query({ returnGeometry: true, outFields: ['CLASS'], limit: 10000 });
+    expect(rows.length).toBe(83);
+    let checked = 0;
+    for (const row of rows) {
+      const want = colours[row.attributes['CLASS'] as number];
+      if (!want || !row.geometry) continue;
+      const p = interiorPoint(row.geometry);
+      // far enough from the outline (3 px) for the fill alone to decide the pixel
+      if (!p || p.distance < 3 * d.resolution) continue;
+      const px = pixelAt(img, d, p.x, p.y);
+      const blended = want.map((c) => Math.round((c * 160 + 255 * 95) / 255));
+      for (let k = 0; k < 3; k++) expect(Math.abs(px[k]! - blended[k]!)).toBeLessThanOrEqual(2);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+
+  it('draws every spot height as its red triangle; the relief layer as the image service draws its hillshade', async () => {
+    const e = service.fullExtent;
+    const d = await drawnMap(
+      service,
+      { Name: 'Layers', MapArea: { $type: 'MapExtent', Extent: { $type: 'EnvelopeN', ...envelopeOf(e) } } },
+      display(333, 333),
+      paths,
+    );
+    const spots = await drawMap(services, service, d, { layers: only(idOf('Spot heights')) });
+    const table = (service.layers[idOf('Spot heights')] as FeatureLayer).table;
+    const rows = await table.query({ returnGeometry: true, limit: 100 });
+    expect(rows.length).toBe(20);
+    for (const r of rows) {
+      const c = (r.geometry as unknown as { coordinates: number[] }).coordinates;
+      expect(pixelAt(spots, d, c[0]!, c[1]!)).toEqual([200, 30, 30, 255]);
+    }
+    const relief = service.layers.find((l) => l.kind === 'raster')!;
+    if (relief.kind !== 'raster') throw new Error('raster expected');
+    const img = await drawMap(services, service, d, { layers: only(relief.id) });
+    const encoded = await renderExport(services, relief.image, {
+      rule: rasterLayerRule(relief),
+      grid: { spatialReference: d.spatialReference, extent: d.extent, width: d.width, height: d.height },
+      method: 'nearest',
+      included: true,
+      encode: { format: 'png32', quality: 75, compression: 'deflate' },
+      noDataMode: 'any',
+    });
+    const png = PNG.sync.read(Buffer.from(encoded.bytes));
+    let differing = 0;
+    for (let i = 0; i < png.data.length; i += 4) {
+      if (png.data[i + 3] === 0) continue; // NoData: the background shows
+      if (png.data[i] !== img.rgba[i] || png.data[i + 1] !== img.rgba[i + 1] || png.data[i + 2] !== img.rgba[i + 2]) differing++;
+    }
+    expect(differing).toBe(0);
+  });
+
+  it('hides the contours beyond their minScale (1:500,000) and shows them within it', async () => {
+    const id = idOf('Contours');
+    expect(visibleLayerIds(service, 400000)).toContain(id);
+    expect(visibleLayerIds(service, 600000)).not.toContain(id);
+  });
+});
+
+function envelopeOf(e: { xmin: number; ymin: number; xmax: number; ymax: number }) {
+  return { XMin: e.xmin, YMin: e.ymin, XMax: e.xmax, YMax: e.ymax };
+}
+
+/**
+ * A point inside a polygon, found independently of the drawing: on 15 horizontal lines across its
+ * bounding box, the middles of the inside intervals (even-odd crossings of all rings); the one
+ * farthest from every edge, with that distance.
+ */
+function interiorPoint(g: Geometry): { x: number; y: number; distance: number } | undefined {
+  const polys = g.type === 'Polygon' ? [g.coordinates] : g.type === 'MultiPolygon' ? g.coordinates : [];
+  const edges: [number, number, number, number][] = [];
+  for (const poly of polys)
+    for (const ring of poly)
+      for (let i = 1; i < ring.length; i++) edges.push([ring[i - 1]![0]!, ring[i - 1]![1]!, ring[i]![0]!, ring[i]![1]!]);
+  if (edges.length === 0) return undefined;
+  const ys = edges.flatMap((e) => [e[1], e[3]]);
+  const ymin = Math.min(...ys);
+  const ymax = Math.max(...ys);
+  const dist = (x: number, y: number): number => {
+    let m = Infinity;
+    for (const [x0, y0, x1, y1] of edges) {
+      const dx = x1 - x0;
+      const dy = y1 - y0;
+      const t = dx === 0 && dy === 0 ? 0 : Math.max(0, Math.min(1, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy)));
+      m = Math.min(m, Math.hypot(x - (x0 + t * dx), y - (y0 + t * dy)));
+    }
+    return m;
+  };
+  let best: { x: number; y: number; distance: number } | undefined;
+  for (let k = 1; k < 16; k++) {
+    const y = ymin + ((ymax - ymin) * k) / 16;
+    const xs: number[] = [];
+    for (const [x0, y0, x1, y1] of edges) if (y0 <= y !== y1 <= y) xs.push(x0 + ((y - y0) * (x1 - x0)) / (y1 - y0));
+    xs.sort((a, b) => a - b);
+    for (let i = 0; i + 1 < xs.length; i += 2) {
+      const x = (xs[i]! + xs[i + 1]!) / 2;
+      const distance = dist(x, y);
+      if (!best || distance > best.distance) best = { x, y, distance };
+    }
+  }
+  return best;
+}

@@ -13,10 +13,19 @@
  *   intermediate canvas with putImageData and drawn over the map with drawImage (Skia's
  *   premultiplied source-over: opaque raster pixels are copied exactly, NoData shows what is below).
  *
+ * - Antialiasing: Decision: paths and text are antialiased (Skia's default). The vendor's
+ *   Pro-based map services default to antialiasing "Fast" for features and "Force" for text;
+ *   ArcMap-era services defaulted to none for features. We follow the current vendor defaults.
+ * - Decision: feature layers draw at most MAX_DRAWN_FEATURES features each (not maxRecordCount,
+ *   which bounds query answers, not drawings).
+ * - Custom graphics draw over every layer; selections over their own layer. Rotation turns the
+ *   finished map about the image centre (bilinear).
+ *
  * The result is straight-alpha RGBA (`Uint8ClampedArray`, 4 bytes per pixel, row-major) of the
  * drawn size.
  */
 import { createCanvas, ImageData, PDFDocument, SvgExportFlag, type SKRSContext2D } from '@napi-rs/canvas';
+import { EngineError } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import type { ResamplingMethod } from '../../graph/types.js';
@@ -30,7 +39,7 @@ import type { ImageServices } from '../image/service.js';
 import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
-import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import type { FeatureLayer, FeatureRow, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
 import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
@@ -231,7 +240,7 @@ function symbolReach(symbols: readonly EsriSymbol[]): number {
   for (const s of symbols) {
     const n = (k: string, o: Readonly<Record<string, unknown>> = s): number => (typeof o[k] === 'number' ? Math.abs(o[k]) : 0);
     const outline = typeof s['outline'] === 'object' && s['outline'] !== null ? (s['outline'] as Record<string, unknown>) : {};
-    m = Math.max(m, n('size') / 2 + Math.max(n('xoffset'), n('yoffset')) + n('width') / 2 + n('width', outline) / 2);
+    m = Math.max(m, n('size') / 2 + Math.max(n('xoffset'), n('yoffset')) + Math.max(n('width'), n('height')) / 2 + n('width', outline) / 2);
   }
   return m;
 }
@@ -264,14 +273,27 @@ async function drawFeatureLayer(
   };
   const where = lo?.definitionExpression?.trim();
   const path = lo?.path ?? `LayerDescription`;
-  const rows = await layer.table.query({
-    spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
-    ...(where ? { where } : {}),
-    outFields: renderer.fields.length > 0 ? renderer.fields : [layer.table.objectIdField],
-    returnGeometry: true,
-    limit: MAX_DRAWN_FEATURES,
-    path,
-  });
+  // Where-clause errors name the field the clause came from (the store words them for a QueryFilter).
+  const named = (e: unknown): never => {
+    if (where && e instanceof EngineError && e.code === 'INVALID_ARGUMENT') {
+      throw new EngineError(e.code, e.message, { path: `${path}/DefinitionExpression`, details: e.details, cause: e });
+    }
+    throw e;
+  };
+  let rows: FeatureRow[];
+  try {
+    rows = await layer.table.query({
+      spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
+      ...(where ? { where } : {}),
+      outFields: renderer.fields.length > 0 ? renderer.fields : [layer.table.objectIdField],
+      returnGeometry: true,
+      limit: MAX_DRAWN_FEATURES,
+      path,
+    });
+  } catch (e) {
+    named(e);
+    throw e;
+  }
   const symbolById = new Map<number, EsriSymbol>();
   for (const row of rows) {
     if (options.signal?.aborted) return;

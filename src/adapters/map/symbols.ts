@@ -6,11 +6,13 @@
  * classMinValue?/classMaxValue, defaultSymbol) and `uniqueValue` (field1..field3 joined by
  * fieldDelimiter, uniqueValueInfos, defaultSymbol). Symbols: esriSFS (solid, null, hollow, the six
  * hatches; outline), esriSLS (solid, dash, dot, dashdot, dashdotdot, null; width in points) and
- * esriSMS (circle, square, cross, x, diamond, triangle; size in points, angle, offsets, outline).
+ * esriSMS (circle, square, cross, x, diamond, triangle; size in points, angle, offsets, outline),
+ * esriPMS and esriPFS (a base64 `imageData` picture, `width`/`height` in points; a picture fill
+ * tiles it, with its outline).
  *
  * Sizes are in points (1/72 inch) and become pixels at the drawing's DPI: `pxPerPt = dpi / 72`.
  */
-import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, Image, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { AttributeValue, FeatureTable, Geometry, RendererJson } from './model.js';
 
 export type Rgba = readonly [number, number, number, number];
@@ -234,8 +236,50 @@ function tracePath(ctx: SKRSContext2D, coords: readonly (readonly number[])[], t
   if (close && started) ctx.closePath();
 }
 
-/** Draws a marker symbol centred at (x, y) px. */
+const pictures = new Map<string, Image | null>();
+
+/** The decoded picture of an esriPMS/esriPFS (cached by its data), or null when it does not decode. */
+function pictureOf(symbol: EsriSymbol): Image | null {
+  const data = str(symbol['imageData']);
+  if (data === '') return null;
+  let img = pictures.get(data);
+  if (img === undefined) {
+    try {
+      img = new Image();
+      img.src = Buffer.from(data, 'base64');
+      if (!(img.width > 0 && img.height > 0)) img = null;
+    } catch {
+      img = null;
+    }
+    pictures.set(data, img);
+    while (pictures.size > 256) pictures.delete(pictures.keys().next().value!);
+  }
+  return img;
+}
+
+/** Picture size in pixels: width/height in points, else the picture's own pixels taken at 96 DPI. */
+function pictureSize(symbol: EsriSymbol, img: Image, pxPerPt: number): [number, number] {
+  const w = numOr(symbol['width'], (img.width * 72) / 96) * pxPerPt;
+  const h = numOr(symbol['height'], (img.height * 72) / 96) * pxPerPt;
+  return [w, h];
+}
+
+export const isMarkerSymbol = (symbol: EsriSymbol): boolean => symbol['type'] === 'esriSMS' || symbol['type'] === 'esriPMS';
+
+/** Draws a marker symbol (esriSMS, esriPMS) centred at (x, y) px. */
 export function drawMarker(ctx: SKRSContext2D, symbol: EsriSymbol, x: number, y: number, pxPerPt: number): void {
+  if (symbol['type'] === 'esriPMS') {
+    const img = pictureOf(symbol);
+    if (!img) return;
+    const [w, h] = pictureSize(symbol, img, pxPerPt);
+    ctx.save();
+    ctx.translate(x + numOr(symbol['xoffset'], 0) * pxPerPt, y - numOr(symbol['yoffset'], 0) * pxPerPt);
+    const angle = numOr(symbol['angle'], 0);
+    if (angle) ctx.rotate((-angle * Math.PI) / 180);
+    ctx.drawImage(img, -w / 2, -h / 2, w, h);
+    ctx.restore();
+    return;
+  }
   const style = str(symbol['style']) || 'esriSMSCircle';
   const size = Math.max(0, numOr(symbol['size'], 8)) * pxPerPt;
   const color = esriColor(symbol['color']);
@@ -309,7 +353,19 @@ export function drawMarker(ctx: SKRSContext2D, symbol: EsriSymbol, x: number, y:
 function paintFill(ctx: SKRSContext2D, symbol: EsriSymbol, pxPerPt: number): void {
   const style = str(symbol['style']) || 'esriSFSSolid';
   const color = esriColor(symbol['color']);
-  if (color && color[3] > 0) {
+  if (symbol['type'] === 'esriPFS') {
+    const img = pictureOf(symbol);
+    if (img) {
+      const [w, h] = pictureSize(symbol, img, pxPerPt);
+      const tile = createCanvas(Math.max(1, Math.round(w)), Math.max(1, Math.round(h)));
+      tile.getContext('2d').drawImage(img, 0, 0, tile.width, tile.height);
+      const pattern = ctx.createPattern(tile, 'repeat');
+      if (pattern) {
+        ctx.fillStyle = pattern;
+        ctx.fill('evenodd');
+      }
+    }
+  } else if (color && color[3] > 0) {
     if (style === 'esriSFSSolid') {
       ctx.fillStyle = css(color);
       ctx.fill('evenodd');
@@ -347,7 +403,7 @@ export function drawGeometry(ctx: SKRSContext2D, geometry: Geometry, symbol: Esr
     case 'LineString':
     case 'MultiLineString': {
       const lines = geometry.type === 'LineString' ? [geometry.coordinates] : geometry.coordinates;
-      if (type === 'esriSMS') {
+      if (isMarkerSymbol(symbol)) {
         for (const l of lines) points(l);
         return;
       }
@@ -361,7 +417,7 @@ export function drawGeometry(ctx: SKRSContext2D, geometry: Geometry, symbol: Esr
     case 'Polygon':
     case 'MultiPolygon': {
       const polys = geometry.type === 'Polygon' ? [geometry.coordinates] : geometry.coordinates;
-      if (type === 'esriSMS') {
+      if (isMarkerSymbol(symbol)) {
         for (const p of polys) for (const ring of p) points(ring);
         return;
       }
@@ -401,7 +457,7 @@ export function drawPatch(symbol: EsriSymbol, width: number, height: number, pxP
   const canvas = createCanvas(width, height);
   const ctx = canvas.getContext('2d');
   const type = str(symbol['type']);
-  if (type === 'esriSMS') {
+  if (isMarkerSymbol(symbol)) {
     drawMarker(ctx, symbol, width / 2, height / 2, pxPerPt);
   } else if (type === 'esriSLS') {
     if (setStroke(ctx, symbol, pxPerPt)) {

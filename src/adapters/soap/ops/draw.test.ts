@@ -11,6 +11,9 @@ import type { Geometry, MapService } from '../../map/model.js';
 import { mapOutputRoutes } from '../../map/outputs.js';
 import { drawScaleBar, defaultScaleBar } from '../../map/scale-bar.js';
 import type { SoapArgs, SoapContext, SoapObject, SoapValue } from '../operation.js';
+import { decodeRequest, encodeResponse } from '../codec.js';
+import { GEO_SOAP_NS, parseEnvelope } from '../envelope.js';
+import { operationSignature } from '../signatures.js';
 import { drawHandlers } from './draw.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
@@ -303,16 +306,18 @@ describe('ExportMapImage: DrawingDescription', () => {
                 $type: 'ClassBreaksRenderer',
                 Field: 'POP',
                 MinimumValue: 0,
-                Breaks: [
+                ClassBreakInfos: [
                   {
                     $type: 'ClassBreakInfo',
-                    UpperBound: 50,
+                    ClassMaximumValue: 50,
+                    ClassMinimumValue: 0,
                     Label: 'Low',
                     Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 1, Green: 2, Blue: 3 } },
                   },
                   {
                     $type: 'ClassBreakInfo',
-                    UpperBound: 100,
+                    ClassMaximumValue: 100,
+                    ClassMinimumValue: 50,
                     Label: 'High',
                     Symbol: { $type: 'SimpleFillSymbol', Color: { $type: 'RgbColor', Red: 4, Green: 5, Blue: 6 } },
                   },
@@ -362,7 +367,7 @@ describe('ExportMapImage: CustomGraphics', () => {
           {
             $type: 'TextElement',
             Text: 'Olinda',
-            Point: { $type: 'PointN', X: CX, Y: CY - 700 },
+            TextGeometry: { $type: 'PointN', X: CX, Y: CY - 700 },
             Symbol: { $type: 'TextSymbol', Size: 12, Color: rgb(0, 0, 0) },
           },
         ],
@@ -650,5 +655,82 @@ describe('GetLegendInfo', () => {
       }),
     );
     expect(r['Result']).toEqual([]);
+  });
+});
+
+describe('through the codec (requests decoded from XML, answers encoded)', () => {
+  const envelope = (op: string, inner: string): string =>
+    `<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:g="${GEO_SOAP_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
+    `<soapenv:Body><g:${op}>${inner}</g:${op}></soapenv:Body></soapenv:Envelope>`;
+  async function wire(op: string, service: MapService, inner: string): Promise<{ result: SoapObject; xml: string }> {
+    const sig = operationSignature(op)!;
+    const req = parseEnvelope(envelope(op, inner), 'text/xml; charset=utf-8');
+    const args = decodeRequest(sig, req.request);
+    const res = await drawHandlers[op]!(ctxOf(service), args);
+    return { result: res['Result'] as SoapObject, xml: encodeResponse(sig, res).xml };
+  }
+  const md = (extra = '') =>
+    `<MapDescription><Name>Layers</Name><MapArea xsi:type="g:MapExtent"><Extent xsi:type="g:EnvelopeN">` +
+    `<XMin>${CX - 2000}</XMin><YMin>${CY - 1000}</YMin><XMax>${CX + 2000}</XMax><YMax>${CY + 1000}</YMax></Extent></MapArea>${extra}<Rotation>0</Rotation></MapDescription>`;
+  const rgb = (r: number, g: number, b: number) => `<Red>${r}</Red><Green>${g}</Green><Blue>${b}</Blue>`;
+
+  it('ExportMapImage with a DrawingDescription and custom graphics', async () => {
+    const service = featureMap();
+    const layers =
+      `<LayerDescriptions><LayerDescription><LayerID>0</LayerID><Visible>true</Visible><ShowLabels>false</ShowLabels><ScaleSymbols>false</ScaleSymbols>` +
+      `<SetSelectionSymbol>false</SetSelectionSymbol><SelectionBufferDistance>0</SelectionBufferDistance><ShowSelectionBuffer>false</ShowSelectionBuffer>` +
+      `<DefinitionExpression>POP = 5</DefinitionExpression>` +
+      `<DrawingDescription xsi:type="g:FeatureLayerDrawingDescription"><FeatureRenderer xsi:type="g:SimpleRenderer">` +
+      `<Symbol xsi:type="g:SimpleFillSymbol"><Color xsi:type="g:RgbColor">${rgb(9, 99, 199)}</Color><Style>geoSFSSolid</Style></Symbol>` +
+      `</FeatureRenderer></DrawingDescription></LayerDescription></LayerDescriptions>`;
+    const graphics =
+      `<CustomGraphics><GraphicElement xsi:type="g:TextElement"><Text>Hi</Text>` +
+      `<Symbol xsi:type="g:TextSymbol"><Color xsi:type="g:RgbColor">${rgb(0, 0, 0)}</Color><Size>14</Size><FontName>DejaVu Sans</FontName></Symbol>` +
+      `<TextGeometry xsi:type="g:PointN"><X>${CX}</X><Y>${CY + 700}</Y></TextGeometry></GraphicElement></CustomGraphics>`;
+    const { result, xml } = await wire(
+      'ExportMapImage',
+      service,
+      md(layers + graphics) +
+        `<ImageDescription><ImageType><ImageFormat>geoImagePNG</ImageFormat><ImageReturnType>geoImageReturnMimeData</ImageReturnType></ImageType>` +
+        `<ImageDisplay><ImageHeight>200</ImageHeight><ImageWidth>400</ImageWidth><ImageDPI>96</ImageDPI></ImageDisplay></ImageDescription>`,
+    );
+    const png = decode(bytes(result['ImageData']));
+    const at = (col: number, row: number) => [...png.data.slice(4 * (row * 400 + col), 4 * (row * 400 + col) + 3)];
+    expect(at(50, 100)).toEqual([9, 99, 199]);
+    // POP = 5 only: the second tract is not drawn
+    expect(at(150, 100)).toEqual([255, 255, 255]);
+    expect(xml).toContain('<Result xsi:type="tns:MapImage">');
+    expect(xml).toContain('<ImageType>image/png</ImageType>');
+    expect(xml).toContain('<VisibleLayerIDs xsi:type="tns:ArrayOfInt"><Int>0</Int></VisibleLayerIDs>');
+  });
+
+  it('ExportScaleBar with an AlternatingScaleBar and GetLegendInfo encode', async () => {
+    const service = featureMap();
+    const bar =
+      `<ScaleBar xsi:type="g:AlternatingScaleBar"><Divisions>2</Divisions><Units>geoMeters</Units><UnitLabel>m</UnitLabel>` +
+      `<LabelSymbol xsi:type="g:TextSymbol"><Size>9</Size><FontWeight>700</FontWeight></LabelSymbol>` +
+      `<FillSymbol1 xsi:type="g:SimpleFillSymbol"><Color xsi:type="g:RgbColor">${rgb(200, 0, 0)}</Color><Style>geoSFSSolid</Style></FillSymbol1></ScaleBar>`;
+    const { result, xml } = await wire(
+      'ExportScaleBar',
+      service,
+      bar +
+        md() +
+        `<MapDisplay><ImageHeight>200</ImageHeight><ImageWidth>400</ImageWidth><ImageDPI>96</ImageDPI></MapDisplay>` +
+        `<ImageDescription><ImageType><ImageFormat>geoImagePNG</ImageFormat><ImageReturnType>geoImageReturnMimeData</ImageReturnType></ImageType>` +
+        `<ImageDisplay><ImageHeight>40</ImageHeight><ImageWidth>300</ImageWidth><ImageDPI>96</ImageDPI></ImageDisplay></ImageDescription>`,
+    );
+    const png = decode(bytes(result['ImageData']));
+    let red = 0;
+    for (let i = 0; i < 300 * 40; i++) if (png.data[4 * i] === 200 && png.data[4 * i + 1] === 0) red++;
+    expect(red).toBeGreaterThan(50);
+    expect(xml).toContain('<Result xsi:type="tns:ImageResult">');
+    const legend = await wire(
+      'GetLegendInfo',
+      service,
+      `<MapName>Layers</MapName><LayerIDs><Int>0</Int></LayerIDs><LegendPatch><Width>15</Width><Height>15</Height><ImageDPI>96</ImageDPI></LegendPatch>` +
+        `<ImageType><ImageFormat>geoImagePNG</ImageFormat><ImageReturnType>geoImageReturnMimeData</ImageReturnType></ImageType>`,
+    );
+    expect(legend.xml).toContain('<MapServerLegendInfo xsi:type="tns:MapServerLegendInfo"><LayerID>0</LayerID><Name>Tracts</Name>');
+    expect(legend.xml).toContain('<Label>10 - 20</Label>');
   });
 });

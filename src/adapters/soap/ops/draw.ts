@@ -148,6 +148,33 @@ export function esriSymbolOfSoap(v: SoapValue, path: string): EsriSymbol | undef
           : {}),
       };
     }
+    case 'PictureMarkerSymbol':
+    case 'PictureFillSymbol': {
+      const picture = v['Picture'];
+      if (!(picture instanceof Uint8Array)) return undefined;
+      const imageData = Buffer.from(picture).toString('base64');
+      if (v.$type === 'PictureFillSymbol') {
+        const outline = line(v['Outline'], `${path}/Outline`);
+        return {
+          type: 'esriPFS',
+          imageData,
+          ...(num(v, 'Width') ? { width: num(v, 'Width') } : {}),
+          ...(num(v, 'Height') ? { height: num(v, 'Height') } : {}),
+          ...(outline ? { outline } : {}),
+        };
+      }
+      const size = num(v, 'Size');
+      const width = num(v, 'Width') || size;
+      return {
+        type: 'esriPMS',
+        imageData,
+        ...(width ? { width } : {}),
+        ...(size ? { height: size } : {}),
+        angle: num(v, 'Angle') ?? 0,
+        xoffset: num(v, 'XOffset') ?? 0,
+        yoffset: num(v, 'YOffset') ?? 0,
+      };
+    }
     default:
       return undefined;
   }
@@ -178,9 +205,9 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
         minValue: num(v, 'MinimumValue') ?? num(v, 'MinValue') ?? -Infinity,
         classBreakInfos: breaks.filter(isObject).map((b, i) => {
           const s = symbol(b, 'Symbol', `${path}/Breaks[${i}]`);
-          const lower = num(b, 'LowerBound');
+          const lower = num(b, 'ClassMinimumValue') ?? num(b, 'LowerBound');
           return {
-            classMaxValue: num(b, 'UpperBound') ?? num(b, 'ClassMaxValue') ?? Infinity,
+            classMaxValue: num(b, 'ClassMaximumValue') ?? num(b, 'UpperBound') ?? Infinity,
             ...(lower !== undefined ? { classMinValue: lower } : {}),
             label: str(b, 'Label') ?? '',
             description: str(b, 'Description') ?? '',
@@ -314,6 +341,11 @@ export function geometryOfSoap(v: SoapValue, to: SpatialReference, path: string)
   }
 }
 
+function centreOf(g: Geometry): number[] {
+  const e = boundsOf([g]);
+  return e ? [(e.xmin + e.xmax) / 2, (e.ymin + e.ymax) / 2] : [Number.NaN, Number.NaN];
+}
+
 const TEXT_ALIGN: Readonly<Record<string, 'left' | 'center' | 'right'>> = { left: 'left', center: 'center', right: 'right', full: 'left' };
 
 /**
@@ -328,15 +360,21 @@ export function graphicsOf(v: SoapValue, to: SpatialReference, path: string): Ma
   (v as SoapValue[]).forEach((el, i) => {
     const p = `${path}[${i}]`;
     if (!isObject(el)) return;
-    if (el.$type === 'TextElement') {
+    if (el.$type === 'GroupElement') {
+      out.push(...graphicsOf(el['Elements'], to, `${p}/Elements`));
+      return;
+    }
+    if (el.$type === 'TextElement' || el.$type === 'ParagraphTextElement') {
       const text = str(el, 'Text') ?? '';
-      const at = geometryOfSoap(el['Point'] ?? el['Geometry'], to, `${p}/Point`);
-      if (at.type !== 'Point') throw invalidArgument(`${p}/Point`, `${p}/Point must be a point`);
+      const key = el['TextGeometry'] !== undefined && el['TextGeometry'] !== null ? 'TextGeometry' : 'Point';
+      const g = geometryOfSoap(el[key], to, `${p}/${key}`);
+      // Decision: text placed on a line or an area is centred on its vertices' bounding box.
+      const at = g.type === 'Point' ? g.coordinates : centreOf(g);
       const sym = isObject(el['Symbol']) ? el['Symbol'] : {};
       out.push({
         kind: 'text',
-        x: at.coordinates[0]!,
-        y: at.coordinates[1]!,
+        x: at[0]!,
+        y: at[1]!,
         text,
         style: textStyleOf(sym, DEFAULT_TEXT, `${p}/Symbol`),
         angle: num(sym, 'Angle') ?? 0,
@@ -344,7 +382,7 @@ export function graphicsOf(v: SoapValue, to: SpatialReference, path: string): Ma
       });
       return;
     }
-    const key = ['Point', 'Line', 'Polygon', 'Rectangle', 'Geometry'].find((k) => el[k] !== undefined && el[k] !== null);
+    const key = ['Point', 'Line', 'Polygon', 'Rectangle'].find((k) => el[k] !== undefined && el[k] !== null);
     if (!key) throw invalidArgument(p, `${p}: a graphic element needs a geometry`);
     let geometry = geometryOfSoap(el[key], to, `${p}/${key}`);
     if ((el.$type === 'CircleElement' || el.$type === 'EllipseElement') && geometry.type === 'Polygon') {
@@ -535,20 +573,24 @@ const envelope = (e: Extent) => ({ XMin: e.xmin, YMin: e.ymin, XMax: e.xmax, YMa
 function textStyleOf(v: SoapValue, base: TextStyle, path: string): TextStyle {
   if (!isObject(v)) return base;
   const font = v['Font'];
+  // TextSymbol: FontName, FontItalic, FontWeight (an int, 700 bold); SimpleTextSymbol: FontFamilyName, FontStyle, FontWeight (CSS words).
   const family =
     str(v, 'FontName') ??
+    str(v, 'FontFamilyName') ??
     (typeof font === 'string' ? font : isObject(font) ? (str(font, 'FontName') ?? str(font, 'Name')) : undefined) ??
     base.family;
-  const size = num(v, 'Size') ?? num(v, 'FontSize') ?? (isObject(font) ? num(font, 'Size') : undefined) ?? base.size;
-  const weight = str(v, 'FontWeight') ?? (isObject(font) ? str(font, 'FontWeight') : undefined);
-  const style = str(v, 'FontStyle') ?? (isObject(font) ? str(font, 'FontStyle') : undefined);
+  const size = num(v, 'Size') || base.size;
+  const w = v['FontWeight'];
+  const weight = typeof w === 'number' ? (w >= 600 ? 'bold' : 'normal') : typeof w === 'string' ? w : undefined;
+  const italic = bool(v, 'FontItalic');
+  const style = italic !== undefined ? (italic ? 'italic' : 'normal') : str(v, 'FontStyle');
   const color = colorOfSoap(v['Color'], `${path}/Color`) ?? base.color;
   if (!(size > 0 && size <= 500)) throw invalidArgument(`${path}/Size`, `${path}/Size must be in (0, 500] points`);
   return {
     family: family || base.family,
     size,
     color,
-    bold: weight !== undefined ? /bold|[6-9]00/i.test(weight) : base.bold,
+    bold: weight !== undefined ? /bold/i.test(weight) : base.bold,
     italic: style !== undefined ? /italic|oblique/i.test(style) : base.italic,
   };
 }
@@ -608,9 +650,11 @@ export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): Sc
   }
   const division = num(v, 'Division');
   if (division !== undefined && !(division >= 0)) throw invalidArgument(`${path}/Division`, `${path}/Division must not be negative`);
-  const fillSym = v['FillSymbol'];
-  const fill2Sym = v['FillSymbol2'] ?? v['AlternateFillSymbol'];
-  const fill1 = isObject(fillSym) ? colorOfSoap(fillSym['Color'], `${path}/FillSymbol/Color`) : undefined;
+  const fillSym = v['FillSymbol1'] ?? v['FillSymbol'];
+  const fill2Sym = v['FillSymbol2'];
+  const fill1 = isObject(fillSym)
+    ? colorOfSoap(fillSym['Color'], `${path}/${v['FillSymbol1'] !== undefined ? 'FillSymbol1' : 'FillSymbol'}/Color`)
+    : undefined;
   const fill2 = isObject(fill2Sym) ? colorOfSoap(fill2Sym['Color'], `${path}/FillSymbol2/Color`) : undefined;
   const outline = isObject(fillSym) && isObject(fillSym['Outline']) ? fillSym['Outline'] : undefined;
   const unitLabel = str(v, 'UnitLabel');
