@@ -591,8 +591,7 @@ function defaultRamp(n: number): Rgba[] {
 
 const valueText = (v: AttributeValue): string => (v instanceof Date ? v.toISOString() : String(v));
 
-async function uniqueValues(target: Target, def: SoapObject, path: string, service: { maxRecordCount: number }): Promise<SoapObject> {
-  void service;
+async function uniqueValues(target: Target, def: SoapObject, path: string): Promise<SoapObject> {
   const table = target.table;
   const names = Array.isArray(def['Fields']) ? (def['Fields'] as SoapValue[]).map((v) => (typeof v === 'string' ? v : '')) : [];
   if (names.length < 1 || names.length > 3) throw invalidArgument(`${path}/Fields`, 'Fields must name one to three fields.');
@@ -666,7 +665,7 @@ const generateDataClasses: SoapHandler = async (ctx, args) => {
   const path = 'DataClassificationDef';
   if (!isObject(def)) throw invalidArgument(path, `${path} is required`);
   if (def.$type === 'ClassBreaksDef') return result(await classBreaks(target, def, path));
-  if (def.$type === 'UniqueValuesDef') return result(await uniqueValues(target, def, path, s));
+  if (def.$type === 'UniqueValuesDef') return result(await uniqueValues(target, def, path));
   throw invalidArgument(path, `${path}: send a ClassBreaksDef or a UniqueValuesDef (got ${String(def.$type)})`);
 };
 
