@@ -165,6 +165,8 @@ describe.skipIf(zeepMissing)('SOAP map service: zeep and node-soap against raste
   it("Find and Identify: the spot by name, and the raster layer's pixel value equal to GDAL's read of the DEM", () => {
     const found = ok(zeep, 'find');
     expect(found.map((f: Json) => [f.Value, f.LayerID, f.FeatureID, f.FieldName])).toEqual([['Spot 1', 0, 1, 'NAME']]);
+    // Stored as written: the GeoJSON's EPSG:31985 is the DEM's system, so nothing was reprojected.
+    expect([found[0].Shape.X, found[0].Shape.Y]).toEqual([expected().spot1.x, expected().spot1.y]);
     const id = ok(zeep, 'identify');
     expect(id.find((r: Json) => r.LayerID === 0).FeatureID).toBe(1);
     const raster = id.find((r: Json) => r.LayerID === 3);

@@ -84,7 +84,7 @@ const handIds = (sql: string, ...params: unknown[]): number[] => (raw.prepare(sq
 describe('import', () => {
   it('types the attributes, numbers the rows and keeps the GeoJSON spatial reference', () => {
     expect(store.imported).toBe(true);
-    expect(store.spatialReference).toMatchObject({ wkid: 32725 });
+    expect(store.spatialReference).toMatchObject({ wkid: 31985 });
     const classes = table(2);
     expect(classes.geometryType).toBe('polygon');
     expect(classes.fields.map((f) => [f.name, f.type])).toEqual([
@@ -266,7 +266,7 @@ describe('import', () => {
     });
     const rows = await geo.tables.get(0)!.query({ objectIds: [1] });
     const [x, y] = SPOTS[0]!.geometry.coordinates as number[];
-    const expected = proj4Lib()(proj4ForEpsg(32725)!, proj4ForEpsg(4326)!).forward([x!, y!]);
+    const expected = proj4Lib()(proj4ForEpsg(31985)!, proj4ForEpsg(4326)!).forward([x!, y!]);
     expect((rows[0]!.geometry as unknown as { coordinates: number[] }).coordinates[0]).toBeCloseTo(expected[0]!, 9);
     expect((rows[0]!.geometry as unknown as { coordinates: number[] }).coordinates[1]).toBeCloseTo(expected[1]!, 9);
     expect(geo.tables.get(0)!.extent!.xmin).toBeGreaterThan(-36);

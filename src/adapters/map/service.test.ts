@@ -150,7 +150,7 @@ describe('mapServicesOf / open', () => {
       { folder: '', serviceName: 'vectors', type: 'MapServer', properties: { ...def.properties, layers, relationships: [] }, created: 0 },
       { dataDir: site.config.dataDir },
     );
-    expect(map.spatialReference).toMatchObject({ wkid: 32725 });
+    expect(map.spatialReference).toMatchObject({ wkid: 31985 });
     expect(map.units).toBe('geoMeters');
     // No raster: the levels go down to 1:1000.
     expect(map.tiling.lods[map.tiling.lods.length - 1]!.scale).toBeLessThanOrEqual(1000);
