@@ -336,6 +336,49 @@ describe('ExportMapImage: DrawingDescription', () => {
   });
 });
 
+describe('ExportMapImage: selection', () => {
+  it('draws selected features in the selection colour, over their selection buffer', async () => {
+    const table = memoryTable(
+      [
+        { id: 1, attributes: {}, geometry: { type: 'Point', coordinates: [CX, CY] } },
+        { id: 2, attributes: {}, geometry: { type: 'Point', coordinates: [CX - 1500, CY] } },
+      ],
+      'point',
+    );
+    const symbol = { type: 'esriSMS', style: 'esriSMSCircle', color: [0, 0, 0, 255], size: 6 };
+    const service = memoryMap([featureLayer(0, 'Wells', table, { type: 'simple', symbol })], UTM, FULL);
+    const r = await call('ExportMapImage', service, {
+      MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+        LayerDescriptions: [
+          {
+            $type: 'LayerDescription',
+            LayerID: 0,
+            Visible: true,
+            SelectionFeatures: [1],
+            SelectionColor: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 255 },
+            ShowSelectionBuffer: true,
+            SelectionBufferDistance: 500,
+          },
+        ],
+      }),
+      ImageDescription: imageDescription('geoImagePNG', 400, 200),
+    });
+    const png = decode(bytes(r['ImageData']));
+    // 10 m/px
+    const at = (x: number, y: number) => {
+      const o = 4 * (Math.floor((CY + 1000 - y) / 10) * 400 + Math.floor((x - (CX - 2000)) / 10));
+      return [...png.data.slice(o, o + 3)];
+    };
+    expect(at(CX, CY)).toEqual([0, 0, 255]);
+    expect(at(CX - 1500, CY)).toEqual([0, 0, 0]);
+    // inside the 500 m buffer: blue at 25 % over white; outside: white
+    const inside = at(CX + 300, CY + 100);
+    expect(inside[2]).toBe(255);
+    expect(Math.abs(inside[0]! - 191)).toBeLessThanOrEqual(2);
+    expect(at(CX + 700, CY)).toEqual([255, 255, 255]);
+  });
+});
+
 describe('ExportMapImage: CustomGraphics', () => {
   it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
     const service = featureMap();

@@ -268,6 +268,13 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     const selColor = colorOfSoap(ld['SelectionColor'], `${p}/SelectionColor`);
     const selSymbol = bool(ld, 'SetSelectionSymbol') ? esriSymbolOfSoap(ld['SelectionSymbol'], `${p}/SelectionSymbol`) : undefined;
     const def = str(ld, 'DefinitionExpression');
+    const bufferDistance = num(ld, 'SelectionBufferDistance') ?? 0;
+    if (bufferDistance < 0) throw invalidArgument(`${p}/SelectionBufferDistance`, `${p}/SelectionBufferDistance must not be negative`);
+    const bufferSymbol = esriSymbolOfSoap(ld['SelectionBufferSymbol'], `${p}/SelectionBufferSymbol`);
+    const selectionBuffer =
+      bool(ld, 'ShowSelectionBuffer') && bufferDistance > 0
+        ? { distance: bufferDistance, ...(bufferSymbol ? { symbol: bufferSymbol } : {}) }
+        : undefined;
     const dd = ld['DrawingDescription'];
     const renderer = isObject(dd) ? rendererOfSoap(dd['FeatureRenderer'], `${p}/DrawingDescription/FeatureRenderer`) : undefined;
     const transparency = isObject(dd) ? num(dd, 'Transparency') : undefined;
@@ -282,6 +289,7 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
       ...(sel.length > 0 ? { selectionFeatures: sel } : {}),
       ...(selColor ? { selectionColor: selColor } : {}),
       ...(selSymbol ? { selectionSymbol: selSymbol } : {}),
+      ...(selectionBuffer ? { selectionBuffer } : {}),
       path: p,
     });
   });
