@@ -44,6 +44,7 @@ import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
 import type { FeatureLayer, FeatureRow, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import { expressionFields, labelAnchor, labelText, placeLabels, type LabelClass, type LabelJob } from './labels.js';
 import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
@@ -64,6 +65,8 @@ export interface LayerDrawOptions {
    * SR), drawn under the selection with `symbol` (SelectionBufferSymbol) or a default.
    */
   readonly selectionBuffer?: { readonly distance: number; readonly symbol?: EsriSymbol };
+  /** Label classes drawn for the layer (ShowLabels); none: no labels. */
+  readonly labels?: readonly LabelClass[];
   /** A renderer replacing the layer's (a LayerDescription's DrawingDescription), Esri JSON. */
   readonly renderer?: RendererJson;
   /** Layer transparency in percent (0 opaque .. 100 invisible), applied to the layer as a whole. */
@@ -272,7 +275,7 @@ async function drawFeatureLayer(
   layer: FeatureLayer,
   drawn: DrawnMap,
   options: DrawMapOptions,
-): Promise<void> {
+): Promise<LabelJob[]> {
   const kind = layer.table.geometryType;
   const lo = options.layers?.get(layer.id);
   const renderer = parseRenderer(lo?.renderer ?? layer.renderer, kind);
@@ -350,6 +353,33 @@ async function drawFeatureLayer(
       drawGeometry(ctx, row.geometry, lo?.selectionSymbol ?? selectionSymbol(base, kind, color), toScreen, pxPerPt);
     }
   }
+  // Labels: placed later, over every layer.
+  const jobs: LabelJob[] = [];
+  for (const cls of lo?.labels ?? []) {
+    if (!inScaleRange(cls, drawn.scale)) continue;
+    const clauses = [where, cls.where?.trim()].filter((w): w is string => !!w);
+    let labelled: FeatureRow[];
+    try {
+      labelled = await layer.table.query({
+        spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
+        ...(clauses.length > 0 ? { where: clauses.map((w) => `(${w})`).join(' AND ') } : {}),
+        outFields: [layer.table.objectIdField, ...expressionFields(cls.expression)],
+        returnGeometry: true,
+        limit: MAX_DRAWN_FEATURES,
+        path,
+      });
+    } catch (e) {
+      named(e);
+      throw e;
+    }
+    for (const row of labelled) {
+      const a = row.geometry ? labelAnchor(row.geometry) : undefined;
+      if (!a) continue;
+      const [x, y] = toDrawn(a.x, a.y);
+      jobs.push({ text: labelText(cls.expression, row.attributes), x, y, at: a.at, style: cls.style });
+    }
+  }
+  return jobs;
 }
 
 /** Draws the map. `services` is the site's image service registry (render slots, shared rasters). */
@@ -395,6 +425,7 @@ export async function drawMap(
     ctx.drawImage(src, -bw / 2, -bh / 2);
     ctx.restore();
   }
+  const labels: LabelJob[][] = [];
   for (let k = turn !== 0 ? -1 : ids.length - 1; k >= 0; k--) {
     const layer = service.layers.find((l) => l.id === ids[k])!;
     const transparency = Math.max(0, Math.min(100, options.layers?.get(layer.id)?.transparency ?? 0));
@@ -404,12 +435,19 @@ export async function drawMap(
     const target = transparency > 0 ? createCanvas(width, height) : undefined;
     const c = target ? target.getContext('2d') : ctx;
     if (layer.kind === 'raster') await drawRasterLayer(c, services, layer, drawn, options);
-    else await drawFeatureLayer(c, service, layer, drawn, options);
+    else labels[k] = await drawFeatureLayer(c, service, layer, drawn, options);
     if (target) {
       ctx.globalAlpha = 1 - transparency / 100;
       ctx.drawImage(target, 0, 0);
       ctx.globalAlpha = 1;
     }
+  }
+  const jobs = labels.flatMap((l) => l ?? []);
+  if (jobs.length > 0) {
+    // Layer 0's labels first: they win conflicts.
+    const { xmin, ymax } = drawn.extent;
+    const r = drawn.resolution;
+    placeLabels(ctx, jobs, (x, y) => [(x - xmin) / r, (ymax - y) / r], width, height, drawn.dpi / 72);
   }
   if (turn === 0 && options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
   const rgba = ctx.getImageData(0, 0, width, height).data;

@@ -379,6 +379,56 @@ describe('ExportMapImage: selection', () => {
   });
 });
 
+describe('ExportMapImage: labels', () => {
+  it('ShowLabels writes each feature label (the display field by default, or the LabelingDescription classes)', async () => {
+    const service = featureMap();
+    const blackIn = async (ld: Record<string, SoapValue>, tract = 0): Promise<number> => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+          LayerDescriptions: [{ $type: 'LayerDescription', LayerID: 0, Visible: true, ...ld }],
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 400, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      // the first tract: 600 m square centred at CX - 1500 (columns 20..80, rows 70..130 at 10 m/px)
+      let n = 0;
+      for (let y = 72; y < 128; y++)
+        for (let x = 22 + 100 * tract; x < 78 + 100 * tract; x++) {
+          const o = 4 * (y * 400 + x);
+          if (png.data[o]! < 90 && png.data[o + 1]! < 90 && png.data[o + 2]! < 90) n++;
+        }
+      return n;
+    };
+    expect(await blackIn({ ShowLabels: false })).toBe(0);
+    expect(await blackIn({ ShowLabels: true })).toBeGreaterThan(2);
+    const labeling = {
+      ShowLabels: true,
+      DrawingDescription: {
+        $type: 'FeatureLayerDrawingDescription',
+        LabelingDescription: {
+          $type: 'LabelingDescription',
+          LabelClassDescriptions: [
+            {
+              $type: 'LabelClassDescription',
+              LabelExpression: '"Pop " & [POP]',
+              WhereClause: 'POP = 15',
+              Symbol: {
+                $type: 'SimpleTextSymbol',
+                Size: 10,
+                FontFamilyName: 'DejaVu Sans',
+                Color: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 0 },
+              },
+            },
+          ],
+        },
+      },
+    };
+    // only the tract with POP = 15 (the second) is labelled
+    expect(await blackIn(labeling)).toBe(0);
+    expect(await blackIn(labeling, 1)).toBeGreaterThan(5);
+  });
+});
+
 describe('ExportMapImage: CustomGraphics', () => {
   it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
     const service = featureMap();

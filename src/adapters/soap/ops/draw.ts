@@ -31,6 +31,7 @@ import {
   type MapImageFormat,
 } from '../../map/draw.js';
 import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from '../../map/model.js';
+import type { LabelClass } from '../../map/labels.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
 import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
 import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
@@ -252,6 +253,34 @@ export function layerOf(service: MapService, id: number, path: string): MapLayer
   return layer;
 }
 
+/**
+ * The label classes of a layer whose labels are shown: the DrawingDescription's LabelingDescription
+ * (LabelExpression, SimpleTextSymbol, WhereClause, MinimumScale/MaximumScale), else Decision: one
+ * class labelling every feature with its display field in 8 pt DejaVu Sans, black.
+ */
+function labelClassesOf(layer: FeatureLayer, dd: SoapValue, path: string): LabelClass[] {
+  const labeling = isObject(dd) ? dd['LabelingDescription'] : undefined;
+  const classes =
+    isObject(labeling) && Array.isArray(labeling['LabelClassDescriptions'])
+      ? (labeling['LabelClassDescriptions'] as SoapValue[])
+      : undefined;
+  if (!classes) return [{ expression: `[${layer.displayField}]`, style: DEFAULT_TEXT, minScale: 0, maxScale: 0 }];
+  const out: LabelClass[] = [];
+  classes.forEach((c, i) => {
+    if (!isObject(c)) return;
+    const p = `${path}/LabelingDescription/LabelClassDescriptions[${i}]`;
+    const where = str(c, 'WhereClause');
+    out.push({
+      expression: str(c, 'LabelExpression') || `[${layer.displayField}]`,
+      style: textStyleOf(c['Symbol'], DEFAULT_TEXT, `${p}/Symbol`),
+      ...(where && where.trim() !== '' ? { where } : {}),
+      minScale: Math.max(0, num(c, 'MinimumScale') ?? 0),
+      maxScale: Math.max(0, num(c, 'MaximumScale') ?? 0),
+    });
+  });
+  return out;
+}
+
 /** The LayerDescriptions of a MapDescription, read into drawing options per layer id. */
 export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: string): Map<number, LayerDrawOptions> {
   const out = new Map<number, LayerDrawOptions>();
@@ -261,7 +290,6 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     if (!isObject(ld) || ld.$type === 'StandaloneTableDescription') return;
     const p = `${path}/LayerDescriptions[${i}]`;
     const id = num(ld, 'LayerID') ?? 0;
-    layerOf(service, id, `${p}/LayerID`);
     const sel = Array.isArray(ld['SelectionFeatures'])
       ? (ld['SelectionFeatures'] as SoapValue[]).filter((x): x is number => typeof x === 'number')
       : [];
@@ -281,7 +309,10 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     if (transparency !== undefined && !(transparency >= 0 && transparency <= 100)) {
       throw invalidArgument(`${p}/DrawingDescription/Transparency`, `${p}/DrawingDescription/Transparency must be from 0 to 100`);
     }
+    const layer = layerOf(service, id, `${p}/LayerID`);
+    const labels = bool(ld, 'ShowLabels') && layer.kind === 'feature' ? labelClassesOf(layer, dd, `${p}/DrawingDescription`) : [];
     out.set(id, {
+      ...(labels.length > 0 ? { labels } : {}),
       ...(renderer ? { renderer } : {}),
       ...(transparency ? { transparency } : {}),
       ...(typeof ld['Visible'] === 'boolean' ? { visible: ld['Visible'] } : {}),
