@@ -362,7 +362,11 @@ async function drawFeatureLayer(
     try {
       labelled = await layer.table.query({
         spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
-        ...(clauses.length > 0 ? { where: clauses.map((w) => `(${w})`).join(' AND ') } : {}),
+        ...(clauses.length === 1
+          ? { where: clauses[0]! }
+          : clauses.length > 1
+            ? { where: clauses.map((w) => `(${w})`).join(' AND ') }
+            : {}),
         outFields: [layer.table.objectIdField, ...expressionFields(cls.expression)],
         returnGeometry: true,
         limit: MAX_DRAWN_FEATURES,
