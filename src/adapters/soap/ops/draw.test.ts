@@ -702,6 +702,37 @@ describe('GetLegendInfo', () => {
     expect([img['ImageWidth'], img['ImageHeight'], img['ImageDPI']]).toEqual([80, 80, 192]);
   });
 
+  it('an AreaPatch shape: fills drawn in that shape (a triangle leaves the top corners empty)', async () => {
+    const service = featureMap();
+    const tri = {
+      $type: 'PolygonN',
+      RingArray: [
+        {
+          $type: 'Ring',
+          PointArray: [
+            [0, 0],
+            [10, 0],
+            [5, 10],
+            [0, 0],
+          ].map(([X, Y]) => ({ $type: 'PointN', X, Y })),
+        },
+      ],
+    };
+    const r = await drawHandlers['GetLegendInfo']!(ctxOf(service), {
+      MapName: 'Layers',
+      LayerIDs: [0],
+      LegendPatch: { ...patch(15, 15, 96), AreaPatch: { $type: 'AreaPatch', Geometry: tri } },
+    });
+    const info = (r['Result'] as SoapObject[])[0]!;
+    const cls = ((info['LegendGroups'] as SoapObject[])[0]!['LegendClasses'] as SoapObject[])[0]!;
+    const png = decode(bytes((cls['SymbolImage'] as SoapObject)['ImageData']));
+    const alpha = (x: number, y: number) => png.data[4 * (y * 20 + x) + 3];
+    expect(alpha(0, 0)).toBe(0);
+    expect(alpha(19, 0)).toBe(0);
+    expect(alpha(10, 17)).toBe(255);
+    expect([...png.data.slice(4 * (17 * 20 + 10), 4 * (17 * 20 + 10) + 3)]).toEqual([255, 0, 0]);
+  });
+
   it('a raster layer: the image service legend (a stretched band: High and Low)', async () => {
     const service = await demMap();
     const r = await drawHandlers['GetLegendInfo']!(ctxOf(service), { MapName: 'Layers', LayerIDs: [0], LegendPatch: patch(15, 15, 96) });

@@ -34,7 +34,7 @@ import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, Rendere
 import type { LabelClass } from '../../map/labels.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
 import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
-import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
+import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type PatchShapes, type Rgba } from '../../map/symbols.js';
 import { drawnMap, extentOfEnvelope, imageDisplayOf, isObject } from '../display.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
 import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
@@ -764,6 +764,7 @@ interface Patch {
   readonly width: number;
   readonly height: number;
   readonly dpi: number;
+  readonly shapes: PatchShapes;
 }
 
 /** Decision: LegendPatch sizes of 0 are 15 pt (20 px at 96 DPI, the vendor's patch), ImageDPI 0 is 96; at most 1000 px a side. */
@@ -777,7 +778,24 @@ function patchOf(v: SoapValue, path: string): Patch {
     if (!(pt > 0) || n < 1 || n > 1000) throw invalidArgument(`${path}/${k}`, `${path}/${k} must give 1 to 1000 pixels at ImageDPI`);
     return n;
   };
-  return { width: px('Width'), height: px('Height'), dpi };
+  // AreaPatch / LinePatch: their Geometry (in any units) is the shape fills / lines are drawn in.
+  const shapeOf = (k: string): { geometry?: Geometry; preserve?: boolean } => {
+    const patch = o[k];
+    if (!isObject(patch) || !isObject(patch['Geometry'])) return {};
+    const { SpatialReference: _sr, ...shape } = patch['Geometry'];
+    return {
+      geometry: geometryOfSoap(shape, {}, `${path}/${k}/Geometry`),
+      preserve: bool(patch, 'PreserveAspectRatio') ?? false,
+    };
+  };
+  const area = shapeOf('AreaPatch');
+  const line = shapeOf('LinePatch');
+  const shapes: PatchShapes = {
+    ...(area.geometry ? { area: area.geometry } : {}),
+    ...(line.geometry ? { line: line.geometry } : {}),
+    preserveAspect: (area.preserve ?? false) || (line.preserve ?? false),
+  };
+  return { width: px('Width'), height: px('Height'), dpi, shapes };
 }
 
 async function symbolImage(
@@ -808,7 +826,7 @@ async function featureLegend(
   const classes = [...renderer.classes, ...(renderer.defaultClass ? [renderer.defaultClass] : [])];
   const out: SoapObject[] = [];
   for (const c of classes) {
-    const canvas = drawPatch(c.symbol, patch.width, patch.height, patch.dpi / 72);
+    const canvas = drawPatch(c.symbol, patch.width, patch.height, patch.dpi / 72, patch.shapes);
     const rgba = canvas.getContext('2d').getImageData(0, 0, patch.width, patch.height).data;
     out.push(legendClass(c.label, c.description, await symbolImage(ctx, rgba, patch.width, patch.height, patch.dpi, type)));
   }
