@@ -237,12 +237,8 @@ export function testMap(
   return service;
 }
 
-export function testContext(
-  deps: SiteDeps,
-  service: MapService,
-  publish?: (b: Uint8Array, ext: string, type: string) => Promise<string>,
-): SoapContext {
-  const ctx: SoapContext = {
+export function testContext(deps: SiteDeps, service: MapService): SoapContext {
+  return {
     deps,
     service,
     request: new Request('http://test/server/services/olinda/MapServer', { method: 'POST' }),
@@ -250,5 +246,4 @@ export function testContext(
     endpoint: 'http://test/server/services/olinda/MapServer',
     origin: 'http://test',
   };
-  return publish ? ({ ...ctx, publish } as SoapContext) : ctx;
 }

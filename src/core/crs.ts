@@ -52,6 +52,35 @@ export interface Utm {
   readonly datum: string;
 }
 
+/**
+ * The EPSG code whose definition (as `proj4ForEpsg` writes it) is `def`, among the codes this table
+ * defines (UTM zones, WGS 84, NAD83, Web Mercator), or undefined. Decision: a definition shared by
+ * several codes (the GRS80 geographic systems ETRS89, GDA94 and SIRGAS 2000) names none of them.
+ */
+export function epsgOfProj4(def: string): number | undefined {
+  const norm = (d: string): string =>
+    [...parseProj4(d).entries()]
+      .map(([k, v]) => `${k}=${v}`)
+      .sort()
+      .join(' ');
+  const want = norm(def);
+  const p = parseProj4(def);
+  const candidates: number[] = [4326, 4269, 4258, 4283, 4674, 3857];
+  if (p.get('proj') === 'utm') {
+    const zone = Number(p.get('zone'));
+    const south = p.has('south');
+    for (const base of south ? [32700, 31960] : [32600, 26900, 25800, 31954]) candidates.push(base + zone);
+  }
+  const hits = candidates.filter((c) => {
+    const d = proj4ForEpsg(c);
+    return d !== undefined && utmOrSame(c, d) && norm(d) === want;
+  });
+  return hits.length === 1 ? hits[0] : undefined;
+}
+
+/** A candidate's definition is only compared when the code is one the table really defines. */
+const utmOrSame = (code: number, def: string): boolean => utmOfEpsg(code) !== undefined || !def.includes('+proj=utm');
+
 /** UTM zone systems on WGS 84, NAD83, ETRS89 and SIRGAS 2000 (EPSG ranges). */
 export function utmOfEpsg(c: number): Utm | undefined {
   if (c >= 32601 && c <= 32660) return { zone: c - 32600, south: false, datum: '+datum=WGS84' };

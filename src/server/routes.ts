@@ -9,11 +9,15 @@ import { oauthAppRoutes } from '../adapters/admin/oauth-apps.js';
 import { securityRoutes } from '../adapters/admin/security.js';
 import { serviceRoutes } from '../adapters/admin/services.js';
 import { imageServiceRoutes } from '../adapters/image/ops.js';
+import { mapCacheRoutes } from '../adapters/map/cache-routes.js';
+import { mapOutputRoutes } from '../adapters/map/outputs.js';
+import { mapServicesOf } from '../adapters/map/service.js';
 import type { Route } from '../adapters/rest.js';
 import { federationRoutes } from '../adapters/sharing/federation.js';
 import { sharingRoutes } from '../adapters/sharing/generate-token.js';
 import { infoRoutes } from '../adapters/sharing/info.js';
 import { oauthRoutes } from '../adapters/sharing/oauth2.js';
+import { soapRoutes } from '../adapters/soap/endpoint.js';
 import type { Site } from './site.js';
 
 /** A family of routes built from the site. */
@@ -36,6 +40,9 @@ export const ROUTE_FAMILIES: readonly RouteFamily[] = [
   (site) => importSiteRoutes(site),
   (site) => adminRootRoutes(site),
   (site) => imageServiceRoutes(site),
+  (site) => soapRoutes(site),
+  (site) => mapOutputRoutes(site),
+  (site) => mapCacheRoutes(site, { maps: mapServicesOf(site) }),
 ];
 
 /** The routes of every family plus `extras` (mounted last). */

@@ -20,6 +20,7 @@ import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
 import { createGpService, recoverJobs } from '../adapters/gp/training-data-task.js';
 import { imageServicesOf } from '../adapters/image/service.js';
+import { mapServicesOf } from '../adapters/map/service.js';
 import { siteRoutes } from './routes.js';
 import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -189,6 +190,8 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     hooks.push(() => gp.close());
     // Image services keep their rasters open between requests: release them on close.
     hooks.push(() => imageServicesOf(site).close());
+    // Map services keep their feature stores and rasters open: release them on close too.
+    hooks.push(() => mapServicesOf(site).close());
 
     const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site, gp.routes()));
     const app = createApp(site, routes, options.log ? { log: options.log } : {});
@@ -233,6 +236,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       print(`portal:   ${origin}/portal/sharing/rest`);
       print(`admin:    ${origin}/server/admin`);
       print(`services: ${origin}/server/rest/services`);
+      print(`SOAP map services: ${origin}/server/services/<name>/MapServer (WSDL: ?wsdl)`);
     }
 
     let closed: Promise<void> | undefined;

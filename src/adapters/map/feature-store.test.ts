@@ -285,6 +285,12 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
         .filter(([f]) => f.properties['SURVEYED'] === null)
         .map(([, id]) => id),
     );
+    // The table's field named DATE, with timestamps.
+    expect(await table(4).ids({ where: "DATE >= timestamp '2024-06-01 12:00:00' AND SCORE IS NOT NULL" })).toEqual(
+      INSPECTIONS.map((r, i) => [r, i + 1] as const)
+        .filter(([r]) => Date.parse(r['DATE'] as string) >= Date.UTC(2024, 5, 1, 12) && r['SCORE'] !== null)
+        .map(([, id]) => id),
+    );
     const rows = await table(2).query({ objectIds: [1], outFields: ['SURVEYED'] });
     expect(rows[0]!.attributes['SURVEYED']).toEqual(new Date(`${CLASSES[0]!.properties['SURVEYED'] as string}T00:00:00Z`));
   });
@@ -305,6 +311,8 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
     });
     expect(await small.tables.get(1)!.query({})).toHaveLength(7);
     expect(await small.tables.get(1)!.ids({})).toHaveLength(CONTOURS.length);
+    expect(await small.tables.get(1)!.query({ limit: Infinity })).toHaveLength(CONTOURS.length);
+    expect(await small.tables.get(1)!.ids({ limit: 3 })).toEqual([1, 2, 3]);
     small.close();
   });
 

@@ -23,7 +23,6 @@ import Database from 'better-sqlite3';
 import { proj4ForEpsg } from '../../core/crs.js';
 import { EngineError } from '../../core/errors.js';
 import type { Extent, SpatialReference } from '../../core/pixel-block.js';
-import { converter, proj4Of, sameSpatialReference } from '../../graph/align.js';
 import type { AttachmentSettings, FieldSettings } from './config.js';
 import { invalidConfig } from './config.js';
 import type {
@@ -38,7 +37,7 @@ import type {
   StatisticRequest,
   Subtypes,
 } from './model.js';
-import { envelopeOf, maskAllowsDisjoint, spatialTest } from './spatial.js';
+import { envelopeOf, mapCoordinates, maskAllowsDisjoint, spatialTest, transformBetween } from './spatial.js';
 import { compileWhere, parseDateLiteral, quoteIdentifier } from './where.js';
 
 /** Bumped when the database layout changes: older files are imported again. */
@@ -183,7 +182,7 @@ async function readSource(src: TableSource): Promise<ReadSource> {
         throw invalidConfig(at, `Feature ${i + 1} of '${src.path}' has properties that are not an object.`);
       const geometry = src.kind === 'feature' ? checkGeometry(f['geometry'], at) : null;
       const properties: Record<string, unknown> = { ...(p ?? {}) };
-      // Decision: a Feature's `id` fills an OBJECTID-like property only when asked (objectIdField names it).
+      // Decision: a Feature's numeric `id` stands in for a missing object id property (used when the ids are unique and positive).
       if (f['id'] !== undefined && properties[src.objectIdField] === undefined && typeof f['id'] === 'number')
         properties[src.objectIdField] = f['id'];
       return { properties, geometry };
@@ -266,21 +265,6 @@ const SQL_TYPE: Partial<Record<FieldType, string>> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Reprojection
-
-function reproject(g: Geometry, f: (x: number, y: number) => [number, number]): Geometry {
-  const map = (c: unknown): unknown => {
-    const a = c as unknown[];
-    if (typeof a[0] === 'number') {
-      const [x, y] = f(a[0], a[1] as number);
-      return a.length > 2 ? [x, y, ...a.slice(2)] : [x, y];
-    }
-    return a.map(map);
-  };
-  return { type: g.type, coordinates: map(g.coordinates) } as Geometry;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Import
 
 interface Meta {
@@ -317,8 +301,8 @@ function readMeta(db: Database.Database): Partial<Meta> {
   }
 }
 
-/** Files of this process's open stores: never deleted as stale versions. */
-const openFiles = new Set<string>();
+/** Files of this process's open stores (with how many opens): never deleted as stale versions. */
+const openFiles = new Map<string, number>();
 
 async function importInto(db: Database.Database, options: FeatureStoreOptions, fingerprint: string): Promise<SpatialReference | undefined> {
   const read: ReadSource[] = [];
@@ -480,25 +464,20 @@ function importTable(
     `INSERT INTO ${t} VALUES (${['?', ...columns.map(() => '?'), ...(src.kind === 'feature' ? ['?'] : [])].join(', ')})`,
   );
   const insertBox = src.kind === 'feature' ? db.prepare(`INSERT INTO ${t}_rtree VALUES (?, ?, ?, ?, ?)`) : undefined;
-  let transform: ((x: number, y: number) => [number, number]) | undefined;
-  if (src.kind === 'feature' && read.spatialReference && target && !sameSpatialReference(read.spatialReference, target)) {
-    const from = proj4Of(read.spatialReference);
-    const to = proj4Of(target);
-    if (from === undefined || to === undefined) {
+  let transform: ((x: number, y: number) => readonly [number, number]) | undefined;
+  if (src.kind === 'feature' && read.spatialReference && target) {
+    try {
+      transform = transformBetween(read.spatialReference, target, `${at}.path`);
+    } catch {
       throw invalidConfig(`${at}.path`, `The features of '${src.path}' cannot be reprojected into the map's coordinate system.`);
     }
-    const c = converter(from, to);
-    transform = (x, y) => {
-      const p = c.forward([x, y]);
-      return [p[0]!, p[1]!];
-    };
   }
   let extent: { xmin: number; ymin: number; xmax: number; ymax: number } | undefined;
   rows.forEach((r, i) => {
     const id = ids ? ids[i]! : i + 1;
     const values = columns.map((c) => storedValue(r.properties[c.source], c.type));
     let geometry = r.geometry;
-    if (geometry && transform) geometry = reproject(geometry, transform);
+    if (geometry && transform) geometry = mapCoordinates(geometry, transform);
     const box = geometry ? envelopeOf(geometry) : undefined;
     if (geometry && box && !Object.values(box).every(Number.isFinite)) {
       throw invalidConfig(`${at}.path`, `Feature ${i + 1} of '${src.path}' cannot be projected into the map's coordinate system.`);
@@ -744,8 +723,11 @@ export class SqliteFeatureTable implements FeatureTable {
     const limit = q.limit ?? this.maxRecordCount;
     const select = [`${oid} AS "__id"`, ...fields.map((f) => quoteIdentifier(f.name))];
     if (withGeometry) select.push(`${quoteIdentifier(GEOMETRY_COLUMN)} AS "__g"`);
-    const sql = `SELECT ${select.join(', ')} FROM ${this.sqlName} WHERE ${where.sql} ORDER BY ${order ? `${order}, ` : ''}${oid} LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...where.params, Math.max(0, Math.floor(limit))) as Record<string, unknown>[];
+    // `limit: Infinity` reads every row (drawing a layer is not capped by maxRecordCount).
+    const limited = Number.isFinite(limit);
+    const sql = `SELECT ${select.join(', ')} FROM ${this.sqlName} WHERE ${where.sql} ORDER BY ${order ? `${order}, ` : ''}${oid}${limited ? ' LIMIT ?' : ''}`;
+    const params = limited ? [...where.params, Math.max(0, Math.floor(limit))] : where.params;
+    const rows = this.db.prepare(sql).all(...params) as Record<string, unknown>[];
     return rows.map((r) => this.rowOf(r, fields, withGeometry));
   }
 
@@ -758,9 +740,10 @@ export class SqliteFeatureTable implements FeatureTable {
     const where = this.filter(q);
     const oid = quoteIdentifier(this.objectIdField);
     const order = this.orderSql(q.orderBy, q.path ?? 'QueryFilter');
-    const limit = q.limit === undefined ? '' : ' LIMIT ?';
+    const limited = q.limit !== undefined && Number.isFinite(q.limit);
+    const limit = limited ? ' LIMIT ?' : '';
     const sql = `SELECT ${oid} AS id FROM ${this.sqlName} WHERE ${where.sql} ORDER BY ${order ? `${order}, ` : ''}${oid}${limit}`;
-    const params = q.limit === undefined ? where.params : [...where.params, Math.max(0, Math.floor(q.limit))];
+    const params = limited ? [...where.params, Math.max(0, Math.floor(q.limit!))] : where.params;
     return (this.db.prepare(sql).all(...params) as { id: number }[]).map((r) => r.id);
   }
 
@@ -919,15 +902,20 @@ export async function openFeatureStore(options: FeatureStoreOptions): Promise<Fe
   for (const r of db.prepare('SELECT id, info FROM tables ORDER BY id').all() as { id: number; info: string }[]) {
     tables.set(r.id, new SqliteFeatureTable(db, r.id, JSON.parse(r.info) as TableInfo, options.maxRecordCount));
   }
-  openFiles.add(file);
+  openFiles.set(file, (openFiles.get(file) ?? 0) + 1);
   const opened = db;
+  let closed = false;
   return {
     tables,
     spatialReference: sr ?? undefined,
     imported,
     file,
     close() {
-      openFiles.delete(file);
+      if (closed) return;
+      closed = true;
+      const n = (openFiles.get(file) ?? 1) - 1;
+      if (n > 0) openFiles.set(file, n);
+      else openFiles.delete(file);
       if (opened.open) opened.close();
     },
   };
@@ -943,6 +931,9 @@ function removeStaleVersions(file: string, attachmentsDir: string): void {
       if (name.endsWith('.sqlite')) {
         rmSync(p, { force: true });
         rmSync(join(attachmentsRoot, name.slice(0, -'.sqlite'.length)), { recursive: true, force: true });
+      } else if (name.includes('.sqlite.tmp-') && Date.now() - statSync(p).mtimeMs > 3600_000) {
+        // An import that died an hour ago or more.
+        rmSync(p, { force: true });
       }
     }
   } catch {

@@ -66,14 +66,19 @@ export interface FeatureQuery {
   readonly objectIds?: readonly number[];
   /** Only rows whose `field` holds one of `values` (relationship keys: bound values, never parsed as SQL). */
   readonly fieldIn?: { readonly field: string; readonly values: readonly AttributeValue[] };
-  /** A spatial filter: `geometry` in the service SR, the relation of the feature to it. */
+  /**
+   * A spatial filter: `geometry` in the service SR and a relation read as the vendor documents
+   * esriSpatialRelEnum, "query geometry REL target": `within` = the filter is within the feature,
+   * `contains` = the filter contains the feature, `relation` = relate(filter, feature) matches
+   * `relationMask` (spatial.ts). A SOAP SpatialRel maps one to one.
+   */
   readonly spatial?: { readonly geometry: Geometry; readonly relation: SpatialRelation; readonly relationMask?: string };
   /** Fields returned (names as stored, case-insensitive on input); undefined or ['*'] = all. */
   readonly outFields?: readonly string[];
   readonly returnGeometry?: boolean;
   /** `ORDER BY` fields: `[{field, descending}]` (already parsed by the caller from a postfix clause). */
   readonly orderBy?: readonly { readonly field: string; readonly descending: boolean }[];
-  /** Most rows returned (the service's maxRecordCount applies when undefined). */
+  /** Most rows returned (the service's maxRecordCount applies when undefined; Infinity = every row). */
   readonly limit?: number;
   /** Error paths for the where clause etc. start with this (default `QueryFilter`). */
   readonly path?: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
 import type { Geometry, SpatialRelation } from './model.js';
-import { envelopeOf, maskAllowsDisjoint, relates, spatialTest } from './spatial.js';
+import { envelopeOf, maskAllowsDisjoint, projectGeometry, relates, spatialTest } from './spatial.js';
 
 const square = (x0: number, y0: number, x1: number, y1: number): Geometry => ({
   type: 'Polygon',
@@ -74,5 +74,28 @@ describe('spatial relations (filter REL feature, as the vendor documents)', () =
   it('envelopeOf', () => {
     expect(envelopeOf(line([3, -1], [-2, 4]))).toEqual({ xmin: -2, ymin: -1, xmax: 3, ymax: 4 });
     expect(envelopeOf({ type: 'MultiPoint', coordinates: [] })).toBeUndefined();
+  });
+});
+
+describe('projectGeometry', () => {
+  it('reprojects every coordinate and leaves same-SR geometries alone', () => {
+    const utm = { wkid: 32725, metersPerUnit: 1 };
+    const geo = { wkid: 4326, geographic: true };
+    const g: Geometry = {
+      type: 'LineString',
+      coordinates: [
+        [290000, 9115000, 7],
+        [295000, 9118000, 9],
+      ],
+    };
+    const p = projectGeometry(g, utm, geo) as unknown as { coordinates: number[][] };
+    // GDAL/PROJ: OGRCoordinateTransformation EPSG:32725 -> EPSG:4326 of (290000, 9115000).
+    expect(p.coordinates[0]![0]).toBeCloseTo(-34.90530934807728, 9);
+    expect(p.coordinates[0]![1]).toBeCloseTo(-8.001953394533171, 9);
+    expect(p.coordinates[1]![2]).toBe(9);
+    const back = projectGeometry(p as unknown as Geometry, geo, utm) as unknown as { coordinates: number[][] };
+    expect(back.coordinates[1]![0]).toBeCloseTo(295000, 5);
+    expect(projectGeometry(g, utm, { wkid: 32725 })).toBe(g);
+    expect(() => projectGeometry(g, utm, { wkt: 'LOCAL_CS["x"]' }, 'OutputSpatialReference')).toThrow(EngineError);
   });
 });

@@ -19,7 +19,8 @@ import GeometryFactory from 'jsts/org/locationtech/jts/geom/GeometryFactory.js';
 import GeoJSONReader from 'jsts/org/locationtech/jts/io/GeoJSONReader.js';
 import RelateOp from 'jsts/org/locationtech/jts/operation/relate/RelateOp.js';
 import { EngineError } from '../../core/errors.js';
-import type { Extent } from '../../core/pixel-block.js';
+import type { Extent, SpatialReference } from '../../core/pixel-block.js';
+import { converter, proj4Of, sameSpatialReference } from '../../graph/align.js';
 import type { Geometry, SpatialRelation } from './model.js';
 
 interface IntersectionMatrix {
@@ -155,4 +156,46 @@ export function maskAllowsDisjoint(mask: string): boolean {
 /** The relation of two geometries for tests and callers without a prepared filter. */
 export function relates(feature: Geometry, filter: Geometry, relation: SpatialRelation, mask?: string): boolean {
   return spatialTest(filter, relation, mask).matches(feature);
+}
+
+/** A geometry with every coordinate mapped by `f` (Z and M values kept). */
+export function mapCoordinates(g: Geometry, f: (x: number, y: number) => readonly [number, number]): Geometry {
+  const map = (c: unknown): unknown => {
+    const a = c as unknown[];
+    if (typeof a[0] === 'number') {
+      const [x, y] = f(a[0], a[1] as number);
+      return a.length > 2 ? [x, y, ...a.slice(2)] : [x, y];
+    }
+    return a.map(map);
+  };
+  return { type: g.type, coordinates: map(g.coordinates) } as Geometry;
+}
+
+/**
+ * A coordinate transform between two spatial references (undefined when they are the same), or an
+ * INVALID_ARGUMENT at `path` when either cannot be resolved to a proj4 definition.
+ */
+export function transformBetween(
+  from: SpatialReference,
+  to: SpatialReference,
+  path: string,
+): ((x: number, y: number) => readonly [number, number]) | undefined {
+  if (sameSpatialReference(from, to)) return undefined;
+  const a = proj4Of(from);
+  const b = proj4Of(to);
+  if (a === undefined || b === undefined) {
+    const msg = `The spatial reference ${JSON.stringify(a === undefined ? from : to)} is not supported for reprojection.`;
+    throw new EngineError('INVALID_ARGUMENT', msg, { path, details: [msg] });
+  }
+  const c = converter(a, b);
+  return (x, y) => {
+    const p = c.forward([x, y]);
+    return [p[0]!, p[1]!];
+  };
+}
+
+/** `g` (in `from`) in `to`; the same object when the spatial references are the same. */
+export function projectGeometry(g: Geometry, from: SpatialReference, to: SpatialReference, path = 'SpatialReference'): Geometry {
+  const f = transformBetween(from, to, path);
+  return f ? mapCoordinates(g, f) : g;
 }

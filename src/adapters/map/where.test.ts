@@ -163,6 +163,24 @@ describe('compileWhere: refusals', () => {
     });
   }
 
+  it('a field may be named like a keyword (DATE)', () => {
+    const fields = [field('DATE', 'geoFieldTypeDate'), field('N', 'geoFieldTypeInteger')];
+    const c = compileWhere("DATE > date '2024-01-01' AND N = 1", fields);
+    expect(c.sql).toBe('(("DATE" > ?) AND ("N" = ?))');
+    expect(c.params).toEqual([D('2024-01-01'), 1]);
+    expect(() => compileWhere("NAME > date '2024-01-01'", fields)).toThrow(/'NAME' is not a field/);
+    expect(() => compileWhere('BOTH = 1', fields)).toThrow(/unexpected BOTH/);
+  });
+
+  it('refuses deep nesting quickly with a fault, not a stack overflow', () => {
+    const deep = `${'('.repeat(30000)}CLASS = 1${')'.repeat(30000)}`;
+    expect(refusal(deep).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`${'NOT '.repeat(5000)}CLASS = 1`).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`${'ABS('.repeat(5000)}1${')'.repeat(5000)} = 1`).message).toMatch(/nested more than 100 levels/);
+    expect(refusal(`CLASS = ${'- '.repeat(5000)}1`).message).toMatch(/nested more than 100 levels/);
+    expect(ids(`${'('.repeat(50)}CLASS = 1${')'.repeat(50)}`)).toEqual([1, 4]);
+  });
+
   it("names the caller's path", () => {
     expect(refusal('1=1; DROP TABLE x', 'LayerDescriptions[0]/DefinitionExpression').path).toBe(
       'LayerDescriptions[0]/DefinitionExpression',

@@ -136,7 +136,7 @@ export const SQL_SYNTAX = {
     EscapeKeyword: 'ESCAPE',
   } as Readonly<Record<string, string>>,
   invalidCharacters: ';`#[]{}\\',
-  invalidStartingCharacters: '0123456789_',
+  invalidStartingCharacters: '0123456789',
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -312,6 +312,7 @@ interface Options {
 
 class Parser {
   private k = 0;
+  private depth = 0;
   constructor(
     private readonly t: Token[],
     private readonly o: Options,
@@ -396,10 +397,20 @@ class Parser {
     return left;
   }
 
+  /** Runs a nested parse, refusing clauses nested deeper than MAX_DEPTH (the parser recurses). */
+  private nested<T>(pos: number, parse: () => T): T {
+    if (++this.depth > MAX_DEPTH) this.fail(pos, `the clause is nested more than ${MAX_DEPTH} levels deep`);
+    try {
+      return parse();
+    } finally {
+      this.depth--;
+    }
+  }
+
   private not(): Expr {
     if (this.isWord('NOT')) {
       const pos = this.take().pos;
-      const e = this.not();
+      const e = this.nested(pos, () => this.not());
       if (e.type !== 'bool') this.fail(e.pos, 'NOT needs a condition');
       return join(`(NOT ${e.sql})`, 'bool', pos, e);
     }
@@ -540,7 +551,7 @@ class Parser {
   private unary(): Expr {
     if (this.isOp('-') || this.isOp('+')) {
       const op = this.take();
-      const e = this.unary();
+      const e = this.nested(op.pos, () => this.unary());
       this.numeric(e, op.text);
       return op.text === '-' ? join(`(-${e.sql})`, 'number', op.pos, e) : e;
     }
@@ -564,7 +575,7 @@ class Parser {
         if (t.text === '(') {
           this.k++;
           if (this.isWord('SELECT') || this.isWord('WITH')) this.fail(this.cur.pos, 'subqueries are not allowed');
-          const e = this.or();
+          const e = this.nested(t.pos, () => this.or());
           this.expectOp(')', "')'");
           return { ...e, pos: t.pos };
         }
@@ -598,14 +609,15 @@ class Parser {
       const ms = u === 'CURRENT_DATE' ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) : this.o.now;
       return param(ms, 'date', t.pos);
     }
-    if (this.isOp('(', this.peek())) return this.call(t);
+    if (this.isOp('(', this.peek())) return this.nested(t.pos, () => this.call(t));
     if (STATEMENT_WORDS.has(u) && !this.o.fields.some((f) => f.name.toUpperCase() === u)) {
       this.fail(
         t.pos,
         u === 'SELECT' ? 'subqueries are not allowed' : `'${t.text}' is not allowed: a where clause is one condition, not statements`,
       );
     }
-    if (SQL_KEYWORDS.includes(u)) this.fail(t.pos, `unexpected ${u}${u === 'FROM' ? ' (subqueries are not allowed)' : ''}`);
+    if (SQL_KEYWORDS.includes(u) && !this.o.fields.some((f) => f.name.toUpperCase() === u))
+      this.fail(t.pos, `unexpected ${u}${u === 'FROM' ? ' (subqueries are not allowed)' : ''}`);
     this.k++;
     return this.field(t);
   }
@@ -863,6 +875,8 @@ function join(sql: string, type: ValueType, pos: number, ...parts: Expr[]): Expr
 }
 
 const MAX_CLAUSE = 64 * 1024;
+/** Deepest nesting of parentheses, NOT, signs and function calls. */
+const MAX_DEPTH = 100;
 
 function tokens(clause: string, path: string): Token[] {
   const fail = (pos: number, message: string): never => {

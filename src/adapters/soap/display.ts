@@ -9,7 +9,7 @@ import { sameSpatialReference } from '../../graph/align.js';
 import { transformExtent } from '../../graph/warp.js';
 import type { MapService } from '../map/model.js';
 import type { SoapObject, SoapValue } from './operation.js';
-import { spatialReferenceOfSoap } from './spatial-reference.js';
+import { optionalSpatialReference } from './spatial-reference.js';
 
 /** Metres per inch: the scale of a drawing is ground metres per pixel x DPI / this. */
 export const METERS_PER_INCH = 0.0254;
@@ -120,7 +120,7 @@ export async function requestedExtent(
   if (area === undefined || area === null) return { extent: service.initialExtent, spatialReference: sr };
   if (!isObject(area)) throw invalidArgument(path, `${path} must be a MapArea`);
   const areaSr = (v: SoapValue): SpatialReference =>
-    isObject(v) && isObject(v['SpatialReference']) ? spatialReferenceOfSoap(v['SpatialReference'], `${path}/Extent/SpatialReference`) : sr;
+    (isObject(v) ? optionalSpatialReference(v['SpatialReference'], `${path}/Extent/SpatialReference`) : undefined) ?? sr;
   switch (area.$type) {
     case 'MapExtent':
     case undefined: {
@@ -197,9 +197,8 @@ export async function drawnMap(
 ): Promise<DrawnMap> {
   if (!isObject(mapDescription)) throw invalidArgument(paths.mapDescription, `${paths.mapDescription} is required`);
   const display = imageDisplayOf(imageDisplay, service, paths.imageDisplay);
-  const outSr = isObject(mapDescription['SpatialReference'])
-    ? spatialReferenceOfSoap(mapDescription['SpatialReference'], `${paths.mapDescription}/SpatialReference`)
-    : service.spatialReference;
+  const outSr =
+    optionalSpatialReference(mapDescription['SpatialReference'], `${paths.mapDescription}/SpatialReference`) ?? service.spatialReference;
   const asked = await requestedExtent(service, mapDescription['MapArea'], display, `${paths.mapDescription}/MapArea`, featureExtent);
   const e = extentIn(asked.extent, asked.spatialReference, outSr);
   let w = e.xmax - e.xmin;

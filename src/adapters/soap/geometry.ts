@@ -9,7 +9,7 @@ import type { Extent, SpatialReference } from '../../core/pixel-block.js';
 import type { Geometry } from '../map/model.js';
 import { isObject } from './display.js';
 import type { SoapObject, SoapValue } from './operation.js';
-import { soapSpatialReference, spatialReferenceOfSoap } from './spatial-reference.js';
+import { optionalSpatialReference, soapSpatialReference } from './spatial-reference.js';
 
 type Pos = readonly number[];
 type Ring = readonly Pos[];
@@ -107,7 +107,7 @@ export interface GeometryWithSr {
 /** A SOAP Geometry value as GeoJSON (an EnvelopeN becomes its rectangle polygon). Errors name `path`. */
 export function geometryOfSoap(v: SoapValue, path: string): GeometryWithSr {
   if (!isObject(v)) throw invalidArgument(path, `${path} must be a geometry`);
-  const sr = isObject(v['SpatialReference']) ? spatialReferenceOfSoap(v['SpatialReference'], `${path}/SpatialReference`) : undefined;
+  const sr = optionalSpatialReference(v['SpatialReference'], `${path}/SpatialReference`);
   const withSr = (geometry: Geometry): GeometryWithSr => (sr ? { geometry, spatialReference: sr } : { geometry });
   switch (v.$type) {
     case 'PointN':

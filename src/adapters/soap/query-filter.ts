@@ -14,6 +14,7 @@ import DouglasPeuckerSimplifier from 'jsts/org/locationtech/jts/simplify/Douglas
 import { invalidArgument } from '../../core/errors.js';
 import type { SpatialReference } from '../../core/pixel-block.js';
 import { transformer } from '../image/query-geometry.js';
+import { compileWhere } from '../map/where.js';
 import type {
   FeatureLayer,
   FeatureQuery,
@@ -156,6 +157,8 @@ export function relationMaskOf(desc: string, path: string): string {
 export interface QueryFilterOptions {
   /** The layer's or table's DefinitionExpression (AND-ed with the where clause). */
   readonly definitionExpression?: string;
+  /** Where a faulty definition expression is reported (default `LayerDescription/DefinitionExpression`). */
+  readonly definitionPath?: string;
   /** Error path prefix (default `QueryFilter`). */
   readonly path?: string;
 }
@@ -253,6 +256,10 @@ export function parseQueryFilter(
   // does for layers without time.
 
   const orderBy = orderByOf(str(qf['PostfixClause']), all, `${path}/PostfixClause`);
+  // The definition expression is checked on its own first, so its faults name it rather than the where clause.
+  if (opts.definitionExpression !== undefined) {
+    compileWhere(opts.definitionExpression, table.fields, { path: opts.definitionPath ?? 'LayerDescription/DefinitionExpression' });
+  }
   const where = andWhere(opts.definitionExpression, str(qf['WhereClause']));
   const query: FeatureQuery = {
     path,

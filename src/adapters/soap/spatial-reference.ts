@@ -5,6 +5,7 @@
  */
 import { invalidArgument } from '../../core/errors.js';
 import type { SpatialReference } from '../../core/pixel-block.js';
+import { epsgOfProj4 } from '../../core/crs.js';
 import { parseSpatialReference } from '../../core/spatial-reference.js';
 import type { SoapObject, SoapValue } from './operation.js';
 
@@ -30,11 +31,27 @@ export function spatialReferenceOfSoap(value: SoapValue, path: string): SpatialR
   );
 }
 
+/**
+ * A SOAP SpatialReference that names a system, or undefined when the element is absent or names
+ * none (an UnknownCoordinateSystem without WKID, LatestWKID or WKT: what a client echoes back from an
+ * answer about an unknown system). Decision: such an element means "the map's own".
+ */
+export function optionalSpatialReference(value: SoapValue, path: string): SpatialReference | undefined {
+  if (!isObj(value)) return undefined;
+  const names =
+    ['WKID', 'LatestWKID'].some((k) => typeof value[k] === 'number' && (value[k] as number) > 0) ||
+    (typeof value['WKT'] === 'string' && value['WKT'].trim() !== '');
+  return names ? spatialReferenceOfSoap(value, path) : undefined;
+}
+
 /** Web Mercator's vendor ids answer LatestWKID 3857. */
 const LATEST: Readonly<Record<number, number>> = { 102100: 3857, 102113: 3857, 900913: 3857 };
 
 /** The SOAP SpatialReference of an engine SR, with its concrete `$type`. */
-export function soapSpatialReference(sr: SpatialReference): SoapObject {
+export function soapSpatialReference(given: SpatialReference): SoapObject {
+  // A system read from a file as a proj4 definition only is named by the EPSG code it equals, when one does.
+  const code = given.wkid === undefined && given.wkt === undefined && given.proj4 !== undefined ? epsgOfProj4(given.proj4) : undefined;
+  const sr = code === undefined ? given : { ...given, wkid: code };
   const $type = sr.geographic
     ? 'GeographicCoordinateSystem'
     : sr.wkid !== undefined || sr.wkt !== undefined || sr.proj4 !== undefined

@@ -6,7 +6,9 @@ import { naturalBreaks, quantileBreaks } from '../../map/classify.js';
 import type { MapService } from '../../map/model.js';
 import { field, featureLayer, rasterLayer, sqliteTable, standaloneTable, testContext, testMap } from '../../../../test/info-map.js';
 import { testSite, type TestSite } from '../../../../test/site.js';
-import type { SoapObject, SoapValue } from '../operation.js';
+import { encodeResponseEnvelope } from '../codec.js';
+import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
+import { operationSignature } from '../signatures.js';
 import { classHandlers, labToRgb, rampColors, rgbaOfSoapColor, rgbToLab, soapRendererOf } from './classes.js';
 
 const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
@@ -87,12 +89,19 @@ afterAll(async () => {
   await site?.store.close?.();
 });
 
-const generate = (def: SoapObject, desc: SoapObject = { $type: 'LayerDescription', LayerID: 0, DefinitionExpression: '' }) =>
-  classHandlers['GenerateDataClasses']!(testContext(site, service), {
+/** GenerateDataClasses, its answer encoded with the schema's codec (a value that does not fit the type table fails the test). */
+async function generate(
+  def: SoapObject,
+  desc: SoapObject = { $type: 'LayerDescription', LayerID: 0, DefinitionExpression: '' },
+): Promise<SoapResult> {
+  const r = await classHandlers['GenerateDataClasses']!(testContext(site, service), {
     MapName: 'Layers',
     MapTableDescription: desc,
     DataClassificationDef: def,
   });
+  expect(encodeResponseEnvelope(operationSignature('GenerateDataClasses')!, r)).toContain('<tns:GenerateDataClassesResponse>');
+  return r;
+}
 
 const breaksDef = (method: string, extra: Record<string, SoapValue> = {}): SoapObject => ({
   $type: 'ClassBreaksDef',

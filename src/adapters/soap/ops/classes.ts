@@ -12,6 +12,7 @@ import type { AttributeValue, FeatureQuery, FeatureTable, FieldInfo, Geometry, M
 import { isObject } from '../display.js';
 import { signedArea2 } from '../geometry.js';
 import { result, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
+import { colorOfSoap } from './draw.js';
 import { checkMapName, isNumericField, mapTableOfDescription, rgbColor } from './info.js';
 
 type Rgba = [number, number, number, number];
@@ -197,41 +198,15 @@ function rgbToHsv(r: number, g: number, b: number): [number, number, number] {
   return [(h + 360) % 360, max === 0 ? 0 : d / max, max];
 }
 
-function hlsToRgb(h: number, l: number, s: number): [number, number, number] {
-  const c = (1 - Math.abs(2 * l - 1)) * s;
-  const v = l + c / 2;
-  return hsvToRgb(h, v === 0 ? 0 : (2 * (v - l)) / v, v);
-}
-
 /**
- * A SOAP Color as RGBA 0..255. HsvColor/HlsColor: Hue 0..360, Saturation/Value/Lightness 0..100 (the
- * vendor's ranges); CmykColor percentages 0..100; GrayColor 0..255.
+ * A SOAP Color as RGBA 0..255 (RgbColor, GrayColor, HsvColor, HlsColor, CmykColor; the vendor's
+ * ranges), or a fault naming `path`.
  */
 export function rgbaOfSoapColor(c: SoapValue, path: string): Rgba {
-  if (!isObject(c)) throw invalidArgument(path, `${path} must be a color`);
-  const n = (k: string): number => (typeof c[k] === 'number' ? (c[k] as number) : 0);
-  const alpha = typeof c['AlphaValue'] === 'number' ? clampByte(c['AlphaValue']) : 255;
-  switch (c.$type ?? 'RgbColor') {
-    case 'RgbColor':
-      return [clampByte(n('Red')), clampByte(n('Green')), clampByte(n('Blue')), alpha];
-    case 'HsvColor':
-      return [...hsvToRgb(n('Hue'), n('Saturation') / 100, n('Value') / 100), alpha];
-    case 'HlsColor':
-      return [...hlsToRgb(n('Hue'), n('Lightness') / 100, n('Saturation') / 100), alpha];
-    case 'GrayColor':
-      return [clampByte(n('GrayLevel')), clampByte(n('GrayLevel')), clampByte(n('GrayLevel')), alpha];
-    case 'CmykColor': {
-      const k = 1 - n('Black') / 100;
-      return [
-        clampByte(255 * (1 - n('Cyan') / 100) * k),
-        clampByte(255 * (1 - n('Magenta') / 100) * k),
-        clampByte(255 * (1 - n('Yellow') / 100) * k),
-        alpha,
-      ];
-    }
-    default:
-      throw invalidArgument(path, `${path}: unknown color type '${c.$type}'`);
-  }
+  // The drawing operations' reading of colours, so a ramp colour means what a symbol colour means.
+  const rgba = colorOfSoap(c, path);
+  if (!rgba) throw invalidArgument(path, `${path} must be a color`);
+  return [rgba[0], rgba[1], rgba[2], rgba[3]];
 }
 
 // CIE L*a*b* (D65) for the vendor's default CIELab ramps.
@@ -489,7 +464,7 @@ function targetOf(t: MapLayer | StandaloneTable, desc: SoapObject): Target {
 const query = (t: Target, q: Omit<FeatureQuery, 'where' | 'path'>): FeatureQuery => ({
   ...q,
   ...(t.where ? { where: t.where } : {}),
-  path: 'MapTableDescription/DefinitionExpression',
+  path: 'MapTableDescription',
 });
 
 /** Every row of the target (the record limit does not apply to a classification). */
@@ -570,11 +545,11 @@ async function classBreaks(target: Target, def: SoapObject, path: string): Promi
   const infos = c.breaks.map((b, i) => {
     const info: SoapObject = {
       $type: 'ClassBreakInfo',
-      ClassMaximumValue: { $xs: 'double', value: b },
+      ClassMaximumValue: b,
       Label: labels?.[i] ?? `${fmt(lower)} - ${fmt(b)}`,
       Description: '',
       Symbol: classSymbol(def['BaseSymbol'], kind, colors[i]!),
-      ClassMinimumValue: { $xs: 'double', value: lower },
+      ClassMinimumValue: lower,
     };
     lower = b;
     return info;
@@ -582,11 +557,11 @@ async function classBreaks(target: Target, def: SoapObject, path: string): Promi
   return {
     $type: 'ClassBreaksRenderer',
     Field: field.name,
-    MinimumValue: { $xs: 'double', value: c.minimum },
+    MinimumValue: c.minimum,
     ClassBreakInfos: infos,
     ...(normField ? { NormalizationField: normField.name } : {}),
     ...(normType !== 'geoNormalizeByNothing' ? { NormalizationType: normType } : {}),
-    ...(total !== undefined ? { NormalizationTotal: { $xs: 'double', value: total } } : {}),
+    ...(total !== undefined ? { NormalizationTotal: total } : {}),
   };
 }
 

@@ -16,41 +16,28 @@ import { sameSpatialReference } from '../../../graph/align.js';
 import { pixelValue } from '../../image/identify.js';
 import { transformer } from '../../image/query-geometry.js';
 import { imageServicesOf } from '../../image/service.js';
+import { inScaleRange, rasterLayerRule, type LayerDrawOptions } from '../../map/draw.js';
 import type { AttributeValue, FeatureLayer, FeatureRow, FieldInfo, Geometry, MapLayer, MapService, RasterLayer } from '../../map/model.js';
-import { drawnMap, extentIn, isObject, type DrawnMap } from '../display.js';
+import { drawnMap, extentIn, type DrawnMap } from '../display.js';
 import { extentOfGeometry, geometryOfSoap, mapGeometry, soapGeometry } from '../geometry.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
+import { featureExtentResolver, layerDrawOptionsOf } from './draw.js';
 import { anyValueOf, checkMapDescription, isNumericField, layerIdsOf, propertySet, tableFields } from './info.js';
 
 const displayPaths = { mapDescription: 'MapDescription', imageDisplay: 'MapImageDisplay' };
 
 // ---------------------------------------------------------------------------------------------
-// What the MapDescription says about each layer
+// What the MapDescription says about each layer: read as the drawing operations read it
 
-interface LayerState {
-  readonly visible: boolean;
-  readonly definition: string | undefined;
-}
+type LayerStates = ReadonlyMap<number, LayerDrawOptions>;
 
-/** Each layer's visibility and definition expression per the MapDescription's LayerDescriptions (unlisted layers: their defaults). */
-export function layerStates(service: MapService, md: SoapObject): Map<number, LayerState> {
-  const out = new Map<number, LayerState>();
-  for (const l of service.layers) out.set(l.id, { visible: l.defaultVisibility, definition: undefined });
-  const descs = Array.isArray(md['LayerDescriptions']) ? (md['LayerDescriptions'] as SoapValue[]) : [];
-  descs.forEach((d) => {
-    if (!isObject(d) || typeof d['LayerID'] !== 'number' || !out.has(d['LayerID'])) return;
-    const def = typeof d['DefinitionExpression'] === 'string' ? d['DefinitionExpression'].trim() : '';
-    out.set(d['LayerID'], { visible: d['Visible'] === true, definition: def === '' ? undefined : def });
-  });
-  return out;
-}
+const layerStates = (service: MapService, md: SoapObject): LayerStates => layerDrawOptionsOf(service, md, 'MapDescription');
 
-/** Is `layer` within its scale range at `scale` (0 = no limit; minScale is the smallest-scale end)? */
-export const inScaleRange = (layer: Pick<MapLayer, 'minScale' | 'maxScale'>, scale: number): boolean =>
-  (layer.minScale === 0 || scale <= layer.minScale * (1 + 1e-9)) && (layer.maxScale === 0 || scale >= layer.maxScale * (1 - 1e-9));
-
-const isVisible = (layer: MapLayer, states: Map<number, LayerState>, scale: number): boolean =>
+/** Drawn at this scale with these LayerDescriptions (ExportMapImage's VisibleLayerIDs). */
+const isVisible = (layer: MapLayer, states: LayerStates, scale: number): boolean =>
   (states.get(layer.id)?.visible ?? layer.defaultVisibility) && inScaleRange(layer, scale);
+
+const definitionOf = (states: LayerStates, id: number): string | undefined => states.get(id)?.definitionExpression;
 
 // ---------------------------------------------------------------------------------------------
 // Geometry helpers
@@ -204,7 +191,7 @@ function searchFieldsOf(layer: FeatureLayer, value: SoapValue, search: string): 
 const find: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const search = typeof args['SearchString'] === 'string' ? args['SearchString'] : '';
   if (search.trim() === '') throw invalidArgument('SearchString', 'SearchString must not be empty.');
   const contains = args['Contains'] === true;
@@ -227,11 +214,11 @@ const find: SoapHandler = async (ctx, args) => {
       const clause = findClause(field, search, contains);
       if (!clause) continue;
       const rows = await layer.table.query({
-        where: andWhere(states.get(layer.id)?.definition, clause)!,
+        where: andWhere(definitionOf(states, layer.id), clause)!,
         returnGeometry: true,
         limit: limit - out.length,
         orderBy: [{ field: layer.table.objectIdField, descending: false }],
-        path: `LayerDescriptions[${layer.id}]/DefinitionExpression`,
+        path: states.get(layer.id)?.path ?? 'MapDescription',
       });
       for (const row of rows) {
         const key = Object.keys(row.attributes).find((k) => k.toLowerCase() === field.name.toLowerCase()) ?? field.name;
@@ -284,7 +271,7 @@ async function identifyRaster(ctx: SoapContext, layer: RasterLayer, point: [numb
   if (bands.length > 1) bands.forEach((b, i) => props.push([`Band_${i + 1}`, b]));
   if (layer.renderingRule !== undefined) {
     // Decision: a layer drawn through a rendering rule also reports the rule's output ('Rendered Value').
-    const rendered = inside ? await pixelValue(services, layer.image, layer.renderingRule, x, y, undefined, ctx.signal) : 'NoData';
+    const rendered = inside ? await pixelValue(services, layer.image, rasterLayerRule(layer), x, y, undefined, ctx.signal) : 'NoData';
     props.push(['Rendered Value', rendered]);
   }
   return {
@@ -299,7 +286,7 @@ async function identifyRaster(ctx: SoapContext, layer: RasterLayer, point: [numb
 const identify: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const option =
     typeof args['IdentifyOption'] === 'string' && args['IdentifyOption'] !== '' ? args['IdentifyOption'] : 'geoIdentifyTopmost';
   if (!IDENTIFY_OPTIONS.has(option)) throw invalidArgument('IdentifyOption', `IdentifyOption '${option}' is not known.`);
@@ -337,12 +324,12 @@ const identify: SoapHandler = async (ctx, args) => {
       if (r['Name'] !== 'NoData' || !topOnly) out.push(r);
     } else {
       const rows = await layer.table.query({
-        ...(states.get(layer.id)?.definition ? { where: states.get(layer.id)!.definition! } : {}),
+        ...(definitionOf(states, layer.id) ? { where: definitionOf(states, layer.id)! } : {}),
         spatial: { geometry: inService, relation: 'intersects' },
         returnGeometry: true,
         limit: limit - out.length,
         orderBy: [{ field: layer.table.objectIdField, descending: false }],
-        path: `LayerDescriptions[${layer.id}]/DefinitionExpression`,
+        path: states.get(layer.id)?.path ?? 'MapDescription',
       });
       const fields = tableFields(layer.table);
       for (const row of rows) {
@@ -374,7 +361,7 @@ function positionsFinite(g: Geometry): boolean {
 const queryHyperlinks: SoapHandler = async (ctx, args) => {
   const s = ctx.service;
   const md = checkMapDescription(s, args['MapDescription']);
-  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(s, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(s));
   const ids = layerIdsOf(s, args['LayerIDs']);
   const states = layerStates(s, md);
   // Decision: no LayerIDs = the visible layers; listed layers answer whether or not they are visible.
@@ -400,13 +387,13 @@ const queryHyperlinks: SoapHandler = async (ctx, args) => {
     if (out.length >= limit) break;
     const f = layer.hyperlinkField;
     const rows = await layer.table.query({
-      where: andWhere(states.get(layer.id)?.definition, `${sqlName(f)} IS NOT NULL AND ${sqlName(f)} <> ''`)!,
+      where: andWhere(definitionOf(states, layer.id), `${sqlName(f)} IS NOT NULL AND ${sqlName(f)} <> ''`)!,
       spatial: { geometry: area, relation: 'intersects' },
       outFields: [f],
       returnGeometry: true,
       limit: limit - out.length,
       orderBy: [{ field: layer.table.objectIdField, descending: false }],
-      path: `LayerDescriptions[${layer.id}]/DefinitionExpression`,
+      path: states.get(layer.id)?.path ?? 'MapDescription',
     });
     for (const row of rows) {
       const key = Object.keys(row.attributes).find((k) => k.toLowerCase() === f.toLowerCase()) ?? f;

@@ -7,7 +7,12 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { MapService } from '../../map/model.js';
 import { field, featureLayer, rasterLayer, sqliteTable, standaloneTable, testContext, testMap } from '../../../../test/info-map.js';
 import { testSite, type TestSite } from '../../../../test/site.js';
-import type { SoapObject, SoapValue } from '../operation.js';
+import { encodeResponseEnvelope } from '../codec.js';
+import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
+import { operationSignature } from '../signatures.js';
+import { mapOutputsOf, OUTPUT_PATH } from '../../map/outputs.js';
+import { SQL_FUNCTIONS } from '../../map/where.js';
+import { drawHandlers } from './draw.js';
 import { computeDistanceOf, geodesicDistance, infoHandlers } from './info.js';
 
 const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
@@ -157,7 +162,12 @@ afterAll(async () => {
   await site?.store.close?.();
 });
 
-const call = (op: string, args: Record<string, SoapValue>, s: MapService = service) => infoHandlers[op]!(testContext(site, s), args);
+/** Calls an operation and encodes its answer with the schema's codec (a value that does not fit the type table fails the test). */
+async function call(op: string, args: Record<string, SoapValue>, s: MapService = service): Promise<SoapResult> {
+  const r = await infoHandlers[op]!(testContext(site, s), args);
+  expect(encodeResponseEnvelope(operationSignature(op)!, r)).toContain(`<tns:${op}Response>`);
+  return r;
+}
 
 describe('document and map names', () => {
   it('GetDocumentInfo answers the document properties from the service definition', async () => {
@@ -232,6 +242,27 @@ describe('GetServerInfo', () => {
     // The map's scale range is the widest of its layers' (a layer without limits makes it unlimited).
     expect(info['MinScale']).toBe(0);
   });
+  it('the DefaultMapDescription goes straight back to ExportMapImage', async () => {
+    const info = obj((await call('GetServerInfo', { MapName: 'Layers' }))['Result']);
+    const image = obj(
+      (
+        await drawHandlers['ExportMapImage']!(testContext(site, service), {
+          MapDescription: info['DefaultMapDescription'],
+          ImageDescription: {
+            $type: 'ImageDescription',
+            ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG', ImageReturnType: 'geoImageReturnMimeData' },
+            ImageDisplay: display(200, 200),
+          },
+        })
+      )['Result'],
+    );
+    expect(image['ImageType']).toBe('image/png');
+    // About 1:190000, within every layer's scale range.
+    expect(image['VisibleLayerIDs']).toEqual(service.layers.map((l) => l.id));
+  });
+  it('an empty map name is the default map', async () => {
+    expect(obj((await call('GetServerInfo', { MapName: '' }))['Result'])['Name']).toBe('Layers');
+  });
   it('refuses another map name', async () => {
     const e = await fault(call('GetServerInfo', { MapName: 'Other' }));
     expect(e.code).toBe('NOT_FOUND');
@@ -251,7 +282,7 @@ const display = (w: number, h: number, dpi = 96): SoapObject => ({ $type: 'Image
 describe('ComputeScale, ToMapPoints, FromMapPoints', () => {
   it('ComputeScale: 25 m per pixel at 96 DPI is 1:94488.19', async () => {
     const r = await call('ComputeScale', { MapDescription: md([290000, 9110000, 305000, 9120000]), MapImageDisplay: display(600, 400) });
-    expect((r['Result'] as { value: number }).value).toBeCloseTo(94488.19, 2);
+    expect(r['Result'] as number).toBeCloseTo(94488.19, 2);
   });
   it('the scale follows the aspect growth and the DPI', async () => {
     // 15000 m on 300 px would be 50 m/px, but 10000 m on 100 px is 100 m/px: the extent grows to 30000 m wide.
@@ -259,7 +290,7 @@ describe('ComputeScale, ToMapPoints, FromMapPoints', () => {
       MapDescription: md([290000, 9110000, 305000, 9120000]),
       MapImageDisplay: display(300, 100, 192),
     });
-    expect((r['Result'] as { value: number }).value).toBeCloseTo((100 * 192) / 0.0254, 3);
+    expect(r['Result'] as number).toBeCloseTo((100 * 192) / 0.0254, 3);
   });
   it('ToMapPoints answers pixel centres; FromMapPoints answers the pixels back', async () => {
     const args = { MapDescription: md([290000, 9110000, 300000, 9120000]), MapImageDisplay: display(100, 100) };
@@ -283,6 +314,12 @@ describe('ComputeScale, ToMapPoints, FromMapPoints', () => {
       },
     });
     expect(corner).toEqual({ ScreenXValues: [0, 200], ScreenYValues: [0, 200] });
+  });
+  it('a FeatureExtent map area is the extent of the listed features', async () => {
+    const area = { $type: 'FeatureExtent', LayerID: 1, FeatureIDs: [1], ExpandRatio: 1, DefaultScale: 0, MapName: 'Layers' };
+    const r = await call('ComputeScale', { MapDescription: { ...md([0, 0, 1, 1]), MapArea: area }, MapImageDisplay: display(100, 100) });
+    // The parcel is 1000 m wide: 10 m per pixel at 96 DPI.
+    expect(r['Result'] as number).toBeCloseTo((10 * 96) / 0.0254, 6);
   });
   it('ToMapPoints refuses unequal arrays', async () => {
     const e = await fault(
@@ -357,7 +394,7 @@ describe('ComputeDistance', () => {
       s,
     );
     // One degree of latitude at the equator on WGS 84: 110.574 km.
-    expect((r['Result'] as { value: number }).value).toBeCloseTo(110.574, 2);
+    expect(r['Result'] as number).toBeCloseTo(110.574, 2);
     const utm = await call(
       'ComputeDistance',
       {
@@ -368,7 +405,7 @@ describe('ComputeDistance', () => {
       },
       s,
     );
-    expect((utm['Result'] as { value: number }).value).toBeGreaterThan(0);
+    expect(utm['Result'] as number).toBeGreaterThan(0);
   });
   it('an unknown spatial reference measures on the plane in map units', () => {
     const s = testMap([], {}, { xmin: 0, ymin: 0, xmax: 100, ymax: 100 }, { units: 'geoFeet' });
@@ -386,6 +423,26 @@ describe('ComputeDistance', () => {
       }),
     );
     expect(e.issues[0]?.path).toBe('Units');
+  });
+});
+
+describe('GetSQLSyntaxInfo', () => {
+  it("reports the store's where-clause dialect", async () => {
+    const r = obj((await call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 0 }))['Result']);
+    expect(r.$type).toBe('SQLSyntaxInfo');
+    const fns = props(r['FunctionNames']);
+    expect(Object.keys(fns)).toEqual(SQL_FUNCTIONS.map((f) => f.name));
+    expect(fns['UPPER']).toBe('UPPER(string_exp)');
+    expect(props(r['SpecialCharacters'])).toMatchObject({ WildcardManyMatch: '%', WildcardSingleMatch: '_' });
+    expect(r['SupportedPredicates']).toContain('LIKE');
+    expect(r['SupportedClauses']).toEqual(['ORDER BY']);
+    expect(r['Keywords']).toContain('BETWEEN');
+    expect(r).toMatchObject({ IdentifierCase: false, StringComparisonCase: true });
+    expect(typeof r['InvalidCharacters']).toBe('string');
+    // Tables have the same dialect; raster layers have no attributes.
+    expect(obj((await call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: service.tables[0]!.id }))['Result'])).toEqual(r);
+    if (hasDem) expect((await fault(call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 2 }))).issues[0]?.path).toBe('LayerID');
+    expect((await fault(call('GetSQLSyntaxInfo', { MapName: 'Layers', LayerID: 42 }))).code).toBe('NOT_FOUND');
   });
 });
 
@@ -473,21 +530,20 @@ describe.skipIf(!hasDem)('QueryRasterValue', () => {
     const bytes = r[0]!['ImageData'] as Uint8Array;
     expect([bytes[0], bytes[1]]).toEqual([0xff, 0xd8]);
   });
-  it('URL answers go through the output publisher', async () => {
-    const written: string[] = [];
-    const ctx = testContext(site, service, (b, ext, type) => {
-      written.push(`${ext} ${type} ${b.length > 0}`);
-      return Promise.resolve('https://test/output/x.png');
-    });
-    const r = await infoHandlers['QueryRasterValue']!(ctx, {
+  it('URL answers are written to the output folder and served from there', async () => {
+    const r = await call('QueryRasterValue', {
       MapName: 'Layers',
       SourceTableID: 2,
       RowIDs: [1],
       ImageType: { $type: 'ImageType', ImageFormat: 'geoImagePNG', ImageReturnType: 'geoImageReturnURL' },
     });
-    expect(arr(r['Result'])[0]).toMatchObject({ ImageURL: 'https://test/output/x.png' });
-    expect(arr(r['Result'])[0]!['ImageData']).toBeUndefined();
-    expect(written).toEqual(['png image/png true']);
+    const img = arr(r['Result'])[0]!;
+    expect(img['ImageData']).toBeUndefined();
+    const url = img['ImageURL'] as string;
+    expect(url.startsWith(`http://test${OUTPUT_PATH}/`)).toBe(true);
+    const stored = await mapOutputsOf(site).get(url.slice(url.lastIndexOf('/') + 1));
+    expect(stored?.record.contentType).toBe('image/png');
+    expect([...stored!.bytes.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
   });
   it('refuses feature layers, other fields and other rows', async () => {
     const e1 = await fault(call('QueryRasterValue', { MapName: 'Layers', SourceTableID: 0, RowIDs: [1], FieldName: 'Shape' }));

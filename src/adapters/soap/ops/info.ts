@@ -12,6 +12,9 @@ import { encodeExport, type ExportFormat } from '../../image/export-image.js';
 import { transformer } from '../../image/query-geometry.js';
 import { planServiceRule, renderOnGrid } from '../../image/render-request.js';
 import { imageServicesOf } from '../../image/service.js';
+import { rasterLayerRule } from '../../map/draw.js';
+import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
+import { SQL_CLAUSES, SQL_FUNCTIONS, SQL_KEYWORDS, SQL_PREDICATES, SQL_SYNTAX } from '../../map/where.js';
 import type {
   AttributeValue,
   Domain,
@@ -26,6 +29,8 @@ import type {
 } from '../../map/model.js';
 import { drawnMap, isObject, metersPerUnit, toMap, toScreen, METERS_PER_DEGREE } from '../display.js';
 import { soapEnvelope } from '../geometry.js';
+import { allFieldsOf } from '../query-filter.js';
+import { soapDomainOf, soapFieldsOf, soapValueOf } from '../record-set.js';
 import {
   result,
   type SoapArgs,
@@ -37,6 +42,7 @@ import {
 } from '../operation.js';
 import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
 import { soapRendererOf } from './classes.js';
+import { checkMapName as checkDrawnMapName, featureExtentResolver, layerOf } from './draw.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shared readers (also used by identify.ts and classes.ts)
@@ -54,12 +60,12 @@ export const syncHandler =
 
 const str = (v: SoapValue): string => (typeof v === 'string' ? v : '');
 
-/** The map a request names must be this service's map (§5.5: unknown MapName is a Client fault). */
+/**
+ * The map a request names must be this service's map (§5.5: unknown MapName is a Client fault); the
+ * same reading as the drawing operations ('' = the default map, names compared case-insensitively).
+ */
 export function checkMapName(service: MapService, value: SoapValue, path = 'MapName'): void {
-  const name = str(value).trim();
-  // Decision: map names match case-insensitively (the vendor's map names are data frame names a user types).
-  if (name.toLowerCase() === service.mapName.toLowerCase()) return;
-  throw new EngineError('NOT_FOUND', `Map '${name}' does not exist in this service (its map is '${service.mapName}').`, { path });
+  checkDrawnMapName(service, value, path);
 }
 
 /** The map a MapDescription names (its Name must be the service's map). */
@@ -76,12 +82,7 @@ export function mapTableOf(service: MapService, id: number, path: string): MapLa
   return t;
 }
 
-/** A layer by id (not a standalone table). */
-export function layerOf(service: MapService, id: number, path: string): MapLayer {
-  const t = mapTableOf(service, id, path);
-  if (t.kind === 'table') throw new EngineError('NOT_FOUND', `Layer ${id} does not exist in map '${service.mapName}'.`, { path });
-  return t;
-}
+export { layerOf };
 
 /** The ids of a LayerIDs array (checked to be layers of the map); undefined or empty = none given. */
 export function layerIdsOf(service: MapService, value: SoapValue, path = 'LayerIDs'): number[] {
@@ -117,90 +118,18 @@ const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set([...INTEGER_TYPES, 'geoFie
 
 export const isNumericField = (f: Pick<FieldInfo, 'type'>): boolean => NUMERIC_TYPES.has(f.type);
 
-/** An attribute value for an anyType slot, typed by its field (doubles stay xs:double when whole). */
-export function anyValueOf(v: AttributeValue | undefined, type: FieldType): SoapValue {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'number') {
-    if (type === 'geoFieldTypeSmallInteger') return { $xs: 'short', value: v };
-    if (INTEGER_TYPES.has(type)) return { $xs: 'int', value: v };
-    return { $xs: 'double', value: v };
-  }
-  return v;
-}
+/** An attribute value for an anyType slot, typed by its field (as QueryFeatureData's records type it). */
+export const anyValueOf = (v: AttributeValue | undefined, type: FieldType): SoapValue => soapValueOf(v, type);
 
-/** A SOAP Domain (CodedValueDomain / RangeDomain) of a field of type `type`. */
-export function soapDomain(d: Domain, type: FieldType): SoapObject {
-  const base = {
-    DomainName: d.name,
-    FieldType: type,
-    MergePolicy: 'geoMPTDefaultValue',
-    SplitPolicy: 'geoSPTDefaultValue',
-    Description: '',
-  };
-  if (d.type === 'codedValue') {
-    return {
-      $type: 'CodedValueDomain',
-      ...base,
-      CodedValues: d.codedValues.map((c) => ({ $type: 'CodedValue', Name: c.name, Code: anyValueOf(c.code, type) })),
-    };
-  }
-  return { $type: 'RangeDomain', ...base, MaxValue: anyValueOf(d.range[1], type), MinValue: anyValueOf(d.range[0], type) };
-}
-
-const GEOMETRY_TYPE: Readonly<Record<string, string>> = {
-  point: 'geoGeometryPoint',
-  multipoint: 'geoGeometryMultipoint',
-  polyline: 'geoGeometryPolyline',
-  polygon: 'geoGeometryPolygon',
-};
-
-/** The name of the geometry field of a feature table (a stored geometry field's, else `Shape`). */
-export function shapeFieldName(table: FeatureTable): string {
-  return table.fields.find((f) => f.type === 'geoFieldTypeGeometry')?.name ?? 'Shape';
-}
-
-/** A SOAP Field of a table (the geometry field with its GeometryDef). */
-export function soapField(f: FieldInfo, table: FeatureTable, sr: SpatialReference): SoapObject {
-  const geometry = f.type === 'geoFieldTypeGeometry';
-  return {
-    $type: 'Field',
-    Name: f.name,
-    Type: f.type,
-    IsNullable: f.nullable,
-    Length: f.length,
-    Precision: 0,
-    Scale: 0,
-    Required: f.type === 'geoFieldTypeOID' || geometry,
-    Editable: f.editable,
-    ...(geometry && table.geometryType
-      ? {
-          GeometryDef: {
-            $type: 'GeometryDef',
-            AvgNumPoints: 0,
-            GeometryType: GEOMETRY_TYPE[table.geometryType]!,
-            HasM: false,
-            HasZ: false,
-            SpatialReference: soapSpatialReference(sr),
-          },
-        }
-      : {}),
-    AliasName: f.alias || f.name,
-    ...(f.domain ? { Domain: soapDomain(f.domain, f.type) } : {}),
-  };
-}
+/** A SOAP Domain (CodedValueDomain / RangeDomain) of a field of type `type` (as the query answers write it). */
+export const soapDomain = (d: Domain, type: FieldType): SoapObject => soapDomainOf(d, type);
 
 /** The fields of a table as the map shows them: stored fields, plus the geometry field of a layer when the store keeps it apart. */
-export function tableFields(table: FeatureTable): FieldInfo[] {
-  const fields = [...table.fields];
-  if (table.geometryType && !fields.some((f) => f.type === 'geoFieldTypeGeometry')) {
-    const at = fields.findIndex((f) => f.type === 'geoFieldTypeOID') + 1;
-    fields.splice(at, 0, { name: 'Shape', type: 'geoFieldTypeGeometry', alias: 'Shape', length: 0, nullable: true, editable: true });
-  }
-  return fields;
-}
+export const tableFields = (table: FeatureTable): FieldInfo[] => allFieldsOf(table);
 
+/** The Fields of a table, each Field as the query answers write it (GetServerInfo and QueryFeatureData agree). */
 export function soapFields(table: FeatureTable, sr: SpatialReference): SoapObject {
-  return { $type: 'Fields', FieldArray: tableFields(table).map((f) => soapField(f, table, sr)) };
+  return soapFieldsOf({ fields: allFieldsOf(table), geometryType: table.geometryType, spatialReference: sr });
 }
 
 /** RGBA -> RgbColor. */
@@ -440,8 +369,8 @@ const displayPaths = { mapDescription: 'MapDescription', imageDisplay: 'MapImage
 
 const computeScale: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
-  return result({ $xs: 'double', value: m.scale });
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
+  return result(m.scale);
 };
 
 /** Metres per unit of a SOAP `Units` value (undefined for geoUnknownUnits and geoDecimalDegrees). */
@@ -570,7 +499,7 @@ const computeDistance: SoapHandler = syncHandler((ctx, args) => {
   checkMapName(s, args['MapName']);
   const from = pointArg(args['FromPoint'], 'FromPoint', s.spatialReference);
   const to = pointArg(args['ToPoint'], 'ToPoint', s.spatialReference);
-  return result({ $xs: 'double', value: computeDistanceOf(s, from, to, str(args['Units'])) });
+  return result(computeDistanceOf(s, from, to, str(args['Units'])));
 });
 
 function intArray(v: SoapValue, path: string): number[] {
@@ -584,7 +513,7 @@ function intArray(v: SoapValue, path: string): number[] {
 
 const toMapPoints: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
   const xs = intArray(args['ScreenXValues'], 'ScreenXValues');
   const ys = intArray(args['ScreenYValues'], 'ScreenYValues');
   if (xs.length !== ys.length) {
@@ -616,7 +545,7 @@ const toMapPoints: SoapHandler = async (ctx, args) => {
 
 const fromMapPoints: SoapHandler = async (ctx, args) => {
   const md = checkMapDescription(ctx.service, args['MapDescription']);
-  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths);
+  const m = await drawnMap(ctx.service, md, args['MapImageDisplay'], displayPaths, featureExtentResolver(ctx.service));
   const mp = args['MapPoints'];
   if (!isObject(mp)) throw invalidArgument('MapPoints', 'MapPoints is required');
   if (mp.$type !== undefined && mp.$type !== 'MultipointN') {
@@ -649,7 +578,7 @@ const fromMapPoints: SoapHandler = async (ctx, args) => {
 const getSupportedImageReturnTypes: SoapHandler = syncHandler(() => result('geoImageReturnMimeData'));
 
 async function rasterDrawingDescription(ctx: SoapContext, layer: RasterLayer): Promise<SoapObject> {
-  const planned = await planServiceRule(layer.image, layer.renderingRule, 0, 'renderingRule');
+  const planned = await planServiceRule(layer.image, rasterLayerRule(layer), 0, 'renderingRule');
   const bands = planned.root.info.bandCount;
   const renderer: SoapObject =
     bands >= 3
@@ -753,12 +682,6 @@ const getMapTableSubtypeInfos2: SoapHandler = syncHandler((ctx, args) => {
 // ---------------------------------------------------------------------------------------------
 // QueryRasterValue
 
-/** Writes an output file and answers its public URL (the outputs route), when the endpoint offers one. */
-export type PublishOutput = (bytes: Uint8Array, extension: string, contentType: string) => Promise<string>;
-
-/** The context's output publisher, when the endpoint has one. */
-export const publishOf = (ctx: SoapContext): PublishOutput | undefined => (ctx as SoapContext & { publish?: PublishOutput }).publish;
-
 /** The field holding a raster layer's raster (QueryRasterValue's FieldName). */
 export const RASTER_FIELD = 'Raster';
 
@@ -771,13 +694,7 @@ const IMAGE_FORMATS: Readonly<Record<string, ExportFormat>> = {
 };
 
 /** The raster of a raster layer as an image of at most the service's largest size. */
-export async function rasterImage(
-  ctx: SoapContext,
-  layer: RasterLayer,
-  imageType: SoapValue,
-  path: string,
-  publish?: PublishOutput,
-): Promise<SoapObject> {
+export async function rasterImage(ctx: SoapContext, layer: RasterLayer, imageType: SoapValue, path: string): Promise<SoapObject> {
   const s = ctx.service;
   let format: ExportFormat = 'png';
   let asUrl = false;
@@ -799,7 +716,7 @@ export async function rasterImage(
   const width = Math.max(1, Math.round(info.width * k));
   const height = Math.max(1, Math.round(info.height * k));
   const services = imageServicesOf(ctx.deps);
-  const rule = layer.renderingRule;
+  const rule = rasterLayerRule(layer);
   const image = await renderOnGrid(services, layer.image, {
     rule,
     grid: { spatialReference: info.spatialReference ?? {}, extent: info.extent, width, height },
@@ -809,9 +726,12 @@ export async function rasterImage(
   const encoded = encodeExport(image, layer.image, rule, undefined, { format, quality: 75, compression: 'none' }, 'any');
   const base = { ImageHeight: height, ImageWidth: width, ImageDPI: 96, ImageType: encoded.contentType };
   if (asUrl) {
-    if (!publish) throw new EngineError('IO_ERROR', 'this endpoint has no output folder for image URLs');
-    const url = await publish(encoded.bytes, encoded.ext, encoded.contentType);
-    return { $type: 'ImageResult', ImageURL: url, ...base };
+    // The drawing operations' output folder: an unguessable name, served for a while, with the caller's token.
+    const rec = await mapOutputsOf(ctx.deps).put(encoded.bytes, encoded.ext === 'jpg' ? 'jpg' : 'png', {
+      service: `${s.name}.MapServer`,
+      secured: ctx.token !== undefined,
+    });
+    return { $type: 'ImageResult', ImageURL: outputUrl(ctx.origin, rec.name, ctx.token), ...base };
   }
   return { $type: 'ImageResult', ImageData: encoded.bytes, ImageURL: '', ...base };
 }
@@ -847,7 +767,7 @@ async function queryRasterValueOf(
   });
   void tablePath;
   const out: SoapObject[] = [];
-  for (let i = 0; i < rows.length; i++) out.push(await rasterImage(ctx, t, args['ImageType'], 'ImageType', publishOf(ctx)));
+  for (let i = 0; i < rows.length; i++) out.push(await rasterImage(ctx, t, args['ImageType'], 'ImageType'));
   return out;
 }
 
@@ -864,7 +784,43 @@ const queryRasterValue2: SoapHandler = async (ctx, args) => {
   return result(await queryRasterValueOf(ctx, t, 'MapTableDescription', args));
 };
 
+// ---------------------------------------------------------------------------------------------
+// GetSQLSyntaxInfo
+
+/**
+ * The where-clause dialect of a layer or table: the store's allowlist (map/where.ts), so what this
+ * answers is exactly what QueryFilter/WhereClause accepts. FunctionNames: each function's name and
+ * its syntax; SpecialCharacters: the wildcard, quote, delimiter and escape characters.
+ */
+export function sqlSyntaxInfo(): SoapObject {
+  return {
+    $type: 'SQLSyntaxInfo',
+    FunctionNames: propertySet(SQL_FUNCTIONS.map((f) => [f.name, f.syntax] as const)),
+    SpecialCharacters: propertySet(Object.entries(SQL_SYNTAX.specialCharacters)),
+    SupportedPredicates: [...SQL_PREDICATES],
+    SupportedClauses: [...SQL_CLAUSES],
+    IdentifierCase: SQL_SYNTAX.identifierCase,
+    DelimitedIdentifierCase: SQL_SYNTAX.delimitedIdentifierCase,
+    StringComparisonCase: SQL_SYNTAX.stringComparisonCase,
+    Keywords: [...SQL_KEYWORDS],
+    InvalidCharacters: SQL_SYNTAX.invalidCharacters,
+    InvalidStartingCharacters: SQL_SYNTAX.invalidStartingCharacters,
+  };
+}
+
+const getSQLSyntaxInfo: SoapHandler = syncHandler((ctx, args) => {
+  checkMapName(ctx.service, args['MapName']);
+  const id = typeof args['LayerID'] === 'number' ? args['LayerID'] : Number.NaN;
+  const t = mapTableOf(ctx.service, id, 'LayerID');
+  if (t.kind === 'raster') {
+    // Decision: raster layers have no attribute table to query, so no where-clause dialect.
+    throw invalidArgument('LayerID', `Layer ${t.id} ('${t.name}') is a raster layer: it has no attributes to query.`);
+  }
+  return result(sqlSyntaxInfo());
+});
+
 export const infoHandlers: Record<string, SoapHandler> = {
+  GetSQLSyntaxInfo: getSQLSyntaxInfo,
   GetDocumentInfo: getDocumentInfo,
   GetMapCount: getMapCount,
   GetMapName: getMapName,
