@@ -646,6 +646,29 @@ describe('ExportScaleBar', () => {
     expect(ft.layout.rightX - ft.layout.zeroX).toBeCloseTo((ft.layout.length * 1609.344) / ((1e6 * 0.0254) / 96), 6);
   });
 
+  it('ImageDisplay TransparentColor makes the background of the bar transparent', async () => {
+    const service = featureMap();
+    const r = await call('ExportScaleBar', service, {
+      MapDescription: mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]),
+      MapDisplay: { ImageWidth: 600, ImageHeight: 400, ImageDPI: 96 },
+      BackGroundColor: { $type: 'RgbColor', Red: 250, Green: 250, Blue: 250 },
+      ImageDescription: {
+        ...imageDescription('geoImagePNG32', 300, 40),
+        ImageDisplay: {
+          ImageWidth: 300,
+          ImageHeight: 40,
+          ImageDPI: 96,
+          TransparentColor: { $type: 'RgbColor', Red: 250, Green: 250, Blue: 250 },
+        },
+      },
+    });
+    const png = decode(bytes(r['ImageData']));
+    expect(png.data[3]).toBe(0);
+    let opaque = 0;
+    for (let i = 3; i < png.data.length; i += 4) if (png.data[i] === 255) opaque++;
+    expect(opaque).toBeGreaterThan(100);
+  });
+
   it('refuses malformed scale bars', async () => {
     const service = featureMap();
     const md = mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]);

@@ -745,6 +745,15 @@ const exportScaleBar: SoapHandler = async (ctx, args) => {
   // Decision: without BackGroundColor the bar is drawn on white (as a printed map's margin).
   const background = colorOfSoap(args['BackGroundColor'], 'BackGroundColor') ?? [255, 255, 255, 255];
   const { rgba } = drawScaleBar(spec, drawn.scale, bar.width, bar.height, bar.dpi, background);
+  const display = id['ImageDisplay'];
+  const transparent = isObject(display)
+    ? colorOfSoap(display['TransparentColor'], 'ImageDescription/ImageDisplay/TransparentColor')
+    : undefined;
+  if (transparent) {
+    for (let i = 0; i < rgba.length; i += 4) {
+      if (rgba[i] === transparent[0] && rgba[i + 1] === transparent[1] && rgba[i + 2] === transparent[2]) rgba[i + 3] = 0;
+    }
+  }
   const encoded = await encodeRgba({ width: bar.width, height: bar.height, rgba, dpi: bar.dpi }, type.format);
   const ret = await imageReturn(ctx, encoded, type.returnType);
   return result({
