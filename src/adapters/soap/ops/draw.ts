@@ -11,6 +11,10 @@
  * - ImageReturnType geoImageReturnMimeData: the bytes in ImageData, ImageURL empty;
  *   geoImageReturnURL: the image written to the site's output folder (map/outputs.ts) and its URL
  *   in ImageURL (with the caller's token for a secured service), ImageData omitted.
+ * - ExportMapImage honours the MapDescription's LayerDescriptions (Visible, DefinitionExpression,
+ *   selections with SelectionColor/SelectionSymbol and their buffers, ShowLabels, DrawingDescription
+ *   renderer, labeling and Transparency), BackgroundSymbol, SelectionColor, TransparentColor,
+ *   CustomGraphics, Rotation and SpatialReference, and ImageDisplay's TransparentColor.
  */
 import { EngineError, invalidArgument } from '../../../core/errors.js';
 import type { Extent, SpatialReference } from '../../../core/pixel-block.js';
@@ -543,7 +547,7 @@ export interface ImageTypeRequest {
 export function imageTypeOf(v: SoapValue, path: string): ImageTypeRequest {
   if (v === undefined || v === null) return { format: 'png', returnType: 'mime' };
   if (!isObject(v)) throw invalidArgument(path, `${path} must be an ImageType`);
-  const f = str(v, 'ImageFormat') ?? 'geoImagePNG';
+  const f = str(v, 'ImageFormat') || 'geoImagePNG';
   const format = FORMATS[f];
   if (format === undefined) throw invalidArgument(`${path}/ImageFormat`, `${path}/ImageFormat: '${f}' is not an image format`);
   if (format === null) {
@@ -554,7 +558,7 @@ export function imageTypeOf(v: SoapValue, path: string): ImageTypeRequest {
       ],
     });
   }
-  const rt = str(v, 'ImageReturnType') ?? 'geoImageReturnMimeData';
+  const rt = str(v, 'ImageReturnType') || 'geoImageReturnMimeData';
   if (rt !== 'geoImageReturnURL' && rt !== 'geoImageReturnMimeData') {
     throw invalidArgument(`${path}/ImageReturnType`, `${path}/ImageReturnType must be geoImageReturnURL or geoImageReturnMimeData`);
   }
