@@ -98,6 +98,36 @@ export interface ScaleBarSpec {
   readonly outline: Rgba;
   /** Points. */
   readonly outlineWidth: number;
+  /** NumberFormat of the labels (default: whole numbers bare, others to 6 significant digits). */
+  readonly numberFormat?: NumberFormat;
+}
+
+export interface NumberFormat {
+  readonly rounding: 'decimals' | 'significant';
+  readonly value: number;
+  readonly separator: boolean;
+  readonly zeroPad: boolean;
+  readonly showPlus: boolean;
+}
+
+/** A label number per `format` (NumericFormat: rounding, thousands separator, zero padding, plus sign). */
+export function formatNumber(v: number, format: NumberFormat | undefined): string {
+  const clean = Number(v.toPrecision(12));
+  if (!format) return labelNumber(clean);
+  const n = Math.max(0, Math.min(format.rounding === 'decimals' ? 20 : 21, Math.round(format.value)));
+  let text =
+    format.rounding === 'decimals'
+      ? clean.toFixed(n)
+      : n === 0
+        ? String(Math.round(clean))
+        : Number(clean.toPrecision(n)).toFixed(Math.max(0, n - 1 - Math.floor(Math.log10(Math.abs(clean) || 1))));
+  if (!format.zeroPad && text.includes('.')) text = text.replace(/\.?0+$/, '');
+  if (format.separator) {
+    const [int, frac] = text.split('.');
+    text = int!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac !== undefined ? `.${frac}` : '');
+  }
+  if (format.showPlus && clean > 0) text = `+${text}`;
+  return text;
 }
 
 export const DEFAULT_TEXT: TextStyle = { family: 'DejaVu Sans', size: 8, color: [0, 0, 0, 255], bold: false, italic: false };
@@ -225,8 +255,8 @@ export function drawScaleBar(
     const unitW = unitText(units) ? measure(unitText(units), unitFont) + spec.unitLabelGap * pxPerPt : 0;
     const unitSide = spec.unitLabelPosition === 'geoScaleBarAfterBar' || spec.unitLabelPosition === 'geoScaleBarAfterLabels';
     const unitBefore = spec.unitLabelPosition === 'geoScaleBarBeforeBar' || spec.unitLabelPosition === 'geoScaleBarBeforeLabels';
-    const firstW = labelsOn ? measure(labelNumber(before > 0 ? before * d : 0), labelFont) : 0;
-    const lastW = labelsOn ? measure(labelNumber(n * d), labelFont) : 0;
+    const firstW = labelsOn ? measure(formatNumber(before > 0 ? before * d : 0, spec.numberFormat), labelFont) : 0;
+    const lastW = labelsOn ? measure(formatNumber(n * d, spec.numberFormat), labelFont) : 0;
     const left = margin + Math.max(firstW / 2, spec.outlineWidth * pxPerPt) + (unitBefore ? unitW : 0);
     const right = margin + Math.max(lastW / 2, spec.outlineWidth * pxPerPt) + (unitSide ? unitW : 0);
     return { left, right, fits: left + (n + before) * d * pxPerUnit + right <= width };
@@ -303,7 +333,7 @@ export function drawScaleBar(
   ctx.textAlign = 'center';
   ctx.font = labelFont;
   ctx.fillStyle = css(spec.labelStyle.color);
-  const label = (x: number, v: number): void => ctx.fillText(labelNumber(Number(v.toPrecision(12))), x, labelY);
+  const label = (x: number, v: number): void => ctx.fillText(formatNumber(v, spec.numberFormat), x, labelY);
   if (labelsOn) {
     const f = spec.labelFrequency;
     if (f === 'geoScaleBarOne') label(rightX, n * division);
@@ -328,8 +358,8 @@ export function drawScaleBar(
       barH,
       labelY,
       labelH,
-      lastLabelW: labelsOn ? measure(labelNumber(n * division), labelFont) : 0,
-      firstLabelW: labelsOn ? measure(labelNumber(before * division), labelFont) : 0,
+      lastLabelW: labelsOn ? measure(formatNumber(n * division, spec.numberFormat), labelFont) : 0,
+      firstLabelW: labelsOn ? measure(formatNumber(before * division, spec.numberFormat), labelFont) : 0,
       pxPerPt,
       labelBaseline: above ? 'bottom' : below ? 'top' : 'middle',
     });

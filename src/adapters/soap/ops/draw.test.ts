@@ -9,7 +9,7 @@ import { renderExport } from '../../image/export-image.js';
 import { imageServicesOf } from '../../image/service.js';
 import type { Geometry, MapService } from '../../map/model.js';
 import { mapOutputRoutes } from '../../map/outputs.js';
-import { drawScaleBar, defaultScaleBar } from '../../map/scale-bar.js';
+import { drawScaleBar, defaultScaleBar, formatNumber } from '../../map/scale-bar.js';
 import type { SoapArgs, SoapContext, SoapObject, SoapValue } from '../operation.js';
 import { decodeRequest, encodeResponse } from '../codec.js';
 import { GEO_SOAP_NS, parseEnvelope } from '../envelope.js';
@@ -667,6 +667,29 @@ describe('ExportScaleBar', () => {
     let opaque = 0;
     for (let i = 3; i < png.data.length; i += 4) if (png.data[i] === 255) opaque++;
     expect(opaque).toBeGreaterThan(100);
+  });
+
+  it('formats labels with NumberFormat (decimals, significant digits, separators, padding, plus sign)', () => {
+    const f = (
+      rounding: 'decimals' | 'significant',
+      value: number,
+      o: Partial<{ separator: boolean; zeroPad: boolean; showPlus: boolean }> = {},
+    ) => ({
+      rounding,
+      value,
+      separator: false,
+      zeroPad: false,
+      showPlus: false,
+      ...o,
+    });
+    expect(formatNumber(2.5, undefined)).toBe('2.5');
+    expect(formatNumber(2.5, f('decimals', 2, { zeroPad: true }))).toBe('2.50');
+    expect(formatNumber(2.5, f('decimals', 2))).toBe('2.5');
+    expect(formatNumber(12000, f('decimals', 0, { separator: true }))).toBe('12,000');
+    expect(formatNumber(1234.5678, f('significant', 3))).toBe('1230');
+    expect(formatNumber(0.0123456, f('significant', 2))).toBe('0.012');
+    expect(formatNumber(8, f('decimals', 1, { zeroPad: true, showPlus: true }))).toBe('+8.0');
+    expect(formatNumber(0, f('decimals', 0, { showPlus: true }))).toBe('0');
   });
 
   it('refuses malformed scale bars', async () => {

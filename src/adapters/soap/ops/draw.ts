@@ -701,11 +701,22 @@ export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): Sc
   const fill2 = isObject(fill2Sym) ? colorOfSoap(fill2Sym['Color'], `${path}/FillSymbol2/Color`) : undefined;
   const outline = isObject(fillSym) && isObject(fillSym['Outline']) ? fillSym['Outline'] : undefined;
   const unitLabel = str(v, 'UnitLabel');
+  const nf = v['NumberFormat'];
+  const numberFormat = isObject(nf)
+    ? {
+        rounding: str(nf, 'RoundingOption') === 'geoRoundNumberOfSignificantDigits' ? ('significant' as const) : ('decimals' as const),
+        value: num(nf, 'RoundingValue') ?? (str(nf, 'RoundingOption') === 'geoRoundNumberOfSignificantDigits' ? 6 : 0),
+        separator: bool(nf, 'UseSeparator') ?? false,
+        zeroPad: bool(nf, 'ZeroPad') ?? false,
+        showPlus: bool(nf, 'ShowPlus') ?? false,
+      }
+    : undefined;
   return {
     ...d,
     kind: v.$type === 'SingleDivisionScaleBar' ? 'single' : 'alternating',
     ...(units !== undefined && units !== 'geoUnknownUnits' ? { units } : {}),
     ...(unitLabel ? { unitLabel } : {}),
+    ...(numberFormat ? { numberFormat } : {}),
     ...(division !== undefined && division > 0 ? { division } : {}),
     divisions: count('Divisions', 1, 100, d.divisions),
     subdivisions: count('Subdivisions', 0, 100, d.subdivisions),
