@@ -100,6 +100,16 @@ export interface ScaleBarSpec {
   readonly outlineWidth: number;
   /** NumberFormat of the labels (default: whole numbers bare, others to 6 significant digits). */
   readonly numberFormat?: NumberFormat;
+  /** Division and subdivision marks (points; 0 = none), where (above, on or below the bar), how often, and their line. */
+  readonly marks?: {
+    readonly divisionHeight: number;
+    readonly subdivisionHeight: number;
+    readonly position: VertPos;
+    readonly frequency: LabelFrequency;
+    readonly color: Rgba;
+    /** Points. */
+    readonly width: number;
+  };
 }
 
 export interface NumberFormat {
@@ -325,6 +335,42 @@ export function drawScaleBar(
       ctx.lineTo(x, barTop + barH);
     }
     ctx.stroke();
+  }
+
+  // Division and subdivision marks.
+  const marks = spec.marks;
+  if (marks && marks.frequency !== 'geoScaleBarNone' && (marks.divisionHeight > 0 || marks.subdivisionHeight > 0)) {
+    ctx.strokeStyle = css(marks.color);
+    ctx.lineWidth = Math.max(0.5, marks.width * pxPerPt);
+    ctx.setLineDash([]);
+    const tick = (x: number, heightPt: number): void => {
+      const h = heightPt * pxPerPt;
+      if (!(h > 0)) return;
+      const [y0, y1] =
+        marks.position === 'geoAbove'
+          ? [barTop - h, barTop]
+          : marks.position === 'geoBelow'
+            ? [barTop + barH, barTop + barH + h]
+            : marks.position === 'geoTop'
+              ? [barTop, barTop + h]
+              : marks.position === 'geoBottom'
+                ? [barTop + barH - h, barTop + barH]
+                : [barTop + barH / 2 - h / 2, barTop + barH / 2 + h / 2];
+      ctx.beginPath();
+      ctx.moveTo(x, y0);
+      ctx.lineTo(x, y1);
+      ctx.stroke();
+    };
+    const f = marks.frequency;
+    if (f === 'geoScaleBarOne') tick(rightX, marks.divisionHeight);
+    else {
+      const step = f === 'geoScaleBarMajorDivisions' ? Math.max(1, Math.floor(n / 2)) : 1;
+      for (let i = -before; i <= n; i++) if (i % step === 0 || i === n || i < 0) tick(zeroX + i * divPx, marks.divisionHeight);
+      const subDivs = f === 'geoScaleBarDivisionsAndSubdivisions' ? n : f === 'geoScaleBarDivisionsAndFirstSubdivisions' ? 1 : 0;
+      if (subs > 1)
+        for (let i = 0; i < subDivs; i++) for (let k = 1; k < subs; k++) tick(zeroX + (i + k / subs) * divPx, marks.subdivisionHeight);
+      if (f === 'geoScaleBarDivisionsAndFirstMidpoint') tick(zeroX + divPx / 2, marks.subdivisionHeight || marks.divisionHeight / 2);
+    }
   }
 
   // Labels.

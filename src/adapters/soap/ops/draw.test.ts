@@ -669,6 +669,47 @@ describe('ExportScaleBar', () => {
     expect(opaque).toBeGreaterThan(100);
   });
 
+  it('draws division marks of DivisionMarkHeight above the bar', async () => {
+    const service = featureMap();
+    const run = async (bar: SoapObject) => {
+      const r = await call('ExportScaleBar', service, {
+        ScaleBar: bar,
+        MapDescription: mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]),
+        MapDisplay: { ImageWidth: 600, ImageHeight: 400, ImageDPI: 96 },
+        ImageDescription: imageDescription('geoImagePNG', 400, 80),
+      });
+      return decode(bytes(r['ImageData']));
+    };
+    const base = {
+      $type: 'SingleDivisionScaleBar',
+      LabelFrequency: 'geoScaleBarNone',
+      UnitLabelPosition: 'geoScaleBarBelow',
+      Divisions: 4,
+    };
+    const plain = await run(base);
+    const marked = await run({
+      ...base,
+      DivisionMarkHeight: 10,
+      MarkPosition: 'geoAbove',
+      DivisionMarkSymbol: { $type: 'SimpleLineSymbol', Width: 1, Color: { $type: 'RgbColor', Red: 255, Green: 0, Blue: 0 } },
+    });
+    // red marks appear (5 of them: 0 and the 4 division ends), above the black bar
+    let red = 0;
+    const cols = new Set<number>();
+    for (let y = 0; y < 80; y++)
+      for (let x = 0; x < 400; x++) {
+        const o = 4 * (y * 400 + x);
+        if (marked.data[o]! > 200 && marked.data[o + 1]! < 200) {
+          red++;
+          cols.add(x);
+        }
+        expect(plain.data[o]! > 200 && plain.data[o + 1]! < 200).toBe(false);
+      }
+    expect(red).toBeGreaterThan(20);
+    const groups = [...cols].sort((a, b) => a - b).filter((x, i, a) => i === 0 || x - a[i - 1]! > 2);
+    expect(groups).toHaveLength(5);
+  });
+
   it('formats labels with NumberFormat (decimals, significant digits, separators, padding, plus sign)', () => {
     const f = (
       rounding: 'decimals' | 'significant',

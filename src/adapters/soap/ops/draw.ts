@@ -701,6 +701,21 @@ export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): Sc
   const fill2 = isObject(fill2Sym) ? colorOfSoap(fill2Sym['Color'], `${path}/FillSymbol2/Color`) : undefined;
   const outline = isObject(fillSym) && isObject(fillSym['Outline']) ? fillSym['Outline'] : undefined;
   const unitLabel = str(v, 'UnitLabel');
+  // Division marks: drawn when a mark height is given (Decision: none by default).
+  const divisionHeight = points('DivisionMarkHeight', 0);
+  const subdivisionHeight = points('SubdivisionMarkHeight', 0);
+  const markSymbol = isObject(v['DivisionMarkSymbol']) ? v['DivisionMarkSymbol'] : undefined;
+  const marks =
+    divisionHeight > 0 || subdivisionHeight > 0
+      ? {
+          divisionHeight,
+          subdivisionHeight,
+          position: oneOf(v, 'MarkPosition', VERT_POSITIONS, path, 'geoAbove'),
+          frequency: oneOf(v, 'MarkFrequency', LABEL_FREQUENCIES, path, 'geoScaleBarDivisions'),
+          color: (markSymbol ? colorOfSoap(markSymbol['Color'], `${path}/DivisionMarkSymbol/Color`) : undefined) ?? d.outline,
+          width: (markSymbol ? num(markSymbol, 'Width') : undefined) ?? 1,
+        }
+      : undefined;
   const nf = v['NumberFormat'];
   const numberFormat = isObject(nf)
     ? {
@@ -717,6 +732,7 @@ export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): Sc
     ...(units !== undefined && units !== 'geoUnknownUnits' ? { units } : {}),
     ...(unitLabel ? { unitLabel } : {}),
     ...(numberFormat ? { numberFormat } : {}),
+    ...(marks ? { marks } : {}),
     ...(division !== undefined && division > 0 ? { division } : {}),
     divisions: count('Divisions', 1, 100, d.divisions),
     subdivisions: count('Subdivisions', 0, 100, d.subdivisions),
