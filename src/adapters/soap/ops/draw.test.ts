@@ -829,6 +829,18 @@ describe('GetLegendInfo', () => {
     expect(classes).toHaveLength(2);
     expect(classes[0]).toMatch(/^High : \d/);
     expect(classes[1]).toMatch(/^Low : \d/);
+    // at another patch size (30 pt at 96 dpi = 40 px) and format, the swatch is drawn at that size
+    const big = await drawHandlers['GetLegendInfo']!(ctxOf(service), {
+      MapName: 'Layers',
+      LayerIDs: [0],
+      LegendPatch: patch(30, 30, 96),
+      ImageType: { $type: 'ImageType', ImageFormat: 'geoImageJPG', ImageReturnType: 'geoImageReturnMimeData' },
+    });
+    const img = (((big['Result'] as SoapObject[])[0]!['LegendGroups'] as SoapObject[])[0]!['LegendClasses'] as SoapObject[])[0]![
+      'SymbolImage'
+    ] as SoapObject;
+    expect([img['ImageWidth'], img['ImageHeight'], img['ImageType']]).toEqual([40, 40, 'image/jpeg']);
+    expect(magic(bytes(img['ImageData']), 3)).toBe('\xff\xd8\xff');
   });
 
   it('unknown layers and maps are NOT_FOUND', async () => {

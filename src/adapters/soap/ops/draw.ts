@@ -873,13 +873,14 @@ async function featureLegend(
   return [{ $type: 'MapServerLegendGroup', Heading: renderer.heading, LegendClasses: out }];
 }
 
-function pngPixels(png: Uint8Array, size: number): Uint8ClampedArray {
+/** The pixels of a PNG drawn at `width` x `height` (smoothly scaled when the sizes differ). */
+function pngPixels(png: Uint8Array, width: number, height: number): Uint8ClampedArray {
   const img = new Image();
   img.src = Buffer.from(png);
-  const c = createCanvas(size, size);
+  const c = createCanvas(width, height);
   const g = c.getContext('2d');
-  g.drawImage(img, 0, 0);
-  return g.getImageData(0, 0, size, size).data;
+  g.drawImage(img, 0, 0, width, height);
+  return g.getImageData(0, 0, width, height).data;
 }
 
 async function rasterLegend(ctx: SoapContext, layer: RasterLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
@@ -891,11 +892,12 @@ async function rasterLegend(ctx: SoapContext, layer: RasterLayer, patch: Patch, 
   for (const e of entries) {
     const png = Buffer.from(e.imageData, 'base64');
     let image: SoapObject;
-    if (type.format === 'png' || type.format === 'png32') {
+    // The image service's swatch as it is when it is what was asked for; else drawn at the patch size.
+    if ((type.format === 'png' || type.format === 'png32') && patch.width === SWATCH && patch.height === SWATCH) {
       const ret = await imageReturn(ctx, { bytes: new Uint8Array(png), contentType: 'image/png', ext: 'png' }, type.returnType);
       image = { $type: 'ImageResult', ...ret, ImageHeight: SWATCH, ImageWidth: SWATCH, ImageDPI: patch.dpi, ImageType: 'image/png' };
     } else {
-      image = await symbolImage(ctx, pngPixels(png, SWATCH), SWATCH, SWATCH, patch.dpi, type);
+      image = await symbolImage(ctx, pngPixels(png, patch.width, patch.height), patch.width, patch.height, patch.dpi, type);
     }
     out.push(legendClass(e.label, '', image));
   }
