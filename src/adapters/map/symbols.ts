@@ -82,6 +82,26 @@ const valueText = (v: AttributeValue | undefined): string =>
 
 /** A renderer read from its Esri JSON; malformed parts fall back to the default symbol of `kind`. */
 export function parseRenderer(json: RendererJson | undefined, kind: GeometryKind | null): Renderer {
+  const base = parseRendererClasses(json, kind);
+  // Marker rotation by attribute: `rotationExpression` "[FIELD]" (or `rotationField`), `rotationType`
+  // arithmetic (counter-clockwise from east, the default) or geographic (clockwise from north).
+  const expr = str(json?.['rotationExpression']) || str(json?.['rotationField']);
+  const rotationField = /^\s*\[?\s*([^\]\s]+)\s*\]?\s*$/.exec(expr)?.[1];
+  if (!rotationField) return base;
+  const geographic = str(json?.['rotationType']).toLowerCase() === 'geographic';
+  return {
+    ...base,
+    fields: [...base.fields, rotationField],
+    symbolOf(attributes) {
+      const symbol = base.symbolOf(attributes);
+      const v = attr(attributes, rotationField);
+      if (!symbol || typeof v !== 'number' || !Number.isFinite(v) || !isMarkerSymbol(symbol)) return symbol;
+      return { ...symbol, angle: numOr(symbol['angle'], 0) + (geographic ? 90 - v : v) };
+    },
+  };
+}
+
+function parseRendererClasses(json: RendererJson | undefined, kind: GeometryKind | null): Renderer {
   const type = str(json?.['type']);
   if (json && type === 'classBreaks') {
     const field = str(json['field']);

@@ -194,11 +194,25 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
   if (!isObject(v)) throw invalidArgument(path, `${path} must be a FeatureRenderer`);
   const symbol = (o: SoapObject, k: string, p: string): EsriSymbol | undefined => esriSymbolOfSoap(o[k], `${p}/${k}`);
   const def = symbol(v, 'DefaultSymbol', path);
+  // RotationField / RotationType (geoRotateSymbolGeographic or ...Arithmetic) turn marker symbols by an attribute.
+  const rotationField = str(v, 'RotationField');
+  const rotation = rotationField
+    ? {
+        rotationExpression: `[${rotationField}]`,
+        rotationType: /geographic/i.test(str(v, 'RotationType') ?? '') ? 'geographic' : 'arithmetic',
+      }
+    : {};
   const defaultLabel = str(v, 'DefaultLabel');
   switch (v.$type) {
     case 'SimpleRenderer': {
       const s = symbol(v, 'Symbol', path);
-      return { type: 'simple', ...(s ? { symbol: s } : {}), label: str(v, 'Label') ?? '', description: str(v, 'Description') ?? '' };
+      return {
+        type: 'simple',
+        ...(s ? { symbol: s } : {}),
+        label: str(v, 'Label') ?? '',
+        description: str(v, 'Description') ?? '',
+        ...rotation,
+      };
     }
     case 'ClassBreaksRenderer': {
       const breaks = (
@@ -221,6 +235,7 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
         }),
         ...(def ? { defaultSymbol: def } : {}),
         ...(defaultLabel ? { defaultLabel } : {}),
+        ...rotation,
       };
     }
     case 'UniqueValueRenderer': {
@@ -243,6 +258,7 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
         }),
         ...(def ? { defaultSymbol: def } : {}),
         ...(defaultLabel ? { defaultLabel } : {}),
+        ...rotation,
       };
     }
     default:
