@@ -200,6 +200,12 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     let closing = false;
     let drained: (() => void) | undefined;
     const track = (server: HttpServer): void => {
+      // Decision: idle keep-alive connections are kept 65 s (Node's default is 5 s). SOAP and REST
+      // clients (requests/zeep, axios/node-soap) reuse pooled connections; a server that closes one
+      // just as the client sends on it loses that request ("remote end closed connection"), and a busy
+      // event loop makes the 5 s timer fire late, right when the next request is already there.
+      server.keepAliveTimeout = 65_000;
+      server.headersTimeout = 66_000;
       server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
         inFlight.add(res);
         res.on('close', () => {

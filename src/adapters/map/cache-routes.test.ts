@@ -1,13 +1,30 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putOlindaMap } from '../../../test/map-fixture.js';
 import { fakeRenderer, fakeService } from '../../../test/map-tiles.js';
 import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site.js';
+import { imageServicesOf } from '../image/service.js';
+import { etagOf } from '../image/tile-cache.js';
 import type { Route } from '../rest.js';
+import { METERS_PER_INCH } from '../soap/display.js';
+import { cacheHandlers } from '../soap/ops/cache.js';
 import { CACHE_DIRECTORY_ROOT, mapCacheRoutes } from './cache-routes.js';
+import { drawMap } from './draw.js';
 import type { MapService } from './model.js';
-import { createMapTileCache, type MapTileCache } from './tile-cache.js';
+import { mapServicesOf } from './service.js';
+import {
+  cacheTileRange,
+  columnFile,
+  createMapTileCache,
+  encodeTileImage,
+  levelFolder,
+  rowFolder,
+  tileExtent,
+  type MapTileCache,
+} from './tile-cache.js';
 
 let site: TestSite;
 let token: string;
@@ -124,5 +141,72 @@ describe('virtual cache directory tiles', () => {
       error: { code: 499 },
     });
     expect((await get(`Nope_none/Layers/_alllayers/L00/R00000000/C00000000.png?token=${token}`)).status).toBe(404);
+  });
+});
+
+describe('the fixture map, end to end (service registry, drawMap, SOAP operations and the route)', () => {
+  it('serves tiles equal to drawMap; a service change gives new tiles and sweeps the old version', async () => {
+    const s = await testSite();
+    await putOlindaMap(s, { folder: 'Maps' });
+    const routes = mapCacheRoutes(s);
+    const fetchTile = (path: string): Promise<Response> =>
+      routes[0]!.handler(siteRequest(`${CACHE_DIRECTORY_ROOT}/Maps_olinda/Layers/${path}`));
+    const v1 = (await mapServicesOf(s).open('Maps', 'olinda'))!;
+    const scheme = v1.tiling;
+    expect(scheme.cacheDir.startsWith(s.config.dataDir)).toBe(true);
+    for (const l of scheme.lods) expect(l.scale).toBeCloseTo((l.resolution * 1 * scheme.dpi) / METERS_PER_INCH, 5);
+
+    // GetVirtualCacheDirectory's URL + the tile path is this route.
+    const dir = (
+      await cacheHandlers['GetVirtualCacheDirectory']!(
+        {
+          deps: s,
+          service: v1,
+          request: siteRequest('/server/services/Maps/olinda/MapServer'),
+          signal: new AbortController().signal,
+          endpoint: 'https://localhost/server/services/Maps/olinda/MapServer',
+          origin: 'https://localhost',
+        },
+        { MapName: 'Layers', LayerID: -1 },
+      )
+    )['Result'] as string;
+    expect(dir).toBe(`https://localhost${CACHE_DIRECTORY_ROOT}/Maps_olinda/Layers/_alllayers`);
+
+    const level = Math.min(2, scheme.lods.length - 1);
+    const range = cacheTileRange(v1, level)!;
+    const [row, col] = [range.minRow, range.minCol];
+    const name = `${levelFolder(level)}/${rowFolder(row)}/${columnFile(col, 'png')}`;
+    const res = await fetchTile(`_alllayers/${name}`);
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const lod = scheme.lods[level]!;
+    const drawn = await drawMap(imageServicesOf(s), v1, {
+      extent: tileExtent(scheme, level, row, col)!,
+      spatialReference: v1.spatialReference,
+      width: scheme.cols,
+      height: scheme.rows,
+      dpi: scheme.dpi,
+      scale: lod.scale,
+      resolution: lod.resolution,
+    });
+    expect(new Uint8Array(PNG.sync.read(Buffer.from(bytes)).data)).toEqual(new Uint8Array(drawn.rgba));
+    const file = join(scheme.cacheDir, '_alllayers', ...name.split('/'));
+    expect(existsSync(file)).toBe(true);
+
+    // A cache hit is the file on disk: mark it, and the route serves the mark.
+    const mark = encodeTileImage(new Uint8Array(scheme.cols * scheme.rows * 4).fill(7), scheme.cols, scheme.rows, 'png', 75, [0, 0, 0]);
+    writeFileSync(file, mark.bytes);
+    expect(new Uint8Array(await (await fetchTile(`_alllayers/${name}`)).arrayBuffer())).toEqual(mark.bytes);
+    // Edit the service: a new version whose tiles are drawn anew (never the old file), the old folder gone.
+    await putOlindaMap(s, { folder: 'Maps', properties: { backgroundColor: [10, 20, 30, 255] } });
+    const after = await fetchTile(`_alllayers/${name}`);
+    expect(after.status).toBe(200);
+    const redrawn = new Uint8Array(await after.arrayBuffer());
+    expect(redrawn).not.toEqual(mark.bytes);
+    expect(after.headers.get('etag')).not.toBe(etagOf(mark.bytes));
+    const v2 = (await mapServicesOf(s).open('Maps', 'olinda'))!;
+    expect(v2.version).not.toBe(v1.version);
+    expect(existsSync(v1.tiling.cacheDir)).toBe(false);
+    expect(existsSync(join(v2.tiling.cacheDir, '_alllayers', ...name.split('/')))).toBe(true);
   });
 });

@@ -28,6 +28,7 @@ import { DEFAULT_TILE_MAX_AGE } from '../image/tiles.js';
 import { readParams, requireHttps, TransportError, withRestErrors, type Route } from '../rest.js';
 import { fromTrustedProxy, type ServiceRecord, type SiteDeps } from '../site.js';
 import type { MapService } from './model.js';
+import { mapServicesOf } from './service.js';
 import { cacheEncoding, cacheFolderName, FUSED_CACHE_NAME, mapTileCachesOf, parseTilePath, type MapTileCache } from './tile-cache.js';
 
 /** The root of the virtual cache directories (GetVirtualCacheDirectory's URLs start here). */
@@ -41,7 +42,8 @@ export interface MapServiceOpener {
 }
 
 export interface MapCacheRouteOptions {
-  readonly maps: MapServiceOpener;
+  /** Default: the site's map service registry (`mapServicesOf(deps)`). */
+  readonly maps?: MapServiceOpener;
   /** Default: the site's shared tile cache (`mapTileCachesOf(deps)`). */
   readonly tiles?: MapTileCache;
 }
@@ -54,7 +56,8 @@ async function recordOfCacheFolder(deps: MapCacheDeps, name: string): Promise<Se
   return all.find((r) => r.type === 'MapServer' && cacheFolderName({ folder: r.folder, serviceName: r.serviceName }) === name);
 }
 
-export function mapCacheRoutes(deps: MapCacheDeps, options: MapCacheRouteOptions): Route[] {
+export function mapCacheRoutes(deps: MapCacheDeps, options: MapCacheRouteOptions = {}): Route[] {
+  const maps = options.maps ?? mapServicesOf(deps);
   const handler = withRestErrors('sharing', async (req) => {
     requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
     const params = await readParams(req);
@@ -75,7 +78,7 @@ export function mapCacheRoutes(deps: MapCacheDeps, options: MapCacheRouteOptions
     else await authenticate(deps, req, { audiences: servicesAudiences(req, deps), shape: 'sharing', params });
     if (!record || parts.length !== 6) throw notFound();
     const [, mapName, cacheName, l, r, c] = parts as [string, string, string, string, string, string];
-    const service = await options.maps.open(record.folder, record.serviceName);
+    const service = await maps.open(record.folder, record.serviceName);
     if (!service || service.mapName !== mapName || service.tiling.lods.length === 0) throw notFound();
     let layerId: number | undefined;
     if (cacheName !== FUSED_CACHE_NAME) {

@@ -66,6 +66,53 @@ function numpy(script: string, input: unknown): unknown {
   return JSON.parse(out);
 }
 
+/**
+ * Jenks' original formulation (the lower-class-limit and variance matrices of his 1977 program, as
+ * circulated in Python), run by the system Python: a second, independently written optimum for
+ * data too large for the exhaustive search. No packaged reference (mapclassify, jenkspy) is installed.
+ */
+const JENKS_PY = `import json, sys
+# Jenks' original "variance" matrices (lower class limits and variance combinations), in plain Python.
+def jenks(data, k):
+    data = sorted(data)
+    n = len(data)
+    inf = float('inf')
+    lower = [[0] * (k + 1) for _ in range(n + 1)]
+    var = [[0.0] * (k + 1) for _ in range(n + 1)]
+    for i in range(1, k + 1):
+        lower[1][i] = 1
+        for j in range(2, n + 1):
+            var[j][i] = inf
+    for l in range(2, n + 1):
+        s1 = s2 = w = 0.0
+        v = 0.0
+        for m in range(1, l + 1):
+            i3 = l - m + 1
+            val = data[i3 - 1]
+            s2 += val * val
+            s1 += val
+            w += 1
+            v = s2 - (s1 * s1) / w
+            i4 = i3 - 1
+            if i4 != 0:
+                for j in range(2, k + 1):
+                    if var[l][j] >= v + var[i4][j - 1]:
+                        lower[l][j] = i3
+                        var[l][j] = v + var[i4][j - 1]
+        lower[l][1] = 1
+        var[l][1] = v
+    breaks = [0.0] * k
+    breaks[k - 1] = data[n - 1]
+    kk = n
+    for j in range(k, 1, -1):
+        idx = lower[kk][j] - 2
+        breaks[j - 2] = data[idx]
+        kk = lower[kk][j] - 1
+    return breaks, var[n][k]
+d = json.load(sys.stdin)
+print(json.dumps([jenks(x['v'], x['k']) for x in d]))
+`;
+
 describe('equal interval', () => {
   it('splits the range into equal widths, the last break the maximum', () => {
     const c = equalIntervalBreaks(Float64Array.from([3, 1, 11, 7, Number.NaN]), 5);
@@ -129,6 +176,32 @@ describe('natural breaks (Fisher-Jenks)', () => {
       const best = bruteForceOptimum(s, Math.min(k, distinct));
       expect(withinClassDeviation(s, c.breaks)).toBeCloseTo(best, 9);
     }
+  });
+  it.skipIf(!existsSync(python))("equals Jenks' original variance-matrix program on larger data", () => {
+    const r = random(5);
+    const cases = [
+      { n: 150, k: 5, round: 0 },
+      { n: 300, k: 7, round: 0 },
+      { n: 400, k: 4, round: 10 },
+      { n: 60, k: 9, round: 0 },
+    ].map(({ n, k, round }) => ({
+      k,
+      v: Array.from({ length: n }, () => {
+        const x = r() < 0.3 ? r() * 20 : r() < 0.6 ? 40 + r() * 15 : 70 + r() * r() * 200;
+        return round ? Math.round(x * round) / round : x;
+      }),
+    }));
+    const want = JSON.parse(execFileSync(python, ['-c', JENKS_PY], { input: JSON.stringify(cases), encoding: 'utf8' })) as [
+      number[],
+      number,
+    ][];
+    cases.forEach((c, i) => {
+      const s = sortedFinite(Float64Array.from(c.v));
+      const got = naturalBreaks(Float64Array.from(c.v), c.k);
+      const [breaks, ssd] = want[i]!;
+      expect(withinClassDeviation(s, got.breaks)).toBeCloseTo(ssd, 6);
+      expect(got.breaks).toEqual(breaks);
+    });
   });
   it('is better than or equal to equal interval and quantile', () => {
     const r = random(3);

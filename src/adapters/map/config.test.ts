@@ -249,6 +249,10 @@ describe('tileSchemeOf', () => {
     expect(last.resolution).toBeLessThanOrEqual(90);
     expect(t.lods[t.lods.length - 2]!.resolution).toBeGreaterThan(90);
     for (const l of t.lods) expect(l.scale).toBeCloseTo(scaleOfResolution(l.resolution, { metersPerUnit: 1 }, 96), 6);
+    // With feature layers too: on to 1:1000.
+    const both = tileSchemeOf(settings, { metersPerUnit: 1 }, extent, 90, '/c', true);
+    expect(both.lods[both.lods.length - 1]!.scale).toBeLessThanOrEqual(1000);
+    expect(both.lods[both.lods.length - 2]!.scale).toBeGreaterThan(1000);
     // Without rasters: down to 1:1000.
     const v = tileSchemeOf(settings, { metersPerUnit: 1 }, extent, undefined, '/c');
     expect(v.lods[v.lods.length - 1]!.scale).toBeLessThanOrEqual(1000);

@@ -891,6 +891,8 @@ export function resolutionOfScale(scaleDenominator: number, sr: SpatialReference
  * Web Mercator maps get the standard levels 0-19 and origin; other maps get origin = the full
  * extent's top-left corner, level 0 covering the full extent in one tile, each level halving the
  * resolution until it reaches the finest raster cell (`finestCell`, map units), else 1:1000.
+ * Decision: a map that also has feature layers goes on to 1:1000 when that is finer than its
+ * rasters' cells (vectors stay sharp at any scale; a 90 m DEM alone would allow a single level).
  * `levels` as a count caps the number of levels.
  */
 export function tileSchemeOf(
@@ -899,6 +901,7 @@ export function tileSchemeOf(
   fullExtent: Extent,
   finestCell: number | undefined,
   cacheDir: string,
+  hasFeatureLayers = false,
 ): TileScheme {
   const { dpi, tileSize } = tiling;
   const base = {
@@ -935,7 +938,9 @@ export function tileSchemeOf(
   }
   const span = Math.max(fullExtent.xmax - fullExtent.xmin, fullExtent.ymax - fullExtent.ymin);
   const level0 = span > 0 ? span / tileSize : (finestCell ?? resolutionOfScale(1000, sr, dpi));
-  const finest = finestCell !== undefined && finestCell > 0 ? finestCell : resolutionOfScale(1000, sr, dpi);
+  const atThousand = resolutionOfScale(1000, sr, dpi);
+  const cell = finestCell !== undefined && finestCell > 0 ? finestCell : undefined;
+  const finest = cell === undefined ? atThousand : hasFeatureLayers ? Math.min(cell, atThousand) : cell;
   const lods: LevelOfDetail[] = [];
   for (let level = 0; ; level++) {
     const resolution = level0 / 2 ** level;

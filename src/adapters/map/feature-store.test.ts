@@ -84,7 +84,7 @@ const handIds = (sql: string, ...params: unknown[]): number[] => (raw.prepare(sq
 describe('import', () => {
   it('types the attributes, numbers the rows and keeps the GeoJSON spatial reference', () => {
     expect(store.imported).toBe(true);
-    expect(store.spatialReference).toMatchObject({ wkid: 32725 });
+    expect(store.spatialReference).toMatchObject({ wkid: 31985 });
     const classes = table(2);
     expect(classes.geometryType).toBe('polygon');
     expect(classes.fields.map((f) => [f.name, f.type])).toEqual([
@@ -167,6 +167,94 @@ describe('import', () => {
     s4.close();
   });
 
+  it('infers types from mixed properties, takes configured object ids, renames awkward names', async () => {
+    const fc = {
+      type: 'FeatureCollection',
+      features: [
+        {
+          type: 'Feature',
+          id: 1,
+          properties: { FID: 10, ok: true, 'two words': 'a', n: 1, x: 1.5, when: '2024-01-02', obj: { a: 1 }, SHAPE: 's' },
+          geometry: null,
+        },
+        {
+          type: 'Feature',
+          properties: { FID: 20, ok: false, 'two words': 'bb', n: 2, x: 2, when: null, obj: null, extra: 'late' },
+          geometry: null,
+        },
+        { type: 'Feature', properties: null, geometry: null },
+      ],
+    };
+    writeFileSync(join(dir, 'mixed-table.geojson'), JSON.stringify(fc));
+    // FID is not unique-positive on every row (the third has none): ids are numbered.
+    const src: TableSource = {
+      id: 7,
+      name: 'T',
+      kind: 'table',
+      path: join(dir, 'mixed-table.geojson'),
+      fields: {},
+      objectIdField: 'OBJECTID',
+      attachments: [],
+      at: 'service.properties.tables[0]',
+    };
+    const s = await openFeatureStore({
+      file: join(dir, 'mixed.sqlite'),
+      attachmentsDir: join(dir, 'attachments', 'mixed'),
+      sources: [src],
+      maxRecordCount: 10,
+    });
+    const t = s.tables.get(7)!;
+    expect(t.fields.map((f) => [f.name, f.type])).toEqual([
+      ['OBJECTID', 'geoFieldTypeOID'],
+      ['FID', 'geoFieldTypeInteger'],
+      ['ok', 'geoFieldTypeSmallInteger'],
+      ['two_words', 'geoFieldTypeString'],
+      ['n', 'geoFieldTypeInteger'],
+      ['x', 'geoFieldTypeDouble'],
+      ['when', 'geoFieldTypeDate'],
+      ['obj', 'geoFieldTypeString'],
+      ['SHAPE', 'geoFieldTypeString'],
+      ['extra', 'geoFieldTypeString'],
+    ]);
+    const rows = await t.query({ where: "two_words = 'bb' OR ok = 1" });
+    expect(rows.map((r) => [r.id, r.attributes['ok'], r.attributes['obj']])).toEqual([
+      [1, 1, '{"a":1}'],
+      [2, 0, null],
+    ]);
+    expect(await t.count({ where: 'OBJECTID = 3 AND FID IS NULL' })).toBe(1);
+    s.close();
+    // With unique positive values on every row, the configured field holds the ids.
+    const keyed = { ...fc, features: fc.features.slice(0, 2) };
+    writeFileSync(join(dir, 'keyed.geojson'), JSON.stringify(keyed));
+    const k = await openFeatureStore({
+      file: join(dir, 'keyed.sqlite'),
+      attachmentsDir: join(dir, 'attachments', 'keyed'),
+      sources: [{ ...src, path: join(dir, 'keyed.geojson'), objectIdField: 'fid' }],
+      maxRecordCount: 10,
+    });
+    expect(k.tables.get(7)!.objectIdField).toBe('FID');
+    expect(await k.tables.get(7)!.ids({})).toEqual([10, 20]);
+    k.close();
+    // GeoJSON Feature ids become the object ids when every Feature has a unique positive one.
+    const withIds = {
+      type: 'FeatureCollection',
+      features: [5, 3].map((id) => ({ type: 'Feature', id, properties: { v: id * 2 }, geometry: null })),
+    };
+    writeFileSync(join(dir, 'ids.geojson'), JSON.stringify(withIds));
+    const f = await openFeatureStore({
+      file: join(dir, 'ids.sqlite'),
+      attachmentsDir: join(dir, 'attachments', 'ids'),
+      sources: [{ ...src, path: join(dir, 'ids.geojson') }],
+      maxRecordCount: 10,
+    });
+    expect((await f.tables.get(7)!.query({})).map((r) => [r.id, r.attributes['v']])).toEqual([
+      [3, 6],
+      [5, 10],
+    ]);
+    expect(f.tables.get(7)!.fields.map((x) => x.name)).toEqual(['OBJECTID', 'v']);
+    f.close();
+  });
+
   it('reprojects features into the map spatial reference', async () => {
     const src = sourcesOf(settings).filter((s) => s.id === 0);
     const geo = await openFeatureStore({
@@ -178,7 +266,7 @@ describe('import', () => {
     });
     const rows = await geo.tables.get(0)!.query({ objectIds: [1] });
     const [x, y] = SPOTS[0]!.geometry.coordinates as number[];
-    const expected = proj4Lib()(proj4ForEpsg(32725)!, proj4ForEpsg(4326)!).forward([x!, y!]);
+    const expected = proj4Lib()(proj4ForEpsg(31985)!, proj4ForEpsg(4326)!).forward([x!, y!]);
     expect((rows[0]!.geometry as unknown as { coordinates: number[] }).coordinates[0]).toBeCloseTo(expected[0]!, 9);
     expect((rows[0]!.geometry as unknown as { coordinates: number[] }).coordinates[1]).toBeCloseTo(expected[1]!, 9);
     expect(geo.tables.get(0)!.extent!.xmin).toBeGreaterThan(-36);
@@ -401,6 +489,10 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
     await refused({ outFields: ['NAME', 'secret'] }, 'QueryFilter/SubFields');
     await refused({ orderBy: [{ field: 'NAME; DROP', descending: false }] }, 'QueryFilter/PostfixClause');
     await refused({ where: 'NOPE = 1', path: 'LayerDescriptions[2]' }, 'LayerDescriptions[2]/WhereClause');
+    await refused(
+      { where: 'NOPE = 1', wherePath: 'LayerDescriptions[2]/DefinitionExpression' },
+      'LayerDescriptions[2]/DefinitionExpression',
+    );
     expect(await table(2).count({})).toBe(CLASSES.length);
   });
 });

@@ -182,11 +182,20 @@ async function readSource(src: TableSource): Promise<ReadSource> {
         throw invalidConfig(at, `Feature ${i + 1} of '${src.path}' has properties that are not an object.`);
       const geometry = src.kind === 'feature' ? checkGeometry(f['geometry'], at) : null;
       const properties: Record<string, unknown> = { ...(p ?? {}) };
-      // Decision: a Feature's numeric `id` stands in for a missing object id property (used when the ids are unique and positive).
-      if (f['id'] !== undefined && properties[src.objectIdField] === undefined && typeof f['id'] === 'number')
-        properties[src.objectIdField] = f['id'];
       return { properties, geometry };
     });
+    // Decision: the Features' `id`s are the object ids when every Feature has a unique positive
+    // whole-number id and no property already holds object ids.
+    const fids = (features as Record<string, unknown>[]).map((f) => f['id']);
+    const oid = src.objectIdField.toUpperCase();
+    if (
+      fids.length > 0 &&
+      fids.every((v) => typeof v === 'number' && Number.isInteger(v) && v > 0) &&
+      new Set(fids).size === fids.length &&
+      !rows.some((r) => Object.keys(r.properties).some((k) => k.toUpperCase() === oid))
+    ) {
+      rows = rows.map((r, i) => ({ ...r, properties: { [src.objectIdField]: fids[i], ...r.properties } }));
+    }
   } else {
     throw invalidConfig(
       at,
@@ -602,7 +611,7 @@ export class SqliteFeatureTable implements FeatureTable {
     const path = q.path ?? 'QueryFilter';
     const parts: string[] = [];
     const params: unknown[] = [];
-    const where = compileWhere(q.where, this.attributeFields, { path: `${path}/WhereClause` });
+    const where = compileWhere(q.where, this.attributeFields, { path: q.wherePath ?? `${path}/WhereClause` });
     if (where.sql !== '1') {
       parts.push(where.sql);
       params.push(...where.params);

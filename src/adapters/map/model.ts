@@ -82,6 +82,8 @@ export interface FeatureQuery {
   readonly limit?: number;
   /** Error paths for the where clause etc. start with this (default `QueryFilter`). */
   readonly path?: string;
+  /** Error path of the where clause itself when it is not `<path>/WhereClause` (e.g. `LayerDescriptions[2]/DefinitionExpression`). */
+  readonly wherePath?: string;
 }
 
 export interface FeatureRow {

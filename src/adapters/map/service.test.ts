@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { olindaMapDefinition, putOlindaMap } from '../../../test/map-fixture.js';
+import { MAP_FIXTURES, olindaMapDefinition, putOlindaMap } from '../../../test/map-fixture.js';
 import { testSite, type TestSite } from '../../../test/site.js';
 import { EngineError } from '../../core/errors.js';
 import { createMapServices, mapServiceDir, mapServicesOf, openMapService, unitsOf, type MapServices } from './service.js';
@@ -66,7 +66,12 @@ describe('mapServicesOf / open', () => {
     expect(map.tiling.origin).toEqual({ x: map.fullExtent.xmin, y: map.fullExtent.ymax });
     const span = Math.max(map.fullExtent.xmax - map.fullExtent.xmin, map.fullExtent.ymax - map.fullExtent.ymin);
     expect(map.tiling.lods[0]!.resolution).toBeCloseTo(span / 256, 9);
-    expect(map.tiling.lods[map.tiling.lods.length - 1]!.resolution).toBeLessThanOrEqual(relief.image.info.cellSize.x);
+    // The map has feature layers: the levels go on to 1:1000, past the DEM's 90 m cell.
+    const last = map.tiling.lods[map.tiling.lods.length - 1]!;
+    expect(last.scale).toBeLessThanOrEqual(1000);
+    expect(map.tiling.lods[map.tiling.lods.length - 2]!.scale).toBeGreaterThan(1000);
+    expect(map.tiling.lods.length).toBeGreaterThan(5);
+    map.tiling.lods.forEach((l, i) => expect(l.level).toBe(i));
     expect(map.tiling.cacheDir).toBe(join(mapServiceDir(site.config.dataDir, '', 'olinda'), 'tiles', map.version));
     expect(map.maxRecordCount).toBe(1000);
     expect(map.bookmarks[0]?.name).toBe('Heights');
@@ -145,7 +150,7 @@ describe('mapServicesOf / open', () => {
       { folder: '', serviceName: 'vectors', type: 'MapServer', properties: { ...def.properties, layers, relationships: [] }, created: 0 },
       { dataDir: site.config.dataDir },
     );
-    expect(map.spatialReference).toMatchObject({ wkid: 32725 });
+    expect(map.spatialReference).toMatchObject({ wkid: 31985 });
     expect(map.units).toBe('geoMeters');
     // No raster: the levels go down to 1:1000.
     expect(map.tiling.lods[map.tiling.lods.length - 1]!.scale).toBeLessThanOrEqual(1000);
@@ -201,6 +206,7 @@ describe('mapServicesOf / open', () => {
         /raster layer/,
       ],
       [withLayer(3, { path: '/nonexistent/dem.tif' }), 'service.properties.layers[3].path', /cannot be opened/],
+      [withLayer(3, { path: join(MAP_FIXTURES, 'contours.geojson') }), 'service.properties.layers[3].path', /./],
     ];
     for (const [props, path, message] of cases) {
       const e = await open(props).catch((x: unknown) => x);

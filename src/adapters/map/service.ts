@@ -200,7 +200,11 @@ export async function openMapService(
         rasters.push(opened);
         rasterOf.set(i, opened);
       } catch (e) {
-        if (e instanceof EngineError && e.code === 'INVALID_ARGUMENT') throw e;
+        if (e instanceof EngineError && e.code === 'INVALID_ARGUMENT') {
+          // The image service's checks name `service.properties.<key>`: put them under this layer.
+          const path = e.path?.startsWith('service.properties') ? `${l.at}${e.path.slice('service.properties'.length)}` : `${l.at}.path`;
+          throw new EngineError('INVALID_ARGUMENT', e.message, { path, details: e.details.length > 0 ? e.details : [e.message] });
+        }
         const msg = `The raster of layer '${l.name}' cannot be opened: ${e instanceof Error ? e.message : String(e)}`;
         throw new EngineError('IO_ERROR', msg, { path: `${l.at}.path`, details: [msg] });
       }
@@ -355,7 +359,8 @@ export async function openMapService(
         cardinality: r.cardinality,
       };
     });
-    const tiling = tileSchemeOf(settings.tiling, sr, fullExtent, finestCell, join(serviceDir, 'tiles', version));
+    const hasFeatureLayers = settings.layers.some((l) => l.type === 'feature');
+    const tiling = tileSchemeOf(settings.tiling, sr, fullExtent, finestCell, join(serviceDir, 'tiles', version), hasFeatureLayers);
     const byId = new Map<number, MapLayer | StandaloneTable>([
       ...layers.map((l) => [l.id, l] as const),
       ...tables.map((t) => [t.id, t] as const),

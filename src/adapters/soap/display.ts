@@ -106,8 +106,10 @@ function centerOf(area: SoapObject, path: string): { x: number; y: number } {
 }
 
 /**
- * The extent a MapArea asks for, in the map's SR (before aspect growth). `featureExtent` resolves
- * FeatureExtent areas (the extent of the listed features of a layer).
+ * The extent a MapArea asks for, with its SR (before aspect growth). An Extent or Center without a
+ * SpatialReference of its own is in `viewSr`: the MapDescription's SpatialReference when it has one
+ * (the vendor's reading), else the map's. Bookmarks and FeatureExtent areas are in the map's SR.
+ * `featureExtent` resolves FeatureExtent areas (the extent of the listed features of a layer).
  */
 export async function requestedExtent(
   service: MapService,
@@ -115,9 +117,11 @@ export async function requestedExtent(
   display: { width: number; height: number; dpi: number },
   path: string,
   featureExtent?: (layerId: number, ids: readonly number[] | undefined, path: string) => Promise<Extent | undefined>,
+  viewSr: SpatialReference = service.spatialReference,
 ): Promise<{ extent: Extent; spatialReference: SpatialReference }> {
-  const sr = service.spatialReference;
-  if (area === undefined || area === null) return { extent: service.initialExtent, spatialReference: sr };
+  const mapSr = service.spatialReference;
+  const sr = viewSr;
+  if (area === undefined || area === null) return { extent: service.initialExtent, spatialReference: mapSr };
   if (!isObject(area)) throw invalidArgument(path, `${path} must be a MapArea`);
   const areaSr = (v: SoapValue): SpatialReference =>
     (isObject(v) ? optionalSpatialReference(v['SpatialReference'], `${path}/Extent/SpatialReference`) : undefined) ?? sr;
@@ -156,12 +160,12 @@ export async function requestedExtent(
       const ids = Array.isArray(area['FeatureIDs']) ? (area['FeatureIDs'] as number[]) : undefined;
       const e = featureExtent ? await featureExtent(layerId, ids, `${path}/FeatureIDs`) : undefined;
       const ratio = num(area, 'ExpandRatio') || 1;
-      if (!e) return { extent: service.initialExtent, spatialReference: sr };
+      if (!e) return { extent: service.initialExtent, spatialReference: mapSr };
       let { xmin, ymin, xmax, ymax } = e;
       if (xmax - xmin === 0 && ymax - ymin === 0) {
         // Decision: a single point is shown at DefaultScale (the vendor's meaning of the field).
         const scale = num(area, 'DefaultScale') || 1000;
-        const r = resolutionOf(scale, display.dpi, sr);
+        const r = resolutionOf(scale, display.dpi, mapSr);
         return {
           extent: {
             xmin: xmin - (display.width * r) / 2,
@@ -169,7 +173,7 @@ export async function requestedExtent(
             xmax: xmin + (display.width * r) / 2,
             ymax: ymin + (display.height * r) / 2,
           },
-          spatialReference: sr,
+          spatialReference: mapSr,
         };
       }
       const cx = (xmin + xmax) / 2;
@@ -177,7 +181,7 @@ export async function requestedExtent(
       const hw = ((xmax - xmin) * ratio) / 2;
       const hh = ((ymax - ymin) * ratio) / 2;
       [xmin, xmax, ymin, ymax] = [cx - hw, cx + hw, cy - hh, cy + hh];
-      return { extent: { xmin, ymin, xmax, ymax }, spatialReference: sr };
+      return { extent: { xmin, ymin, xmax, ymax }, spatialReference: mapSr };
     }
     default:
       throw invalidArgument(path, `${path}: unknown MapArea type '${area.$type}'`);
@@ -199,7 +203,7 @@ export async function drawnMap(
   const display = imageDisplayOf(imageDisplay, service, paths.imageDisplay);
   const outSr =
     optionalSpatialReference(mapDescription['SpatialReference'], `${paths.mapDescription}/SpatialReference`) ?? service.spatialReference;
-  const asked = await requestedExtent(service, mapDescription['MapArea'], display, `${paths.mapDescription}/MapArea`, featureExtent);
+  const asked = await requestedExtent(service, mapDescription['MapArea'], display, `${paths.mapDescription}/MapArea`, featureExtent, outSr);
   const e = extentIn(asked.extent, asked.spatialReference, outSr);
   let w = e.xmax - e.xmin;
   let h = e.ymax - e.ymin;

@@ -3,6 +3,7 @@ import { EngineError } from '../../core/errors.js';
 import type { FeatureLayer, FeatureTable, FieldInfo, Geometry, MapService, StandaloneTable } from '../map/model.js';
 import {
   andWhere,
+  densifiedForReprojection,
   geometryShapingOf,
   outputGeometry,
   parseQueryFilter,
@@ -288,5 +289,27 @@ describe('QueryFilter -> FeatureQuery', () => {
     expect(() =>
       geometryShapingOf({ GeneralizeGeometries: true, MaximumAllowableOffset: 'x' }, 'LayerResultOptions/GeometryResultOptions'),
     ).toThrow(/LayerResultOptions\/GeometryResultOptions\/MaximumAllowableOffset/);
+  });
+
+  it('densifies a filter polygon before reprojecting it, so its edges follow the curves they become', () => {
+    const box: Geometry = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [-35, -8.2],
+          [-34.8, -8.2],
+          [-34.8, -8],
+          [-35, -8],
+          [-35, -8.2],
+        ],
+      ],
+    };
+    const d = densifiedForReprojection(box) as Extract<Geometry, { type: 'Polygon' }>;
+    // Edges of 0.2 degrees cut so that no segment is longer than 0.2 / 20 = 0.01.
+    const ring = d.coordinates[0]!;
+    expect(ring.length).toBeGreaterThanOrEqual(81);
+    const longest = Math.max(...ring.slice(1).map((p, i) => Math.hypot(p[0]! - ring[i]![0]!, p[1]! - ring[i]![1]!)));
+    expect(longest).toBeLessThanOrEqual(0.01 + 1e-12);
+    expect(densifiedForReprojection({ type: 'Point', coordinates: [1, 2] })).toEqual({ type: 'Point', coordinates: [1, 2] });
   });
 });

@@ -26,7 +26,7 @@ import type {
   StandaloneTable,
 } from '../map/model.js';
 import { isObject } from './display.js';
-import { geometryOfSoap, mapGeometry } from './geometry.js';
+import { extentOfGeometry, geometryOfSoap, mapGeometry } from './geometry.js';
 import type { SoapValue } from './operation.js';
 import { spatialReferenceOfSoap } from './spatial-reference.js';
 
@@ -237,7 +237,7 @@ export function parseQueryFilter(
     const g = geometryOfSoap(qf['FilterGeometry'], `${path}/FilterGeometry`);
     // The filter geometry's own SR, else the map's (the vendor assumes the map SR).
     const to = transformer(g.spatialReference ?? service.spatialReference, service.spatialReference);
-    const geometry: Geometry = g.spatialReference ? mapGeometry(g.geometry, to) : g.geometry;
+    const geometry: Geometry = g.spatialReference ? mapGeometry(densifiedForReprojection(g.geometry), to) : g.geometry;
     const relName = str(qf['SpatialRel']);
     // Decision: geoSpatialRelUndefined (or no SpatialRel) with a geometry means intersects, the
     // relation every vendor client defaults to.
@@ -346,6 +346,17 @@ export function shapeGeometry(g: Geometry, s: GeometryShaping): Geometry {
   }
   if (s.densify !== undefined) j = Densifier.densify(j, s.densify) as JtsGeometry;
   return jtsWriter.write(j as never) as Geometry;
+}
+
+/**
+ * Lines and polygons with extra vertices (edges cut in 20 along the longer side of the extent) so
+ * that their straight edges stay close to the curves they become in another spatial reference.
+ */
+export function densifiedForReprojection(g: Geometry): Geometry {
+  if (g.type === 'Point' || g.type === 'MultiPoint') return g;
+  const e = extentOfGeometry(g);
+  const size = e ? Math.max(e.xmax - e.xmin, e.ymax - e.ymin) : 0;
+  return size > 0 ? shapeGeometry(g, { densify: size / 20 }) : g;
 }
 
 /** A geometry of the map as the client asked for it: reprojected into `outSr`, shaped, snapped to `resolution`. */

@@ -89,3 +89,31 @@ describe('the drawn map of a MapDescription and an ImageDisplay', () => {
     );
   });
 });
+
+describe('a MapDescription with its own SpatialReference', () => {
+  it("reads an Extent without one in the MapDescription's system (drawn there, not reprojected from the map's)", async () => {
+    const service = {
+      spatialReference: { wkid: 31985, proj4: proj4ForEpsg(31985)!, metersPerUnit: 1 },
+      initialExtent: { xmin: 288776, ymin: 9110771, xmax: 298765, ymax: 9120760 },
+      maxImageWidth: 4096,
+      maxImageHeight: 4096,
+      bookmarks: [],
+      mapName: 'Layers',
+    } as unknown as MapService;
+    const ll = { $type: 'EnvelopeN', XMin: -34.9, YMin: -8.0, XMax: -34.86, YMax: -7.97 };
+    const m = await drawnMap(
+      service,
+      {
+        Name: 'Layers',
+        SpatialReference: { $type: 'GeographicCoordinateSystem', WKID: 4326 },
+        MapArea: { $type: 'MapExtent', Extent: ll },
+      },
+      { ImageWidth: 400, ImageHeight: 300, ImageDPI: 96 },
+      { mapDescription: 'MapDescription', imageDisplay: 'ImageDisplay' },
+    );
+    expect(m.spatialReference.wkid).toBe(4326);
+    expect(m.extent.ymin).toBeCloseTo(-8.0, 9);
+    expect(m.extent.ymax).toBeCloseTo(-7.97, 9);
+    expect((m.extent.xmin + m.extent.xmax) / 2).toBeCloseTo(-34.88, 9);
+  });
+});

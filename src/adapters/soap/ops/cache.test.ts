@@ -4,12 +4,18 @@ import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fakeRenderer, fakeService, lods } from '../../../../test/map-tiles.js';
-import { testSite, type TestSite } from '../../../../test/site.js';
+import { putOlindaMap } from '../../../../test/map-fixture.js';
+import { siteRequest, testSite, type TestSite } from '../../../../test/site.js';
+import { mapCacheRoutes } from '../../map/cache-routes.js';
+import { mapServicesOf } from '../../map/service.js';
+import { setPeerAddress } from '../../site.js';
 import type { MapService } from '../../map/model.js';
 import { createMapTileCache, type MapTileCache } from '../../map/tile-cache.js';
 import { METERS_PER_INCH } from '../display.js';
 import type { SoapArgs, SoapContext, SoapHandler, SoapObject, SoapValue } from '../operation.js';
 import { encodeResponse } from '../codec.js';
+import { soapRoutes } from '../endpoint.js';
+import { GEO_SOAP_NS, SOAP11_ENV_NS } from '../envelope.js';
 import { operationSignature } from '../signatures.js';
 import { cacheHandlersWith } from './cache.js';
 
@@ -233,4 +239,49 @@ describe('cache operations', () => {
     expect(b64).toBeDefined();
     expect(PNG.sync.read(Buffer.from(b64!, 'base64')).width).toBe(16);
   });
+});
+
+describe('cache operations through the SOAP endpoint on the fixture map', () => {
+  const envelope = (op: string, inner: string): string =>
+    `<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="${SOAP11_ENV_NS}" xmlns:g="${GEO_SOAP_NS}"><soapenv:Body><g:${op}>${inner}</g:${op}></soapenv:Body></soapenv:Envelope>`;
+
+  it('GetMapTile answers the tile the virtual cache directory serves; a tile outside the cache is a Client fault', async () => {
+    const s = await testSite();
+    await putOlindaMap(s);
+    const soap = soapRoutes(s)[0]!.handler;
+    const post = (body: string): Promise<Response> =>
+      soap(
+        setPeerAddress(
+          new Request('https://localhost/server/services/olinda/MapServer', {
+            method: 'POST',
+            headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""', referer: 'http://test' },
+            body,
+          }),
+          '127.0.0.1',
+        ),
+      );
+    const res = await post(envelope('GetMapTile', '<MapName>Layers</MapName><Level>0</Level><Row>0</Row><Column>0</Column>'));
+    const body = await res.text();
+    expect(res.status, body).toBe(200);
+    const b64 = /<Result>([A-Za-z0-9+/=]+)<\/Result>/.exec(body)?.[1];
+    expect(b64).toBeDefined();
+    const tile = new Uint8Array(Buffer.from(b64!, 'base64'));
+    expect(PNG.sync.read(Buffer.from(tile)).width).toBe(256);
+    const route = mapCacheRoutes(s)[0]!.handler;
+    const served = await route(siteRequest('/server/rest/directories/cache/olinda/Layers/_alllayers/L00/R00000000/C00000000.png'));
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(tile);
+
+    const fault = await post(envelope('GetMapTile', '<MapName>Layers</MapName><Level>0</Level><Row>0</Row><Column>5</Column>'));
+    expect(fault.status).toBe(500);
+    const text = await fault.text();
+    expect(text).toContain('<faultcode>soap:Client</faultcode>');
+    expect(text).toContain('<faultstring>Tile not found.</faultstring>');
+    expect(text).toContain('<Details>Level=0 Row=0 Column=5</Details>');
+
+    const info = await (await post(envelope('GetTileCacheInfo', '<MapName>Layers</MapName>'))).text();
+    expect(info, info).toMatch(
+      /<Result xsi:type="tns:TileCacheInfo"><SpatialReference xsi:type="tns:ProjectedCoordinateSystem"><WKID>\d+<\/WKID>.*<LODInfo xsi:type="tns:LODInfo"><LevelID>0<\/LevelID>/,
+    );
+    await mapServicesOf(s).close();
+  }, 60_000);
 });

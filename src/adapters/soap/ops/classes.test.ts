@@ -391,5 +391,23 @@ describe('renderers as SOAP', () => {
       Color: { AlphaValue: 128 },
     });
     expect(() => soapRendererOf({ type: 'heatmap' }, 'renderer')).toThrow(EngineError);
+    // Styles the SOAP enumerations lack become their nearest SOAP style.
+    const styles = soapRendererOf(
+      {
+        type: 'uniqueValue',
+        field1: 'K',
+        uniqueValueInfos: [
+          {
+            value: 'a',
+            symbol: { type: 'esriSFS', style: 'esriSFSHollow', outline: { type: 'esriSLS', style: 'esriSLSLongDashDot', width: 1 } },
+          },
+          { value: 'b', symbol: { type: 'esriSLS', style: 'esriSLSShortDot', width: 1 } },
+        ],
+      },
+      'renderer',
+    );
+    const [a, b] = arr(styles['UniqueValueInfos']).map((i) => obj(i['Symbol']));
+    expect(a).toMatchObject({ Style: 'geoSFSNull', Outline: { Style: 'geoSLSDashDot' } });
+    expect(b).toMatchObject({ Style: 'geoSLSDot' });
   });
 });

@@ -36,13 +36,31 @@ function jsonColor(v: unknown): SoapObject | undefined {
 
 const MARKER_STYLES = new Set(['geoSMSCircle', 'geoSMSSquare', 'geoSMSCross', 'geoSMSX', 'geoSMSDiamond']);
 
+/**
+ * Esri JSON styles the SOAP enumerations lack, as their nearest SOAP style. Decision: the short and
+ * long dash variants are their plain dash patterns; a hollow fill is the null fill (no fill).
+ */
+const STYLE_OF: Readonly<Record<string, string>> = {
+  geoSLSShortDash: 'geoSLSDash',
+  geoSLSLongDash: 'geoSLSDash',
+  geoSLSShortDot: 'geoSLSDot',
+  geoSLSShortDashDot: 'geoSLSDashDot',
+  geoSLSLongDashDot: 'geoSLSDashDot',
+  geoSLSShortDashDotDot: 'geoSLSDashDotDot',
+  geoSFSHollow: 'geoSFSNull',
+};
+const soapStyle = (esri: string): string => {
+  const g = geoEnum(esri);
+  return STYLE_OF[g] ?? g;
+};
+
 function soapLineSymbol(j: Json): SoapObject {
   const color = jsonColor(j['color']);
   return {
     $type: 'SimpleLineSymbol',
     ...(color ? { Color: color } : {}),
     Width: numOr(j['width'], 1),
-    Style: geoEnum(strOf(j['style']) || 'esriSLSSolid'),
+    Style: soapStyle(strOf(j['style']) || 'esriSLSSolid'),
   };
 }
 
@@ -77,7 +95,7 @@ export function soapSymbolOf(j: unknown, path: string): SoapObject {
         $type: 'SimpleFillSymbol',
         ...(color ? { Color: color } : {}),
         ...(outline ? { Outline: outline } : {}),
-        Style: geoEnum(strOf(j['style']) || 'esriSFSSolid'),
+        Style: soapStyle(strOf(j['style']) || 'esriSFSSolid'),
       };
     }
     default:
@@ -573,8 +591,7 @@ function defaultRamp(n: number): Rgba[] {
 
 const valueText = (v: AttributeValue): string => (v instanceof Date ? v.toISOString() : String(v));
 
-async function uniqueValues(target: Target, def: SoapObject, path: string, service: { maxRecordCount: number }): Promise<SoapObject> {
-  void service;
+async function uniqueValues(target: Target, def: SoapObject, path: string): Promise<SoapObject> {
   const table = target.table;
   const names = Array.isArray(def['Fields']) ? (def['Fields'] as SoapValue[]).map((v) => (typeof v === 'string' ? v : '')) : [];
   if (names.length < 1 || names.length > 3) throw invalidArgument(`${path}/Fields`, 'Fields must name one to three fields.');
@@ -648,7 +665,7 @@ const generateDataClasses: SoapHandler = async (ctx, args) => {
   const path = 'DataClassificationDef';
   if (!isObject(def)) throw invalidArgument(path, `${path} is required`);
   if (def.$type === 'ClassBreaksDef') return result(await classBreaks(target, def, path));
-  if (def.$type === 'UniqueValuesDef') return result(await uniqueValues(target, def, path, s));
+  if (def.$type === 'UniqueValuesDef') return result(await uniqueValues(target, def, path));
   throw invalidArgument(path, `${path}: send a ClassBreaksDef or a UniqueValuesDef (got ${String(def.$type)})`);
 };
 

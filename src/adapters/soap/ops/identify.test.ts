@@ -145,6 +145,38 @@ describe('Find', () => {
       ELEV: { $xs: 'double', value: 65 },
     });
   });
+  it("shapes come in the MapDescription's spatial reference", async () => {
+    const lonLat: SoapObject = {
+      ...md(),
+      MapArea: {
+        $type: 'MapExtent',
+        Extent: {
+          $type: 'EnvelopeN',
+          XMin: -34.92,
+          YMin: -8.05,
+          XMax: -34.82,
+          YMax: -7.95,
+          SpatialReference: { $type: 'GeographicCoordinateSystem', WKID: 4326 },
+        },
+      },
+      SpatialReference: { $type: 'GeographicCoordinateSystem', WKID: 4326 },
+    };
+    const r = arr((await call('Find', findArgs('alto', { MapDescription: lonLat })))['Result']);
+    const shape = obj(r[0]!['Shape']);
+    expect(shape['X']).toBeCloseTo(-34.907636063, 8); // pyproj: EPSG:32725 -> 4326
+    expect(shape['Y']).toBeCloseTo(-7.958404283, 8);
+    expect(obj(shape['SpatialReference'])['WKID']).toBe(4326);
+    // Identify there, clicking in lon/lat at the spot (its own point, no SR: the map description's).
+    const hit = arr(
+      (
+        await call(
+          'Identify',
+          identifyArgs({ $type: 'PointN', X: -34.90763779920564, Y: -7.95841161914058 }, { MapDescription: lonLat, LayerIDs: [0] }),
+        )
+      )['Result'],
+    );
+    expect(hit.map((x) => x['FeatureID'])).toEqual([1]);
+  });
   it('Contains false matches whole values only', async () => {
     expect(arr((await call('Find', findArgs('VARADOURO', { Contains: false })))['Result'])).toHaveLength(1);
     expect(arr((await call('Find', findArgs('varad', { Contains: false })))['Result'])).toHaveLength(0);

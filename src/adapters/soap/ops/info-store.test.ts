@@ -3,20 +3,19 @@
  * hyperlinks' where clauses go through the store's compiler, Identify through its spatial index, data
  * classes through its distinct values. Answers are checked against the fixture files read directly.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import GeometryFactory from 'jsts/org/locationtech/jts/geom/GeometryFactory.js';
 import type JstsGeometry from 'jsts/org/locationtech/jts/geom/Geometry.js';
 import GeoJSONReader from 'jsts/org/locationtech/jts/io/GeoJSONReader.js';
 import RelateOp from 'jsts/org/locationtech/jts/operation/relate/RelateOp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMapServiceProperties, defaultRenderer, type MapServiceSettings } from '../../map/config.js';
-import { openFeatureStore, type FeatureStore, type TableSource } from '../../map/feature-store.js';
+import { openMapService, type OpenedMapService } from '../../map/service.js';
+import type { ServiceRecord } from '../../site.js';
 import { naturalBreaks } from '../../map/classify.js';
-import type { Geometry, MapLayer, MapService } from '../../map/model.js';
-import { featureLayer, rasterLayer, standaloneTable, testContext, testMap } from '../../../../test/info-map.js';
+import type { Geometry } from '../../map/model.js';
+import { testContext } from '../../../../test/info-map.js';
+import { MAP_FIXTURES, olindaMapDefinition } from '../../../../test/map-fixture.js';
 import { testSite, type TestSite } from '../../../../test/site.js';
 import { encodeResponseEnvelope } from '../codec.js';
 import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
@@ -25,9 +24,7 @@ import { classHandlers } from './classes.js';
 import { identifyHandlers } from './identify.js';
 import { infoHandlers } from './info.js';
 
-const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/map');
-const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
-const record = JSON.parse(readFileSync(join(FIXTURES, 'olinda-map.json'), 'utf8')) as { properties: Record<string, unknown> };
+const FIXTURES = MAP_FIXTURES;
 
 interface GeoFeature {
   properties: Record<string, unknown>;
@@ -43,93 +40,29 @@ const handlers = { ...infoHandlers, ...identifyHandlers, ...classHandlers };
 const obj = (v: SoapValue): SoapObject => v as SoapObject;
 const arr = (v: SoapValue): SoapObject[] => v as SoapObject[];
 
-function sourcesOf(settings: MapServiceSettings): TableSource[] {
-  const out: TableSource[] = [];
-  settings.layers.forEach((l, id) => {
-    if (l.type === 'feature') {
-      out.push({
-        id,
-        name: l.name,
-        kind: 'feature',
-        path: l.path,
-        fields: l.fields,
-        objectIdField: l.objectIdField,
-        attachments: l.attachments,
-        at: l.at,
-        ...(l.subtypes ? { subtypes: l.subtypes } : {}),
-      });
-    }
-  });
-  settings.tables.forEach((t, i) =>
-    out.push({
-      id: settings.layers.length + i,
-      name: t.name,
-      kind: 'table',
-      path: t.path,
-      fields: t.fields,
-      objectIdField: t.objectIdField,
-      attachments: t.attachments,
-      at: t.at,
-    }),
-  );
-  return out;
-}
-
 let site: TestSite;
-let store: FeatureStore;
-let service: MapService;
-const settings = parseMapServiceProperties(record, FIXTURES);
-const rasterPath = ((): string | undefined => {
-  const l = settings.layers.find((x) => x.type === 'raster');
-  if (l && existsSync(l.path)) return l.path;
-  return existsSync(DEM) ? DEM : undefined;
-})();
+let service: OpenedMapService;
 
 beforeAll(async () => {
   site = await testSite();
-  const dir = mkdtempSync(join(tmpdir(), 'rf-info-store-'));
-  store = await openFeatureStore({
-    file: join(dir, 'v1.sqlite'),
-    attachmentsDir: join(dir, 'attachments'),
-    sources: sourcesOf(settings),
-    maxRecordCount: settings.maxRecordCount,
-  });
-  const layers: MapLayer[] = [];
-  for (const [id, l] of settings.layers.entries()) {
-    if (l.type === 'feature') {
-      const table = store.tables.get(id)!;
-      layers.push(
-        featureLayer(id, l.name, table, l.renderer ?? defaultRenderer(table.geometryType!), {
-          displayField: l.displayField ?? table.objectIdField,
-          ...(l.hyperlinkField ? { hyperlinkField: l.hyperlinkField } : {}),
-          ...(l.popup ? { popupTemplate: l.popup } : {}),
-          ...(l.subtypes ? { subtypes: l.subtypes } : {}),
-          minScale: l.minScale,
-          maxScale: l.maxScale,
-          defaultVisibility: l.visible,
-          hasAttachments: l.attachments.length > 0,
-        }),
-      );
-    } else if (rasterPath) {
-      layers.push(await rasterLayer(id, l.name, rasterPath, l.renderingRule));
-    }
-  }
-  const tables = settings.tables.map((t, i) =>
-    standaloneTable(settings.layers.length + i, t.name, store.tables.get(settings.layers.length + i)!),
-  );
-  const sr = store.spatialReference!;
-  service = testMap(
-    layers,
-    sr,
-    { xmin: 288776.25, ymin: 9110771.41, xmax: 298765.59, ymax: 9120760.75 },
-    { tables, maxRecordCount: settings.maxRecordCount },
-  );
+  const def = olindaMapDefinition();
+  const record: ServiceRecord = {
+    folder: '',
+    serviceName: def.serviceName,
+    type: 'MapServer',
+    ...(def.description === undefined ? {} : { description: def.description }),
+    properties: def.properties,
+    created: 0,
+  };
+  service = await openMapService(record, { dataDir: site.config.dataDir });
 });
 
 afterAll(async () => {
-  store?.close();
+  await service?.close();
   await site?.store.close?.();
 });
+
+const hasRaster = (): boolean => service.layers.some((l) => l.kind === 'raster');
 
 async function call(op: string, args: Record<string, SoapValue>): Promise<SoapResult> {
   const r = await handlers[op]!(testContext(site, service), args);
@@ -217,7 +150,8 @@ describe('Identify over the store', () => {
     expect(want.length).toBeGreaterThan(0);
     expect(r.map((x) => x['FeatureID'])).toEqual(want.map((x) => x.id));
   });
-  it.skipIf(!rasterPath)('raster and feature layers together at a spot height', async () => {
+  it('raster and feature layers together at a spot height', async () => {
+    expect(hasRaster()).toBe(true);
     const spot = SPOTS[0]!.geometry.coordinates as number[];
     const r = arr(
       (
@@ -295,5 +229,18 @@ describe('hyperlinks, classes and subtypes over the store', () => {
     expect(st.map((t) => t['TableID'])).toEqual([2]);
     const info = obj((await call('GetServerInfo', { MapName: 'Layers' }))['Result']);
     expect(arr(info['MapLayerInfos']).map((l) => l['Name'])).toEqual(service.layers.map((l) => l.name));
+    expect(arr(info['MapLayerInfos']).map((l) => l['LayerType'])).toEqual([
+      'Feature Layer',
+      'Feature Layer',
+      'Feature Layer',
+      'Raster Layer',
+    ]);
+    expect(info).toMatchObject({ Name: 'Layers', Units: 'geoMeters', CopyrightText: 'DEM: r-cran-stars sample data (Apache-2.0)' });
+    expect(arr(info['Bookmarks']).map((b) => b['Name'])).toEqual(['Heights']);
+    expect(arr(info['StandaloneTableInfos']).map((t) => [t['ID'], t['Name']])).toEqual([[4, 'Inspections']]);
+    expect(arr(arr(info['MapLayerInfos'])[2]!['RelateInfos'])[0]).toMatchObject({
+      RelatedTableID: 4,
+      Cardinality: 'geoRelCardinalityOneToMany',
+    });
   });
 });

@@ -577,7 +577,7 @@ const fromMapPoints: SoapHandler = async (ctx, args) => {
 
 const getSupportedImageReturnTypes: SoapHandler = syncHandler(() => result('geoImageReturnMimeData'));
 
-async function rasterDrawingDescription(ctx: SoapContext, layer: RasterLayer): Promise<SoapObject> {
+async function rasterDrawingDescription(layer: RasterLayer): Promise<SoapObject> {
   const planned = await planServiceRule(layer.image, rasterLayerRule(layer), 0, 'renderingRule');
   const bands = planned.root.info.bandCount;
   const renderer: SoapObject =
@@ -595,7 +595,6 @@ async function rasterDrawingDescription(ctx: SoapContext, layer: RasterLayer): P
         ? // Decision: a colormapped single band is described as a unique-value raster renderer (its colours are its own).
           { $type: 'RasterUniqueValueRenderer', Indexed: true }
         : { $type: 'RasterStretchRenderer', Indexed: false, LayerIndex1: 0, StretchType: 'geoRasterStretch_MinimumMaximum' };
-  void ctx;
   return { $type: 'RasterLayerDrawingDescription', RasterRenderer: renderer, Transparency: 0, Brightness: 0, Contrast: 0 };
 }
 
@@ -618,7 +617,7 @@ const getDefaultLayerDrawingDescriptions: SoapHandler = async (ctx, args) => {
         SourceLayerID: l.id,
       });
     } else {
-      out.push(await rasterDrawingDescription(ctx, l));
+      out.push(await rasterDrawingDescription(l));
     }
   }
   return result(out);
@@ -736,12 +735,7 @@ export async function rasterImage(ctx: SoapContext, layer: RasterLayer, imageTyp
   return { $type: 'ImageResult', ImageData: encoded.bytes, ImageURL: '', ...base };
 }
 
-async function queryRasterValueOf(
-  ctx: SoapContext,
-  t: MapLayer | StandaloneTable,
-  tablePath: string,
-  args: SoapArgs,
-): Promise<SoapObject[]> {
+async function queryRasterValueOf(ctx: SoapContext, t: MapLayer | StandaloneTable, args: SoapArgs): Promise<SoapObject[]> {
   const field = str(args['FieldName']).trim();
   if (t.kind !== 'raster') {
     // Feature layers and tables have no raster field.
@@ -765,7 +759,6 @@ async function queryRasterValueOf(
         path: `RowIDs[${i}]`,
       });
   });
-  void tablePath;
   const out: SoapObject[] = [];
   for (let i = 0; i < rows.length; i++) out.push(await rasterImage(ctx, t, args['ImageType'], 'ImageType'));
   return out;
@@ -775,13 +768,13 @@ const queryRasterValue: SoapHandler = async (ctx, args) => {
   checkMapName(ctx.service, args['MapName']);
   const id = typeof args['SourceTableID'] === 'number' ? args['SourceTableID'] : Number.NaN;
   const t = mapTableOf(ctx.service, id, 'SourceTableID');
-  return result(await queryRasterValueOf(ctx, t, 'SourceTableID', args));
+  return result(await queryRasterValueOf(ctx, t, args));
 };
 
 const queryRasterValue2: SoapHandler = async (ctx, args) => {
   checkMapName(ctx.service, args['MapName']);
   const t = mapTableOfDescription(ctx.service, args['MapTableDescription']);
-  return result(await queryRasterValueOf(ctx, t, 'MapTableDescription', args));
+  return result(await queryRasterValueOf(ctx, t, args));
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ function describedTarget(ctx: SoapContext, desc: SoapValue, path: string): Descr
     );
   }
   const def = typeof desc['DefinitionExpression'] === 'string' ? desc['DefinitionExpression'].trim() : '';
+  // Checked here for every operation (popups and related records use it too), so faults name it.
+  compileWhere(def, target.table.fields, { path: `${path}/DefinitionExpression` });
   const lro = desc['LayerResultOptions'];
   const includeGeometry = !(isObject(lro) && lro['IncludeGeometry'] === false);
   const shaping = isObject(lro) ? geometryShapingOf(lro['GeometryResultOptions'], `${path}/LayerResultOptions/GeometryResultOptions`) : {};
@@ -498,13 +500,28 @@ const attachmentInfo = (a: { id: number; parentId: number; name: string; content
   Size: a.size,
 });
 
-async function attachmentInfos(t: QueryTarget, rowIds: SoapValue): Promise<SoapValue> {
-  const ids = intsOf(rowIds, 'RowIDs');
-  if (ids.length === 0) return [];
-  return (await t.table.attachmentInfos(ids)).map(attachmentInfo);
+/** The rows among `ids` that a definition expression keeps (all of them without one). */
+async function keptRows(t: QueryTarget, ids: readonly number[], definitionExpression: string | undefined): Promise<Set<number>> {
+  if (definitionExpression === undefined) return new Set(ids);
+  return new Set(await t.table.ids({ objectIds: ids, where: definitionExpression, path: 'RowIDs' }));
 }
 
-async function attachmentData(ctx: SoapContext, t: QueryTarget, attachmentIds: SoapValue, transport: SoapValue): Promise<SoapValue> {
+// Decision: the "2" forms honour the description's definition expression: attachments of rows it
+// leaves out are not listed, and asking for their data is NOT_FOUND, as for an unknown attachment.
+async function attachmentInfos(t: QueryTarget, rowIds: SoapValue, definitionExpression?: string): Promise<SoapValue> {
+  const ids = intsOf(rowIds, 'RowIDs');
+  if (ids.length === 0) return [];
+  const kept = await keptRows(t, ids, definitionExpression);
+  return (await t.table.attachmentInfos(ids)).filter((a) => kept.has(a.parentId)).map(attachmentInfo);
+}
+
+async function attachmentData(
+  ctx: SoapContext,
+  t: QueryTarget,
+  attachmentIds: SoapValue,
+  transport: SoapValue,
+  definitionExpression?: string,
+): Promise<SoapValue> {
   const ids = intsOf(attachmentIds, 'AttachmentIDs');
   const mode = typeof transport === 'string' && transport !== '' ? transport : 'geoTransportTypeEmbedded';
   if (mode !== 'geoTransportTypeEmbedded' && mode !== 'geoTransportTypeUrl') {
@@ -512,7 +529,8 @@ async function attachmentData(ctx: SoapContext, t: QueryTarget, attachmentIds: S
   }
   if (ids.length === 0) return [];
   const found = await t.table.attachmentData(ids);
-  const byId = new Map(found.map((a) => [a.info.id, a]));
+  const kept = await keptRows(t, [...new Set(found.map((a) => a.info.parentId))], definitionExpression);
+  const byId = new Map(found.filter((a) => kept.has(a.info.parentId)).map((a) => [a.info.id, a]));
   const publish: PublishOutput = publisherOf(ctx);
   const out: SoapObject[] = [];
   for (const [i, id] of ids.entries()) {
@@ -554,7 +572,7 @@ function popupText(v: AttributeValue | undefined, f: FieldInfo): string {
 }
 
 /** One filled template per row id, in the order asked; `{FIELD}` placeholders (case-insensitive) get escaped values. */
-async function htmlPopups(t: QueryTarget, rowIds: SoapValue): Promise<SoapValue> {
+async function htmlPopups(t: QueryTarget, rowIds: SoapValue, definitionExpression?: string): Promise<SoapValue> {
   const ids = intsOf(rowIds, 'RowIDs');
   if (ids.length === 0) return [];
   const fields = t.table.fields.filter((f) => f.type !== 'geoFieldTypeGeometry');
@@ -563,6 +581,8 @@ async function htmlPopups(t: QueryTarget, rowIds: SoapValue): Promise<SoapValue>
     outFields: fields.map((f) => f.name),
     returnGeometry: false,
     limit: ids.length,
+    // Decision: rows the description's definition expression leaves out are as absent as unknown rows.
+    ...(definitionExpression !== undefined ? { where: definitionExpression } : {}),
     path: 'RowIDs',
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -659,7 +679,7 @@ export const queryHandlers: Record<string, SoapHandler> = {
   },
   async QueryAttachmentInfos2(ctx, args) {
     const d = byDescription('MapTableDescription')(ctx, args);
-    return result(await attachmentInfos(d.target, args['RowIDs']));
+    return result(await attachmentInfos(d.target, args['RowIDs'], d.definitionExpression));
   },
   async QueryAttachmentData(ctx, args) {
     const d = byTableId('TableID')(ctx, args);
@@ -667,7 +687,7 @@ export const queryHandlers: Record<string, SoapHandler> = {
   },
   async QueryAttachmentData2(ctx, args) {
     const d = byDescription('MapTableDescription')(ctx, args);
-    return result(await attachmentData(ctx, d.target, args['AttachmentIDs'], args['TransportType']));
+    return result(await attachmentData(ctx, d.target, args['AttachmentIDs'], args['TransportType'], d.definitionExpression));
   },
   async QueryHTMLPopups(ctx, args) {
     const d = byTableId('TableID')(ctx, args);
@@ -675,6 +695,6 @@ export const queryHandlers: Record<string, SoapHandler> = {
   },
   async QueryHTMLPopups2(ctx, args) {
     const d = byDescription('MapTableDescription')(ctx, args);
-    return result(await htmlPopups(d.target, args['RowIDs']));
+    return result(await htmlPopups(d.target, args['RowIDs'], d.definitionExpression));
   },
 };
