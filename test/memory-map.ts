@@ -75,7 +75,7 @@ export function memoryTable(
   };
   const row = (f: MemoryFeature, q: FeatureQuery): FeatureRow => ({
     id: f.id,
-    attributes: f.attributes,
+    attributes: { OBJECTID: f.id, ...f.attributes },
     ...(q.returnGeometry ? { geometry: f.geometry } : {}),
   });
   const all = features.map((f) => boundsOfGeometry(f.geometry));

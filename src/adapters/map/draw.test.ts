@@ -214,6 +214,37 @@ describe('drawMap: feature layers', () => {
     expect((e as EngineError).path).toBe('MapDescription/LayerDescriptions[3]/DefinitionExpression');
   });
 
+  it('turns markers by a rotation field (arithmetic: counter-clockwise; geographic: clockwise from north)', async () => {
+    const table = memoryTable(
+      [
+        { id: 1, attributes: { DIR: 0 }, geometry: { type: 'Point', coordinates: [CX - 500, CY] } },
+        { id: 2, attributes: { DIR: 180 }, geometry: { type: 'Point', coordinates: [CX + 500, CY] } },
+      ],
+      'point',
+    );
+    const symbol = { type: 'esriSMS', style: 'esriSMSTriangle', color: [255, 0, 0, 255], size: 18 };
+    const service = memoryMap([featureLayer(0, 'Arrows', table, { type: 'simple', symbol, rotationExpression: '[DIR]' })], UTM, FULL);
+    const d = await drawnOf(service, [CX - 1000, CY - 500, CX + 1000, CY + 500], 200, 100);
+    const img = await drawMap(services, service, d);
+    // 10 m/px, the triangle 24 px: its wide base at the bottom at 0 degrees, at the top at 180
+    const redAt = (x: number, y: number) => pixelAt(img, d, x, y)[1]! < 100;
+    expect(redAt(CX - 500 - 70, CY - 80)).toBe(true);
+    expect(redAt(CX - 500 - 70, CY + 80)).toBe(false);
+    expect(redAt(CX + 500 - 70, CY + 80)).toBe(true);
+    expect(redAt(CX + 500 - 70, CY - 80)).toBe(false);
+    // geographic 90 (east) = arithmetic 0: the same as the first
+    const geo = memoryMap(
+      [featureLayer(0, 'Arrows', table, { type: 'simple', symbol, rotationExpression: '[DIR]', rotationType: 'geographic' })],
+      UTM,
+      FULL,
+    );
+    const img2 = await drawMap(services, geo, d);
+    const redAt2 = (x: number, y: number) => pixelAt(img2, d, x, y)[1]! < 100;
+    // DIR 0 geographic = 90 arithmetic: the base turns to the right side
+    expect(redAt2(CX - 500 + 80, CY - 70)).toBe(true);
+    expect(redAt2(CX - 500 - 80, CY - 70)).toBe(false);
+  });
+
   it('class breaks: each feature in its class colour; values outside every class take the default symbol', async () => {
     const feats: MemoryFeature[] = [5, 15, 25, 99].map((v, i) => ({
       id: i + 1,

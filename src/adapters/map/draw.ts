@@ -25,6 +25,10 @@
  * drawn size.
  */
 import { createCanvas, ImageData, PDFDocument, SvgExportFlag, type SKRSContext2D } from '@napi-rs/canvas';
+import BufferOp from 'jsts/org/locationtech/jts/operation/buffer/BufferOp.js';
+import GeometryFactory from 'jsts/org/locationtech/jts/geom/GeometryFactory.js';
+import GeoJSONReader from 'jsts/org/locationtech/jts/io/GeoJSONReader.js';
+import GeoJSONWriter from 'jsts/org/locationtech/jts/io/GeoJSONWriter.js';
 import { EngineError } from '../../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
@@ -40,6 +44,7 @@ import { transformer } from '../image/query-geometry.js';
 import type { DrawnMap } from '../soap/display.js';
 import { extentIn } from '../soap/display.js';
 import type { FeatureLayer, FeatureRow, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from './model.js';
+import { expressionFields, labelAnchor, labelText, placeLabels, type LabelClass, type LabelJob } from './labels.js';
 import { fontOf, type TextStyle } from './scale-bar.js';
 import { css, drawGeometry, parseRenderer, selectionSymbol, type EsriSymbol, type Rgba, type ToScreen } from './symbols.js';
 
@@ -55,6 +60,13 @@ export interface LayerDrawOptions {
   readonly selectionColor?: Rgba;
   /** A symbol for the selected features (LayerDescription SelectionSymbol with SetSelectionSymbol), instead of the colour. */
   readonly selectionSymbol?: EsriSymbol;
+  /**
+   * ShowSelectionBuffer: the selected features buffered by `distance` (map units of the service's
+   * SR), drawn under the selection with `symbol` (SelectionBufferSymbol) or a default.
+   */
+  readonly selectionBuffer?: { readonly distance: number; readonly symbol?: EsriSymbol };
+  /** Label classes drawn for the layer (ShowLabels); none: no labels. */
+  readonly labels?: readonly LabelClass[];
   /** A renderer replacing the layer's (a LayerDescription's DrawingDescription), Esri JSON. */
   readonly renderer?: RendererJson;
   /** Layer transparency in percent (0 opaque .. 100 invisible), applied to the layer as a whole. */
@@ -221,6 +233,15 @@ async function drawRasterLayer(
   ctx.drawImage(tmp, 0, 0);
 }
 
+const jstsReader = new GeoJSONReader(new GeometryFactory());
+const jstsWriter = new GeoJSONWriter();
+
+/** `g` buffered by `distance` in its own units (jsts). */
+function bufferedGeometry(g: Geometry, distance: number): Geometry {
+  const b = BufferOp.bufferOp(jstsReader.read(g), distance) as unknown;
+  return jstsWriter.write(b as Parameters<GeoJSONWriter['write']>[0]) as unknown as Geometry;
+}
+
 const ringOf = (e: { xmin: number; ymin: number; xmax: number; ymax: number }): Geometry => ({
   type: 'Polygon',
   coordinates: [
@@ -254,7 +275,7 @@ async function drawFeatureLayer(
   layer: FeatureLayer,
   drawn: DrawnMap,
   options: DrawMapOptions,
-): Promise<void> {
+): Promise<LabelJob[]> {
   const kind = layer.table.geometryType;
   const lo = options.layers?.get(layer.id);
   const renderer = parseRenderer(lo?.renderer ?? layer.renderer, kind);
@@ -296,7 +317,7 @@ async function drawFeatureLayer(
   }
   const symbolById = new Map<number, EsriSymbol>();
   for (const row of rows) {
-    if (options.signal?.aborted) return;
+    if (options.signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted');
     const symbol = renderer.symbolOf(row.attributes);
     if (!symbol || !row.geometry) continue;
     symbolById.set(row.id, symbol);
@@ -313,12 +334,56 @@ async function drawFeatureLayer(
       limit: MAX_DRAWN_FEATURES,
       path,
     });
+    const buffer = lo?.selectionBuffer;
+    if (buffer && buffer.distance > 0) {
+      // Decision: the buffer's default symbol is the selection colour at 25 % over a 1 pt outline of it.
+      const c = [...color];
+      const symbol = buffer.symbol ?? {
+        type: 'esriSFS',
+        style: 'esriSFSSolid',
+        color: [c[0], c[1], c[2], Math.round(c[3]! / 4)],
+        outline: { type: 'esriSLS', style: 'esriSLSSolid', color: c, width: 1 },
+      };
+      for (const row of sel)
+        if (row.geometry) drawGeometry(ctx, bufferedGeometry(row.geometry, buffer.distance), symbol, toScreen, pxPerPt);
+    }
     for (const row of sel) {
       if (!row.geometry) continue;
       const base = symbolById.get(row.id) ?? renderer.symbolOf(row.attributes) ?? renderer.classes[0]!.symbol;
       drawGeometry(ctx, row.geometry, lo?.selectionSymbol ?? selectionSymbol(base, kind, color), toScreen, pxPerPt);
     }
   }
+  // Labels: placed later, over every layer.
+  const jobs: LabelJob[] = [];
+  for (const cls of lo?.labels ?? []) {
+    if (!inScaleRange(cls, drawn.scale)) continue;
+    const clauses = [where, cls.where?.trim()].filter((w): w is string => !!w);
+    let labelled: FeatureRow[];
+    try {
+      labelled = await layer.table.query({
+        spatial: { geometry: ringOf(queryExtent), relation: 'envelopeIntersects' },
+        ...(clauses.length === 1
+          ? { where: clauses[0]! }
+          : clauses.length > 1
+            ? { where: clauses.map((w) => `(${w})`).join(' AND ') }
+            : {}),
+        outFields: [layer.table.objectIdField, ...expressionFields(cls.expression)],
+        returnGeometry: true,
+        limit: MAX_DRAWN_FEATURES,
+        path,
+      });
+    } catch (e) {
+      named(e);
+      throw e;
+    }
+    for (const row of labelled) {
+      const a = row.geometry ? labelAnchor(row.geometry) : undefined;
+      if (!a) continue;
+      const [x, y] = toDrawn(a.x, a.y);
+      jobs.push({ text: labelText(cls.expression, row.attributes), x, y, at: a.at, style: cls.style });
+    }
+  }
+  return jobs;
 }
 
 /** Draws the map. `services` is the site's image service registry (render slots, shared rasters). */
@@ -364,6 +429,7 @@ export async function drawMap(
     ctx.drawImage(src, -bw / 2, -bh / 2);
     ctx.restore();
   }
+  const labels: LabelJob[][] = [];
   for (let k = turn !== 0 ? -1 : ids.length - 1; k >= 0; k--) {
     const layer = service.layers.find((l) => l.id === ids[k])!;
     const transparency = Math.max(0, Math.min(100, options.layers?.get(layer.id)?.transparency ?? 0));
@@ -373,12 +439,19 @@ export async function drawMap(
     const target = transparency > 0 ? createCanvas(width, height) : undefined;
     const c = target ? target.getContext('2d') : ctx;
     if (layer.kind === 'raster') await drawRasterLayer(c, services, layer, drawn, options);
-    else await drawFeatureLayer(c, service, layer, drawn, options);
+    else labels[k] = await drawFeatureLayer(c, service, layer, drawn, options);
     if (target) {
       ctx.globalAlpha = 1 - transparency / 100;
       ctx.drawImage(target, 0, 0);
       ctx.globalAlpha = 1;
     }
+  }
+  const jobs = labels.flatMap((l) => l ?? []);
+  if (jobs.length > 0) {
+    // Layer 0's labels first: they win conflicts.
+    const { xmin, ymax } = drawn.extent;
+    const r = drawn.resolution;
+    placeLabels(ctx, jobs, (x, y) => [(x - xmin) / r, (ymax - y) / r], width, height, drawn.dpi / 72);
   }
   if (turn === 0 && options.graphics && options.graphics.length > 0) drawGraphics(ctx, options.graphics, drawn);
   const rgba = ctx.getImageData(0, 0, width, height).data;

@@ -98,6 +98,46 @@ export interface ScaleBarSpec {
   readonly outline: Rgba;
   /** Points. */
   readonly outlineWidth: number;
+  /** NumberFormat of the labels (default: whole numbers bare, others to 6 significant digits). */
+  readonly numberFormat?: NumberFormat;
+  /** Division and subdivision marks (points; 0 = none), where (above, on or below the bar), how often, and their line. */
+  readonly marks?: {
+    readonly divisionHeight: number;
+    readonly subdivisionHeight: number;
+    readonly position: VertPos;
+    readonly frequency: LabelFrequency;
+    readonly color: Rgba;
+    /** Points. */
+    readonly width: number;
+  };
+}
+
+export interface NumberFormat {
+  readonly rounding: 'decimals' | 'significant';
+  readonly value: number;
+  readonly separator: boolean;
+  readonly zeroPad: boolean;
+  readonly showPlus: boolean;
+}
+
+/** A label number per `format` (NumericFormat: rounding, thousands separator, zero padding, plus sign). */
+export function formatNumber(v: number, format: NumberFormat | undefined): string {
+  const clean = Number(v.toPrecision(12));
+  if (!format) return labelNumber(clean);
+  const n = Math.max(0, Math.min(format.rounding === 'decimals' ? 20 : 21, Math.round(format.value)));
+  let text =
+    format.rounding === 'decimals'
+      ? clean.toFixed(n)
+      : n === 0
+        ? String(Math.round(clean))
+        : Number(clean.toPrecision(n)).toFixed(Math.max(0, n - 1 - Math.floor(Math.log10(Math.abs(clean) || 1))));
+  if (!format.zeroPad && text.includes('.')) text = text.replace(/\.?0+$/, '');
+  if (format.separator) {
+    const [int, frac] = text.split('.');
+    text = int!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac !== undefined ? `.${frac}` : '');
+  }
+  if (format.showPlus && clean > 0) text = `+${text}`;
+  return text;
 }
 
 export const DEFAULT_TEXT: TextStyle = { family: 'DejaVu Sans', size: 8, color: [0, 0, 0, 255], bold: false, italic: false };
@@ -225,8 +265,8 @@ export function drawScaleBar(
     const unitW = unitText(units) ? measure(unitText(units), unitFont) + spec.unitLabelGap * pxPerPt : 0;
     const unitSide = spec.unitLabelPosition === 'geoScaleBarAfterBar' || spec.unitLabelPosition === 'geoScaleBarAfterLabels';
     const unitBefore = spec.unitLabelPosition === 'geoScaleBarBeforeBar' || spec.unitLabelPosition === 'geoScaleBarBeforeLabels';
-    const firstW = labelsOn ? measure(labelNumber(before > 0 ? before * d : 0), labelFont) : 0;
-    const lastW = labelsOn ? measure(labelNumber(n * d), labelFont) : 0;
+    const firstW = labelsOn ? measure(formatNumber(before > 0 ? before * d : 0, spec.numberFormat), labelFont) : 0;
+    const lastW = labelsOn ? measure(formatNumber(n * d, spec.numberFormat), labelFont) : 0;
     const left = margin + Math.max(firstW / 2, spec.outlineWidth * pxPerPt) + (unitBefore ? unitW : 0);
     const right = margin + Math.max(lastW / 2, spec.outlineWidth * pxPerPt) + (unitSide ? unitW : 0);
     return { left, right, fits: left + (n + before) * d * pxPerUnit + right <= width };
@@ -297,13 +337,49 @@ export function drawScaleBar(
     ctx.stroke();
   }
 
+  // Division and subdivision marks.
+  const marks = spec.marks;
+  if (marks && marks.frequency !== 'geoScaleBarNone' && (marks.divisionHeight > 0 || marks.subdivisionHeight > 0)) {
+    ctx.strokeStyle = css(marks.color);
+    ctx.lineWidth = Math.max(0.5, marks.width * pxPerPt);
+    ctx.setLineDash([]);
+    const tick = (x: number, heightPt: number): void => {
+      const h = heightPt * pxPerPt;
+      if (!(h > 0)) return;
+      const [y0, y1] =
+        marks.position === 'geoAbove'
+          ? [barTop - h, barTop]
+          : marks.position === 'geoBelow'
+            ? [barTop + barH, barTop + barH + h]
+            : marks.position === 'geoTop'
+              ? [barTop, barTop + h]
+              : marks.position === 'geoBottom'
+                ? [barTop + barH - h, barTop + barH]
+                : [barTop + barH / 2 - h / 2, barTop + barH / 2 + h / 2];
+      ctx.beginPath();
+      ctx.moveTo(x, y0);
+      ctx.lineTo(x, y1);
+      ctx.stroke();
+    };
+    const f = marks.frequency;
+    if (f === 'geoScaleBarOne') tick(rightX, marks.divisionHeight);
+    else {
+      const step = f === 'geoScaleBarMajorDivisions' ? Math.max(1, Math.floor(n / 2)) : 1;
+      for (let i = -before; i <= n; i++) if (i % step === 0 || i === n || i < 0) tick(zeroX + i * divPx, marks.divisionHeight);
+      const subDivs = f === 'geoScaleBarDivisionsAndSubdivisions' ? n : f === 'geoScaleBarDivisionsAndFirstSubdivisions' ? 1 : 0;
+      if (subs > 1)
+        for (let i = 0; i < subDivs; i++) for (let k = 1; k < subs; k++) tick(zeroX + (i + k / subs) * divPx, marks.subdivisionHeight);
+      if (f === 'geoScaleBarDivisionsAndFirstMidpoint') tick(zeroX + divPx / 2, marks.subdivisionHeight || marks.divisionHeight / 2);
+    }
+  }
+
   // Labels.
   const labelY = above ? barTop - gap : below ? barTop + barH + gap : barTop + barH / 2;
   ctx.textBaseline = above ? 'bottom' : below ? 'top' : 'middle';
   ctx.textAlign = 'center';
   ctx.font = labelFont;
   ctx.fillStyle = css(spec.labelStyle.color);
-  const label = (x: number, v: number): void => ctx.fillText(labelNumber(Number(v.toPrecision(12))), x, labelY);
+  const label = (x: number, v: number): void => ctx.fillText(formatNumber(v, spec.numberFormat), x, labelY);
   if (labelsOn) {
     const f = spec.labelFrequency;
     if (f === 'geoScaleBarOne') label(rightX, n * division);
@@ -328,8 +404,8 @@ export function drawScaleBar(
       barH,
       labelY,
       labelH,
-      lastLabelW: labelsOn ? measure(labelNumber(n * division), labelFont) : 0,
-      firstLabelW: labelsOn ? measure(labelNumber(before * division), labelFont) : 0,
+      lastLabelW: labelsOn ? measure(formatNumber(n * division, spec.numberFormat), labelFont) : 0,
+      firstLabelW: labelsOn ? measure(formatNumber(before * division, spec.numberFormat), labelFont) : 0,
       pxPerPt,
       labelBaseline: above ? 'bottom' : below ? 'top' : 'middle',
     });

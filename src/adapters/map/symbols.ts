@@ -82,6 +82,26 @@ const valueText = (v: AttributeValue | undefined): string =>
 
 /** A renderer read from its Esri JSON; malformed parts fall back to the default symbol of `kind`. */
 export function parseRenderer(json: RendererJson | undefined, kind: GeometryKind | null): Renderer {
+  const base = parseRendererClasses(json, kind);
+  // Marker rotation by attribute: `rotationExpression` "[FIELD]" (or `rotationField`), `rotationType`
+  // arithmetic (counter-clockwise from east, the default) or geographic (clockwise from north).
+  const expr = str(json?.['rotationExpression']) || str(json?.['rotationField']);
+  const rotationField = /^\s*\[?\s*([^\]\s]+)\s*\]?\s*$/.exec(expr)?.[1];
+  if (!rotationField) return base;
+  const geographic = str(json?.['rotationType']).toLowerCase() === 'geographic';
+  return {
+    ...base,
+    fields: [...base.fields, rotationField],
+    symbolOf(attributes) {
+      const symbol = base.symbolOf(attributes);
+      const v = attr(attributes, rotationField);
+      if (!symbol || typeof v !== 'number' || !Number.isFinite(v) || !isMarkerSymbol(symbol)) return symbol;
+      return { ...symbol, angle: numOr(symbol['angle'], 0) + (geographic ? 90 - v : v) };
+    },
+  };
+}
+
+function parseRendererClasses(json: RendererJson | undefined, kind: GeometryKind | null): Renderer {
   const type = str(json?.['type']);
   if (json && type === 'classBreaks') {
     const field = str(json['field']);
@@ -449,18 +469,57 @@ export function selectionSymbol(symbol: EsriSymbol, kind: GeometryKind | null, c
   return { ...symbol, type: 'esriSMS', color: c, outline: { type: 'esriSLS', style: 'esriSLSSolid', color: c, width: 1 } };
 }
 
+export interface PatchShapes {
+  /** LegendPatch AreaPatch geometry (a polygon) for fill symbols, scaled into the patch. */
+  readonly area?: Geometry;
+  /** LegendPatch LinePatch geometry (a line) for line symbols, scaled into the patch. */
+  readonly line?: Geometry;
+  /** Keep the shape's aspect ratio (PreserveAspectRatio). */
+  readonly preserveAspect?: boolean;
+}
+
+/** A transform putting `g`'s bounding box into the patch (inset by `inset` px), y up. */
+function patchTransform(g: Geometry, width: number, height: number, inset: number, preserve: boolean): ToScreen | undefined {
+  let xmin = Infinity;
+  let ymin = Infinity;
+  let xmax = -Infinity;
+  let ymax = -Infinity;
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v) && typeof v[0] === 'number') {
+      xmin = Math.min(xmin, v[0]);
+      xmax = Math.max(xmax, v[0]);
+      ymin = Math.min(ymin, v[1] as number);
+      ymax = Math.max(ymax, v[1] as number);
+    } else if (Array.isArray(v)) for (const c of v) walk(c);
+  };
+  walk(g.coordinates);
+  if (!(xmin <= xmax)) return undefined;
+  const w = width - 2 * inset;
+  const h = height - 2 * inset;
+  let sx = xmax > xmin ? w / (xmax - xmin) : 1;
+  let sy = ymax > ymin ? h / (ymax - ymin) : 1;
+  if (preserve) sx = sy = Math.min(sx, sy);
+  const ox = inset + (w - (xmax - xmin) * sx) / 2;
+  const oy = inset + (h - (ymax - ymin) * sy) / 2;
+  return (x, y) => [ox + (x - xmin) * sx, oy + (ymax - y) * sy];
+}
+
 /**
  * A legend patch: `symbol` drawn on a transparent canvas of `width` x `height` px: a rectangle
- * (inset by half the outline) for fills, a horizontal line for lines, a centred marker for markers.
+ * (inset by half the outline) or the AreaPatch shape for fills, a horizontal line or the LinePatch
+ * shape for lines, a centred marker for markers.
  */
-export function drawPatch(symbol: EsriSymbol, width: number, height: number, pxPerPt: number): Canvas {
+export function drawPatch(symbol: EsriSymbol, width: number, height: number, pxPerPt: number, shapes: PatchShapes = {}): Canvas {
   const canvas = createCanvas(width, height);
   const ctx = canvas.getContext('2d');
   const type = str(symbol['type']);
   if (isMarkerSymbol(symbol)) {
     drawMarker(ctx, symbol, width / 2, height / 2, pxPerPt);
   } else if (type === 'esriSLS') {
-    if (setStroke(ctx, symbol, pxPerPt)) {
+    const w = numOr(symbol['width'], 0.75) * pxPerPt;
+    const t = shapes.line ? patchTransform(shapes.line, width, height, w / 2, shapes.preserveAspect ?? false) : undefined;
+    if (shapes.line && t) drawGeometry(ctx, shapes.line, symbol, t, pxPerPt);
+    else if (setStroke(ctx, symbol, pxPerPt)) {
       ctx.beginPath();
       ctx.moveTo(0, height / 2);
       ctx.lineTo(width, height / 2);
@@ -469,9 +528,13 @@ export function drawPatch(symbol: EsriSymbol, width: number, height: number, pxP
   } else {
     const outline = isRecord(symbol['outline']) ? numOr(symbol['outline']['width'], 0) * pxPerPt : 0;
     const inset = Math.min(width, height) / 2 > outline ? outline / 2 : 0;
-    ctx.beginPath();
-    ctx.rect(inset, inset, width - 2 * inset, height - 2 * inset);
-    paintFill(ctx, symbol, pxPerPt);
+    const t = shapes.area ? patchTransform(shapes.area, width, height, inset, shapes.preserveAspect ?? false) : undefined;
+    if (shapes.area && t) drawGeometry(ctx, shapes.area, symbol, t, pxPerPt);
+    else {
+      ctx.beginPath();
+      ctx.rect(inset, inset, width - 2 * inset, height - 2 * inset);
+      paintFill(ctx, symbol, pxPerPt);
+    }
   }
   return canvas;
 }

@@ -9,7 +9,7 @@ import { renderExport } from '../../image/export-image.js';
 import { imageServicesOf } from '../../image/service.js';
 import type { Geometry, MapService } from '../../map/model.js';
 import { mapOutputRoutes } from '../../map/outputs.js';
-import { drawScaleBar, defaultScaleBar } from '../../map/scale-bar.js';
+import { drawScaleBar, defaultScaleBar, formatNumber } from '../../map/scale-bar.js';
 import type { SoapArgs, SoapContext, SoapObject, SoapValue } from '../operation.js';
 import { decodeRequest, encodeResponse } from '../codec.js';
 import { GEO_SOAP_NS, parseEnvelope } from '../envelope.js';
@@ -336,6 +336,99 @@ describe('ExportMapImage: DrawingDescription', () => {
   });
 });
 
+describe('ExportMapImage: selection', () => {
+  it('draws selected features in the selection colour, over their selection buffer', async () => {
+    const table = memoryTable(
+      [
+        { id: 1, attributes: {}, geometry: { type: 'Point', coordinates: [CX, CY] } },
+        { id: 2, attributes: {}, geometry: { type: 'Point', coordinates: [CX - 1500, CY] } },
+      ],
+      'point',
+    );
+    const symbol = { type: 'esriSMS', style: 'esriSMSCircle', color: [0, 0, 0, 255], size: 6 };
+    const service = memoryMap([featureLayer(0, 'Wells', table, { type: 'simple', symbol })], UTM, FULL);
+    const r = await call('ExportMapImage', service, {
+      MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+        LayerDescriptions: [
+          {
+            $type: 'LayerDescription',
+            LayerID: 0,
+            Visible: true,
+            SelectionFeatures: [1],
+            SelectionColor: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 255 },
+            ShowSelectionBuffer: true,
+            SelectionBufferDistance: 500,
+          },
+        ],
+      }),
+      ImageDescription: imageDescription('geoImagePNG', 400, 200),
+    });
+    const png = decode(bytes(r['ImageData']));
+    // 10 m/px
+    const at = (x: number, y: number) => {
+      const o = 4 * (Math.floor((CY + 1000 - y) / 10) * 400 + Math.floor((x - (CX - 2000)) / 10));
+      return [...png.data.slice(o, o + 3)];
+    };
+    expect(at(CX, CY)).toEqual([0, 0, 255]);
+    expect(at(CX - 1500, CY)).toEqual([0, 0, 0]);
+    // inside the 500 m buffer: blue at 25 % over white; outside: white
+    const inside = at(CX + 300, CY + 100);
+    expect(inside[2]).toBe(255);
+    expect(Math.abs(inside[0]! - 191)).toBeLessThanOrEqual(2);
+    expect(at(CX + 700, CY)).toEqual([255, 255, 255]);
+  });
+});
+
+describe('ExportMapImage: labels', () => {
+  it('ShowLabels writes each feature label (the display field by default, or the LabelingDescription classes)', async () => {
+    const service = featureMap();
+    const blackIn = async (ld: Record<string, SoapValue>, tract = 0): Promise<number> => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 2000, CY - 1000, CX + 2000, CY + 1000], {
+          LayerDescriptions: [{ $type: 'LayerDescription', LayerID: 0, Visible: true, ...ld }],
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 400, 200),
+      });
+      const png = decode(bytes(r['ImageData']));
+      // the first tract: 600 m square centred at CX - 1500 (columns 20..80, rows 70..130 at 10 m/px)
+      let n = 0;
+      for (let y = 72; y < 128; y++)
+        for (let x = 22 + 100 * tract; x < 78 + 100 * tract; x++) {
+          const o = 4 * (y * 400 + x);
+          if (png.data[o]! < 90 && png.data[o + 1]! < 90 && png.data[o + 2]! < 90) n++;
+        }
+      return n;
+    };
+    expect(await blackIn({ ShowLabels: false })).toBe(0);
+    expect(await blackIn({ ShowLabels: true })).toBeGreaterThan(2);
+    const labeling = {
+      ShowLabels: true,
+      DrawingDescription: {
+        $type: 'FeatureLayerDrawingDescription',
+        LabelingDescription: {
+          $type: 'LabelingDescription',
+          LabelClassDescriptions: [
+            {
+              $type: 'LabelClassDescription',
+              LabelExpression: '"Pop " & [POP]',
+              WhereClause: 'POP = 15',
+              Symbol: {
+                $type: 'SimpleTextSymbol',
+                Size: 10,
+                FontFamilyName: 'DejaVu Sans',
+                Color: { $type: 'RgbColor', Red: 0, Green: 0, Blue: 0 },
+              },
+            },
+          ],
+        },
+      },
+    };
+    // only the tract with POP = 15 (the second) is labelled
+    expect(await blackIn(labeling)).toBe(0);
+    expect(await blackIn(labeling, 1)).toBeGreaterThan(5);
+  });
+});
+
 describe('ExportMapImage: CustomGraphics', () => {
   it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
     const service = featureMap();
@@ -553,6 +646,93 @@ describe('ExportScaleBar', () => {
     expect(ft.layout.rightX - ft.layout.zeroX).toBeCloseTo((ft.layout.length * 1609.344) / ((1e6 * 0.0254) / 96), 6);
   });
 
+  it('ImageDisplay TransparentColor makes the background of the bar transparent', async () => {
+    const service = featureMap();
+    const r = await call('ExportScaleBar', service, {
+      MapDescription: mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]),
+      MapDisplay: { ImageWidth: 600, ImageHeight: 400, ImageDPI: 96 },
+      BackGroundColor: { $type: 'RgbColor', Red: 250, Green: 250, Blue: 250 },
+      ImageDescription: {
+        ...imageDescription('geoImagePNG32', 300, 40),
+        ImageDisplay: {
+          ImageWidth: 300,
+          ImageHeight: 40,
+          ImageDPI: 96,
+          TransparentColor: { $type: 'RgbColor', Red: 250, Green: 250, Blue: 250 },
+        },
+      },
+    });
+    const png = decode(bytes(r['ImageData']));
+    expect(png.data[3]).toBe(0);
+    let opaque = 0;
+    for (let i = 3; i < png.data.length; i += 4) if (png.data[i] === 255) opaque++;
+    expect(opaque).toBeGreaterThan(100);
+  });
+
+  it('draws division marks of DivisionMarkHeight above the bar', async () => {
+    const service = featureMap();
+    const run = async (bar: SoapObject) => {
+      const r = await call('ExportScaleBar', service, {
+        ScaleBar: bar,
+        MapDescription: mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]),
+        MapDisplay: { ImageWidth: 600, ImageHeight: 400, ImageDPI: 96 },
+        ImageDescription: imageDescription('geoImagePNG', 400, 80),
+      });
+      return decode(bytes(r['ImageData']));
+    };
+    const base = {
+      $type: 'SingleDivisionScaleBar',
+      LabelFrequency: 'geoScaleBarNone',
+      UnitLabelPosition: 'geoScaleBarBelow',
+      Divisions: 4,
+    };
+    const plain = await run(base);
+    const marked = await run({
+      ...base,
+      DivisionMarkHeight: 10,
+      MarkPosition: 'geoAbove',
+      DivisionMarkSymbol: { $type: 'SimpleLineSymbol', Width: 1, Color: { $type: 'RgbColor', Red: 255, Green: 0, Blue: 0 } },
+    });
+    // red marks appear (5 of them: 0 and the 4 division ends), above the black bar
+    let red = 0;
+    const cols = new Set<number>();
+    for (let y = 0; y < 80; y++)
+      for (let x = 0; x < 400; x++) {
+        const o = 4 * (y * 400 + x);
+        if (marked.data[o]! > 200 && marked.data[o + 1]! < 200) {
+          red++;
+          cols.add(x);
+        }
+        expect(plain.data[o]! > 200 && plain.data[o + 1]! < 200).toBe(false);
+      }
+    expect(red).toBeGreaterThan(20);
+    const groups = [...cols].sort((a, b) => a - b).filter((x, i, a) => i === 0 || x - a[i - 1]! > 2);
+    expect(groups).toHaveLength(5);
+  });
+
+  it('formats labels with NumberFormat (decimals, significant digits, separators, padding, plus sign)', () => {
+    const f = (
+      rounding: 'decimals' | 'significant',
+      value: number,
+      o: Partial<{ separator: boolean; zeroPad: boolean; showPlus: boolean }> = {},
+    ) => ({
+      rounding,
+      value,
+      separator: false,
+      zeroPad: false,
+      showPlus: false,
+      ...o,
+    });
+    expect(formatNumber(2.5, undefined)).toBe('2.5');
+    expect(formatNumber(2.5, f('decimals', 2, { zeroPad: true }))).toBe('2.50');
+    expect(formatNumber(2.5, f('decimals', 2))).toBe('2.5');
+    expect(formatNumber(12000, f('decimals', 0, { separator: true }))).toBe('12,000');
+    expect(formatNumber(1234.5678, f('significant', 3))).toBe('1230');
+    expect(formatNumber(0.0123456, f('significant', 2))).toBe('0.012');
+    expect(formatNumber(8, f('decimals', 1, { zeroPad: true, showPlus: true }))).toBe('+8.0');
+    expect(formatNumber(0, f('decimals', 0, { showPlus: true }))).toBe('0');
+  });
+
   it('refuses malformed scale bars', async () => {
     const service = featureMap();
     const md = mapDescription([CX - 7500, CY - 5000, CX + 7500, CY + 5000]);
@@ -609,6 +789,37 @@ describe('GetLegendInfo', () => {
     expect([img['ImageWidth'], img['ImageHeight'], img['ImageDPI']]).toEqual([80, 80, 192]);
   });
 
+  it('an AreaPatch shape: fills drawn in that shape (a triangle leaves the top corners empty)', async () => {
+    const service = featureMap();
+    const tri = {
+      $type: 'PolygonN',
+      RingArray: [
+        {
+          $type: 'Ring',
+          PointArray: [
+            [0, 0],
+            [10, 0],
+            [5, 10],
+            [0, 0],
+          ].map(([X, Y]) => ({ $type: 'PointN', X, Y })),
+        },
+      ],
+    };
+    const r = await drawHandlers['GetLegendInfo']!(ctxOf(service), {
+      MapName: 'Layers',
+      LayerIDs: [0],
+      LegendPatch: { ...patch(15, 15, 96), AreaPatch: { $type: 'AreaPatch', Geometry: tri } },
+    });
+    const info = (r['Result'] as SoapObject[])[0]!;
+    const cls = ((info['LegendGroups'] as SoapObject[])[0]!['LegendClasses'] as SoapObject[])[0]!;
+    const png = decode(bytes((cls['SymbolImage'] as SoapObject)['ImageData']));
+    const alpha = (x: number, y: number) => png.data[4 * (y * 20 + x) + 3];
+    expect(alpha(0, 0)).toBe(0);
+    expect(alpha(19, 0)).toBe(0);
+    expect(alpha(10, 17)).toBe(255);
+    expect([...png.data.slice(4 * (17 * 20 + 10), 4 * (17 * 20 + 10) + 3)]).toEqual([255, 0, 0]);
+  });
+
   it('a raster layer: the image service legend (a stretched band: High and Low)', async () => {
     const service = await demMap();
     const r = await drawHandlers['GetLegendInfo']!(ctxOf(service), { MapName: 'Layers', LayerIDs: [0], LegendPatch: patch(15, 15, 96) });
@@ -618,6 +829,18 @@ describe('GetLegendInfo', () => {
     expect(classes).toHaveLength(2);
     expect(classes[0]).toMatch(/^High : \d/);
     expect(classes[1]).toMatch(/^Low : \d/);
+    // at another patch size (30 pt at 96 dpi = 40 px) and format, the swatch is drawn at that size
+    const big = await drawHandlers['GetLegendInfo']!(ctxOf(service), {
+      MapName: 'Layers',
+      LayerIDs: [0],
+      LegendPatch: patch(30, 30, 96),
+      ImageType: { $type: 'ImageType', ImageFormat: 'geoImageJPG', ImageReturnType: 'geoImageReturnMimeData' },
+    });
+    const img = (((big['Result'] as SoapObject[])[0]!['LegendGroups'] as SoapObject[])[0]!['LegendClasses'] as SoapObject[])[0]![
+      'SymbolImage'
+    ] as SoapObject;
+    expect([img['ImageWidth'], img['ImageHeight'], img['ImageType']]).toEqual([40, 40, 'image/jpeg']);
+    expect(magic(bytes(img['ImageData']), 3)).toBe('\xff\xd8\xff');
   });
 
   it('unknown layers and maps are NOT_FOUND', async () => {

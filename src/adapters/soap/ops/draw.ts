@@ -11,6 +11,10 @@
  * - ImageReturnType geoImageReturnMimeData: the bytes in ImageData, ImageURL empty;
  *   geoImageReturnURL: the image written to the site's output folder (map/outputs.ts) and its URL
  *   in ImageURL (with the caller's token for a secured service), ImageData omitted.
+ * - ExportMapImage honours the MapDescription's LayerDescriptions (Visible, DefinitionExpression,
+ *   selections with SelectionColor/SelectionSymbol and their buffers, ShowLabels, DrawingDescription
+ *   renderer, labeling and Transparency), BackgroundSymbol, SelectionColor, TransparentColor,
+ *   CustomGraphics, Rotation and SpatialReference, and ImageDisplay's TransparentColor.
  */
 import { EngineError, invalidArgument } from '../../../core/errors.js';
 import type { Extent, SpatialReference } from '../../../core/pixel-block.js';
@@ -31,9 +35,10 @@ import {
   type MapImageFormat,
 } from '../../map/draw.js';
 import type { FeatureLayer, Geometry, MapLayer, MapService, RasterLayer, RendererJson } from '../../map/model.js';
+import type { LabelClass } from '../../map/labels.js';
 import { mapOutputsOf, outputUrl } from '../../map/outputs.js';
 import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBarSpec, type TextStyle } from '../../map/scale-bar.js';
-import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type Rgba } from '../../map/symbols.js';
+import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type PatchShapes, type Rgba } from '../../map/symbols.js';
 import { drawnMap, extentOfEnvelope, imageDisplayOf, isObject } from '../display.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
 import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
@@ -189,11 +194,25 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
   if (!isObject(v)) throw invalidArgument(path, `${path} must be a FeatureRenderer`);
   const symbol = (o: SoapObject, k: string, p: string): EsriSymbol | undefined => esriSymbolOfSoap(o[k], `${p}/${k}`);
   const def = symbol(v, 'DefaultSymbol', path);
+  // RotationField / RotationType (geoRotateSymbolGeographic or ...Arithmetic) turn marker symbols by an attribute.
+  const rotationField = str(v, 'RotationField');
+  const rotation = rotationField
+    ? {
+        rotationExpression: `[${rotationField}]`,
+        rotationType: /geographic/i.test(str(v, 'RotationType') ?? '') ? 'geographic' : 'arithmetic',
+      }
+    : {};
   const defaultLabel = str(v, 'DefaultLabel');
   switch (v.$type) {
     case 'SimpleRenderer': {
       const s = symbol(v, 'Symbol', path);
-      return { type: 'simple', ...(s ? { symbol: s } : {}), label: str(v, 'Label') ?? '', description: str(v, 'Description') ?? '' };
+      return {
+        type: 'simple',
+        ...(s ? { symbol: s } : {}),
+        label: str(v, 'Label') ?? '',
+        description: str(v, 'Description') ?? '',
+        ...rotation,
+      };
     }
     case 'ClassBreaksRenderer': {
       const breaks = (
@@ -216,6 +235,7 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
         }),
         ...(def ? { defaultSymbol: def } : {}),
         ...(defaultLabel ? { defaultLabel } : {}),
+        ...rotation,
       };
     }
     case 'UniqueValueRenderer': {
@@ -238,6 +258,7 @@ export function rendererOfSoap(v: SoapValue, path: string): RendererJson | undef
         }),
         ...(def ? { defaultSymbol: def } : {}),
         ...(defaultLabel ? { defaultLabel } : {}),
+        ...rotation,
       };
     }
     default:
@@ -252,6 +273,34 @@ export function layerOf(service: MapService, id: number, path: string): MapLayer
   return layer;
 }
 
+/**
+ * The label classes of a layer whose labels are shown: the DrawingDescription's LabelingDescription
+ * (LabelExpression, SimpleTextSymbol, WhereClause, MinimumScale/MaximumScale), else Decision: one
+ * class labelling every feature with its display field in 8 pt DejaVu Sans, black.
+ */
+function labelClassesOf(layer: FeatureLayer, dd: SoapValue, path: string): LabelClass[] {
+  const labeling = isObject(dd) ? dd['LabelingDescription'] : undefined;
+  const classes =
+    isObject(labeling) && Array.isArray(labeling['LabelClassDescriptions'])
+      ? (labeling['LabelClassDescriptions'] as SoapValue[])
+      : undefined;
+  if (!classes) return [{ expression: `[${layer.displayField}]`, style: DEFAULT_TEXT, minScale: 0, maxScale: 0 }];
+  const out: LabelClass[] = [];
+  classes.forEach((c, i) => {
+    if (!isObject(c)) return;
+    const p = `${path}/LabelingDescription/LabelClassDescriptions[${i}]`;
+    const where = str(c, 'WhereClause');
+    out.push({
+      expression: str(c, 'LabelExpression') || `[${layer.displayField}]`,
+      style: textStyleOf(c['Symbol'], DEFAULT_TEXT, `${p}/Symbol`),
+      ...(where && where.trim() !== '' ? { where } : {}),
+      minScale: Math.max(0, num(c, 'MinimumScale') ?? 0),
+      maxScale: Math.max(0, num(c, 'MaximumScale') ?? 0),
+    });
+  });
+  return out;
+}
+
 /** The LayerDescriptions of a MapDescription, read into drawing options per layer id. */
 export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: string): Map<number, LayerDrawOptions> {
   const out = new Map<number, LayerDrawOptions>();
@@ -261,20 +310,29 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
     if (!isObject(ld) || ld.$type === 'StandaloneTableDescription') return;
     const p = `${path}/LayerDescriptions[${i}]`;
     const id = num(ld, 'LayerID') ?? 0;
-    layerOf(service, id, `${p}/LayerID`);
     const sel = Array.isArray(ld['SelectionFeatures'])
       ? (ld['SelectionFeatures'] as SoapValue[]).filter((x): x is number => typeof x === 'number')
       : [];
     const selColor = colorOfSoap(ld['SelectionColor'], `${p}/SelectionColor`);
     const selSymbol = bool(ld, 'SetSelectionSymbol') ? esriSymbolOfSoap(ld['SelectionSymbol'], `${p}/SelectionSymbol`) : undefined;
     const def = str(ld, 'DefinitionExpression');
+    const bufferDistance = num(ld, 'SelectionBufferDistance') ?? 0;
+    if (bufferDistance < 0) throw invalidArgument(`${p}/SelectionBufferDistance`, `${p}/SelectionBufferDistance must not be negative`);
+    const bufferSymbol = esriSymbolOfSoap(ld['SelectionBufferSymbol'], `${p}/SelectionBufferSymbol`);
+    const selectionBuffer =
+      bool(ld, 'ShowSelectionBuffer') && bufferDistance > 0
+        ? { distance: bufferDistance, ...(bufferSymbol ? { symbol: bufferSymbol } : {}) }
+        : undefined;
     const dd = ld['DrawingDescription'];
     const renderer = isObject(dd) ? rendererOfSoap(dd['FeatureRenderer'], `${p}/DrawingDescription/FeatureRenderer`) : undefined;
     const transparency = isObject(dd) ? num(dd, 'Transparency') : undefined;
     if (transparency !== undefined && !(transparency >= 0 && transparency <= 100)) {
       throw invalidArgument(`${p}/DrawingDescription/Transparency`, `${p}/DrawingDescription/Transparency must be from 0 to 100`);
     }
+    const layer = layerOf(service, id, `${p}/LayerID`);
+    const labels = bool(ld, 'ShowLabels') && layer.kind === 'feature' ? labelClassesOf(layer, dd, `${p}/DrawingDescription`) : [];
     out.set(id, {
+      ...(labels.length > 0 ? { labels } : {}),
       ...(renderer ? { renderer } : {}),
       ...(transparency ? { transparency } : {}),
       ...(typeof ld['Visible'] === 'boolean' ? { visible: ld['Visible'] } : {}),
@@ -282,6 +340,7 @@ export function layerDrawOptionsOf(service: MapService, md: SoapObject, path: st
       ...(sel.length > 0 ? { selectionFeatures: sel } : {}),
       ...(selColor ? { selectionColor: selColor } : {}),
       ...(selSymbol ? { selectionSymbol: selSymbol } : {}),
+      ...(selectionBuffer ? { selectionBuffer } : {}),
       path: p,
     });
   });
@@ -504,7 +563,7 @@ export interface ImageTypeRequest {
 export function imageTypeOf(v: SoapValue, path: string): ImageTypeRequest {
   if (v === undefined || v === null) return { format: 'png', returnType: 'mime' };
   if (!isObject(v)) throw invalidArgument(path, `${path} must be an ImageType`);
-  const f = str(v, 'ImageFormat') ?? 'geoImagePNG';
+  const f = str(v, 'ImageFormat') || 'geoImagePNG';
   const format = FORMATS[f];
   if (format === undefined) throw invalidArgument(`${path}/ImageFormat`, `${path}/ImageFormat: '${f}' is not an image format`);
   if (format === null) {
@@ -515,7 +574,7 @@ export function imageTypeOf(v: SoapValue, path: string): ImageTypeRequest {
       ],
     });
   }
-  const rt = str(v, 'ImageReturnType') ?? 'geoImageReturnMimeData';
+  const rt = str(v, 'ImageReturnType') || 'geoImageReturnMimeData';
   if (rt !== 'geoImageReturnURL' && rt !== 'geoImageReturnMimeData') {
     throw invalidArgument(`${path}/ImageReturnType`, `${path}/ImageReturnType must be geoImageReturnURL or geoImageReturnMimeData`);
   }
@@ -658,11 +717,38 @@ export function scaleBarSpecOf(v: SoapValue, mapUnits: string, path: string): Sc
   const fill2 = isObject(fill2Sym) ? colorOfSoap(fill2Sym['Color'], `${path}/FillSymbol2/Color`) : undefined;
   const outline = isObject(fillSym) && isObject(fillSym['Outline']) ? fillSym['Outline'] : undefined;
   const unitLabel = str(v, 'UnitLabel');
+  // Division marks: drawn when a mark height is given (Decision: none by default).
+  const divisionHeight = points('DivisionMarkHeight', 0);
+  const subdivisionHeight = points('SubdivisionMarkHeight', 0);
+  const markSymbol = isObject(v['DivisionMarkSymbol']) ? v['DivisionMarkSymbol'] : undefined;
+  const marks =
+    divisionHeight > 0 || subdivisionHeight > 0
+      ? {
+          divisionHeight,
+          subdivisionHeight,
+          position: oneOf(v, 'MarkPosition', VERT_POSITIONS, path, 'geoAbove'),
+          frequency: oneOf(v, 'MarkFrequency', LABEL_FREQUENCIES, path, 'geoScaleBarDivisions'),
+          color: (markSymbol ? colorOfSoap(markSymbol['Color'], `${path}/DivisionMarkSymbol/Color`) : undefined) ?? d.outline,
+          width: (markSymbol ? num(markSymbol, 'Width') : undefined) ?? 1,
+        }
+      : undefined;
+  const nf = v['NumberFormat'];
+  const numberFormat = isObject(nf)
+    ? {
+        rounding: str(nf, 'RoundingOption') === 'geoRoundNumberOfSignificantDigits' ? ('significant' as const) : ('decimals' as const),
+        value: num(nf, 'RoundingValue') ?? (str(nf, 'RoundingOption') === 'geoRoundNumberOfSignificantDigits' ? 6 : 0),
+        separator: bool(nf, 'UseSeparator') ?? false,
+        zeroPad: bool(nf, 'ZeroPad') ?? false,
+        showPlus: bool(nf, 'ShowPlus') ?? false,
+      }
+    : undefined;
   return {
     ...d,
     kind: v.$type === 'SingleDivisionScaleBar' ? 'single' : 'alternating',
     ...(units !== undefined && units !== 'geoUnknownUnits' ? { units } : {}),
     ...(unitLabel ? { unitLabel } : {}),
+    ...(numberFormat ? { numberFormat } : {}),
+    ...(marks ? { marks } : {}),
     ...(division !== undefined && division > 0 ? { division } : {}),
     divisions: count('Divisions', 1, 100, d.divisions),
     subdivisions: count('Subdivisions', 0, 100, d.subdivisions),
@@ -706,6 +792,15 @@ const exportScaleBar: SoapHandler = async (ctx, args) => {
   // Decision: without BackGroundColor the bar is drawn on white (as a printed map's margin).
   const background = colorOfSoap(args['BackGroundColor'], 'BackGroundColor') ?? [255, 255, 255, 255];
   const { rgba } = drawScaleBar(spec, drawn.scale, bar.width, bar.height, bar.dpi, background);
+  const display = id['ImageDisplay'];
+  const transparent = isObject(display)
+    ? colorOfSoap(display['TransparentColor'], 'ImageDescription/ImageDisplay/TransparentColor')
+    : undefined;
+  if (transparent) {
+    for (let i = 0; i < rgba.length; i += 4) {
+      if (rgba[i] === transparent[0] && rgba[i + 1] === transparent[1] && rgba[i + 2] === transparent[2]) rgba[i + 3] = 0;
+    }
+  }
   const encoded = await encodeRgba({ width: bar.width, height: bar.height, rgba, dpi: bar.dpi }, type.format);
   const ret = await imageReturn(ctx, encoded, type.returnType);
   return result({
@@ -725,6 +820,7 @@ interface Patch {
   readonly width: number;
   readonly height: number;
   readonly dpi: number;
+  readonly shapes: PatchShapes;
 }
 
 /** Decision: LegendPatch sizes of 0 are 15 pt (20 px at 96 DPI, the vendor's patch), ImageDPI 0 is 96; at most 1000 px a side. */
@@ -738,7 +834,24 @@ function patchOf(v: SoapValue, path: string): Patch {
     if (!(pt > 0) || n < 1 || n > 1000) throw invalidArgument(`${path}/${k}`, `${path}/${k} must give 1 to 1000 pixels at ImageDPI`);
     return n;
   };
-  return { width: px('Width'), height: px('Height'), dpi };
+  // AreaPatch / LinePatch: their Geometry (in any units) is the shape fills / lines are drawn in.
+  const shapeOf = (k: string): { geometry?: Geometry; preserve?: boolean } => {
+    const patch = o[k];
+    if (!isObject(patch) || !isObject(patch['Geometry'])) return {};
+    const { SpatialReference: _sr, ...shape } = patch['Geometry'];
+    return {
+      geometry: geometryOfSoap(shape, {}, `${path}/${k}/Geometry`),
+      preserve: bool(patch, 'PreserveAspectRatio') ?? false,
+    };
+  };
+  const area = shapeOf('AreaPatch');
+  const line = shapeOf('LinePatch');
+  const shapes: PatchShapes = {
+    ...(area.geometry ? { area: area.geometry } : {}),
+    ...(line.geometry ? { line: line.geometry } : {}),
+    preserveAspect: (area.preserve ?? false) || (line.preserve ?? false),
+  };
+  return { width: px('Width'), height: px('Height'), dpi, shapes };
 }
 
 async function symbolImage(
@@ -769,20 +882,21 @@ async function featureLegend(
   const classes = [...renderer.classes, ...(renderer.defaultClass ? [renderer.defaultClass] : [])];
   const out: SoapObject[] = [];
   for (const c of classes) {
-    const canvas = drawPatch(c.symbol, patch.width, patch.height, patch.dpi / 72);
+    const canvas = drawPatch(c.symbol, patch.width, patch.height, patch.dpi / 72, patch.shapes);
     const rgba = canvas.getContext('2d').getImageData(0, 0, patch.width, patch.height).data;
     out.push(legendClass(c.label, c.description, await symbolImage(ctx, rgba, patch.width, patch.height, patch.dpi, type)));
   }
   return [{ $type: 'MapServerLegendGroup', Heading: renderer.heading, LegendClasses: out }];
 }
 
-function pngPixels(png: Uint8Array, size: number): Uint8ClampedArray {
+/** The pixels of a PNG drawn at `width` x `height` (smoothly scaled when the sizes differ). */
+function pngPixels(png: Uint8Array, width: number, height: number): Uint8ClampedArray {
   const img = new Image();
   img.src = Buffer.from(png);
-  const c = createCanvas(size, size);
+  const c = createCanvas(width, height);
   const g = c.getContext('2d');
-  g.drawImage(img, 0, 0);
-  return g.getImageData(0, 0, size, size).data;
+  g.drawImage(img, 0, 0, width, height);
+  return g.getImageData(0, 0, width, height).data;
 }
 
 async function rasterLegend(ctx: SoapContext, layer: RasterLayer, patch: Patch, type: ImageTypeRequest): Promise<SoapObject[]> {
@@ -794,11 +908,12 @@ async function rasterLegend(ctx: SoapContext, layer: RasterLayer, patch: Patch, 
   for (const e of entries) {
     const png = Buffer.from(e.imageData, 'base64');
     let image: SoapObject;
-    if (type.format === 'png' || type.format === 'png32') {
+    // The image service's swatch as it is when it is what was asked for; else drawn at the patch size.
+    if ((type.format === 'png' || type.format === 'png32') && patch.width === SWATCH && patch.height === SWATCH) {
       const ret = await imageReturn(ctx, { bytes: new Uint8Array(png), contentType: 'image/png', ext: 'png' }, type.returnType);
       image = { $type: 'ImageResult', ...ret, ImageHeight: SWATCH, ImageWidth: SWATCH, ImageDPI: patch.dpi, ImageType: 'image/png' };
     } else {
-      image = await symbolImage(ctx, pngPixels(png, SWATCH), SWATCH, SWATCH, patch.dpi, type);
+      image = await symbolImage(ctx, pngPixels(png, patch.width, patch.height), patch.width, patch.height, patch.dpi, type);
     }
     out.push(legendClass(e.label, '', image));
   }
