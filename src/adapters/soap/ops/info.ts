@@ -27,6 +27,7 @@ import type {
   StandaloneTable,
   Subtypes,
 } from '../../map/model.js';
+import { UNIT_METERS } from '../../map/scale-bar.js';
 import { drawnMap, isObject, metersPerUnit, toMap, toScreen, METERS_PER_DEGREE } from '../display.js';
 import { soapEnvelope } from '../geometry.js';
 import { allFieldsOf } from '../query-filter.js';
@@ -373,21 +374,6 @@ const computeScale: SoapHandler = async (ctx, args) => {
   return result(m.scale);
 };
 
-/** Metres per unit of a SOAP `Units` value (undefined for geoUnknownUnits and geoDecimalDegrees). */
-export const METERS_PER: Readonly<Record<string, number>> = {
-  geoInches: 0.0254,
-  geoPoints: 0.0254 / 72,
-  geoFeet: 0.3048,
-  geoYards: 0.9144,
-  geoMiles: 1609.344,
-  geoNauticalMiles: 1852,
-  geoMillimeters: 0.001,
-  geoCentimeters: 0.01,
-  geoMeters: 1,
-  geoKilometers: 1000,
-  geoDecimeters: 0.1,
-};
-
 const WGS84_A = 6378137;
 const WGS84_F = 1 / 298.257223563;
 
@@ -482,14 +468,14 @@ export function computeDistanceOf(
     meters = geodesicDistance(lon1, lat1, lon2, lat2);
   } else {
     const planar = Math.hypot(to.x - from.x, to.y - from.y);
-    meters = planar * (METERS_PER[service.units] ?? (service.units === 'geoDecimalDegrees' ? METERS_PER_DEGREE : 1));
+    meters = planar * (UNIT_METERS[service.units] ?? 1);
   }
   if (units === 'geoDecimalDegrees') return meters / METERS_PER_DEGREE;
   if (units === 'geoUnknownUnits' || units === '') {
-    if (!transformable(mapSr)) return meters / (METERS_PER[service.units] ?? 1);
+    if (!transformable(mapSr)) return meters / (UNIT_METERS[service.units] ?? 1);
     return meters / metersPerUnit(mapSr);
   }
-  const per = METERS_PER[units];
+  const per = UNIT_METERS[units];
   if (per === undefined) throw invalidArgument('Units', `Units '${units}' is not a unit of length.`);
   return meters / per;
 }
