@@ -243,3 +243,67 @@ function encodeLowDepthGrey(values: Uint8Array, width: number, height: number, d
   }
   return pngOf(width, height, depth, 0, raw, level);
 }
+
+/**
+ * PNG8: an indexed PNG (PLTE + tRNS). Exact when the tile has at most 256 colours (RGBA); else
+ * Decision: colours are reduced to a 6x7x6 RGB cube (252 entries) plus a transparent entry, alpha
+ * below 128 becoming transparent and the rest opaque — PNG8's price, as in the vendor's PNG8 tiles. The map
+ * service's PNG8 tiles and images use it.
+ */
+export function encodeIndexedPng(rgba: Uint8Array, width: number, height: number): Uint8Array {
+  const n = width * height;
+  const index = new Uint8Array(n);
+  const palette = new Map<number, number>();
+  let exact = true;
+  for (let i = 0, o = 0; i < n; i++, o += 4) {
+    const key = (rgba[o]! << 24) | (rgba[o + 1]! << 16) | (rgba[o + 2]! << 8) | rgba[o + 3]!;
+    let k = palette.get(key);
+    if (k === undefined) {
+      if (palette.size === 256) {
+        exact = false;
+        break;
+      }
+      k = palette.size;
+      palette.set(key, k);
+    }
+    index[i] = k;
+  }
+  let entries: number[];
+  if (exact) entries = [...palette.keys()];
+  else {
+    entries = [0]; // entry 0: transparent
+    for (let r = 0; r < 6; r++)
+      for (let g = 0; g < 7; g++)
+        for (let b = 0; b < 6; b++) entries.push(((r * 51) << 24) | (Math.round(g * 42.5) << 16) | ((b * 51) << 8) | 255);
+    for (let i = 0, o = 0; i < n; i++, o += 4) {
+      if (rgba[o + 3]! < 128) index[i] = 0;
+      else index[i] = 1 + Math.round(rgba[o]! / 51) * 42 + Math.round(rgba[o + 1]! / 42.5) * 6 + Math.round(rgba[o + 2]! / 51);
+    }
+  }
+  const plte = new Uint8Array(entries.length * 3);
+  const trns = new Uint8Array(entries.length);
+  let lastTranslucent = -1;
+  entries.forEach((c, i) => {
+    plte[i * 3] = (c >>> 24) & 255;
+    plte[i * 3 + 1] = (c >>> 16) & 255;
+    plte[i * 3 + 2] = (c >>> 8) & 255;
+    trns[i] = c & 255;
+    if (trns[i] !== 255) lastTranslucent = i;
+  });
+  const raw = new Uint8Array(height * (width + 1));
+  for (let y = 0; y < height; y++) raw.set(index.subarray(y * width, (y + 1) * width), y * (width + 1) + 1);
+  const ihdr = new Uint8Array(13);
+  const view = new DataView(ihdr.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  ihdr[8] = 8;
+  ihdr[9] = 3;
+  return assemble([
+    SIGNATURE,
+    chunk('IHDR', ihdr),
+    chunk('PLTE', plte),
+    ...(lastTranslucent >= 0 ? [chunk('tRNS', trns.subarray(0, lastTranslucent + 1))] : []),
+    chunk('IDAT', deflateSync(raw, { level: 6 })),
+    chunk('IEND', new Uint8Array(0)),
+  ]);
+}

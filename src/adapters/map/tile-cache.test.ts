@@ -1,3 +1,4 @@
+import { encodeIndexedPng } from '../../io/encode-png.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,6 @@ import {
   columnFile,
   createMapTileCache,
   drawTileRenderer,
-  encodePng8,
   encodeTileImage,
   levelFolder,
   parseTilePath,
@@ -139,7 +139,7 @@ describe('tile encodings', () => {
 
   it('PNG8 is an indexed PNG, exact up to 256 colours and reduced beyond', () => {
     const few = px(64, (i) => [(i % 5) * 50, 20, 30, i % 7 === 0 ? 0 : 255]);
-    const bytes = encodePng8(few, 8, 8);
+    const bytes = encodeIndexedPng(few, 8, 8);
     expect(bytes[25]).toBe(3); // colour type: palette
     const back = rgbaOf(bytes);
     for (let i = 0; i < 64; i++) {
@@ -147,7 +147,7 @@ describe('tile encodings', () => {
       else expect([...back.subarray(i * 4, i * 4 + 4)]).toEqual([...few.subarray(i * 4, i * 4 + 4)]);
     }
     const many = px(1024, (i) => [i & 255, (i >> 2) & 255, (i * 7) & 255, 255]);
-    const reduced = rgbaOf(encodePng8(many, 32, 32));
+    const reduced = rgbaOf(encodeIndexedPng(many, 32, 32));
     for (let i = 0; i < 1024; i++) {
       for (let c = 0; c < 3; c++) expect(Math.abs(reduced[i * 4 + c]! - many[i * 4 + c]!)).toBeLessThanOrEqual(26);
     }

@@ -29,12 +29,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { crc32, encodePng } from '../../io/encode-png.js';
+import { encodeIndexedPng, encodePng } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { DrawnMap } from '../soap/display.js';
@@ -223,86 +222,6 @@ function opaque(rgba: Uint8Array): boolean {
   return true;
 }
 
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(data, 8);
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
-}
-
-/**
- * PNG8: an indexed PNG (PLTE + tRNS). Exact when the tile has at most 256 colours (RGBA); else
- * Decision: colours are reduced to a 6x7x6 RGB cube (252 entries) plus a transparent entry, alpha
- * below 128 becoming transparent and the rest opaque — PNG8's price, as in the vendor's PNG8 tiles.
- */
-export function encodePng8(rgba: Uint8Array, width: number, height: number): Uint8Array {
-  const n = width * height;
-  const index = new Uint8Array(n);
-  const palette = new Map<number, number>();
-  let exact = true;
-  for (let i = 0, o = 0; i < n; i++, o += 4) {
-    const key = (rgba[o]! << 24) | (rgba[o + 1]! << 16) | (rgba[o + 2]! << 8) | rgba[o + 3]!;
-    let k = palette.get(key);
-    if (k === undefined) {
-      if (palette.size === 256) {
-        exact = false;
-        break;
-      }
-      k = palette.size;
-      palette.set(key, k);
-    }
-    index[i] = k;
-  }
-  let entries: number[];
-  if (exact) entries = [...palette.keys()];
-  else {
-    entries = [0]; // entry 0: transparent
-    for (let r = 0; r < 6; r++)
-      for (let g = 0; g < 7; g++)
-        for (let b = 0; b < 6; b++) entries.push(((r * 51) << 24) | (Math.round(g * 42.5) << 16) | ((b * 51) << 8) | 255);
-    for (let i = 0, o = 0; i < n; i++, o += 4) {
-      if (rgba[o + 3]! < 128) index[i] = 0;
-      else index[i] = 1 + Math.round(rgba[o]! / 51) * 42 + Math.round(rgba[o + 1]! / 42.5) * 6 + Math.round(rgba[o + 2]! / 51);
-    }
-  }
-  const plte = new Uint8Array(entries.length * 3);
-  const trns = new Uint8Array(entries.length);
-  let lastTranslucent = -1;
-  entries.forEach((c, i) => {
-    plte[i * 3] = (c >>> 24) & 255;
-    plte[i * 3 + 1] = (c >>> 16) & 255;
-    plte[i * 3 + 2] = (c >>> 8) & 255;
-    trns[i] = c & 255;
-    if (trns[i] !== 255) lastTranslucent = i;
-  });
-  const raw = new Uint8Array(height * (width + 1));
-  for (let y = 0; y < height; y++) raw.set(index.subarray(y * width, (y + 1) * width), y * (width + 1) + 1);
-  const ihdr = new Uint8Array(13);
-  const view = new DataView(ihdr.buffer);
-  view.setUint32(0, width);
-  view.setUint32(4, height);
-  ihdr[8] = 8;
-  ihdr[9] = 3;
-  const parts = [
-    Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
-    pngChunk('IHDR', ihdr),
-    pngChunk('PLTE', plte),
-    ...(lastTranslucent >= 0 ? [pngChunk('tRNS', trns.subarray(0, lastTranslucent + 1))] : []),
-    pngChunk('IDAT', deflateSync(raw, { level: 6 })),
-    pngChunk('IEND', new Uint8Array(0)),
-  ];
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 export interface EncodedTile {
   readonly bytes: Uint8Array;
   readonly ext: 'png' | 'jpg';
@@ -330,7 +249,7 @@ export function encodeTileImage(
     const bytes = encodeJpeg(planes(rgba, width, height, 3, matte), infoOf(width, height, 3), { quality });
     return { bytes, ext: 'jpg', contentType: 'image/jpeg' };
   }
-  if (encoding === 'png8') return { bytes: encodePng8(rgba, width, height), ext: 'png', contentType: 'image/png' };
+  if (encoding === 'png8') return { bytes: encodeIndexedPng(rgba, width, height), ext: 'png', contentType: 'image/png' };
   const bands = encoding === 'png24' || (encoding === 'png' && isOpaque) ? 3 : 4;
   const bytes = encodePng(planes(rgba, width, height, bands, matte), infoOf(width, height, bands), PNG_OPTIONS);
   return { bytes, ext: 'png', contentType: 'image/png' };
