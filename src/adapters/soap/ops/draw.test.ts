@@ -429,6 +429,38 @@ describe('ExportMapImage: labels', () => {
   });
 });
 
+describe('ExportMapImage: HonorLayerReordering', () => {
+  it('draws the layers in the LayerDescriptions order (first on top) when asked, else layer 0 on top', async () => {
+    const a = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 500) }], 'polygon');
+    const b = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 800) }], 'polygon');
+    const service = memoryMap(
+      [
+        featureLayer(0, 'Small', a, { type: 'simple', symbol: fill([255, 0, 0, 255]) }),
+        featureLayer(1, 'Big', b, { type: 'simple', symbol: fill([0, 0, 255, 255]) }),
+      ],
+      UTM,
+      FULL,
+    );
+    const centre = async (extra: Record<string, SoapValue>) => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 1000, CY - 1000, CX + 1000, CY + 1000], {
+          LayerDescriptions: [
+            { $type: 'LayerDescription', LayerID: 1, Visible: true },
+            { $type: 'LayerDescription', LayerID: 0, Visible: true },
+          ],
+          ...extra,
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 100, 100),
+      });
+      const png = decode(bytes(r['ImageData']));
+      return [...png.data.slice(4 * (50 * 100 + 50), 4 * (50 * 100 + 50) + 3)];
+    };
+    expect(await centre({})).toEqual([255, 0, 0]);
+    expect(await centre({ HonorLayerReordering: false })).toEqual([255, 0, 0]);
+    expect(await centre({ HonorLayerReordering: true })).toEqual([0, 0, 255]);
+  });
+});
+
 describe('ExportMapImage: CustomGraphics', () => {
   it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
     const service = featureMap();

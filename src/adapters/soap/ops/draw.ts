@@ -486,7 +486,13 @@ export function mapDrawOptionsOf(
     colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
   const graphics = graphicsOf(md['CustomGraphics'], drawnSr, `${p}/CustomGraphics`);
   const rotation = num(md, 'Rotation') ?? 0;
+  const lds = md['LayerDescriptions'];
+  const drawOrder =
+    bool(md, 'HonorLayerReordering') && Array.isArray(lds)
+      ? (lds as SoapValue[]).flatMap((ld) => (isObject(ld) && ld.$type !== 'StandaloneTableDescription' ? [num(ld, 'LayerID') ?? 0] : []))
+      : [];
   return {
+    ...(drawOrder.length > 0 ? { drawOrder } : {}),
     ...(rotation !== 0 ? { rotation } : {}),
     layers: layerDrawOptionsOf(service, md, p),
     ...(graphics.length > 0 ? { graphics } : {}),
