@@ -14,7 +14,7 @@ import type { SoapArgs, SoapContext, SoapObject, SoapValue } from '../operation.
 import { decodeRequest, encodeResponse } from '../codec.js';
 import { GEO_SOAP_NS, parseEnvelope } from '../envelope.js';
 import { operationSignature } from '../signatures.js';
-import { drawHandlers } from './draw.js';
+import { colorOfSoap, drawHandlers } from './draw.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
@@ -542,6 +542,22 @@ describe('ExportMapImage: Rotation', () => {
     expect(back.south).toEqual([255, 0, 0]);
     expect(turned.scale).toBe(still.scale);
     expect(turned.extent).toEqual(still.extent);
+  });
+});
+
+describe('SOAP colours', () => {
+  it('RGB, grey, HSV, HLS and CMYK with AlphaValue', () => {
+    expect(colorOfSoap({ $type: 'RgbColor', Red: 1, Green: 2, Blue: 3 }, 'c')).toEqual([1, 2, 3, 255]);
+    expect(colorOfSoap({ $type: 'RgbColor', Red: 1, Green: 2, Blue: 3, AlphaValue: 0 }, 'c')).toEqual([1, 2, 3, 0]);
+    expect(colorOfSoap({ $type: 'GrayColor', GrayLevel: 77 }, 'c')).toEqual([77, 77, 77, 255]);
+    expect(colorOfSoap({ $type: 'HsvColor', Hue: 120, Saturation: 100, Value: 100 }, 'c')).toEqual([0, 255, 0, 255]);
+    expect(colorOfSoap({ $type: 'HsvColor', Hue: 240, Saturation: 50, Value: 100 }, 'c')).toEqual([128, 128, 255, 255]);
+    expect(colorOfSoap({ $type: 'HlsColor', Hue: 0, Lightness: 50, Saturation: 100 }, 'c')).toEqual([255, 0, 0, 255]);
+    expect(colorOfSoap({ $type: 'HlsColor', Hue: 0, Lightness: 100, Saturation: 0 }, 'c')).toEqual([255, 255, 255, 255]);
+    expect(colorOfSoap({ $type: 'CmykColor', Cyan: 100, Magenta: 0, Yellow: 0, Black: 0 }, 'c')).toEqual([0, 255, 255, 255]);
+    expect(colorOfSoap({ $type: 'CmykColor', Cyan: 0, Magenta: 0, Yellow: 0, Black: 100 }, 'c')).toEqual([0, 0, 0, 255]);
+    expect(colorOfSoap(undefined, 'c')).toBeUndefined();
+    expect(() => colorOfSoap({ $type: 'LabColor' }, 'MapDescription/SelectionColor')).toThrow(/unknown Color type/);
   });
 });
 
