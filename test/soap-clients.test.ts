@@ -6,11 +6,12 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { PNG as PngClass } from 'pngjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATION_SIGNATURES } from '../src/adapters/soap/signatures.js';
 import { startServer } from '../src/server/serve.js';
 import { MAP_FIXTURES, olindaMapDefinition } from './map-fixture.js';
 
@@ -102,6 +103,12 @@ describe.skipIf(zeepMissing)('SOAP map service: zeep and node-soap against raste
     return { width: p.width, height: p.height, data: new Uint8Array(p.data) };
   };
   const expected = (): Json => ok(zeep, 'expected');
+
+  it('the zeep script calls every one of the 55 operations', () => {
+    const script = readFileSync(join(ROOT, 'test/clients/soap-zeep.py'), 'utf8');
+    const called = new Set([...script.matchAll(/svc\.(\w+)\(/g)].map((m) => m[1]));
+    expect(OPERATION_SIGNATURES.map((o) => o.name).filter((n) => !called.has(n))).toEqual([]);
+  });
 
   it('zeep loads the WSDL and reads the document and map names; an index out of range is a soap:Client fault', () => {
     const d = ok(zeep, 'document');

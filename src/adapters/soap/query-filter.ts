@@ -28,7 +28,7 @@ import type {
 import { isObject } from './display.js';
 import { extentOfGeometry, geometryOfSoap, mapGeometry } from './geometry.js';
 import type { SoapValue } from './operation.js';
-import { spatialReferenceOfSoap } from './spatial-reference.js';
+import { optionalSpatialReference } from './spatial-reference.js';
 
 /** A layer or standalone table with attributes (raster layers have none). */
 export type QueryTarget = FeatureLayer | StandaloneTable;
@@ -218,9 +218,7 @@ export function parseQueryFilter(
   const resolution = typeof qf['Resolution'] === 'number' && Number.isFinite(qf['Resolution']) ? qf['Resolution'] : 0;
   if (resolution < 0) throw invalidArgument(`${path}/Resolution`, `${path}/Resolution must not be negative.`);
 
-  const outSr = isObject(qf['OutputSpatialReference'])
-    ? spatialReferenceOfSoap(qf['OutputSpatialReference'], `${path}/OutputSpatialReference`)
-    : service.spatialReference;
+  const outSr = optionalSpatialReference(qf['OutputSpatialReference'], `${path}/OutputSpatialReference`) ?? service.spatialReference;
 
   const fidSet = qf['FIDSet'];
   let objectIds: number[] | undefined;

@@ -40,7 +40,7 @@ import {
   type SoapResult,
   type SoapValue,
 } from '../operation.js';
-import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
+import { optionalSpatialReference, soapSpatialReference } from '../spatial-reference.js';
 import { soapRendererOf } from './classes.js';
 import { checkMapName as checkDrawnMapName, featureExtentResolver, layerOf } from './draw.js';
 
@@ -453,7 +453,7 @@ function pointArg(v: SoapValue, path: string, fallback: SpatialReference): { x: 
   if (!isObject(v) || typeof v['X'] !== 'number' || typeof v['Y'] !== 'number' || !Number.isFinite(v['X']) || !Number.isFinite(v['Y'])) {
     throw invalidArgument(path, `${path} must be a point with finite X and Y`);
   }
-  const sr = isObject(v['SpatialReference']) ? spatialReferenceOfSoap(v['SpatialReference'], `${path}/SpatialReference`) : fallback;
+  const sr = optionalSpatialReference(v['SpatialReference'], `${path}/SpatialReference`) ?? fallback;
   return { x: v['X'], y: v['Y'], sr };
 }
 
@@ -552,9 +552,7 @@ const fromMapPoints: SoapHandler = async (ctx, args) => {
     throw invalidArgument('MapPoints', `MapPoints: send a MultipointN (got ${mp.$type})`);
   }
   // Points in their own spatial reference are placed on the drawn map's.
-  const sr = isObject(mp['SpatialReference'])
-    ? spatialReferenceOfSoap(mp['SpatialReference'], 'MapPoints/SpatialReference')
-    : m.spatialReference;
+  const sr = optionalSpatialReference(mp['SpatialReference'], 'MapPoints/SpatialReference') ?? m.spatialReference;
   const t = transformer(sr, m.spatialReference);
   const arr = Array.isArray(mp['PointArray']) ? (mp['PointArray'] as SoapValue[]) : [];
   const xs: number[] = [];

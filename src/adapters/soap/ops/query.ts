@@ -40,7 +40,7 @@ import {
   type FeatureSetData,
   type PublishOutput,
 } from '../record-set.js';
-import { spatialReferenceOfSoap } from '../spatial-reference.js';
+import { optionalSpatialReference } from '../spatial-reference.js';
 
 // ---------------------------------------------------------------------------------------------
 // Map, layers and tables
@@ -295,9 +295,8 @@ async function relatedRecords(
   const returnGeometry = includeGeometry && p0.returnGeometry;
   const fields = p0.fields.filter((f) => returnGeometry || f.type !== 'geoFieldTypeGeometry');
   const shaping = geometryShapingOf(rd['GeometryResultOptions'], 'RelateDescription/GeometryResultOptions');
-  const outSr = isObject(rd['OutputSpatialReference'])
-    ? spatialReferenceOfSoap(rd['OutputSpatialReference'], 'RelateDescription/OutputSpatialReference')
-    : ctx.service.spatialReference;
+  const outSr =
+    optionalSpatialReference(rd['OutputSpatialReference'], 'RelateDescription/OutputSpatialReference') ?? ctx.service.spatialReference;
 
   const keys = [...new Set(sources.map((s) => s.attributes[sk.name] ?? null).filter((k) => k !== null))];
   const max = ctx.service.maxRecordCount;
