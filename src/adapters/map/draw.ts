@@ -91,6 +91,11 @@ export interface DrawMapOptions {
    * rotation): the map turns about the image centre; the scale and centre stay.
    */
   readonly rotation?: number;
+  /**
+   * Layer ids top to bottom (MapDescription HonorLayerReordering: the LayerDescriptions' order);
+   * layers not listed follow in id order. Default: id order (layer 0 on top).
+   */
+  readonly drawOrder?: readonly number[];
   /** Raster resampling (default nearest, the image service's default). */
   readonly method?: ResamplingMethod;
   readonly signal?: AbortSignal;
@@ -403,6 +408,13 @@ export async function drawMap(
     ctx.fillRect(0, 0, width, height);
   }
   const ids = visibleLayerIds(service, drawn.scale, options.layers);
+  if (options.drawOrder && options.drawOrder.length > 0) {
+    const rank = (id: number): number => {
+      const i = options.drawOrder!.indexOf(id);
+      return i < 0 ? options.drawOrder!.length + id : i;
+    };
+    ids.sort((a, b) => rank(a) - rank(b));
+  }
   const turn = (((options.rotation ?? 0) % 360) + 360) % 360;
   if (turn !== 0) {
     // The unrotated map of the rotated view's bounding box (same centre and resolution), turned onto the image.

@@ -14,7 +14,7 @@ import type { SoapArgs, SoapContext, SoapObject, SoapValue } from '../operation.
 import { decodeRequest, encodeResponse } from '../codec.js';
 import { GEO_SOAP_NS, parseEnvelope } from '../envelope.js';
 import { operationSignature } from '../signatures.js';
-import { drawHandlers } from './draw.js';
+import { colorOfSoap, drawHandlers } from './draw.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
@@ -429,6 +429,38 @@ describe('ExportMapImage: labels', () => {
   });
 });
 
+describe('ExportMapImage: HonorLayerReordering', () => {
+  it('draws the layers in the LayerDescriptions order (first on top) when asked, else layer 0 on top', async () => {
+    const a = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 500) }], 'polygon');
+    const b = memoryTable([{ id: 1, attributes: {}, geometry: square(CX, CY, 800) }], 'polygon');
+    const service = memoryMap(
+      [
+        featureLayer(0, 'Small', a, { type: 'simple', symbol: fill([255, 0, 0, 255]) }),
+        featureLayer(1, 'Big', b, { type: 'simple', symbol: fill([0, 0, 255, 255]) }),
+      ],
+      UTM,
+      FULL,
+    );
+    const centre = async (extra: Record<string, SoapValue>) => {
+      const r = await call('ExportMapImage', service, {
+        MapDescription: mapDescription([CX - 1000, CY - 1000, CX + 1000, CY + 1000], {
+          LayerDescriptions: [
+            { $type: 'LayerDescription', LayerID: 1, Visible: true },
+            { $type: 'LayerDescription', LayerID: 0, Visible: true },
+          ],
+          ...extra,
+        }),
+        ImageDescription: imageDescription('geoImagePNG', 100, 100),
+      });
+      const png = decode(bytes(r['ImageData']));
+      return [...png.data.slice(4 * (50 * 100 + 50), 4 * (50 * 100 + 50) + 3)];
+    };
+    expect(await centre({})).toEqual([255, 0, 0]);
+    expect(await centre({ HonorLayerReordering: false })).toEqual([255, 0, 0]);
+    expect(await centre({ HonorLayerReordering: true })).toEqual([0, 0, 255]);
+  });
+});
+
 describe('ExportMapImage: CustomGraphics', () => {
   it('draws polygon, marker and text elements on top of the layers, in the drawn spatial reference', async () => {
     const service = featureMap();
@@ -510,6 +542,22 @@ describe('ExportMapImage: Rotation', () => {
     expect(back.south).toEqual([255, 0, 0]);
     expect(turned.scale).toBe(still.scale);
     expect(turned.extent).toEqual(still.extent);
+  });
+});
+
+describe('SOAP colours', () => {
+  it('RGB, grey, HSV, HLS and CMYK with AlphaValue', () => {
+    expect(colorOfSoap({ $type: 'RgbColor', Red: 1, Green: 2, Blue: 3 }, 'c')).toEqual([1, 2, 3, 255]);
+    expect(colorOfSoap({ $type: 'RgbColor', Red: 1, Green: 2, Blue: 3, AlphaValue: 0 }, 'c')).toEqual([1, 2, 3, 0]);
+    expect(colorOfSoap({ $type: 'GrayColor', GrayLevel: 77 }, 'c')).toEqual([77, 77, 77, 255]);
+    expect(colorOfSoap({ $type: 'HsvColor', Hue: 120, Saturation: 100, Value: 100 }, 'c')).toEqual([0, 255, 0, 255]);
+    expect(colorOfSoap({ $type: 'HsvColor', Hue: 240, Saturation: 50, Value: 100 }, 'c')).toEqual([128, 128, 255, 255]);
+    expect(colorOfSoap({ $type: 'HlsColor', Hue: 0, Lightness: 50, Saturation: 100 }, 'c')).toEqual([255, 0, 0, 255]);
+    expect(colorOfSoap({ $type: 'HlsColor', Hue: 0, Lightness: 100, Saturation: 0 }, 'c')).toEqual([255, 255, 255, 255]);
+    expect(colorOfSoap({ $type: 'CmykColor', Cyan: 100, Magenta: 0, Yellow: 0, Black: 0 }, 'c')).toEqual([0, 255, 255, 255]);
+    expect(colorOfSoap({ $type: 'CmykColor', Cyan: 0, Magenta: 0, Yellow: 0, Black: 100 }, 'c')).toEqual([0, 0, 0, 255]);
+    expect(colorOfSoap(undefined, 'c')).toBeUndefined();
+    expect(() => colorOfSoap({ $type: 'LabColor' }, 'MapDescription/SelectionColor')).toThrow(/unknown Color type/);
   });
 });
 

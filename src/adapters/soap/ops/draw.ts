@@ -41,7 +41,7 @@ import { DEFAULT_TEXT, defaultScaleBar, drawScaleBar, UNIT_METERS, type ScaleBar
 import { defaultSymbol, drawPatch, parseRenderer, type EsriSymbol, type PatchShapes, type Rgba } from '../../map/symbols.js';
 import { drawnMap, extentOfEnvelope, imageDisplayOf, isObject } from '../display.js';
 import { result, type SoapContext, type SoapHandler, type SoapObject, type SoapValue } from '../operation.js';
-import { soapSpatialReference, spatialReferenceOfSoap } from '../spatial-reference.js';
+import { optionalSpatialReference, soapSpatialReference } from '../spatial-reference.js';
 
 const num = (o: SoapObject, k: string): number | undefined => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? o[k] : undefined);
 const str = (o: SoapObject, k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
@@ -366,7 +366,9 @@ function pointsOf(v: SoapValue, map: XYFn, path: string): number[][] {
 export function geometryOfSoap(v: SoapValue, to: SpatialReference, path: string): Geometry {
   if (!isObject(v)) throw invalidArgument(path, `${path} must be a Geometry`);
   const srValue = v['SpatialReference'];
-  const map: XYFn = isObject(srValue) ? transformer(spatialReferenceOfSoap(srValue, `${path}/SpatialReference`), to) : (x, y) => [x, y];
+  // A SpatialReference naming nothing (a client echoing UnknownCoordinateSystem) is the drawing's own.
+  const own = optionalSpatialReference(srValue, `${path}/SpatialReference`);
+  const map: XYFn = own ? transformer(own, to) : (x, y) => [x, y];
   const parts = (k: string): number[][][] => {
     const a = v[k];
     if (!Array.isArray(a)) return [];
@@ -486,7 +488,13 @@ export function mapDrawOptionsOf(
     colorOfSoap(md['TransparentColor'], `${p}/TransparentColor`);
   const graphics = graphicsOf(md['CustomGraphics'], drawnSr, `${p}/CustomGraphics`);
   const rotation = num(md, 'Rotation') ?? 0;
+  const lds = md['LayerDescriptions'];
+  const drawOrder =
+    bool(md, 'HonorLayerReordering') && Array.isArray(lds)
+      ? (lds as SoapValue[]).flatMap((ld) => (isObject(ld) && ld.$type !== 'StandaloneTableDescription' ? [num(ld, 'LayerID') ?? 0] : []))
+      : [];
   return {
+    ...(drawOrder.length > 0 ? { drawOrder } : {}),
     ...(rotation !== 0 ? { rotation } : {}),
     layers: layerDrawOptionsOf(service, md, p),
     ...(graphics.length > 0 ? { graphics } : {}),
