@@ -9,7 +9,7 @@ import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { Route } from '../rest.js';
-import { METERS_PER_INCH } from '../soap/display.js';
+import { METERS_PER_INCH } from './view.js';
 import { cacheHandlers } from '../soap/ops/cache.js';
 import { CACHE_DIRECTORY_ROOT, mapCacheRoutes } from './cache-routes.js';
 import { drawMap } from './draw.js';

@@ -7,11 +7,11 @@ import {
   checkRenderer,
   defaultRenderer,
   parseMapServiceProperties,
-  scaleOfResolution,
   tileSchemeOf,
   WEB_MERCATOR_LEVEL0,
   withResolvedMapPaths,
 } from './config.js';
+import { scaleOf } from './view.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/map');
 const olinda = JSON.parse(readFileSync(join(FIXTURES, 'olinda-map.json'), 'utf8')) as {
@@ -248,7 +248,7 @@ describe('tileSchemeOf', () => {
     const last = t.lods[t.lods.length - 1]!;
     expect(last.resolution).toBeLessThanOrEqual(90);
     expect(t.lods[t.lods.length - 2]!.resolution).toBeGreaterThan(90);
-    for (const l of t.lods) expect(l.scale).toBeCloseTo(scaleOfResolution(l.resolution, { metersPerUnit: 1 }, 96), 6);
+    for (const l of t.lods) expect(l.scale).toBeCloseTo(scaleOf(l.resolution, 96, { metersPerUnit: 1 }), 6);
     // With feature layers too: on to 1:1000.
     const both = tileSchemeOf(settings, { metersPerUnit: 1 }, extent, 90, '/c', true);
     expect(both.lods[both.lods.length - 1]!.scale).toBeLessThanOrEqual(1000);

@@ -14,6 +14,7 @@ import { registry } from '../../functions/index.js';
 import { parseRule } from '../../rule/parse.js';
 import type { ServiceRecord } from '../site.js';
 import type { Domain, LevelOfDetail, MapBookmark, RendererJson, Subtypes, TileScheme } from './model.js';
+import { resolutionOf, scaleOf } from './view.js';
 
 // ---------------------------------------------------------------------------------------------
 // Defaults
@@ -25,11 +26,6 @@ export const DEFAULT_MAP_MAX_IMAGE_WIDTH = 4096;
 export const DEFAULT_MAP_MAX_IMAGE_HEIGHT = 4096;
 /** Decision: an opaque white background (the vendor's default map background). */
 export const DEFAULT_BACKGROUND_COLOR: readonly [number, number, number, number] = [255, 255, 255, 255];
-
-/** Metres per inch: scale = resolution (m/px) x DPI / 0.0254. */
-export const METERS_PER_INCH = 0.0254;
-/** Metres per degree at the equator on the WGS 84 sphere the vendor uses for geographic scales. */
-export const METERS_PER_DEGREE = (Math.PI * 6378137) / 180;
 
 /** Web Mercator (3857/102100) standard tiling: origin and level 0 as the vendor publishes them. */
 export const WEB_MERCATOR_ORIGIN = { x: -20037508.342787, y: 20037508.342787 } as const;
@@ -871,21 +867,6 @@ export function isWebMercator(sr: SpatialReference): boolean {
 }
 
 /** Metres per map unit: 1 for metres, the unit's size for projected systems, metres per degree for geographic ones. */
-export function metersPerMapUnit(sr: SpatialReference): number {
-  if (sr.geographic) return METERS_PER_DEGREE;
-  return sr.metersPerUnit ?? 1;
-}
-
-/** Scale (1:x) of a resolution (map units per pixel) at `dpi`. */
-export function scaleOfResolution(resolution: number, sr: SpatialReference, dpi: number): number {
-  return (resolution * metersPerMapUnit(sr) * dpi) / METERS_PER_INCH;
-}
-
-/** Resolution (map units per pixel) of a scale (1:x) at `dpi`. */
-export function resolutionOfScale(scaleDenominator: number, sr: SpatialReference, dpi: number): number {
-  return (scaleDenominator * METERS_PER_INCH) / (metersPerMapUnit(sr) * dpi);
-}
-
 /**
  * The tile scheme of a map. Explicit levels are completed (scale from resolution or back). Else
  * Web Mercator maps get the standard levels 0-19 and origin; other maps get origin = the full
@@ -915,8 +896,8 @@ export function tileSchemeOf(
   };
   if (Array.isArray(tiling.levels)) {
     const lods = (tiling.levels as readonly LevelOfDetail[]).map((l) => {
-      const resolution = Number.isNaN(l.resolution) ? resolutionOfScale(l.scale, sr, dpi) : l.resolution;
-      const s = Number.isNaN(l.scale) ? scaleOfResolution(l.resolution, sr, dpi) : l.scale;
+      const resolution = Number.isNaN(l.resolution) ? resolutionOf(l.scale, dpi, sr) : l.resolution;
+      const s = Number.isNaN(l.scale) ? scaleOf(l.resolution, dpi, sr) : l.scale;
       return { level: l.level, scale: s, resolution };
     });
     const origin = tiling.origin ?? (isWebMercator(sr) ? WEB_MERCATOR_ORIGIN : { x: fullExtent.xmin, y: fullExtent.ymax });
@@ -930,21 +911,21 @@ export function tileSchemeOf(
     const lods: LevelOfDetail[] = [];
     for (let level = 0; level < count; level++) {
       const resolution = (WEB_MERCATOR_LEVEL0.resolution * 256) / tileSize / 2 ** level;
-      const s = tileSize === 256 && dpi === 96 ? WEB_MERCATOR_LEVEL0.scale / 2 ** level : scaleOfResolution(resolution, sr, dpi);
+      const s = tileSize === 256 && dpi === 96 ? WEB_MERCATOR_LEVEL0.scale / 2 ** level : scaleOf(resolution, dpi, sr);
       lods.push({ level, scale: s, resolution });
     }
     const origin = tiling.origin ?? WEB_MERCATOR_ORIGIN;
     return { ...base, origin: { x: origin.x, y: origin.y }, lods };
   }
   const span = Math.max(fullExtent.xmax - fullExtent.xmin, fullExtent.ymax - fullExtent.ymin);
-  const level0 = span > 0 ? span / tileSize : (finestCell ?? resolutionOfScale(1000, sr, dpi));
-  const atThousand = resolutionOfScale(1000, sr, dpi);
+  const level0 = span > 0 ? span / tileSize : (finestCell ?? resolutionOf(1000, dpi, sr));
+  const atThousand = resolutionOf(1000, dpi, sr);
   const cell = finestCell !== undefined && finestCell > 0 ? finestCell : undefined;
   const finest = cell === undefined ? atThousand : hasFeatureLayers ? Math.min(cell, atThousand) : cell;
   const lods: LevelOfDetail[] = [];
   for (let level = 0; ; level++) {
     const resolution = level0 / 2 ** level;
-    lods.push({ level, scale: scaleOfResolution(resolution, sr, dpi), resolution });
+    lods.push({ level, scale: scaleOf(resolution, dpi, sr), resolution });
     if (resolution <= finest * (1 + 1e-9) || level >= 29 || (cap !== undefined && lods.length >= cap)) break;
   }
   const origin = tiling.origin ?? { x: fullExtent.xmin, y: fullExtent.ymax };

@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createCanvas, GlobalFonts, type SKRSContext2D } from '@napi-rs/canvas';
-import { METERS_PER_DEGREE, METERS_PER_INCH } from '../soap/display.js';
+import { METERS_PER_DEGREE, METERS_PER_INCH } from './view.js';
 import { labelNumber } from '../image/legend.js';
 import { css, type Rgba } from './symbols.js';
 

@@ -10,7 +10,7 @@ import { fakeRenderer, fakeService } from '../../../test/map-tiles.js';
 import { featureLayer, memoryMap, memoryTable, rasterLayer } from '../../../test/memory-map.js';
 import { testSite, type TestSite } from '../../../test/site.js';
 import { imageServicesOf } from '../image/service.js';
-import { METERS_PER_INCH } from '../soap/display.js';
+import { METERS_PER_INCH } from './view.js';
 import { tileSchemeOf } from './config.js';
 import { drawMap } from './draw.js';
 import type { Geometry, MapService } from './model.js';

@@ -36,7 +36,7 @@ import { encodeJpeg } from '../../io/encode-jpeg.js';
 import { encodeIndexedPng, encodePng } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
-import type { DrawnMap } from '../soap/display.js';
+import type { DrawnMap } from './view.js';
 import type { SiteDeps } from '../site.js';
 import { drawMap, type DrawMapOptions } from './draw.js';
 import type { LevelOfDetail, MapService, TileScheme } from './model.js';
