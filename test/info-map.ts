@@ -9,7 +9,7 @@ import GeometryFactory from 'jsts/org/locationtech/jts/geom/GeometryFactory.js';
 import GeoJSONReader from 'jsts/org/locationtech/jts/io/GeoJSONReader.js';
 import RelateOp from 'jsts/org/locationtech/jts/operation/relate/RelateOp.js';
 import type JstsGeometry from 'jsts/org/locationtech/jts/geom/Geometry.js';
-import { openImageService } from '../src/adapters/image/service.js';
+import { featureLayer as memoryFeatureLayer, memoryMap } from './memory-map.js';
 import type {
   AttributeValue,
   FeatureLayer,
@@ -20,7 +20,6 @@ import type {
   Geometry,
   MapLayer,
   MapService,
-  RasterLayer,
   RendererJson,
   StandaloneTable,
 } from '../src/adapters/map/model.js';
@@ -141,6 +140,7 @@ export function sqliteTable(
   };
 }
 
+/** A feature layer as memory-map.ts makes it, described as `<name> layer`. */
 export function featureLayer(
   id: number,
   name: string,
@@ -148,92 +148,30 @@ export function featureLayer(
   renderer: RendererJson,
   extra: Partial<Omit<FeatureLayer, 'kind' | 'id' | 'name' | 'table' | 'renderer'>> = {},
 ): FeatureLayer {
-  return {
-    kind: 'feature',
-    id,
-    name,
-    description: `${name} layer`,
-    copyrightText: '',
-    minScale: 0,
-    maxScale: 0,
-    defaultVisibility: true,
-    extent: table.extent ?? { xmin: 0, ymin: 0, xmax: 1, ymax: 1 },
-    table,
-    renderer,
-    displayField: 'OBJECTID',
-    hasAttachments: false,
-    ...extra,
-  };
+  return memoryFeatureLayer(id, name, table, renderer, { description: `${name} layer`, ...extra });
 }
 
 export function standaloneTable(id: number, name: string, table: FeatureTable, extra: Partial<StandaloneTable> = {}): StandaloneTable {
   return { kind: 'table', id, name, description: '', table, displayField: 'OBJECTID', hasAttachments: false, ...extra };
 }
 
-export async function rasterLayer(id: number, name: string, path: string, renderingRule?: unknown): Promise<RasterLayer> {
-  const image = await openImageService({
-    folder: '',
-    serviceName: `layer${id}`,
-    type: 'ImageServer',
-    properties: { path, ...(renderingRule !== undefined ? { renderingRule } : {}) },
-    created: 0,
-  });
-  return {
-    kind: 'raster',
-    id,
-    name,
-    description: '',
-    copyrightText: '',
-    minScale: 0,
-    maxScale: 0,
-    defaultVisibility: true,
-    extent: image.info.extent,
-    path,
-    ...(renderingRule !== undefined ? { renderingRule } : {}),
-    image,
-  };
-}
+export { rasterLayer } from './memory-map.js';
 
+/** memory-map.ts's map with a description, a copyright, 2048-pixel images and its tables reachable by id. */
 export function testMap(
   layers: readonly MapLayer[],
   spatialReference: SpatialReference,
   fullExtent: Extent,
   extra: Partial<MapService> = {},
 ): MapService {
-  const service: MapService = {
-    name: 'olinda',
-    serviceName: 'olinda',
-    folder: '',
-    version: 'v1',
-    mapName: 'Layers',
+  const service: MapService = memoryMap(layers, spatialReference, fullExtent, {
     description: 'Test map',
     copyrightText: 'Test data',
-    spatialReference,
-    units: spatialReference.geographic ? 'geoDecimalDegrees' : 'geoMeters',
-    fullExtent,
-    initialExtent: fullExtent,
-    layers,
-    tables: [],
-    relationships: [],
-    bookmarks: [],
-    backgroundColor: [255, 255, 255, 255],
-    maxRecordCount: 1000,
     maxImageWidth: 2048,
     maxImageHeight: 2048,
-    tiling: {
-      origin: { x: fullExtent.xmin, y: fullExtent.ymax },
-      rows: 256,
-      cols: 256,
-      dpi: 96,
-      lods: [],
-      format: 'PNG',
-      quality: 75,
-      clientCachingAllowed: true,
-      cacheDir: '/nonexistent',
-    },
     byId: (id) => service.layers.find((l) => l.id === id) ?? service.tables.find((t) => t.id === id),
     ...extra,
-  };
+  });
   return service;
 }
 
