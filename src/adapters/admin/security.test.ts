@@ -423,3 +423,43 @@ describe('security/roles', () => {
     expect(await call('')).toEqual({ resources: ['users', 'roles'] });
   });
 });
+
+describe('security/tokens: signing key rotation', () => {
+  it('rotates (live tokens keep working), retires (the tokens it signed stop), never shows a secret', async () => {
+    const listed = (await call('/tokens')) as { keys: Json[] };
+    expect(listed.keys).toHaveLength(1);
+    expect(listed.keys[0]).toMatchObject({ current: true });
+    expect(JSON.stringify(listed)).not.toContain(site.keys.current().secret);
+    const oldKid = listed.keys[0]!['kid'] as string;
+
+    const rotated = await call('/tokens/rotateKey', {});
+    expect(rotated).toMatchObject({ status: 'success' });
+    expect(rotated['kid']).not.toBe(oldKid);
+    expect(site.keys.current().kid).toBe(rotated['kid']);
+    const verify = (t: string) => call('/users', undefined, { token: t });
+    // The old key still verifies; the admin's own token (signed before) still works.
+    expect(await call('/users')).toMatchObject({ total: expect.any(Number) });
+
+    expect(await call('/tokens/retireKey', { kid: rotated['kid'] as string })).toEqual(
+      adminError(400, `Signing key '${rotated['kid'] as string}' is the current key; rotate first.`),
+    );
+    expect(await call('/tokens/retireKey', { kid: 'nope' })).toEqual(adminError(404, "Signing key 'nope' does not exist."));
+    const freshAdmin = await site.token('admin', { audience: ADMIN_AUDIENCE });
+    expect(await call('/tokens/retireKey', { kid: oldKid }, { token: freshAdmin })).toEqual({ status: 'success' });
+    // Tokens signed with the retired key are refused now; new ones work.
+    expect((await verify(adminToken))['code']).toBe(498);
+    expect(await call('/users', undefined, { token: freshAdmin })).toMatchObject({ total: expect.any(Number) });
+    expect(
+      ((await call('/tokens', undefined, { token: freshAdmin })) as { keys: Json[] }).keys.find((k) => k['kid'] === oldKid),
+    ).toMatchObject({
+      retired: expect.any(Number),
+      current: false,
+    });
+  });
+
+  it('is for the default administrator only, and rotation is a write (POST)', async () => {
+    const alice = await site.token('alice', { audience: ADMIN_AUDIENCE });
+    expect(await call('/tokens/rotateKey', {}, { token: alice })).toEqual(FORBIDDEN);
+    expect(((await call('/tokens/rotateKey')) as Json)['status']).toBe('error');
+  });
+});

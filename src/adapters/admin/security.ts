@@ -367,7 +367,39 @@ export function securityRoutes(deps: AdminDeps): Route[] {
     },
   );
 
+  // Token signing keys (Decision: the vendor rotates its shared key with security/tokens/update; here a
+  // rotation adds a new current key and older keys keep verifying until retired, so live tokens
+  // survive a rotation and retiring a key ends the tokens it signed). Secrets are never shown.
+  const keyView = (k: { kid: string; createdAt: number; retiredAt?: number }) => ({
+    kid: k.kid,
+    created: k.createdAt,
+    ...(k.retiredAt !== undefined ? { retired: k.retiredAt } : {}),
+    current: deps.keys.current().kid === k.kid,
+  });
+  const listKeys = operation(deps, { name: 'Token Signing Keys', fields: [] }, false, () =>
+    Promise.resolve({ keys: deps.keys.data().keys.map(keyView) }),
+  );
+  const rotateKey = operation(deps, { name: 'Rotate Signing Key', fields: [] }, true, async () => {
+    const k = deps.keys.rotate();
+    await deps.saveKeys();
+    return { status: 'success', kid: k.kid };
+  });
+  const retireKey = operation(deps, { name: 'Retire Signing Key', fields: ['kid'] }, true, async ({ params }) => {
+    const kid = required(params, 'kid');
+    const key = deps.keys.data().keys.find((k) => k.kid === kid);
+    if (!key) throw notFound(`Signing key '${kid}' does not exist.`);
+    if (deps.keys.current().kid === kid) throw badRequest(`Signing key '${kid}' is the current key; rotate first.`, 'kid');
+    if (key.retiredAt === undefined) {
+      deps.keys.retire(kid);
+      await deps.saveKeys();
+    }
+    return SUCCESS;
+  });
+
   const routes: [string, ReturnType<typeof operation>][] = [
+    ['/tokens', listKeys],
+    ['/tokens/rotateKey', rotateKey],
+    ['/tokens/retireKey', retireKey],
     ['', root],
     ['/users', listUsers],
     ['/users/getUsers', listUsers],
