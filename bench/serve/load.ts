@@ -11,9 +11,19 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 
+/** A request other than a plain GET: method, headers and body (a SOAP POST, a form). */
+export interface RequestSpec {
+  readonly url: string;
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Checks this request's answer instead of LoadOptions.check. */
+  readonly check?: (status: number, contentType: string, body: Buffer) => string | undefined;
+}
+
 export interface LoadOptions {
-  /** The URLs to request, in turn (request i asks for urls[i % urls.length]). */
-  readonly urls: readonly string[];
+  /** The requests, in turn (request i sends urls[i % urls.length]); a string is a GET. */
+  readonly urls: readonly (string | RequestSpec)[];
   /** Clients running at once; each keeps one connection open. */
   readonly concurrency: number;
   /** Requests counted (after the warm-up). */
@@ -24,6 +34,8 @@ export interface LoadOptions {
   readonly timeoutMs?: number;
   /** Checks an answer; returns why it is wrong, or undefined. Default: 200 + image/png + PNG signature. */
   readonly check?: (status: number, contentType: string, body: Buffer) => string | undefined;
+  /** Stop sending counted requests after this long (ms); `requests` is then an upper bound. */
+  readonly durationMs?: number;
   /** Called every ~50 ms while the counted requests run (e.g. to sample the server's RSS). */
   readonly onTick?: () => void;
 }
@@ -72,15 +84,19 @@ interface One {
 }
 
 function getOnce(
-  url: string,
+  spec: string | RequestSpec,
   agent: Agent,
   timeoutMs: number,
-  check: NonNullable<LoadOptions['check']>,
+  defaultCheck: NonNullable<LoadOptions['check']>,
 ): Promise<One & { staleSocket?: boolean }> {
   const t0 = performance.now();
+  const url = typeof spec === 'string' ? spec : spec.url;
+  const check = (typeof spec === 'string' ? undefined : spec.check) ?? defaultCheck;
+  const method = typeof spec === 'string' ? 'GET' : (spec.method ?? 'GET');
+  const headers = typeof spec === 'string' ? {} : { ...spec.headers };
   return new Promise((resolve) => {
     let answered = false;
-    const req = request(url, { agent }, (res) => {
+    const req = request(url, { agent, method, headers }, (res) => {
       answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -104,11 +120,11 @@ function getOnce(
         ...(staleSocket ? { staleSocket } : {}),
       });
     });
-    req.end();
+    req.end(typeof spec === 'string' ? undefined : spec.body);
   });
 }
 
-async function get(url: string, agent: Agent, timeoutMs: number, check: NonNullable<LoadOptions['check']>): Promise<One> {
+async function get(url: string | RequestSpec, agent: Agent, timeoutMs: number, check: NonNullable<LoadOptions['check']>): Promise<One> {
   const first = await getOnce(url, agent, timeoutMs, check);
   if (!first.staleSocket) return first;
   const again = await getOnce(url, agent, timeoutMs, check);
@@ -116,17 +132,19 @@ async function get(url: string, agent: Agent, timeoutMs: number, check: NonNulla
 }
 
 async function batch(
-  urls: readonly string[],
+  urls: readonly (string | RequestSpec)[],
   concurrency: number,
   count: number,
   agent: Agent,
   timeoutMs: number,
   check: NonNullable<LoadOptions['check']>,
+  deadline = Infinity,
 ): Promise<One[]> {
   const out: One[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < count; i = next++) out.push(await get(urls[i % urls.length]!, agent, timeoutMs, check));
+    for (let i = next++; i < count && performance.now() < deadline; i = next++)
+      out.push(await get(urls[i % urls.length]!, agent, timeoutMs, check));
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => worker()));
   return out;
@@ -144,21 +162,22 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     await batch(urls, concurrency, options.warmup ?? 2 * concurrency, agent, timeoutMs, check);
     const tick = options.onTick ? setInterval(options.onTick, 50) : undefined;
     const t0 = performance.now();
-    const results = await batch(urls, concurrency, requests, agent, timeoutMs, check);
+    const deadline = options.durationMs === undefined ? Infinity : t0 + options.durationMs;
+    const results = await batch(urls, concurrency, requests, agent, timeoutMs, check, deadline);
     const wallMs = performance.now() - t0;
     if (tick) clearInterval(tick);
     options.onTick?.();
     const lat = results.map((r) => r.ms).sort((a, b) => a - b);
     const failed = results.filter((r) => r.error !== undefined);
     return {
-      requests,
+      requests: results.length,
       concurrency,
       errors: failed.length,
       errorSamples: [...new Set(failed.map((r) => r.error!))].slice(0, 5),
       retriedOnClosedConnection: results.filter((r) => r.retried !== undefined).length,
       retriedSamples: [...new Set(results.flatMap((r) => (r.retried === undefined ? [] : [r.retried])))].slice(0, 5),
       wallMs,
-      reqPerSec: (requests / wallMs) * 1000,
+      reqPerSec: (results.length / wallMs) * 1000,
       p50Ms: percentile(lat, 50),
       p95Ms: percentile(lat, 95),
       p99Ms: percentile(lat, 99),
