@@ -353,19 +353,23 @@ describe('expression fuzzing', () => {
     fuzzTimeout(RUNS, 20),
   );
 
-  it('generated deep and long expressions stay within the limits (nesting, depth, tokens)', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 20_000 }),
-        fc.constantFrom('(', '-', '~', 'Abs(', 'Con(a, ', 'a ** ', 'a + ', 'Max(a, '),
-        (n, open) => {
-          const close = open.endsWith('(') ? ')' : '';
-          checkExpression(`${open.repeat(n)}b${close.repeat(n)}`, 'full');
-        },
-      ),
-      fuzzParameters(Math.max(20, RUNS / 20)),
-    );
-  });
+  it(
+    'generated deep and long expressions stay within the limits (nesting, depth, tokens)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 20_000 }),
+          fc.constantFrom('(', '-', '~', 'Abs(', 'Con(a, ', 'a ** ', 'a + ', 'Max(a, '),
+          (n, open) => {
+            const close = open.endsWith('(') ? ')' : '';
+            checkExpression(`${open.repeat(n)}b${close.repeat(n)}`, 'full');
+          },
+        ),
+        fuzzParameters(Math.max(20, RUNS / 20)),
+      );
+    },
+    fuzzTimeout(RUNS, 10),
+  );
 
   const sources = { multi: rasterOf({ width: 8, height: 8, bandCount: 3, cellSize: 30 }, (x, y, b) => x - y * b + 0.5) as SourceNode };
 
