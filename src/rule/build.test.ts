@@ -166,7 +166,7 @@ describe('errors', () => {
   });
 
   it('refuses malformed rules with INVALID_RULE', () => {
-    expect(resolveRule('{not json', { registry }).issues[0]).toMatchObject({ code: 'INVALID_RULE', path: '' });
+    expect(resolveRule('{not json', { registry }).issues[0]).toMatchObject({ code: 'INVALID_RULE', path: 'rasterFunction' });
     expect(resolveRule([], { registry }).issues[0]).toMatchObject({ code: 'INVALID_RULE' });
     expect(resolveRule({ rasterFunction: 12 }, { registry }).issues[0]).toMatchObject({ code: 'INVALID_RULE', path: 'rasterFunction' });
     expect(resolveRule({ rasterFunction: 'Slope', rasterFunctionArguments: 'x' }, { registry }).issues[0]).toMatchObject({
@@ -247,5 +247,56 @@ describe('templates', () => {
       templates,
     );
     expect(((g.root as FunctionNode).inputs[0] as FunctionNode).args).toMatchObject({ Azimuth: 200 });
+  });
+});
+
+describe('hostile rules (regressions found by test/fuzz/rules.test.ts)', () => {
+  it('names rasterFunction when the rule as a whole is not a JSON object', async () => {
+    for (const rule of [null, 1, [], '"x"', '{not json']) {
+      expect(await errorOf(build(rule))).toMatchObject({ code: 'INVALID_RULE', path: 'rasterFunction' });
+    }
+  });
+
+  it('refuses argument values and RasterFunctionVariable values nested deeper than 64 levels with LIMIT_EXCEEDED', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(await errorOf(build({ rasterFunction: 'Hillshade', rasterFunctionArguments: { ZFactor: deep } }))).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      path: 'rasterFunctionArguments.ZFactor',
+    });
+    let chain: unknown = '$$';
+    for (let i = 0; i < 100_000; i++) chain = { type: 'RasterFunctionVariable', name: 'Raster', value: chain };
+    expect(await errorOf(build({ function: { type: 'IdentityFunction' }, arguments: { Raster: chain } }))).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      path: 'arguments.Raster',
+    });
+    // 64 levels are fine.
+    let ok: unknown = 2;
+    for (let i = 0; i < 63; i++) ok = { type: 'RasterFunctionVariable', name: 'Raster', value: ok };
+    await expect(build({ function: { type: 'HillshadeFunction' }, arguments: { ZFactor: ok, DEM: '$1' } })).resolves.toBeDefined();
+  });
+
+  it('refuses a template that uses itself at its rasterFunction, naming the cycle, and a template tree that multiplies', async () => {
+    const templates = createTemplates();
+    templates.register('Ping', { rasterFunction: 'Identity', rasterFunctionArguments: { Raster: { rasterFunction: 'Pong' } } });
+    templates.register('Pong', { rasterFunction: 'Ping' });
+    const e = await errorOf(build({ rasterFunction: 'Ping' }, templates));
+    expect(e).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringMatching(/uses itself \(Ping -> Pong -> Ping\)/) });
+    expect(e.path).toMatch(/rasterFunction$/);
+    for (let i = 0; i < 16; i++) {
+      templates.register(`T${i}`, {
+        rasterFunction: 'CompositeBand',
+        rasterFunctionArguments: { Rasters: [0, 1, 2, 3].map(() => ({ rasterFunction: `T${i + 1}` })) },
+      });
+    }
+    templates.register('T16', { rasterFunction: 'Identity', rasterFunctionArguments: { Raster: '$1' } });
+    const t0 = performance.now();
+    expect(await errorOf(build({ rasterFunction: 'T0' }, templates))).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      message: expect.stringMatching(/more than 10000 raster functions/),
+    });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    // A small tree of the same templates builds.
+    await expect(build({ rasterFunction: 'T14' }, templates)).resolves.toBeDefined();
   });
 });

@@ -16,7 +16,7 @@ import { closestSpelling, parseArgs } from '../graph/args.js';
 import { constantSource } from '../graph/memory-source.js';
 import { canonicalJson, createFunctionNode } from '../graph/node.js';
 import { withNeededStatistics } from '../graph/input-statistics.js';
-import type { FunctionNode, RasterFunction, RasterNode, Registry, SourceNode } from '../graph/types.js';
+import { lookupKey, type FunctionNode, type RasterFunction, type RasterNode, type Registry, type SourceNode } from '../graph/types.js';
 import { extractBand } from '../functions/bands/extract-band.js';
 import { INVALID, parseRule, type RuleNode } from './parse.js';
 import { instantiate, type TemplateStore } from './templates.js';
@@ -61,7 +61,17 @@ interface Scope {
   readonly self?: unknown;
   readonly outer?: Scope;
   readonly templateDepth: number;
+  /** The template this scope instantiates (its lookup name), to refuse a template that uses itself. */
+  readonly template?: string;
 }
+
+/**
+ * Function and template nodes one rule may resolve to, counted before equal nodes are shared.
+ * Decision: 10,000, far above any real rule (the largest sample has 12) yet reached in
+ * milliseconds by templates whose instances multiply (T0 using T1 four times, ..., 4^16 nodes),
+ * which would otherwise run for hours (found by test/fuzz/rules.test.ts).
+ */
+export const MAX_RULE_NODES = 10_000;
 
 const TOP: Scope = { templateDepth: 0 };
 
@@ -98,23 +108,46 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
     return n;
   };
 
+  let resolved = 0;
   function resolveNode(r: RuleNode, scope: Scope, ov: Overrides | undefined): ResolvedNode | undefined {
+    const fnPath = r.path ? `${r.path}.rasterFunction` : 'rasterFunction';
+    if (++resolved > MAX_RULE_NODES) {
+      if (resolved === MAX_RULE_NODES + 1) {
+        issues.push({
+          code: 'LIMIT_EXCEEDED',
+          path: fnPath,
+          message: `the rule expands to more than ${MAX_RULE_NODES} raster functions (counting each use of a template)`,
+        });
+      }
+      return undefined;
+    }
     const fn = options.registry.get(r.name);
     if (fn === undefined) {
       const template = options.templates?.get(r.name);
       if (template !== undefined) {
+        const key = lookupKey(template.name);
         if (scope.templateDepth >= 16) {
-          issues.push({ code: 'LIMIT_EXCEEDED', path: r.path, message: `template ${r.name} nests templates more than 16 deep` });
+          // A template met again on the way here is a cycle: name it (an override may nest a template
+          // in itself legitimately, so only the depth limit decides).
+          const chain: string[] = [];
+          for (let s: Scope | undefined = scope; s !== undefined; s = s.outer) if (s.template !== undefined) chain.unshift(s.template);
+          const from = chain.lastIndexOf(key);
+          const names = from < 0 ? [] : [...chain.slice(from), key].map((k) => options.templates?.get(k)?.name ?? k);
+          issues.push({
+            code: 'LIMIT_EXCEEDED',
+            path: fnPath,
+            message: `template ${r.name} nests templates more than 16 deep${names.length > 0 ? `: it uses itself (${names.join(' -> ')})` : ''}`,
+          });
           return undefined;
         }
         const { root, bindings } = instantiate(template, r);
         if (root === undefined) return undefined;
         const self = bindings.get(template.variableName.toLowerCase());
-        return resolveNode(root, { bindings, self, outer: scope, templateDepth: scope.templateDepth + 1 }, ov);
+        return resolveNode(root, { bindings, self, outer: scope, templateDepth: scope.templateDepth + 1, template: key }, ov);
       }
       issues.push({
         code: 'UNKNOWN_FUNCTION',
-        path: r.path ? `${r.path}.rasterFunction` : 'rasterFunction',
+        path: fnPath,
         message: unknownName(r.name, options),
       });
       // Still walk nested rules so that every problem is reported at once.
@@ -398,7 +431,9 @@ export interface BuiltGraph {
 /** Stage 2: open sources and plan every node. Throws one EngineError listing every problem. */
 export async function planRule(resolution: Resolution, resolveSource: SourceResolver): Promise<BuiltGraph> {
   if (resolution.root === undefined || resolution.issues.length > 0) {
-    throw combinedError(resolution.issues.length > 0 ? resolution.issues : [{ code: 'INVALID_RULE', path: '', message: 'empty rule' }]);
+    throw combinedError(
+      resolution.issues.length > 0 ? resolution.issues : [{ code: 'INVALID_RULE', path: 'rasterFunction', message: 'empty rule' }],
+    );
   }
   const issues: Issue[] = [];
   const warnings: Issue[] = [...resolution.warnings];

@@ -56,6 +56,28 @@ const isRuleObject = (v: unknown): v is Record<string, unknown> =>
 
 const join = (base: string, key: string): string => (base ? `${base}.${key}` : key);
 
+/**
+ * The path of a problem with the rule as a whole (not JSON, not an object).
+ * Decision: it is `rasterFunction`, the field every rule must have (the path `{}` gets too), so that
+ * every rule error names a field a user can fix (found by test/fuzz/rules.test.ts).
+ */
+const wholeRule = (basePath: string): string => join(basePath, 'rasterFunction');
+
+/** Argument values (arrays and objects that are not rules) nested deeper than this are refused. */
+const MAX_VALUE_DEPTH = 64;
+
+/** Whether `v` nests arrays or objects more than MAX_VALUE_DEPTH deep (iterative: the value may be 100,000 deep). */
+function tooDeep(v: unknown): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    if (d >= MAX_VALUE_DEPTH) return true;
+    for (const k of Object.keys(x)) stack.push([(x as Record<string, unknown>)[k], d + 1]);
+  }
+  return false;
+}
+
 /** Parse a rule given as JSON text or as a value already parsed; paths start at `basePath`. */
 export function parseRule(input: unknown, basePath = ''): ParsedRule {
   const issues: Issue[] = [];
@@ -66,7 +88,7 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
     try {
       value = JSON.parse(value);
     } catch (e) {
-      issues.push({ code: 'INVALID_RULE', path: basePath, message: `the rule is not valid JSON: ${(e as Error).message}` });
+      issues.push({ code: 'INVALID_RULE', path: wholeRule(basePath), message: `the rule is not valid JSON: ${(e as Error).message}` });
       return { root: undefined, issues, warnings };
     }
   }
@@ -84,7 +106,7 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issues.push({ code: 'INVALID_RULE', path: '', message: 'a rendering rule must be a JSON object with rasterFunction' });
+    issues.push({ code: 'INVALID_RULE', path: wholeRule(basePath), message: 'a rendering rule must be a JSON object with rasterFunction' });
     return { root: undefined, issues, warnings };
   }
   const root = parseNode(value as Record<string, unknown>, basePath, 0, issues, warnings);
@@ -186,6 +208,11 @@ function unknownField(key: string): string {
 
 /** Replace rule objects (also inside arrays) by parsed RuleNodes; leave every other value alone. */
 function nestRules(v: unknown, path: string, depth: number, issues: Issue[], warnings: Issue[]): unknown {
+  if (!isRuleObject(v) && !(Array.isArray(v) && v.some(isRuleObject)) && tooDeep(v)) {
+    // Every later stage (argument coercion, messages, canonical ids) may walk the value recursively.
+    issues.push({ code: 'LIMIT_EXCEEDED', path, message: `argument values nested deeper than ${MAX_VALUE_DEPTH} levels are refused` });
+    return INVALID;
+  }
   if (isRuleObject(v)) return parseNode(v, path, depth + 1, issues, warnings) ?? INVALID;
   if (Array.isArray(v) && v.some(isRuleObject)) return v.map((e, i) => nestRules(e, `${path}[${i}]`, depth, issues, warnings));
   return v;
@@ -230,7 +257,19 @@ function parseLongForm(
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       if (k.toLowerCase() === 'type') continue;
-      args[k] = nestRules(variableValue(v), join(argsPath, k), depth, issues, warnings);
+      let value: unknown;
+      try {
+        value = variableValue(v, 0);
+      } catch (e) {
+        if (!(e instanceof TooDeep)) throw e;
+        issues.push({
+          code: 'LIMIT_EXCEEDED',
+          path: join(argsPath, k),
+          message: `RasterFunctionVariable values nested deeper than ${MAX_VALUE_DEPTH} levels are refused`,
+        });
+        continue;
+      }
+      args[k] = nestRules(value, join(argsPath, k), depth, issues, warnings);
       const variable = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
       if (variable?.type === 'RasterFunctionVariable' && typeof variable.name === 'string' && variable.name !== '')
         variables[k] = variable.name;
@@ -248,15 +287,19 @@ function parseLongForm(
   };
 }
 
+/** Thrown by variableValue for values nested deeper than MAX_VALUE_DEPTH (found by test/fuzz/rules.test.ts: a stack overflow). */
+class TooDeep extends Error {}
+
 /** A `RasterFunctionVariable`'s value: its `value`, or a reference to the variable by name. */
-function variableValue(v: unknown): unknown {
+function variableValue(v: unknown, depth: number): unknown {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  if (depth > MAX_VALUE_DEPTH) throw new TooDeep();
   const o = v as Record<string, unknown>;
   if (o.type !== 'RasterFunctionVariable') {
-    if (Array.isArray(o.elements) && o.type === 'ArgumentArray') return o.elements.map(variableValue);
+    if (Array.isArray(o.elements) && o.type === 'ArgumentArray') return o.elements.map((e) => variableValue(e, depth + 1));
     return v;
   }
-  if (o.value !== undefined && o.value !== null) return variableValue(o.value);
+  if (o.value !== undefined && o.value !== null) return variableValue(o.value, depth + 1);
   // A dataset variable with no value is the raster the template is applied to: the service raster.
   if (o.isDataset === true) return '$$';
   return undefined;
