@@ -27,7 +27,7 @@ const zlib = require('node:zlib');
 parentPort.on('message', (m) => {
   try {
     const input = new Uint8Array(m.buffer, m.offset, m.length);
-    const out = m.op === 1 ? zlib.inflateSync(input, { chunkSize: m.size }) : zlib.deflateSync(input, { level: m.size });
+    const out = m.op === 1 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : zlib.deflateSync(input, { level: m.size });
     // Small Buffers may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
     const own = out.length >= 65536 ? out : new Uint8Array(out);
     parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
@@ -114,7 +114,10 @@ const zlibError = (e: unknown): Error => (e instanceof Error ? e : new Error('zl
 
 function runInline(job: Job): void {
   try {
-    const out = job.op === INFLATE ? inflateSync(job.data, { chunkSize: job.arg }) : deflateSync(job.data, { level: job.arg });
+    const out =
+      job.op === INFLATE
+        ? inflateSync(job.data, { chunkSize: job.arg, maxOutputLength: job.arg })
+        : deflateSync(job.data, { level: job.arg });
     job.resolve(bytesOf(out));
   } catch (e) {
     job.reject(e);
@@ -175,10 +178,15 @@ function submit(op: number, data: Uint8Array, arg: number, transfer: boolean): P
  * detached (the caller no longer uses it).
  */
 export function inflateBlock(data: Uint8Array, expected: number, transfer = false): Promise<Uint8Array> {
+  // The output is capped near `expected` (one chunk): a stream that inflates further (a
+  // decompression bomb, a few KB giving gigabytes) fails with zlib's ERR_BUFFER_TOO_LARGE as
+  // soon as it passes the cap, instead of growing a buffer to its full size.
+  // Decision: more output than the block holds is an error (libtiff ignores the surplus), since
+  // no writer produces it; the slack (64 bytes, at least 64 KiB in all) tolerates padding.
   const chunkSize = Math.max(65536, expected + 64);
   if (expected >= MIN_OFFLOAD) return submit(INFLATE, data, chunkSize, transfer);
   try {
-    return Promise.resolve(bytesOf(inflateSync(data, { chunkSize })));
+    return Promise.resolve(bytesOf(inflateSync(data, { chunkSize, maxOutputLength: chunkSize })));
   } catch (e) {
     return Promise.reject(zlibError(e));
   }

@@ -126,7 +126,11 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         break;
       case 8:
       case 32946:
-        bytes = await inflateBlock(raw, blockBytes, true); // raw is this decode's alone
+        bytes = await inflateBlock(raw, blockBytes, true).catch((e: unknown) => {
+          // zlib stops at the cap inflateBlock sets: say what it means for the block.
+          if ((e as { code?: unknown }).code !== 'ERR_BUFFER_TOO_LARGE') throw e;
+          throw new CorruptBlockError(`DEFLATE data inflates to more than the ${blockBytes} bytes of the block: the data is corrupt`);
+        }); // raw is this decode's alone
         if (bytes.length < needed) throw short('DEFLATE gives', bytes.length, needed);
         break;
       case 5:

@@ -98,6 +98,11 @@ export async function openFileSource(path: string): Promise<ByteSource> {
     size: st.size,
     async read(offset, length, signal) {
       if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : abortError();
+      // Never more than the file holds: a length from a corrupt header (a 4 GB byte count, a
+      // tag of 2^30 values) must not size a buffer, nor reach fh.read (which aborts the process
+      // for a length over 2^31 - 1).
+      length = Math.max(0, Math.min(length, st.size - offset));
+      if (length === 0) return new Uint8Array(0);
       // Not zero-filled (every byte is read over); its own buffer, exactly `length` long.
       const buf = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
       let got = 0;
@@ -225,6 +230,14 @@ export class TiffUnsupportedError extends Error {}
  */
 export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIfds = 257, signal?: AbortSignal): Promise<TiffStructure> {
   const bytesAt = async (offset: number, length: number, what: string): Promise<DataView> => {
+    const size = src.size;
+    // Checked before reading: a length from a corrupt entry (2^32 values) must not size a buffer.
+    if (size !== undefined && offset + length > size && offset + length > head.length) {
+      const there = Math.max(0, Math.min(length, size - offset));
+      throw new TiffFormatError(
+        `the file is cut short or corrupt: ${what} needs ${length} bytes at offset ${offset}, ${there} are there (the file has ${size} bytes)`,
+      );
+    }
     const b = offset + length <= head.length ? head.subarray(offset, offset + length) : await src.read(offset, length, signal);
     if (b.length < length) {
       const size = src.size === undefined ? '' : ` (the file has ${src.size} bytes)`;
@@ -475,12 +488,24 @@ export interface TiffImageLayout {
   readonly lercParameters?: ArrayLike<number>;
 }
 
+/**
+ * The largest decoded block (tile or strip) the reader allocates.
+ * Decision: 256 MiB, so that a hostile header (a 2^31 x 2^31 tile, a strip claiming 4 GiB of
+ * pixels, a DEFLATE bomb behind a huge tile size) is refused before any allocation, while real
+ * files (GDAL's 8 KB strips, 256-1024 tiles, COGs; a single-strip 8000 x 8000 x 4 Byte image)
+ * read. Refused as an IO_ERROR, as the other hostile headers are.
+ */
+export const MAX_BLOCK_BYTES = 256 * 2 ** 20;
+
 export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLayout {
   const width = numberOf(ifd, TAG.ImageWidth, 0);
   const height = numberOf(ifd, TAG.ImageLength, 0);
   if (!(width > 0 && height > 0)) throw new TiffFormatError('the image has no width or height');
   const tiled = ifd.tags.has(TAG.TileOffsets);
   const spp = numberOf(ifd, TAG.SamplesPerPixel, 1);
+  // SamplesPerPixel is a SHORT (TIFF 6.0): a larger or fractional count is a corrupt entry (a
+  // type or offset rewritten), not 4 billion bands to allocate for.
+  if (!(Number.isInteger(spp) && spp >= 1 && spp <= 65535)) throw new TiffFormatError(`bad SamplesPerPixel ${spp}`);
   const bitsList = numbersOf(ifd, TAG.BitsPerSample) ?? [1];
   const formats = numbersOf(ifd, TAG.SampleFormat) ?? [1];
   for (let i = 1; i < bitsList.length; i++)
@@ -490,12 +515,24 @@ export function describeTiffImage(ifd: Ifd, littleEndian: boolean): TiffImageLay
   const blockWidth = tiled ? numberOf(ifd, TAG.TileWidth, 0) : width;
   const blockHeight = tiled ? numberOf(ifd, TAG.TileLength, 0) : Math.min(height, numberOf(ifd, TAG.RowsPerStrip, height) || height);
   if (!(blockWidth > 0 && blockHeight > 0)) throw new TiffFormatError('bad tile or strip size');
+  if (![width, height, blockWidth, blockHeight].every(Number.isSafeInteger)) throw new TiffFormatError('bad image, tile or strip size');
   const offsets = numbersOf(ifd, tiled ? TAG.TileOffsets : TAG.StripOffsets);
   const byteCounts = numbersOf(ifd, tiled ? TAG.TileByteCounts : TAG.StripByteCounts);
   if (!offsets || !byteCounts) throw new TiffFormatError('the image has no strip or tile offsets');
   const across = Math.ceil(width / blockWidth);
   const down = Math.ceil(height / blockHeight);
   const planar = numberOf(ifd, TAG.PlanarConfiguration, 1) === 2 && spp > 1 ? 2 : 1;
+  // A decoded block is one typed array: its size comes from header fields alone, so it is
+  // checked before anything is allocated for it (a 2^31 x 2^31 tile, a sparse one included).
+  const bits0 = bitsList[0] ?? 1;
+  const wordBytes = bits0 <= 8 ? 1 : bits0 <= 16 ? 2 : bits0 <= 32 ? 4 : bits0 <= 64 ? 8 : 16;
+  const decodedBytes = blockWidth * blockHeight * (planar === 2 ? 1 : spp) * wordBytes;
+  if (decodedBytes > MAX_BLOCK_BYTES) {
+    throw new TiffFormatError(
+      `a ${tiled ? 'tile' : 'strip'} of ${blockWidth} x ${blockHeight} pixels (${decodedBytes} bytes decoded) is larger than ` +
+        `the ${MAX_BLOCK_BYTES / 2 ** 20} MiB the reader decodes per block`,
+    );
+  }
   const blocks = across * down * (planar === 2 ? spp : 1);
   if (offsets.length < blocks) throw new TiffFormatError(`${offsets.length} block offsets for ${blocks} ${tiled ? 'tiles' : 'strips'}`);
   if (byteCounts.length < blocks)
