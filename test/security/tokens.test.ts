@@ -21,9 +21,11 @@ import {
   type KeyRing,
   type VerifyOptions,
 } from '../../src/adapters/tokens.js';
+import { mapServicesOf } from '../../src/adapters/map/service.js';
 import { createApp } from '../../src/server/app.js';
 import { siteRoutes } from '../../src/server/routes.js';
 import { fuzzParameters, fuzzTimeout } from '../fuzz/runs.js';
+import { putOlindaMap } from '../map-fixture.js';
 import { ADMIN_AUDIENCE, jsonOf, manualClock, PORTAL_AUDIENCE, siteRequest, testSite, TEST_REFERER } from '../site.js';
 
 const REFERER: Binding = { kind: 'referer', value: 'https://app.example.com/viewer' };
@@ -399,10 +401,12 @@ describe('tokens stay out of the server log', () => {
   }
 
   it('never writes a token sent in the query, a header, the cookie or the body, valid or not', async () => {
-    const site = await testSite();
-    await site.addUser('erin', 'administrator');
     const log = memoryLog();
-    const app = createApp(site, siteRoutes(site), { log });
+    // The site's own logger (handlers' warnings) and the request log are both captured.
+    const site = { ...(await testSite()), log };
+    await site.addUser('erin', 'administrator');
+    await putOlindaMap(site, { properties: { anonymous: false } });
+    const app = createApp(site, siteRoutes(site));
     const valid = await site.token('erin');
     const expired = await site.token('erin', { minutes: 1 });
     const tampered = `${valid.slice(0, -4)}AAAA`;
@@ -410,7 +414,13 @@ describe('tokens stay out of the server log', () => {
     site.clock.advance(120_000);
     for (const t of secrets) {
       const e = encodeURIComponent(t);
-      const paths = ['/portal/sharing/rest/community/self', '/server/admin/security/users', '/server/services/nope/MapServer'];
+      const paths = [
+        '/portal/sharing/rest/community/self',
+        '/server/admin/security/users',
+        '/server/services/nope/MapServer',
+        '/server/services/olinda/MapServer',
+        '/server/rest/services/olinda/MapServer/export',
+      ];
       for (const path of paths) {
         await app.fetch(siteRequest(`${path}?f=json&token=${e}&TOKEN=${e}&access_token=${e}`));
         await app.fetch(siteRequest(`${path}?f=json`, { headers: { authorization: `Bearer ${t}` } }));
@@ -419,6 +429,15 @@ describe('tokens stay out of the server log', () => {
         await app.fetch(siteRequest(`${path}?f=json`, { headers: { cookie: `geo_authcookie=${t}`, origin: 'https://localhost' } }));
         await app.fetch(siteRequest(path, { form: { f: 'json', token: t } }));
         await app.fetch(siteRequest(`${path}?f=json&bad=%FF`, { form: { f: 'json', token: t, junk: '\uFFFD' } }));
+      }
+      // A SOAP request with the token on the endpoint URL and in a header.
+      const soap = `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><GetMapCount/></s:Body></s:Envelope>`;
+      for (const headers of [{}, { authorization: `Bearer ${t}` }] as Record<string, string>[]) {
+        const req = siteRequest(`/server/services/olinda/MapServer?token=${e}`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml', ...headers },
+        });
+        await app.fetch(new Request(req, { body: soap }));
       }
       // A malformed header value still holds the token.
       await app.fetch(siteRequest('/portal/sharing/rest/community/self?f=json', { headers: { authorization: `Token ${t}` } }));
@@ -429,6 +448,7 @@ describe('tokens stay out of the server log', () => {
         }),
       );
     }
+    await mapServicesOf(site).close();
     const all = log.lines.join('\n');
     expect(log.lines.length).toBeGreaterThan(60);
     for (const t of secrets) {
