@@ -93,7 +93,10 @@ export async function readParams(req: Request, options: ReadParamsOptions = {}):
   const files: { name: string; file: File }[] = [];
 
   const search = new URL(req.url).search.slice(1);
-  for (const [name, value] of parseUrlEncoded(new TextEncoder().encode(search), 'query')) entries.push({ name, value, source: 'query' });
+  // Decision: a parameter with an empty name (`=x`, a form part with `name=""`) cannot be asked for:
+  // it is dropped, so that no error about it can name an empty path.
+  for (const [name, value] of parseUrlEncoded(new TextEncoder().encode(search), 'query'))
+    if (name !== '') entries.push({ name, value, source: 'query' });
 
   const contentType = (req.headers.get('content-type') ?? '').toLowerCase();
   const mediaType = contentType.split(';')[0]!.trim();
@@ -101,11 +104,12 @@ export async function readParams(req: Request, options: ReadParamsOptions = {}):
     const bytes = await readBody(req, maxBodyBytes);
     if (mediaType === 'multipart/form-data') {
       for (const [name, value] of await parseMultipart(bytes, req.headers.get('content-type')!)) {
+        if (name === '') continue;
         if (typeof value === 'string') entries.push({ name, value, source: 'body' });
         else files.push({ name, file: value });
       }
     } else {
-      for (const [name, value] of parseUrlEncoded(bytes, 'body')) entries.push({ name, value, source: 'body' });
+      for (const [name, value] of parseUrlEncoded(bytes, 'body')) if (name !== '') entries.push({ name, value, source: 'body' });
     }
   }
 
@@ -235,6 +239,8 @@ export function parseUrlEncoded(bytes: Uint8Array, where: ParamSource): [string,
     try {
       out.push([name, utf8.decode(percentDecode(rawValue))]);
     } catch {
+      if (name === '')
+        throw new EngineError('INVALID_ARGUMENT', `an unnamed parameter in the ${where} is not valid UTF-8`, { path: where });
       throw new EngineError('INVALID_ARGUMENT', `'${name}' is not valid UTF-8`, { path: name });
     }
   }
@@ -265,6 +271,7 @@ async function parseMultipart(bytes: Uint8Array, contentType: string): Promise<[
       throw new EngineError('INVALID_ARGUMENT', 'a parameter name in the body is not valid UTF-8', { path: 'body' });
     }
     if (!sentReplacement && typeof value === 'string' && value.includes('\uFFFD')) {
+      if (name === '') throw new EngineError('INVALID_ARGUMENT', 'an unnamed parameter in the body is not valid UTF-8', { path: 'body' });
       throw new EngineError('INVALID_ARGUMENT', `'${name}' is not valid UTF-8`, { path: name });
     }
     out.push([name, value]);

@@ -63,8 +63,9 @@ function newKey(clock: Clock): SigningKey {
 /** A key ring from persisted data, or a fresh one with one new key. */
 export function createKeyRing(clock: Clock = systemClock, options: KeyRingOptions = {}): KeyRing {
   const keys: SigningKey[] = [...(options.keys ?? [])];
-  const revokedSubjects: Record<string, number> = { ...options.revokedSubjects };
-  const revokedIds: Record<string, number> = { ...options.revokedIds };
+  // Null-prototype maps: a subject or jti named `__proto__` or `constructor` is an entry like any other.
+  const revokedSubjects: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, options.revokedSubjects);
+  const revokedIds: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, options.revokedIds);
   for (const k of keys) {
     if (base64url.decode(k.secret).length < 32) throw new EngineError('INVALID_ARGUMENT', `signing key ${k.kid} is shorter than 256 bits`);
   }

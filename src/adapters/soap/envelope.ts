@@ -129,6 +129,13 @@ function decodeBody(body: string | Uint8Array): string {
   }
   if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text))
     throw clientFault('The request is not valid UTF-8.', 'INVALID_FORMAT');
+  // XML 1.0 §2.2: NUL, C0 controls other than tab/CR/LF, U+FFFE and U+FFFF are not characters of a document.
+  // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+  const bad = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/.exec(text);
+  if (bad) {
+    const cp = `U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+    throw clientFault(`Malformed XML: the character ${cp} is not allowed in a document.`, 'INVALID_FORMAT');
+  }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
