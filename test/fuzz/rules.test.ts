@@ -35,7 +35,7 @@ import {
 const CASE_BUDGET_MS = 2_000;
 /** Heap growth allowed across a whole property run (after a GC where one is exposed). */
 const HEAP_BOUND = 256 * 1024 * 1024;
-const RUNS = 300;
+const RUNS = 1_000;
 
 const sources = {
   gray: rasterOf({ width: 16, height: 16, cellSize: 30 }, (x, y) => 100 + 3 * x + 2 * y) as SourceNode,
@@ -44,11 +44,18 @@ const sources = {
     (x, y, b) => (x * 7 + y * 3 + b * 11) % 500,
   ) as SourceNode,
 };
-/** Every reference opens a small in-memory raster (multiband for `$$`, `$2`, so band formulas resolve); URLs fail as a server's would. */
-const resolveSource: SourceResolver = async (ref, path) => {
-  if (ref.kind === 'url') throw new EngineError('IO_ERROR', `cannot open ${ref.url.slice(0, 40)}`, { path });
-  return /^\$(\$|2)$/.test(ref.name) ? sources.multi : sources.gray;
-};
+/**
+ * Every reference opens a small in-memory raster: `$2` the multiband one, `$$` the multiband one when
+ * `multiband` (band formulas resolve) or else the DEM (terrain functions resolve); URLs fail as a
+ * server's would.
+ */
+const resolverFor =
+  (multiband: boolean): SourceResolver =>
+  async (ref, path) => {
+    if (ref.kind === 'url') throw new EngineError('IO_ERROR', `cannot open ${ref.url.slice(0, 40)}`, { path });
+    return ref.name === '$2' || (multiband && ref.name === '$$') ? sources.multi : sources.gray;
+  };
+const resolveSource = resolverFor(false);
 
 const protoKeys = (): string => Object.getOwnPropertyNames(Object.prototype).sort().join(',');
 const PROTO = protoKeys();
@@ -60,11 +67,11 @@ interface Outcome {
 }
 
 /** One case: build (and render when it builds); any failure other than a well-formed EngineError throws. */
-async function checkRule(rule: unknown, templates: TemplateStore = createTemplates()): Promise<Outcome> {
+async function checkRule(rule: unknown, templates: TemplateStore = createTemplates(), multiband = false): Promise<Outcome> {
   const t0 = performance.now();
   let outcome: Outcome;
   try {
-    const g = await buildGraph(rule, { registry, templates, resolveSource });
+    const g = await buildGraph(rule, { registry, templates, resolveSource: resolverFor(multiband) });
     if (g.root.info.width > 0 && g.root.info.height > 0) {
       const w = Math.min(8, g.root.info.width);
       const h = Math.min(8, g.root.info.height);
@@ -96,27 +103,81 @@ beforeAll(() => {
   heapAtStart = heap();
 });
 afterAll(() => {
-  expect(heap() - heapAtStart).toBeLessThan(HEAP_BOUND);
+  const growth = heap() - heapAtStart;
+  console.info(`rules fuzz: heap growth ${(growth / 2 ** 20).toFixed(1)} MB (bound ${HEAP_BOUND / 2 ** 20} MB)`);
+  expect(growth).toBeLessThan(HEAP_BOUND);
 });
+
+/** Every name a sample uses that is not a registered function, registered as a template (so mutations reach template instantiation). */
+function sampleTemplates(): TemplateStore {
+  const templates = createTemplates();
+  const names = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null) return;
+    for (const [k, x] of Object.entries(v)) {
+      if (/^(rasterfunction|functionname)$/i.test(k) && typeof x === 'string' && registry.get(x) === undefined) names.add(x);
+      walk(x);
+    }
+  };
+  for (const { rule } of SAMPLE_RULES) walk(rule);
+  let i = 0;
+  for (const name of names) {
+    const rules = [
+      { rasterFunction: 'Hillshade', rasterFunctionArguments: { DEM: 'Raster', ZFactor: 2 } },
+      {
+        rasterFunction: 'Stretch',
+        rasterFunctionArguments: { StretchType: 5, Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { DEM: 'Raster' } } },
+      },
+      { rasterFunction: 'Arithmetic', rasterFunctionArguments: { Raster: 'Raster', Raster2: 'Other', Operation: 3 } },
+    ];
+    templates.register(name, rules[i++ % rules.length]);
+  }
+  return templates;
+}
 
 describe('rule fuzzing: mutations of the real rules', () => {
   it(
     'every mutation builds, or fails with an EngineError with a code and a path',
     async () => {
-      const examples: [{ sample: number; mutations: Mutation[]; asText: boolean }][] = [];
+      const templates = sampleTemplates();
+      let built = 0;
+      const examples: [{ sample: number; mutations: Mutation[]; asText: boolean }, boolean][] = [
+        // The first failure found: a rule that is not an object had an error without a path.
+        [
+          {
+            sample: 0,
+            mutations: [
+              { kind: 'set', at: 339, key: 0, value: 589 },
+              { kind: 'rename', at: 187, key: 0, to: 0 },
+            ],
+            asText: false,
+          },
+          false,
+        ],
+      ];
       await fc.assert(
-        fc.asyncProperty(mutatedRuleArb, async ({ sample, mutations, asText }) => {
+        fc.asyncProperty(mutatedRuleArb, fc.boolean(), async ({ sample, mutations, asText }, multiband) => {
           const rule = mutateRule(sample, mutations);
-          await checkRule(asText ? JSON.stringify(rule) : rule);
+          if ((await checkRule(asText ? JSON.stringify(rule) : rule, templates, multiband)).ok) built++;
         }),
         fuzzParameters(RUNS, { examples }),
       );
+      // Some mutations still build and render (the property is not only exercising error paths).
+      expect(built).toBeGreaterThan(0);
     },
     fuzzTimeout(RUNS, 50),
   );
 
-  it('every sample as it is builds or fails cleanly', async () => {
-    for (const { rule } of SAMPLE_RULES) await checkRule(rule);
+  it('every sample as it is builds or fails cleanly, also with its templates registered', async () => {
+    const templates = sampleTemplates();
+    expect(templates.list().length).toBeGreaterThan(0);
+    let built = 0;
+    for (const { rule } of SAMPLE_RULES) {
+      await checkRule(rule);
+      if ((await checkRule(rule, templates)).ok || (await checkRule(rule, templates, true)).ok) built++;
+    }
+    // Most real rules build and render (the property is not only exercising error paths).
+    expect(built).toBeGreaterThan(SAMPLE_RULES.length / 2);
   });
 });
 
@@ -146,8 +207,8 @@ describe('rule fuzzing: generated hostile rules', () => {
     }
   });
 
-  it('handles very wide rules: 20,000 rasters, 20,000 arguments, 1 MB strings everywhere', async () => {
-    const many = Array.from({ length: 20_000 }, (_, i) => `$${(i % 3) + 1}`);
+  it('handles very wide rules: 10,000 rasters, 20,000 arguments, 1 MB strings everywhere', async () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => `$${(i % 3) + 1}`);
     await checkRule({ rasterFunction: 'CompositeBand', rasterFunctionArguments: { Rasters: many } });
     await checkRule({ rasterFunction: 'Local', rasterFunctionArguments: { Rasters: many, Operation: 12 } });
     const nested = Array.from({ length: 2_000 }, () => ({ rasterFunction: 'Identity', rasterFunctionArguments: { Raster: '$1' } }));
