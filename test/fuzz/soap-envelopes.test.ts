@@ -353,6 +353,49 @@ describe('parseEnvelope and decodeRequest under hostile input', () => {
     expect((refused(op(`<a b='${'x&amp;'.repeat(1_500_000)}'/>`), /attribute value/) as EngineError).code).toBe('LIMIT_EXCEEDED');
   }, 30_000);
 
+  it(
+    'reads long and short character data alike: the text is the decoded characters, around markup and CDATA',
+    () => {
+      const piece = fc.constantFrom<[string, string]>(
+        ['x', 'x'],
+        ['&amp;', '&'],
+        ['&lt;', '<'],
+        ['&#x41;', 'A'],
+        ['&#233;', '\u00e9'],
+        [']]&gt;', ']]>'],
+        [' ', ' '],
+        ['\n', '\n'],
+        ['\u00e9', '\u00e9'],
+        ['>', '>'],
+        ['<![CDATA[&amp;<]]>', '&amp;<'],
+        ['<!-- c -->', ''],
+      );
+      fc.assert(
+        fc.property(
+          fc.array(piece, { minLength: 1, maxLength: 20 }),
+          fc.integer({ min: 1, max: 600 }),
+          fc.boolean(),
+          (pieces, times, attr) => {
+            const raw = pieces
+              .map((p) => p[0])
+              .join('')
+              .repeat(times);
+            const expected = pieces
+              .map((p) => p[1])
+              .join('')
+              .repeat(times);
+            const env = parseEnvelope(op(`<a${attr ? ' b="1>2"' : ''}>${raw}</a><b>${raw}<c/>${raw}</b>`), 'text/xml');
+            expect(env.request.children[0]?.text).toBe(expected);
+            expect(env.request.children[1]?.text).toBe(expected + expected);
+            expect(env.request.children[1]?.children[0]?.name).toBe('c');
+          },
+        ),
+        fuzzParameters(200),
+      );
+    },
+    fuzzTimeout(200, 20),
+  );
+
   it('refuses 10 MB+ documents quickly, as strings and as bytes', () => {
     const filler = `<!--${'x'.repeat(SOAP_LIMITS.maxBytes)}-->`;
     refused(op(filler), /too large/);
