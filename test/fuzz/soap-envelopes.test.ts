@@ -313,6 +313,89 @@ describe('parseEnvelope and decodeRequest under hostile input', () => {
     expect(env.request.children[0]?.text).toBe('<x>&xxe;');
   });
 
+  // Regression: fast-xml-parser builds character data one character at a time; a 9 MB text node took
+  // 300 MB of heap and 1.5 s, 1.6 million `&amp;` over 150 MB in decodeEntities, a 9 MB attribute value 330 MB.
+  it('reads the largest texts in bounded memory and time, and refuses over-long attribute values', () => {
+    const heapGrowth = (doc: string, check: (env: ReturnType<typeof parseEnvelope>) => void): number => {
+      const before = process.memoryUsage().heapUsed;
+      const started = performance.now();
+      const env = parseEnvelope(doc, 'text/xml');
+      const grown = process.memoryUsage().heapUsed - before;
+      expect(performance.now() - started).toBeLessThan(3000);
+      check(env);
+      return grown;
+    };
+    const text = (env: ReturnType<typeof parseEnvelope>) => env.request.children.map((c) => c.text).join('');
+    const big = 9_000_000;
+    expect(heapGrowth(op(`<a>${'x'.repeat(big)}</a>`), (env) => expect(text(env).length).toBe(big))).toBeLessThan(120e6);
+    expect(
+      heapGrowth(op(`<a>${'x&amp;]]&gt;'.repeat(800_000)}</a>`), (env) => {
+        const t = text(env);
+        expect(t.length).toBe(4_000_000);
+        expect(t.startsWith('x&]]>x&]]>')).toBe(true);
+      }),
+    ).toBeLessThan(120e6);
+    expect(
+      heapGrowth(op(`<a>${'y'.repeat(5000)}</a><b>${'&lt;'.repeat(2000)}<![CDATA[&amp;]]>${'z'.repeat(5000)}</b>`), (env) => {
+        expect(env.request.children[0]?.text).toBe('y'.repeat(5000));
+        expect(env.request.children[1]?.text).toBe(`${'<'.repeat(2000)}&amp;${'z'.repeat(5000)}`);
+      }),
+    ).toBeLessThan(120e6);
+    // Whitespace around the root, however long, is not text of any element.
+    expect(parseOrFault(`${wrap('<g:GetMapCount/>', `<?xml version="1.0"?>${' '.repeat(100_000)}`)}${'\n'.repeat(100_000)}`)).toBe('ok');
+    expect(parseOrFault(`${' '.repeat(100_000)}${wrap('<g:GetMapCount/>', '')}`)).toBe('ok');
+    // A long run with a bare '&' or an undeclared entity is still refused.
+    refused(op(`<a>${'x'.repeat(10_000)}&${'x'.repeat(10)}</a>`), /bare|Malformed/);
+    refused(op(`<a>${'x'.repeat(10_000)}&xxe;</a>`), /undeclared entity/);
+    const attr = (n: number) => op(`<a b="${'v'.repeat(n)}"/>`);
+    expect(parseOrFault(attr(SOAP_LIMITS.maxAttributeChars))).toBe('ok');
+    expect((refused(attr(SOAP_LIMITS.maxAttributeChars + 1), /attribute value/) as EngineError).code).toBe('LIMIT_EXCEEDED');
+    expect((refused(op(`<a b='${'x&amp;'.repeat(1_500_000)}'/>`), /attribute value/) as EngineError).code).toBe('LIMIT_EXCEEDED');
+  }, 30_000);
+
+  it(
+    'reads long and short character data alike: the text is the decoded characters, around markup and CDATA',
+    () => {
+      const piece = fc.constantFrom<[string, string]>(
+        ['x', 'x'],
+        ['&amp;', '&'],
+        ['&lt;', '<'],
+        ['&#x41;', 'A'],
+        ['&#233;', '\u00e9'],
+        [']]&gt;', ']]>'],
+        [' ', ' '],
+        ['\n', '\n'],
+        ['\u00e9', '\u00e9'],
+        ['>', '>'],
+        ['<![CDATA[&amp;<]]>', '&amp;<'],
+        ['<!-- c -->', ''],
+      );
+      fc.assert(
+        fc.property(
+          fc.array(piece, { minLength: 1, maxLength: 20 }),
+          fc.integer({ min: 1, max: 600 }),
+          fc.boolean(),
+          (pieces, times, attr) => {
+            const raw = pieces
+              .map((p) => p[0])
+              .join('')
+              .repeat(times);
+            const expected = pieces
+              .map((p) => p[1])
+              .join('')
+              .repeat(times);
+            const env = parseEnvelope(op(`<a${attr ? ' b="1>2"' : ''}>${raw}</a><b>${raw}<c/>${raw}</b>`), 'text/xml');
+            expect(env.request.children[0]?.text).toBe(expected);
+            expect(env.request.children[1]?.text).toBe(expected + expected);
+            expect(env.request.children[1]?.children[0]?.name).toBe('c');
+          },
+        ),
+        fuzzParameters(200),
+      );
+    },
+    fuzzTimeout(200, 20),
+  );
+
   it('refuses 10 MB+ documents quickly, as strings and as bytes', () => {
     const filler = `<!--${'x'.repeat(SOAP_LIMITS.maxBytes)}-->`;
     refused(op(filler), /too large/);

@@ -19,7 +19,15 @@ export const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
  * Limits on a request (§5.3 rule 8). Decision: 10 MB, 100 levels, 64 attributes on one element, and
  * 500,000 elements (a geometry of ~160,000 points; 10 MB of `<a/>` would otherwise cost ~800 MB of memory).
  */
-export const SOAP_LIMITS = { maxBytes: 10 * 1024 * 1024, maxDepth: 100, maxAttributes: 64, maxElements: 500_000 } as const;
+export const SOAP_LIMITS = {
+  maxBytes: 10 * 1024 * 1024,
+  maxDepth: 100,
+  maxAttributes: 64,
+  maxElements: 500_000,
+  // Decision: 64 KiB per attribute value. A request's attributes are namespace declarations, xsi:type and
+  // xsi:nil; the parser reads a value at ~35 bytes of heap per character (a 9 MB value needed over 300 MB).
+  maxAttributeChars: 65_536,
+} as const;
 
 /** Start tags in the text (`<` followed by a name start character), counted before anything is built. */
 function countStartTags(text: string): number {
@@ -139,38 +147,65 @@ function decodeBody(body: string | Uint8Array): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** The five predefined entities and character references; anything else is an undeclared entity. */
+/** The character an entity or character reference `ref` (between `&` and `;`) stands for. */
+function entityValue(ref: string): string {
+  switch (ref) {
+    case 'lt':
+      return '<';
+    case 'gt':
+      return '>';
+    case 'amp':
+      return '&';
+    case 'quot':
+      return '"';
+    case 'apos':
+      return "'";
+  }
+  const num = /^#(?:x([0-9A-Fa-f]+)|([0-9]+))$/.exec(ref);
+  if (num) {
+    const cp = num[1] !== undefined ? parseInt(num[1], 16) : parseInt(num[2] ?? '', 10);
+    const allowed =
+      cp === 0x9 ||
+      cp === 0xa ||
+      cp === 0xd ||
+      (cp >= 0x20 && cp <= 0xd7ff) ||
+      (cp >= 0xe000 && cp <= 0xfffd) ||
+      (cp >= 0x10000 && cp <= 0x10ffff);
+    if (!allowed) throw clientFault(`Malformed XML: character reference &${ref}; is not allowed.`, 'INVALID_FORMAT');
+    return String.fromCodePoint(cp);
+  }
+  throw clientFault(`Malformed XML: undeclared entity &${ref};.`, 'INVALID_FORMAT');
+}
+
+/**
+ * The five predefined entities and character references; anything else is an undeclared entity.
+ * A loop rather than `replace` with a callback: a 9 MB text of `&amp;` (1.6 million references)
+ * took over 150 MB that way; pieces are joined every few thousand so memory stays near the output's size.
+ */
 function decodeEntities(s: string): string {
-  if (!s.includes('&')) return s;
-  return s.replace(/&([^;&\s<]*);?/g, (m, ref: string) => {
-    if (!m.endsWith(';')) throw clientFault('Malformed XML: a bare "&" in content.', 'INVALID_FORMAT');
-    switch (ref) {
-      case 'lt':
-        return '<';
-      case 'gt':
-        return '>';
-      case 'amp':
-        return '&';
-      case 'quot':
-        return '"';
-      case 'apos':
-        return "'";
+  let amp = s.indexOf('&');
+  if (amp < 0) return s;
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let from = 0;
+  while (amp >= 0) {
+    let end = amp + 1;
+    for (; end < s.length; end++) {
+      const c = s.charCodeAt(end);
+      if (c === 59 /* ; */ || c === 38 /* & */ || c === 60 /* < */ || /\s/.test(s[end]!)) break;
     }
-    const num = /^#(?:x([0-9A-Fa-f]+)|([0-9]+))$/.exec(ref);
-    if (num) {
-      const cp = num[1] !== undefined ? parseInt(num[1], 16) : parseInt(num[2] ?? '', 10);
-      const allowed =
-        cp === 0x9 ||
-        cp === 0xa ||
-        cp === 0xd ||
-        (cp >= 0x20 && cp <= 0xd7ff) ||
-        (cp >= 0xe000 && cp <= 0xfffd) ||
-        (cp >= 0x10000 && cp <= 0x10ffff);
-      if (!allowed) throw clientFault(`Malformed XML: character reference &${ref}; is not allowed.`, 'INVALID_FORMAT');
-      return String.fromCodePoint(cp);
+    if (s.charCodeAt(end) !== 59) throw clientFault('Malformed XML: a bare "&" in content.', 'INVALID_FORMAT');
+    parts.push(s.slice(from, amp), entityValue(s.slice(amp + 1, end)));
+    from = end + 1;
+    if (parts.length >= 8192) {
+      chunks.push(parts.join(''));
+      parts = [];
     }
-    throw clientFault(`Malformed XML: undeclared entity &${ref};.`, 'INVALID_FORMAT');
-  });
+    amp = s.indexOf('&', from);
+  }
+  parts.push(s.slice(from));
+  chunks.push(parts.join(''));
+  return chunks.join('');
 }
 
 const parser = new XMLParser({
@@ -192,10 +227,70 @@ const parser = new XMLParser({
 
 type RawNode = Record<string, unknown>;
 
+/** Character data runs at least this long are handed to the parser as CDATA (see longTextAsCdata). */
+const LONG_TEXT = 4096;
+
+/**
+ * fast-xml-parser builds character data one character at a time (`text += c`), a rope of ~32 bytes
+ * per character: a 9 MB text node cost 300 MB of heap and 1.5 s. CDATA sections are sliced whole, so
+ * each long run of character data in a well-formed document (checked by XMLValidator first) is set
+ * aside in `texts`, entity references decoded here (as convert would), and replaced by a CDATA section
+ * holding NUL and its index: NUL cannot occur in a request (decodeBody refuses it), so the marker is
+ * unambiguous, and convert puts the text back. Short runs, markup, comments and CDATA are left as they are.
+ */
+function longTextAsCdata(xml: string, texts: string[]): string {
+  if (xml.length < LONG_TEXT) return xml;
+  const out: string[] = [];
+  let copied = 0;
+  let depth = 0;
+  let i = 0;
+  while (i < xml.length) {
+    if (xml.charCodeAt(i) === 60 /* < */) {
+      let end: number;
+      if (xml.startsWith('<!--', i)) end = xml.indexOf('-->', i + 4) + 3;
+      else if (xml.startsWith('<![CDATA[', i)) end = xml.indexOf(']]>', i + 9) + 3;
+      else if (xml.startsWith('<?', i)) end = xml.indexOf('?>', i + 2) + 2;
+      else {
+        // A tag: attribute values are quoted and may hold '>'.
+        end = i + 1;
+        while (end < xml.length && xml.charCodeAt(end) !== 62 /* > */) {
+          const c = xml.charCodeAt(end);
+          if (c === 34 || c === 39) {
+            const close = xml.indexOf(c === 34 ? '"' : "'", end + 1);
+            if ((close < 0 ? xml.length : close) - end - 1 > SOAP_LIMITS.maxAttributeChars)
+              throw clientFault(`An attribute value is longer than ${SOAP_LIMITS.maxAttributeChars} characters.`, 'LIMIT_EXCEEDED');
+            end = close < 0 ? xml.length : close;
+          }
+          end++;
+        }
+        end++;
+        if (xml.charCodeAt(i + 1) === 47 /* / */) depth--;
+        else if (xml.charCodeAt(end - 2) !== 47) depth++;
+      }
+      if (end <= i) return xml; // unterminated: leave the document to the parser's own errors
+      i = end;
+      continue;
+    }
+    let next = xml.indexOf('<', i);
+    if (next < 0) next = xml.length;
+    if (next - i >= LONG_TEXT) {
+      // Outside the root only whitespace is well-formed (XMLValidator checks): it is dropped.
+      const run = xml.slice(i, next);
+      if (depth > 0) texts.push(decodeEntities(run));
+      out.push(xml.slice(copied, i), depth > 0 ? `<![CDATA[\u0000${texts.length - 1}]]>` : '');
+      copied = next;
+    }
+    i = next;
+  }
+  if (copied === 0) return xml;
+  out.push(xml.slice(copied));
+  return out.join('');
+}
+
 /** Namespace scope: prefix ('' = default) -> URI. */
 type Scope = ReadonlyMap<string, string>;
 
-function convert(node: RawNode, scope: Scope, depth: number): SoapElement {
+function convert(node: RawNode, scope: Scope, depth: number, texts: readonly string[]): SoapElement {
   if (depth > SOAP_LIMITS.maxDepth)
     throw clientFault(`The request nests elements deeper than ${SOAP_LIMITS.maxDepth} levels.`, 'LIMIT_EXCEEDED');
   const qname = Object.keys(node).find((k) => k !== ':@');
@@ -245,8 +340,11 @@ function convert(node: RawNode, scope: Scope, depth: number): SoapElement {
     for (const child of content as RawNode[]) {
       if ('#text' in child) text += decodeEntities(typeof child['#text'] === 'string' ? child['#text'] : '');
       else if ('#cdata' in child) {
-        for (const t of child['#cdata'] as RawNode[]) text += typeof t['#text'] === 'string' ? t['#text'] : '';
-      } else children.push(convert(child, here, depth + 1));
+        for (const t of child['#cdata'] as RawNode[]) {
+          const cdata = typeof t['#text'] === 'string' ? t['#text'] : '';
+          text += cdata.charCodeAt(0) === 0 ? (texts[Number(cdata.slice(1))] ?? '') : cdata;
+        }
+      } else children.push(convert(child, here, depth + 1, texts));
     }
   }
   return { name, ...(namespace !== undefined ? { namespace } : {}), attributes, ...(xsiType ? { xsiType } : {}), nil, children, text };
@@ -268,12 +366,15 @@ export function parseEnvelope(body: string | Uint8Array, contentType: string | n
   if (decl && !utf8Compatible(decl[1] ?? '')) throw clientFault(`Unsupported encoding ${decl[1] ?? ''}; send UTF-8.`);
   if (countStartTags(text) > SOAP_LIMITS.maxElements)
     throw clientFault(`The request has more than ${SOAP_LIMITS.maxElements} elements.`, 'LIMIT_EXCEEDED');
+  // Long character data set aside before the parser sees it (and over-long attribute values refused).
+  const texts: string[] = [];
+  const prepared = longTextAsCdata(text, texts);
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
   if (valid !== true)
     throw clientFault(`Malformed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col}).`, 'INVALID_FORMAT');
   let raw: RawNode[];
   try {
-    raw = parser.parse(text) as RawNode[];
+    raw = parser.parse(prepared) as RawNode[];
   } catch (e) {
     if (e instanceof Error && /nested/i.test(e.message))
       throw clientFault(`The request nests elements deeper than ${SOAP_LIMITS.maxDepth} levels.`, 'LIMIT_EXCEEDED');
@@ -282,7 +383,7 @@ export function parseEnvelope(body: string | Uint8Array, contentType: string | n
   const roots = raw.filter((n) => !('#text' in n && String(n['#text']).trim() === ''));
   if (roots.length !== 1 || roots[0] === undefined || '#text' in roots[0] || '#cdata' in roots[0])
     throw clientFault('Malformed XML: the document must have exactly one root element.', 'INVALID_FORMAT');
-  const envelope = convert(roots[0], new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]), 1);
+  const envelope = convert(roots[0], new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]), 1, texts);
   if (envelope.name === 'Envelope' && envelope.namespace === SOAP12_ENV_NS)
     throw new SoapProtocolFault('VersionMismatch', 'Only SOAP 1.1 is supported.');
   if (envelope.name !== 'Envelope' || envelope.namespace !== SOAP11_ENV_NS) throw clientFault('The request is not a SOAP 1.1 Envelope.');
