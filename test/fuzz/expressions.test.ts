@@ -35,13 +35,13 @@ import { render } from '../../src/graph/render.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { buildGraph } from '../../src/rule/build.js';
 import { prng, rasterOf } from '../helpers.js';
-import { fuzzParameters, fuzzTimeout } from './runs.js';
+import { fuzzBudget, fuzzParameters, fuzzTimeout } from './runs.js';
 
 const PATH = 'rasterFunctionArguments.Expression';
 const NAMES = ['a', 'b', 'c', 'B1', 'B2', 'B3'];
 const SLOTS = new Map(NAMES.map((n, i) => [n.toLowerCase(), i]));
 /** Wall time for one compile plus one evaluation over a 64x64 block. */
-const EVAL_BUDGET_MS = 1_000;
+const EVAL_BUDGET_MS = fuzzBudget(1_000);
 const RUNS = 1_000;
 
 const SENTINEL = '__rasterflowFuzzSentinel';

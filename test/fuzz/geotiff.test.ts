@@ -25,7 +25,7 @@ import { inflateBlock } from '../../src/io/codec-pool.js';
 import { lzwDecode } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
-import { fuzzParameters, fuzzTimeout } from './runs.js';
+import { fuzzBudget, fuzzParameters, fuzzTimeout } from './runs.js';
 import {
   DATA,
   deflateBomb,
@@ -46,7 +46,7 @@ const SEEDS = seedTiffs().map((path) => ({ path, bytes: new Uint8Array(readFileS
 /** Codes a broken file may fail with: IO_ERROR, or UNSUPPORTED_INPUT for a layout the engine does not represent. */
 const ALLOWED = new Set(['IO_ERROR', 'UNSUPPORTED_INPUT']);
 /** Wall-clock budget of one case (open + every read), generous for 2 shared cores. */
-const CASE_BUDGET_MS = 2_000;
+const CASE_BUDGET_MS = fuzzBudget(2_000);
 /** Peak RSS growth allowed over a whole property (a 4 GB allocation would show). */
 const RSS_BUDGET_BYTES = 512 * 1024 * 1024;
 
@@ -480,7 +480,7 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     const t0 = performance.now();
     // The decoder stops at the tile's bytes: the rest of the stream is never expanded.
     expect(lzwDecode(bomb, 256).length).toBe(256);
-    expect(performance.now() - t0).toBeLessThan(100);
+    expect(performance.now() - t0).toBeLessThan(fuzzBudget(100));
     const s = await openGeoTiff(
       writeCase(
         hostileTiff(

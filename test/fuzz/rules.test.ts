@@ -18,7 +18,7 @@ import type { SourceNode } from '../../src/graph/types.js';
 import { buildGraph, type SourceResolver } from '../../src/rule/build.js';
 import { createTemplates, type TemplateStore } from '../../src/rule/templates.js';
 import { rasterOf } from '../helpers.js';
-import { fuzzParameters, fuzzTimeout } from './runs.js';
+import { fuzzBudget, fuzzParameters, fuzzTimeout } from './runs.js';
 import {
   deepLongForm,
   deepRule,
@@ -32,7 +32,7 @@ import {
 } from './rule-arbitraries.js';
 
 /** Wall time one case may take (parse + build + an 8x8 render). */
-const CASE_BUDGET_MS = 2_000;
+const CASE_BUDGET_MS = fuzzBudget(2_000);
 /** Heap growth allowed across a whole property run (after a GC where one is exposed). */
 const HEAP_BOUND = 256 * 1024 * 1024;
 const RUNS = 1_000;

@@ -18,3 +18,10 @@ export function fuzzParameters<T>(defaultRuns: number, extra: fc.Parameters<T> =
 
 /** A per-test timeout that grows with the run count (vitest's, in ms). */
 export const fuzzTimeout = (defaultRuns: number, msPerCase: number): number => Math.max(30_000, (FUZZ_RUNS || defaultRuns) * msPerCase);
+
+/**
+ * A time budget for one case, as a hang detector: `ms` (what the case takes on a quiet machine,
+ * with room) times RASTERFLOW_FUZZ_BUDGET_FACTOR (default 5), so that two shared cores running the
+ * whole suite never turn a slow case into a failure, while a hang or a blow-up still fails.
+ */
+export const fuzzBudget = (ms: number): number => ms * (Number(process.env['RASTERFLOW_FUZZ_BUDGET_FACTOR'] ?? '') || 5);
