@@ -1,6 +1,6 @@
 /**
  * How many cases each fuzz property runs. The test suite runs a bounded count (CI stays fast);
- * `npm run fuzz` sets RASTERFLOW_FUZZ_RUNS=100000. RASTERFLOW_FUZZ_SEED replays a run.
+ * `npm run fuzz` sets RASTERFLOW_FUZZ_RUNS=100000. RASTERFLOW_FUZZ_REPLAY replays a run.
  */
 import fc from 'fast-check';
 
@@ -8,10 +8,10 @@ export const FUZZ_RUNS = Number(process.env['RASTERFLOW_FUZZ_RUNS'] ?? '') || 0;
 
 /** fast-check parameters: `defaultRuns` in the suite, RASTERFLOW_FUZZ_RUNS under `npm run fuzz`, a seed when given. */
 export function fuzzParameters<T>(defaultRuns: number, extra: fc.Parameters<T> = {}): fc.Parameters<T> {
-  const seed = Number(process.env['RASTERFLOW_FUZZ_SEED'] ?? '');
+  const seed = Number(process.env['RASTERFLOW_FUZZ_REPLAY'] ?? '');
   return {
     numRuns: FUZZ_RUNS || defaultRuns,
-    ...(Number.isInteger(seed) && process.env['RASTERFLOW_FUZZ_SEED'] ? { seed } : {}),
+    ...(Number.isInteger(seed) && process.env['RASTERFLOW_FUZZ_REPLAY'] ? { seed } : {}),
     ...extra,
   };
 }
