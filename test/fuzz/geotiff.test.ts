@@ -25,12 +25,14 @@ import { inflateBlock } from '../../src/io/codec-pool.js';
 import { lzwDecode } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
+import { openFileSource } from '../../src/io/tiff-reader.js';
 import { fuzzParameters, fuzzTimeout } from './runs.js';
 import {
   DATA,
   deflateBomb,
   type FieldMutation,
   hostileTiff,
+  type HostileTag,
   imageTags,
   INTERESTING_TAGS,
   interestingNumbers,
@@ -364,34 +366,56 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     const e = 8 + 2 + (n - 1) * 12;
     expect(v.getUint16(e, true)).toBe(33550);
     v.setUint32(e + 4, 2 ** 28, true);
-    expect(await expectIoError(big)).toMatch(/cut short or corrupt|past the end/);
+    expect(await expectIoError(big)).toMatch(/more than 16777216 tag values/);
     const header = new Uint8Array([0x49, 0x49, 42, 0, 0xff, 0xff, 0xff, 0x7f]);
     await expectIoError(header);
-    await expectIoError(
-      hostileTiff([imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] })], PIXELS, {
-        next: [{ raw: 2 ** 32 - 2 }],
-      }),
-    ).catch((e: unknown) => {
-      // A next-IFD pointer past the end after a good first image: GDAL still reads the first
-      // image; so do we (the broken chain is an error only if nothing was read).
-      throw e;
-    });
+    // A next-IFD pointer past the end after a good first image: the whole file is refused
+    // (the chain is corrupt; the reader scans every IFD for masks and overviews).
+    expect(
+      await expectIoError(
+        hostileTiff([imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] })], PIXELS, {
+          next: [{ raw: 2 ** 32 - 2 }],
+        }),
+      ),
+    ).toMatch(/image directory \(IFD\) 2 needs/);
   });
 
-  it('a tag of 2^30 LONGs (4 GiB) past the end: refused before a buffer or a file read of that size (fh.read aborted the process)', async () => {
+  it('a tag of 2^30 LONGs (4 GiB) past the end: refused by the tag budget; a file read never asks for more than the file', async () => {
     const bytes = hostileTiff([
       [...imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] }), [33550, 4, [0, 0]]],
     ]);
     const v = new DataView(bytes.buffer);
     const e = 8 + 2 + (v.getUint16(8, true) - 1) * 12;
     v.setUint32(e + 4, 2 ** 30, true);
-    expect(await expectIoError(bytes)).toMatch(/tag 33550 of image directory \(IFD\) 1 needs 4294967296 bytes/);
+    expect(await expectIoError(bytes)).toMatch(/more than 16777216 tag values \(at tag 33550/);
+    // Under the budget, the length reached fh.read, which aborts the process above 2^31 - 1.
+    const src = await openFileSource(writeCase(bytes));
+    try {
+      expect((await src.read(0, 2 ** 32)).length).toBe(bytes.length);
+      expect((await src.read(bytes.length + 10, 2 ** 31)).length).toBe(0);
+    } finally {
+      await src.close();
+    }
   });
 
   it('SamplesPerPixel read as a LONG8 out of line (2^40 bands): IO_ERROR, not an exhausted heap', async () => {
     const b = SEEDS[seedIndex('f32-deflate-pred3-tiled')]!.bytes.slice();
     mutateField(b, { entry: 0, field: 'type', index: 0, value: 16, tag: 277 });
     expect(await expectIoError(b)).toMatch(/bad SamplesPerPixel/);
+  });
+
+  it('4,000 tags each 250,000 SHORTs at one offset (1.3 MB giving 8 GB of decoded values): IO_ERROR within the tag budget', async () => {
+    const base = imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] });
+    const extra = Array.from({ length: 4000 }, (_, i): HostileTag => [40000 + i, 3, [0, 0, 0]]);
+    const bytes = hostileTiff([[...base, ...extra]], new Uint8Array(600_000));
+    const v = new DataView(bytes.buffer);
+    for (let i = 0; i < v.getUint16(8, true); i++) {
+      const e = 10 + i * 12;
+      if (v.getUint16(e, true) < 40000) continue;
+      v.setUint32(e + 4, 250_000, true);
+      v.setUint32(e + 8, 8, true);
+    }
+    expect(await expectIoError(bytes)).toMatch(/more than 16777216 tag values/);
   });
 
   it('IFD loops: next-IFD pointing back to itself or to the first', async () => {
