@@ -13,7 +13,7 @@
  * RASTERFLOW_FUZZ_LOG=<file> appends each mutant case (JSON) before it runs: a case that kills
  * the process (out of memory, a native abort) leaves no counterexample otherwise.
  */
-import { appendFileSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -26,6 +26,7 @@ import { lzwDecode } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
 import { openFileSource } from '../../src/io/tiff-reader.js';
+import { runCli } from '../helpers.js';
 import { fuzzParameters, fuzzTimeout } from './runs.js';
 import {
   DATA,
@@ -525,4 +526,31 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     await expect(inflateBlock(bomb, 256)).rejects.toThrow();
     await expect(inflateBlock(bomb, 1 << 20)).rejects.toThrow(); // large enough to go to a codec thread
   });
+});
+
+describe('hostile TIFFs through rasterflow (the CLI)', () => {
+  it('render and info of a DEFLATE bomb: exit 1, IO_ERROR naming the tile, no output, in seconds', () => {
+    const bomb = deflateBomb(2 ** 30);
+    const path = writeCase(
+      hostileTiff(
+        [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 8, offsets: [DATA], counts: [bomb.length] })],
+        bomb,
+      ),
+    );
+    const out = join(dir, 'bomb-out.png');
+    const r = runCli(['render', '--rule', '{"rasterFunction":"Hillshade"}', '--input', path, '--output', out], { timeoutMs: 30_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error IO_ERROR at input: .*tile 0 \(columns 0-15, rows 0-15\) of band 1 does not decode: DEFLATE data inflates to more than/,
+    );
+    expect(existsSync(out)).toBe(false);
+    // info reads no pixels of a file without statistics: it opens, and a hostile header refuses there.
+    const amp = writeCase(
+      hostileTiff([imageTags({ width: 2 ** 31, height: 2 ** 31, bw: 2 ** 31, bh: 2 ** 31, tiled: true, offsets: [0], counts: [0] })]),
+    );
+    const info = runCli(['info', amp], { timeoutMs: 30_000 });
+    expect(info.code).toBe(1);
+    expect(info.stderr).toMatch(/^error IO_ERROR at input: .*larger than the 256 MiB the reader decodes per block/);
+  }, 60_000);
 });
