@@ -157,9 +157,17 @@ export const INTERESTING_TAGS = [
   256, 257, 258, 259, 273, 277, 278, 279, 284, 317, 322, 323, 324, 325, 339, 338, 254, 262, 34735, 33550, 33922,
 ];
 
-/** Numbers a hostile header likes: limits of each width, powers of two, the file size around. */
+/**
+ * Numbers a hostile header likes: limits of each width, powers of two, the file size around,
+ * and the codes of every compression, predictor and sample format the reader knows (so a
+ * mutant reaches each decoder, geotiff.js's JPEG, LERC, ZSTD and WebP included).
+ */
 export function interestingNumbers(fileSize: number): number[] {
-  return [0, 1, 2, 3, 7, 8, 16, 255, 256, 65535, 65536, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, fileSize - 1, fileSize, fileSize + 1, 2 ** 40];
+  return [
+    ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64, 128, 255, 256, 65535, 65536],
+    ...[32773, 32946, 34887, 50000, 50001],
+    ...[2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, fileSize - 1, fileSize, fileSize + 1, 2 ** 40],
+  ];
 }
 
 // ---- Hand-made hostile files
