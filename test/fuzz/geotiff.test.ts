@@ -22,7 +22,7 @@ import { EngineError } from '../../src/core/errors.js';
 import { PIXEL_TYPE_INFO } from '../../src/core/pixel-type.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { inflateBlock } from '../../src/io/codec-pool.js';
-import { lzwDecode } from '../../src/io/decoders.js';
+import { lzwDecode, zstdUpperBound } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
 import { openFileSource } from '../../src/io/tiff-reader.js';
@@ -40,6 +40,7 @@ import {
   lzwBomb,
   mutateField,
   seedTiffs,
+  zstdBomb,
 } from './tiff-builders.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-fuzz-tiff-'));
@@ -511,6 +512,36 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
         hostileTiff(
           [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 5, offsets: [DATA], counts: [bomb.length] })],
           bomb,
+        ),
+      ),
+    );
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 0)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('ZSTD bombs: a 16 x 16 tile of RLE blocks giving 1 GiB, its size declared or streamed', async () => {
+    for (const declare of [true, false]) {
+      const bomb = zstdBomb(2 ** 30, declare);
+      expect(bomb.length).toBeLessThan(40_000);
+      expect(zstdUpperBound(bomb)).toEqual({ bound: 2 ** 30, undeclared: !declare });
+      const m = await expectIoError(
+        hostileTiff(
+          [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 50000, offsets: [DATA], counts: [bomb.length] })],
+          bomb,
+        ),
+      );
+      expect(m).toMatch(/tile 0 .* does not decode: ZSTD data may decompress to 1073741824 bytes/);
+    }
+    // A small honest frame of the same kind reads.
+    const ok = zstdBomb(256);
+    const s = await openGeoTiff(
+      writeCase(
+        hostileTiff(
+          [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 50000, offsets: [DATA], counts: [ok.length] })],
+          ok,
         ),
       ),
     );

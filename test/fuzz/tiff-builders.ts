@@ -358,3 +358,29 @@ function packVariable(codes: readonly number[]): Uint8Array {
   if (nbits > 0) out.push((acc << (8 - nbits)) & 0xff);
   return Uint8Array.from(out);
 }
+
+/**
+ * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give 128 KiB) of at least `bytes` zeros, its
+ * Frame_Content_Size declared (or left out, so that a decoder streams): 1 GiB in 32 KB.
+ */
+export function zstdBomb(bytes: number, declare = true): Uint8Array {
+  const B = 128 * 1024;
+  const n = Math.max(1, Math.ceil(bytes / B));
+  const head = declare ? 13 : 6; // magic, descriptor, then the content size or the window descriptor
+  const out = new Uint8Array(head + n * 4);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, 0xfd2fb528, true);
+  // Frame header: 8-byte content size and single segment, or no content size and a window of 128 KiB.
+  out[4] = declare ? 0xe0 : 0x00;
+  if (declare) v.setBigUint64(5, BigInt(n * B), true);
+  else out[5] = 0x38; // Window_Descriptor: exponent 7 (2^17)
+  for (let i = 0; i < n; i++) {
+    const h = (i === n - 1 ? 1 : 0) | (1 << 1) | (B << 3); // last flag, RLE, size
+    const p = head + i * 4;
+    out[p] = h & 255;
+    out[p + 1] = (h >>> 8) & 255;
+    out[p + 2] = (h >>> 16) & 255;
+    out[p + 3] = 0;
+  }
+  return out;
+}
