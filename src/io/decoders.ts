@@ -48,6 +48,9 @@ export function storageOf(format: number, bits: number): Storage | undefined {
   }
 }
 
+/** The largest expansion of DEFLATE (output bytes per input byte; LZW and PackBits decoders name their own short data). */
+const MAX_RATIO: Readonly<Record<number, number>> = { 8: 1032, 32946: 1032 };
+
 const NATIVE_COMPRESSIONS = new Set([1, 5, 8, 32946, 32773]);
 const LIBRARY_COMPRESSIONS = new Set([7, 34887, 50000, 50001]);
 
@@ -119,6 +122,14 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   return async (raw, index) => {
     let bytes: Uint8Array;
     const needed = neededBytes(index);
+    // No DEFLATE stream expands further than 1032:1: a block whose pixels need more than that of
+    // its bytes is refused before zlib allocates an output chunk of the header-given size.
+    const ratio = MAX_RATIO[l.compression];
+    if (ratio !== undefined && needed > raw.length * ratio) {
+      throw new CorruptBlockError(
+        `${raw.length} compressed bytes cannot give the ${needed} bytes its pixels need: the data is cut short or corrupt`,
+      );
+    }
     switch (l.compression) {
       case 1:
         if (raw.length < needed) throw short('it holds', raw.length, needed);
