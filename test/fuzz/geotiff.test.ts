@@ -204,13 +204,23 @@ const seedIndex = (name: string): number => SEEDS.findIndex((s) => s.path.endsWi
 /**
  * Counterexamples the property found, replayed first on every run (each fixed in src/io/):
  * SamplesPerPixel's type rewritten to LONG8 (read out of line: 2^40 bands, the heap exhausted
- * allocating per-band arrays).
+ * allocating per-band arrays); SamplesPerPixel 32946 on a DEFLATE DEM (a 300 MB zlib output
+ * chunk for a strip of 2 KB, found by a 20,000-case run).
  */
 const FOUND: [{ seed: number; mutations: Mutation[] }][] = [
   [
     {
       seed: seedIndex('f32-deflate-pred3-tiled'),
       mutations: [{ kind: 'field', m: { entry: 354, field: 'type', index: 79862, value: 16, tag: 277 } }],
+    },
+  ],
+  [
+    {
+      seed: seedIndex('olinda_dem_utm25s'),
+      mutations: [
+        { kind: 'field', m: { entry: 206, field: 'value', index: 16280, value: 32946, tag: 277 } },
+        { kind: 'cut', at: 11616 },
+      ],
     },
   ],
 ];
@@ -550,6 +560,17 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('a 64 MB DEFLATE strip of 100 bytes (more than 1032:1): refused before zlib allocates its output', async () => {
+    const junk = deflateBomb(1).subarray(0, 100);
+    const m = await expectIoError(
+      hostileTiff(
+        [imageTags({ width: 8000, height: 8000, bw: 8000, bh: 8000, tiled: false, compression: 8, offsets: [DATA], counts: [100] })],
+        junk,
+      ),
+    );
+    expect(m).toMatch(/strip 0 .* does not decode: 100 compressed bytes cannot give the 64000000 bytes its pixels need/);
   });
 
   it('inflateBlock caps the inflated size at the block size (main thread and codec threads)', async () => {
