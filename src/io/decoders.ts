@@ -48,6 +48,9 @@ export function storageOf(format: number, bits: number): Storage | undefined {
   }
 }
 
+/** The largest expansion of DEFLATE (output bytes per input byte; LZW and PackBits decoders name their own short data). */
+const MAX_RATIO: Readonly<Record<number, number>> = { 8: 1032, 32946: 1032 };
+
 const NATIVE_COMPRESSIONS = new Set([1, 5, 8, 32946, 32773]);
 const LIBRARY_COMPRESSIONS = new Set([7, 34887, 50000, 50001]);
 
@@ -119,6 +122,14 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
   return async (raw, index) => {
     let bytes: Uint8Array;
     const needed = neededBytes(index);
+    // No DEFLATE stream expands further than 1032:1: a block whose pixels need more than that of
+    // its bytes is refused before zlib allocates an output chunk of the header-given size.
+    const ratio = MAX_RATIO[l.compression];
+    if (ratio !== undefined && needed > raw.length * ratio) {
+      throw new CorruptBlockError(
+        `${raw.length} compressed bytes cannot give the ${needed} bytes its pixels need: the data is cut short or corrupt`,
+      );
+    }
     switch (l.compression) {
       case 1:
         if (raw.length < needed) throw short('it holds', raw.length, needed);
@@ -140,6 +151,16 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
         bytes = packBitsDecode(raw, blockBytes, needed);
         break;
       default: {
+        if (l.compression === 50000) {
+          // geotiff.js's ZSTD decoder (zstddec) allocates what the frames declare, or streams
+          // what the blocks give: a 32 KB tile of RLE blocks gives 1 GiB. Bounded from the headers first.
+          const { bound } = zstdUpperBound(raw);
+          if (bound > 2 * blockBytes + ZSTD_BLOCK_MAX * 8) {
+            throw new CorruptBlockError(
+              `ZSTD data may decompress to ${bound} bytes, more than the ${blockBytes} bytes of the block: the data is corrupt`,
+            );
+          }
+        }
         const ab = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : raw.slice().buffer;
         const out = await library!.decodeBlock(ab);
         if (l.compression === 34887) {
@@ -185,6 +206,67 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
     if (half) return halfToFloat(new Uint16Array(bytes.buffer, bytes.byteOffset, numbers));
     return new storage.array(bytes.buffer, bytes.byteOffset, numbers);
   };
+}
+
+// ---- ZSTD frame sizes
+
+/** The largest a ZSTD block decompresses to (RFC 8878 §3.1.1.2.3, Block_Maximum_Size). */
+const ZSTD_BLOCK_MAX = 128 * 1024;
+
+/**
+ * An upper bound of what a ZSTD stream (frames one after another, RFC 8878 §3.1) decompresses
+ * to, from its headers alone: per frame the declared Frame_Content_Size when there is one, else
+ * the sum over its blocks (Raw and RLE blocks their size, Compressed blocks at most 128 KiB).
+ * `undeclared`: some frame has no Frame_Content_Size. Throws a CorruptBlockError for a stream
+ * the headers show to be broken.
+ */
+export function zstdUpperBound(b: Uint8Array): { bound: number; undeclared: boolean } {
+  const corrupt = (why: string): Error => new CorruptBlockError(`ZSTD data is corrupt: ${why}`);
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let p = 0;
+  let total = 0;
+  let undeclared = false;
+  while (p < b.length) {
+    if (p + 4 > b.length) throw corrupt(`a frame cut short at byte ${p}`);
+    const magic = v.getUint32(p, true);
+    if (magic >>> 4 === 0x184d2a5) {
+      // A skippable frame: its size, then that many bytes.
+      if (p + 8 > b.length) throw corrupt(`a skippable frame cut short at byte ${p}`);
+      p += 8 + v.getUint32(p + 4, true);
+      continue;
+    }
+    if (magic !== 0xfd2fb528) throw corrupt(`no frame magic number at byte ${p}`);
+    const fhd = b[p + 4];
+    if (fhd === undefined) throw corrupt('a frame header cut short');
+    const single = (fhd & 0x20) !== 0;
+    const fcsFlag = fhd >>> 6;
+    const fcsSize = fcsFlag === 0 ? (single ? 1 : 0) : 1 << fcsFlag;
+    const didSize = [0, 1, 2, 4][fhd & 3]!;
+    p += 5 + (single ? 0 : 1) + didSize;
+    if (p + fcsSize > b.length) throw corrupt('a frame header cut short');
+    let declared = -1;
+    if (fcsSize === 1) declared = b[p]!;
+    else if (fcsSize === 2) declared = v.getUint16(p, true) + 256;
+    else if (fcsSize === 4) declared = v.getUint32(p, true);
+    else if (fcsSize === 8) declared = Number(v.getBigUint64(p, true));
+    p += fcsSize;
+    let blocks = 0;
+    for (;;) {
+      if (p + 3 > b.length) throw corrupt('a block header cut short');
+      const h = b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16);
+      const type = (h >>> 1) & 3;
+      const size = h >>> 3;
+      if (type === 3) throw corrupt('a reserved block type');
+      blocks += type === 2 ? ZSTD_BLOCK_MAX : size;
+      p += 3 + (type === 1 ? 1 : size);
+      if (h & 1) break;
+    }
+    if (fhd & 4) p += 4; // Content_Checksum
+    // zstddec allocates what the frames declare, or streams what the blocks give: the larger counts.
+    total += Math.max(declared, blocks);
+    if (declared < 0) undeclared = true;
+  }
+  return { bound: total, undeclared };
 }
 
 // ---- Byte order and predictors

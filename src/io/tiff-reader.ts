@@ -225,6 +225,16 @@ export class TiffFormatError extends Error {}
 export class TiffUnsupportedError extends Error {}
 
 /**
+ * How many tag values the IFDs of one file may hold in all, each entry counting at least 16
+ * (its Map slot and typed array). Values are decoded to 8-byte numbers, and entries of many
+ * tags may point at the same bytes: without a budget a 1 MB file of 4,000 tags, each 250,000
+ * SHORTs at one offset, decodes to 8 GB.
+ * Decision: 2^24 (128 MiB of decoded numbers), ample for the block offsets and byte counts of
+ * an image of 8 million tiles and its overviews.
+ */
+export const MAX_TAG_VALUES = 2 ** 24;
+
+/**
  * Parse the header and up to `maxIfds` IFDs (a guard against loops). `head` holds the first bytes
  * of the file (any length); anything past it is read from `src`.
  */
@@ -264,6 +274,7 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
 
   const ifds: Ifd[] = [];
   const seen = new Set<number>();
+  let budget = MAX_TAG_VALUES;
   while (next !== 0 && ifds.length < maxIfds && !seen.has(next)) {
     seen.add(next);
     const what = `image directory (IFD) ${ifds.length + 1}`;
@@ -280,6 +291,13 @@ export async function readTiffStructure(src: ByteSource, head: Uint8Array, maxIf
       const n = big ? Number(body.getBigUint64(p + 4, le)) : body.getUint32(p + 4, le);
       const size = TYPE_SIZE[type];
       if (size === undefined) continue; // unknown type: skip the tag, as libtiff does
+      budget -= Math.max(n, 16);
+      if (budget < 0) {
+        for (const read of pending) read.catch(() => undefined); // reads already started fail unobserved otherwise
+        throw new TiffFormatError(
+          `the image directories hold more than ${MAX_TAG_VALUES} tag values (at tag ${tag} of ${what}): the file is corrupt or hostile`,
+        );
+      }
       const total = size * n;
       const inline = total <= (big ? 8 : 4);
       if (inline) tags.set(tag, decodeValues(body, p + (big ? 12 : 8), type, n, le));

@@ -13,7 +13,7 @@
  * RASTERFLOW_FUZZ_LOG=<file> appends each mutant case (JSON) before it runs: a case that kills
  * the process (out of memory, a native abort) leaves no counterexample otherwise.
  */
-import { appendFileSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -22,21 +22,25 @@ import { EngineError } from '../../src/core/errors.js';
 import { PIXEL_TYPE_INFO } from '../../src/core/pixel-type.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { inflateBlock } from '../../src/io/codec-pool.js';
-import { lzwDecode } from '../../src/io/decoders.js';
+import { lzwDecode, zstdUpperBound } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
+import { openFileSource } from '../../src/io/tiff-reader.js';
+import { runCli } from '../helpers.js';
 import { fuzzBudget, fuzzParameters, fuzzTimeout } from './runs.js';
 import {
   DATA,
   deflateBomb,
   type FieldMutation,
   hostileTiff,
+  type HostileTag,
   imageTags,
   INTERESTING_TAGS,
   interestingNumbers,
   lzwBomb,
   mutateField,
   seedTiffs,
+  zstdBomb,
 } from './tiff-builders.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-fuzz-tiff-'));
@@ -200,13 +204,23 @@ const seedIndex = (name: string): number => SEEDS.findIndex((s) => s.path.endsWi
 /**
  * Counterexamples the property found, replayed first on every run (each fixed in src/io/):
  * SamplesPerPixel's type rewritten to LONG8 (read out of line: 2^40 bands, the heap exhausted
- * allocating per-band arrays).
+ * allocating per-band arrays); SamplesPerPixel 32946 on a DEFLATE DEM (a 300 MB zlib output
+ * chunk for a strip of 2 KB, found by a 20,000-case run).
  */
 const FOUND: [{ seed: number; mutations: Mutation[] }][] = [
   [
     {
       seed: seedIndex('f32-deflate-pred3-tiled'),
       mutations: [{ kind: 'field', m: { entry: 354, field: 'type', index: 79862, value: 16, tag: 277 } }],
+    },
+  ],
+  [
+    {
+      seed: seedIndex('olinda_dem_utm25s'),
+      mutations: [
+        { kind: 'field', m: { entry: 206, field: 'value', index: 16280, value: 32946, tag: 277 } },
+        { kind: 'cut', at: 11616 },
+      ],
     },
   ],
 ];
@@ -364,34 +378,56 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     const e = 8 + 2 + (n - 1) * 12;
     expect(v.getUint16(e, true)).toBe(33550);
     v.setUint32(e + 4, 2 ** 28, true);
-    expect(await expectIoError(big)).toMatch(/cut short or corrupt|past the end/);
+    expect(await expectIoError(big)).toMatch(/more than 16777216 tag values/);
     const header = new Uint8Array([0x49, 0x49, 42, 0, 0xff, 0xff, 0xff, 0x7f]);
     await expectIoError(header);
-    await expectIoError(
-      hostileTiff([imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] })], PIXELS, {
-        next: [{ raw: 2 ** 32 - 2 }],
-      }),
-    ).catch((e: unknown) => {
-      // A next-IFD pointer past the end after a good first image: GDAL still reads the first
-      // image; so do we (the broken chain is an error only if nothing was read).
-      throw e;
-    });
+    // A next-IFD pointer past the end after a good first image: the whole file is refused
+    // (the chain is corrupt; the reader scans every IFD for masks and overviews).
+    expect(
+      await expectIoError(
+        hostileTiff([imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] })], PIXELS, {
+          next: [{ raw: 2 ** 32 - 2 }],
+        }),
+      ),
+    ).toMatch(/image directory \(IFD\) 2 needs/);
   });
 
-  it('a tag of 2^30 LONGs (4 GiB) past the end: refused before a buffer or a file read of that size (fh.read aborted the process)', async () => {
+  it('a tag of 2^30 LONGs (4 GiB) past the end: refused by the tag budget; a file read never asks for more than the file', async () => {
     const bytes = hostileTiff([
       [...imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] }), [33550, 4, [0, 0]]],
     ]);
     const v = new DataView(bytes.buffer);
     const e = 8 + 2 + (v.getUint16(8, true) - 1) * 12;
     v.setUint32(e + 4, 2 ** 30, true);
-    expect(await expectIoError(bytes)).toMatch(/tag 33550 of image directory \(IFD\) 1 needs 4294967296 bytes/);
+    expect(await expectIoError(bytes)).toMatch(/more than 16777216 tag values \(at tag 33550/);
+    // Under the budget, the length reached fh.read, which aborts the process above 2^31 - 1.
+    const src = await openFileSource(writeCase(bytes));
+    try {
+      expect((await src.read(0, 2 ** 32)).length).toBe(bytes.length);
+      expect((await src.read(bytes.length + 10, 2 ** 31)).length).toBe(0);
+    } finally {
+      await src.close();
+    }
   });
 
   it('SamplesPerPixel read as a LONG8 out of line (2^40 bands): IO_ERROR, not an exhausted heap', async () => {
     const b = SEEDS[seedIndex('f32-deflate-pred3-tiled')]!.bytes.slice();
     mutateField(b, { entry: 0, field: 'type', index: 0, value: 16, tag: 277 });
     expect(await expectIoError(b)).toMatch(/bad SamplesPerPixel/);
+  });
+
+  it('4,000 tags each 250,000 SHORTs at one offset (1.3 MB giving 8 GB of decoded values): IO_ERROR within the tag budget', async () => {
+    const base = imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, offsets: [DATA], counts: [256] });
+    const extra = Array.from({ length: 4000 }, (_, i): HostileTag => [40000 + i, 3, [0, 0, 0]]);
+    const bytes = hostileTiff([[...base, ...extra]], new Uint8Array(600_000));
+    const v = new DataView(bytes.buffer);
+    for (let i = 0; i < v.getUint16(8, true); i++) {
+      const e = 10 + i * 12;
+      if (v.getUint16(e, true) < 40000) continue;
+      v.setUint32(e + 4, 250_000, true);
+      v.setUint32(e + 8, 8, true);
+    }
+    expect(await expectIoError(bytes)).toMatch(/more than 16777216 tag values/);
   });
 
   it('IFD loops: next-IFD pointing back to itself or to the first', async () => {
@@ -496,9 +532,77 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     }
   });
 
+  it('ZSTD bombs: a 16 x 16 tile of RLE blocks giving 1 GiB, its size declared or streamed', async () => {
+    for (const declare of [true, false]) {
+      const bomb = zstdBomb(2 ** 30, declare);
+      expect(bomb.length).toBeLessThan(40_000);
+      expect(zstdUpperBound(bomb)).toEqual({ bound: 2 ** 30, undeclared: !declare });
+      const m = await expectIoError(
+        hostileTiff(
+          [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 50000, offsets: [DATA], counts: [bomb.length] })],
+          bomb,
+        ),
+      );
+      expect(m).toMatch(/tile 0 .* does not decode: ZSTD data may decompress to 1073741824 bytes/);
+    }
+    // A small honest frame of the same kind reads.
+    const ok = zstdBomb(256);
+    const s = await openGeoTiff(
+      writeCase(
+        hostileTiff(
+          [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 50000, offsets: [DATA], counts: [ok.length] })],
+          ok,
+        ),
+      ),
+    );
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 0)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a 64 MB DEFLATE strip of 100 bytes (more than 1032:1): refused before zlib allocates its output', async () => {
+    const junk = deflateBomb(1).subarray(0, 100);
+    const m = await expectIoError(
+      hostileTiff(
+        [imageTags({ width: 8000, height: 8000, bw: 8000, bh: 8000, tiled: false, compression: 8, offsets: [DATA], counts: [100] })],
+        junk,
+      ),
+    );
+    expect(m).toMatch(/strip 0 .* does not decode: 100 compressed bytes cannot give the 64000000 bytes its pixels need/);
+  });
+
   it('inflateBlock caps the inflated size at the block size (main thread and codec threads)', async () => {
     const bomb = deflateBomb(64 << 20);
     await expect(inflateBlock(bomb, 256)).rejects.toThrow();
     await expect(inflateBlock(bomb, 1 << 20)).rejects.toThrow(); // large enough to go to a codec thread
   });
+});
+
+describe('hostile TIFFs through rasterflow (the CLI)', () => {
+  it('render and info of a DEFLATE bomb: exit 1, IO_ERROR naming the tile, no output, in seconds', () => {
+    const bomb = deflateBomb(2 ** 30);
+    const path = writeCase(
+      hostileTiff(
+        [imageTags({ width: 16, height: 16, bw: 16, bh: 16, tiled: true, compression: 8, offsets: [DATA], counts: [bomb.length] })],
+        bomb,
+      ),
+    );
+    const out = join(dir, 'bomb-out.png');
+    const r = runCli(['render', '--rule', '{"rasterFunction":"Hillshade"}', '--input', path, '--output', out], { timeoutMs: 30_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error IO_ERROR at input: .*tile 0 \(columns 0-15, rows 0-15\) of band 1 does not decode: DEFLATE data inflates to more than/,
+    );
+    expect(existsSync(out)).toBe(false);
+    // info reads no pixels of a file without statistics: it opens, and a hostile header refuses there.
+    const amp = writeCase(
+      hostileTiff([imageTags({ width: 2 ** 31, height: 2 ** 31, bw: 2 ** 31, bh: 2 ** 31, tiled: true, offsets: [0], counts: [0] })]),
+    );
+    const info = runCli(['info', amp], { timeoutMs: 30_000 });
+    expect(info.code).toBe(1);
+    expect(info.stderr).toMatch(/^error IO_ERROR at input: .*larger than the 256 MiB the reader decodes per block/);
+  }, 60_000);
 });

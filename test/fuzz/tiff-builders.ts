@@ -157,9 +157,17 @@ export const INTERESTING_TAGS = [
   256, 257, 258, 259, 273, 277, 278, 279, 284, 317, 322, 323, 324, 325, 339, 338, 254, 262, 34735, 33550, 33922,
 ];
 
-/** Numbers a hostile header likes: limits of each width, powers of two, the file size around. */
+/**
+ * Numbers a hostile header likes: limits of each width, powers of two, the file size around,
+ * and the codes of every compression, predictor and sample format the reader knows (so a
+ * mutant reaches each decoder, geotiff.js's JPEG, LERC, ZSTD and WebP included).
+ */
 export function interestingNumbers(fileSize: number): number[] {
-  return [0, 1, 2, 3, 7, 8, 16, 255, 256, 65535, 65536, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, fileSize - 1, fileSize, fileSize + 1, 2 ** 40];
+  return [
+    ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64, 128, 255, 256, 65535, 65536],
+    ...[32773, 32946, 34887, 50000, 50001],
+    ...[2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, fileSize - 1, fileSize, fileSize + 1, 2 ** 40],
+  ];
 }
 
 // ---- Hand-made hostile files
@@ -349,4 +357,30 @@ function packVariable(codes: readonly number[]): Uint8Array {
   }
   if (nbits > 0) out.push((acc << (8 - nbits)) & 0xff);
   return Uint8Array.from(out);
+}
+
+/**
+ * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give 128 KiB) of at least `bytes` zeros, its
+ * Frame_Content_Size declared (or left out, so that a decoder streams): 1 GiB in 32 KB.
+ */
+export function zstdBomb(bytes: number, declare = true): Uint8Array {
+  const B = 128 * 1024;
+  const n = Math.max(1, Math.ceil(bytes / B));
+  const head = declare ? 13 : 6; // magic, descriptor, then the content size or the window descriptor
+  const out = new Uint8Array(head + n * 4);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, 0xfd2fb528, true);
+  // Frame header: 8-byte content size and single segment, or no content size and a window of 128 KiB.
+  out[4] = declare ? 0xe0 : 0x00;
+  if (declare) v.setBigUint64(5, BigInt(n * B), true);
+  else out[5] = 0x38; // Window_Descriptor: exponent 7 (2^17)
+  for (let i = 0; i < n; i++) {
+    const h = (i === n - 1 ? 1 : 0) | (1 << 1) | (B << 3); // last flag, RLE, size
+    const p = head + i * 4;
+    out[p] = h & 255;
+    out[p + 1] = (h >>> 8) & 255;
+    out[p + 2] = (h >>> 16) & 255;
+    out[p + 3] = 0;
+  }
+  return out;
 }
