@@ -1,3 +1,4 @@
+import { tableSourcesOf } from './service.js';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proj4ForEpsg, proj4Lib } from '../../core/crs.js';
 import { EngineError } from '../../core/errors.js';
-import { parseMapServiceProperties, type MapServiceSettings } from './config.js';
+import { parseMapServiceProperties } from './config.js';
 import { openFeatureStore, type FeatureStore, type TableSource } from './feature-store.js';
 import type { FeatureQuery, Geometry, SpatialRelation } from './model.js';
 import { spatialTest } from './spatial.js';
@@ -26,38 +27,6 @@ const CONTOURS = geojson('contours.geojson');
 const CLASSES = geojson('elevation-classes.geojson');
 const INSPECTIONS = JSON.parse(readFileSync(join(FIXTURES, 'inspections.json'), 'utf8')) as Record<string, unknown>[];
 
-/** The fixture's layers and table as store sources (ids as the service gives them). */
-function sourcesOf(settings: MapServiceSettings): TableSource[] {
-  const out: TableSource[] = [];
-  settings.layers.forEach((l, id) => {
-    if (l.type === 'feature')
-      out.push({
-        id,
-        name: l.name,
-        kind: 'feature',
-        path: l.path,
-        fields: l.fields,
-        objectIdField: l.objectIdField,
-        attachments: l.attachments,
-        at: l.at,
-        ...(l.subtypes ? { subtypes: l.subtypes } : {}),
-      });
-  });
-  settings.tables.forEach((t, i) => {
-    out.push({
-      id: settings.layers.length + i,
-      name: t.name,
-      kind: 'table',
-      path: t.path,
-      fields: t.fields,
-      objectIdField: t.objectIdField,
-      attachments: t.attachments,
-      at: t.at,
-    });
-  });
-  return out;
-}
-
 const settings = parseMapServiceProperties(record, FIXTURES);
 let dir: string;
 let store: FeatureStore;
@@ -68,7 +37,7 @@ beforeAll(async () => {
   store = await openFeatureStore({
     file: join(dir, 'v1.sqlite'),
     attachmentsDir: join(dir, 'attachments', 'v1'),
-    sources: sourcesOf(settings),
+    sources: tableSourcesOf(settings),
     maxRecordCount: 1000,
   });
   raw = new Database(join(dir, 'v1.sqlite'), { readonly: true });
@@ -130,7 +99,7 @@ describe('import', () => {
     const again = await openFeatureStore({
       file: join(dir, 'v1.sqlite'),
       attachmentsDir: join(dir, 'attachments', 'v1'),
-      sources: sourcesOf(settings),
+      sources: tableSourcesOf(settings),
       maxRecordCount: 1000,
     });
     expect(again.imported).toBe(false);
@@ -256,7 +225,7 @@ describe('import', () => {
   });
 
   it('reprojects features into the map spatial reference', async () => {
-    const src = sourcesOf(settings).filter((s) => s.id === 0);
+    const src = tableSourcesOf(settings).filter((s) => s.id === 0);
     const geo = await openFeatureStore({
       file: join(dir, 'geo.sqlite'),
       attachmentsDir: join(dir, 'attachments', 'geo'),
@@ -275,7 +244,7 @@ describe('import', () => {
   });
 
   it('names the configuration entry of import problems', async () => {
-    const bad = sourcesOf(settings)
+    const bad = tableSourcesOf(settings)
       .filter((s) => s.id === 2)
       .map((s) => ({ ...s, fields: { NOPE: { alias: 'x' } } }));
     await expect(
@@ -289,7 +258,7 @@ describe('import', () => {
       code: 'INVALID_ARGUMENT',
       path: 'service.properties.layers[2].fields.NOPE',
     });
-    const orphan = sourcesOf(settings)
+    const orphan = tableSourcesOf(settings)
       .filter((s) => s.id === 0)
       .map((s) => ({
         ...s,
@@ -305,7 +274,7 @@ describe('import', () => {
     ).rejects.toMatchObject({
       path: 'service.properties.layers[0].attachments[0].featureId',
     });
-    const missing = [{ ...sourcesOf(settings)[0]!, path: join(dir, 'nope.geojson') }];
+    const missing = [{ ...tableSourcesOf(settings)[0]!, path: join(dir, 'nope.geojson') }];
     await expect(
       openFeatureStore({
         file: join(dir, 'bad3.sqlite'),
@@ -321,7 +290,7 @@ describe('import', () => {
       join(dir, 'mixed.geojson'),
       JSON.stringify({ type: 'FeatureCollection', features: [SPOTS[0], CONTOURS[0]].map((f) => ({ type: 'Feature', ...f })) }),
     );
-    const mixed = [{ ...sourcesOf(settings)[0]!, path: join(dir, 'mixed.geojson'), attachments: [] }];
+    const mixed = [{ ...tableSourcesOf(settings)[0]!, path: join(dir, 'mixed.geojson'), attachments: [] }];
     await expect(
       openFeatureStore({
         file: join(dir, 'bad4.sqlite'),
@@ -394,7 +363,7 @@ describe('attribute queries equal hand-written SQLite and the source data', () =
     const small = await openFeatureStore({
       file: join(dir, 'v1.sqlite'),
       attachmentsDir: join(dir, 'attachments', 'v1'),
-      sources: sourcesOf(settings),
+      sources: tableSourcesOf(settings),
       maxRecordCount: 7,
     });
     expect(await small.tables.get(1)!.query({})).toHaveLength(7);

@@ -163,6 +163,39 @@ function subtypesOf(table: SqliteFeatureTable, settings: FeatureLayerSettings | 
   return { field, subtypes };
 }
 
+/** The feature layers and standalone tables of a map as feature-store sources, with the ids the service gives them. */
+export function tableSourcesOf(settings: MapServiceSettings): TableSource[] {
+  const sources: TableSource[] = [];
+  settings.layers.forEach((l, id) => {
+    if (l.type !== 'feature') return;
+    sources.push({
+      id,
+      name: l.name,
+      kind: 'feature',
+      path: l.path,
+      fields: l.fields,
+      objectIdField: l.objectIdField,
+      attachments: l.attachments,
+      at: l.at,
+      ...(l.subtypes ? { subtypes: l.subtypes } : {}),
+    });
+  });
+  settings.tables.forEach((t, i) => {
+    sources.push({
+      id: settings.layers.length + i,
+      name: t.name,
+      kind: 'table',
+      path: t.path,
+      fields: t.fields,
+      objectIdField: t.objectIdField,
+      attachments: t.attachments,
+      at: t.at,
+      ...(t.subtypes ? { subtypes: t.subtypes } : {}),
+    });
+  });
+  return sources;
+}
+
 /**
  * Opens a MapServer record as a map. `json` is the record's JSON (its hash is the version).
  * Configuration problems found only now (a field a renderer names, a GeoJSON that is not one)
@@ -211,34 +244,7 @@ export async function openMapService(
     }
     const firstRaster = [...rasterOf.values()][0];
     // Feature layers and tables.
-    const sources: TableSource[] = [];
-    settings.layers.forEach((l, id) => {
-      if (l.type !== 'feature') return;
-      sources.push({
-        id,
-        name: l.name,
-        kind: 'feature',
-        path: l.path,
-        fields: l.fields,
-        objectIdField: l.objectIdField,
-        attachments: l.attachments,
-        at: l.at,
-        ...(l.subtypes ? { subtypes: l.subtypes } : {}),
-      });
-    });
-    settings.tables.forEach((t, i) => {
-      sources.push({
-        id: settings.layers.length + i,
-        name: t.name,
-        kind: 'table',
-        path: t.path,
-        fields: t.fields,
-        objectIdField: t.objectIdField,
-        attachments: t.attachments,
-        at: t.at,
-        ...(t.subtypes ? { subtypes: t.subtypes } : {}),
-      });
-    });
+    const sources = tableSourcesOf(settings);
     if (sources.length > 0) {
       store = await openFeatureStore({
         file: join(serviceDir, `${version}.sqlite`),
