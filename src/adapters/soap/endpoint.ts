@@ -60,6 +60,22 @@ const wantsWsdl = (url: URL): boolean => [...url.searchParams.keys()].some((k) =
 /** The request without its body: token parameters come from the query string and headers only. */
 const paramsOnly = (req: Request): Request => new Request(req.url, { method: 'GET', headers: req.headers });
 
+/**
+ * The WSDL of a service at an endpoint, generated once: it depends only on the two (the operation
+ * table is fixed), and generating it takes ~150 ms. At most 64 are kept (oldest dropped).
+ */
+const wsdlCache = new Map<string, string>();
+function wsdlFor(serviceName: string, endpoint: string): string {
+  const key = `${serviceName}\n${endpoint}`;
+  let doc = wsdlCache.get(key);
+  if (doc === undefined) {
+    doc = wsdlDocument({ serviceName, endpoint, operations: SOAP_OPERATIONS });
+    if (wsdlCache.size >= 64) wsdlCache.delete(wsdlCache.keys().next().value!);
+    wsdlCache.set(key, doc);
+  }
+  return doc;
+}
+
 /** The handler of every SOAP map service endpoint. */
 export function soapHandler(deps: SoapDeps, services: MapServices = mapServicesOf(deps)) {
   return async (req: Request): Promise<Response> => {
@@ -86,7 +102,7 @@ export function soapHandler(deps: SoapDeps, services: MapServices = mapServicesO
       const origin = originOf(req, deps.config);
       const endpoint = `${origin}${url.pathname.replace(/\/+$/, '')}`;
       if (wsdl) {
-        return xml(200, wsdlDocument({ serviceName: where.name, endpoint, operations: SOAP_OPERATIONS }));
+        return xml(200, wsdlFor(where.name, endpoint));
       }
       const body = await readBody(req, SOAP_LIMITS.maxBytes);
       const envelope = parseEnvelope(body, req.headers.get('content-type'));
