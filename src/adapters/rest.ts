@@ -382,8 +382,8 @@ const publicMessage = (e: EngineError): string => (e instanceof MessageError ? e
 /** Server-side faults (HTTP status >= 500 in the table) show only the table's message. */
 const hidden = (e: EngineError): boolean => ERROR_TABLE[e.code].httpStatus >= 500;
 
-/** 5xx codes whose explicit `details` are written for the operator and shown (exportSite, protocols.md §3.2). */
-const SHOWN_DETAILS: ReadonlySet<string> = new Set(['LOCATION_NOT_ACCESSIBLE']);
+/** 5xx codes whose explicit `details` are written for the caller and shown (exportSite, protocols.md §3.2; which limit a busy or timed-out request met). */
+const SHOWN_DETAILS: ReadonlySet<string> = new Set(['LOCATION_NOT_ACCESSIBLE', 'SERVER_BUSY', 'TIMEOUT']);
 
 /** What the caller is told beyond the message: explicit details, else each issue with its path. */
 function errorDetails(e: EngineError): string[] {

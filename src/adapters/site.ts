@@ -246,6 +246,72 @@ export interface SiteConfig {
   readonly corsOrigins?: readonly string[];
   /** Image service tiles: `Cache-Control` max-age in seconds when a service sets no `tileMaxAge` (default 3600). */
   readonly tileMaxAge?: number;
+  /** The limits below, each defaulting to SITE_LIMITS (read them with `limitsOf`). */
+  readonly maxBodyBytes?: number;
+  readonly maxRuleDepth?: number;
+  readonly maxRuleNodes?: number;
+  readonly requestTimeoutMs?: number;
+  readonly maxRenders?: number;
+  readonly maxQueuedRenders?: number;
+  readonly maxRendersPerClient?: number;
+  readonly maxJobs?: number;
+  readonly maxJobsPerUser?: number;
+  readonly exportQuotaBytes?: number;
+  /** Absolute folders the training-data task's input rasters and features may be read from. */
+  readonly inputRoots?: readonly string[];
+  /** Origins (`https://host[:port]`) whose URLs the training-data task may read inputs from. */
+  readonly inputOrigins?: readonly string[];
+}
+
+/** The site's limits, every one a setting of the config file (SECURITY.md lists them). */
+export interface SiteLimits {
+  /** Largest request body (REST form or multipart, SOAP envelope), bytes. */
+  readonly maxBodyBytes: number;
+  /** Deepest nesting of a rendering rule (function arguments and variables). */
+  readonly maxRuleDepth: number;
+  /** Most raster functions one rendering rule may expand to (each use of a template counted). */
+  readonly maxRuleNodes: number;
+  /** Time budget of one request's render, ms (0: none); past it the render is cancelled. */
+  readonly requestTimeoutMs: number;
+  /** Renders running at once on the server. */
+  readonly maxRenders: number;
+  /** Renders waiting for a slot beyond which requests get "server busy". */
+  readonly maxQueuedRenders: number;
+  /** Renders running or waiting per client (its user when signed in, else its address). */
+  readonly maxRendersPerClient: number;
+  /** Training-data jobs waiting or executing on the server. */
+  readonly maxJobs: number;
+  /** Training-data jobs waiting or executing per user. */
+  readonly maxJobsPerUser: number;
+  /** Disk the outputs of training-data jobs may use in all, bytes. */
+  readonly exportQuotaBytes: number;
+}
+
+/**
+ * Default limits. Decision: renders 4 at once (2 cores; a render is CPU-bound, more only adds
+ * memory), 60 s per request (the vendor's default maximum time a client may use a service).
+ */
+export const SITE_LIMITS: SiteLimits = {
+  maxBodyBytes: 10 * 1024 * 1024,
+  maxRuleDepth: 64,
+  maxRuleNodes: 10_000,
+  requestTimeoutMs: 60_000,
+  maxRenders: 4,
+  maxQueuedRenders: 1000,
+  maxRendersPerClient: 32,
+  maxJobs: 100,
+  maxJobsPerUser: 10,
+  exportQuotaBytes: 100 * 1024 ** 3,
+};
+
+/** The limits of a site: its settings over SITE_LIMITS. */
+export function limitsOf(config: Partial<SiteConfig> | undefined): SiteLimits {
+  const out: Record<string, number> = { ...SITE_LIMITS };
+  for (const key of Object.keys(SITE_LIMITS) as (keyof SiteLimits)[]) {
+    const v = config?.[key];
+    if (typeof v === 'number') out[key] = v;
+  }
+  return out as unknown as SiteLimits;
 }
 
 export const DEFAULT_SITE_CONFIG: Omit<SiteConfig, 'portalId' | 'dataDir'> = {

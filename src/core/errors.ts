@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'NOT_FOUND',
   'CONFLICT',
   'TOO_MANY_ATTEMPTS',
+  'SERVER_BUSY',
+  'TIMEOUT',
   'ABORTED',
   'INTERNAL',
 ] as const;
@@ -67,6 +69,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   NOT_FOUND: { exitStatus: 1, httpStatus: 404, protocolMessage: 'Not found.' },
   CONFLICT: { exitStatus: 1, httpStatus: 409, protocolMessage: 'The operation conflicts with one in progress.' },
   TOO_MANY_ATTEMPTS: { exitStatus: 1, httpStatus: 429, protocolMessage: 'Unable to generate token.' },
+  SERVER_BUSY: { exitStatus: 1, httpStatus: 503, protocolMessage: 'The server is busy. Try again later.' },
+  TIMEOUT: { exitStatus: 1, httpStatus: 504, protocolMessage: 'The request took longer than the server allows.' },
   ABORTED: { exitStatus: 1, httpStatus: 499, protocolMessage: 'The request was cancelled.' },
   INTERNAL: { exitStatus: 1, httpStatus: 500, protocolMessage: 'Error performing the operation.' },
 };

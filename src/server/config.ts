@@ -51,6 +51,18 @@ const SETTINGS: Record<string, { kind: Kind; min?: number; max?: number }> = {
   publicOrigin: { kind: 'origin' },
   corsOrigins: { kind: 'strings' },
   tileMaxAge: { kind: 'int', min: 0, max: 31_536_000 },
+  maxBodyBytes: { kind: 'int', min: 1024, max: 2 ** 31 },
+  maxRuleDepth: { kind: 'int', min: 4, max: 1000 },
+  maxRuleNodes: { kind: 'int', min: 1, max: 1_000_000 },
+  requestTimeoutMs: { kind: 'int', min: 0, max: 86_400_000 },
+  maxRenders: { kind: 'int', min: 1, max: 1024 },
+  maxQueuedRenders: { kind: 'int', min: 0, max: 1_000_000 },
+  maxRendersPerClient: { kind: 'int', min: 1, max: 1_000_000 },
+  maxJobs: { kind: 'int', min: 1, max: 1_000_000 },
+  maxJobsPerUser: { kind: 'int', min: 1, max: 1_000_000 },
+  exportQuotaBytes: { kind: 'int', min: 0, max: Number.MAX_SAFE_INTEGER },
+  inputRoots: { kind: 'absPaths' },
+  inputOrigins: { kind: 'strings' },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -44,6 +44,8 @@ export const SOAP_FAULT_TABLE: Readonly<Record<ErrorCode, SoapFaultInfo>> = {
   NOT_FOUND: { faultcode: 'Client', code: 400, message: 'own' },
   CONFLICT: { faultcode: 'Client', code: 409, message: 'own' },
   TOO_MANY_ATTEMPTS: { faultcode: 'Client', code: 429, message: 'table' },
+  SERVER_BUSY: { faultcode: 'Server', code: 503, message: 'table' },
+  TIMEOUT: { faultcode: 'Server', code: 504, message: 'table' },
   ABORTED: { faultcode: 'Client', code: 400, message: 'table' },
   INTERNAL: { faultcode: 'Server', code: 500, message: 'table' },
 };
