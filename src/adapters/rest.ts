@@ -79,6 +79,20 @@ export class TransportError extends EngineError {
 }
 
 const parsed = new WeakMap<Request, Params>();
+const bodyLimits = new WeakMap<Request, number>();
+
+/**
+ * The host records the site's `maxBodyBytes` on each request here before its handler runs (as it
+ * records the peer address), so that every `readParams` of the request applies it; an explicit
+ * `options.maxBodyBytes` still wins (import-site's own, larger limit).
+ */
+export function setBodyLimit(req: Request, maxBodyBytes: number): Request {
+  bodyLimits.set(req, maxBodyBytes);
+  return req;
+}
+
+/** The body limit recorded on `req` by the host, if any. */
+export const bodyLimitOf = (req: Request): number | undefined => bodyLimits.get(req);
 
 /**
  * Read the query string and an `application/x-www-form-urlencoded` or `multipart/form-data` body
@@ -88,7 +102,7 @@ const parsed = new WeakMap<Request, Params>();
 export async function readParams(req: Request, options: ReadParamsOptions = {}): Promise<Params> {
   const cached = parsed.get(req);
   if (cached) return cached;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? bodyLimits.get(req) ?? DEFAULT_MAX_BODY_BYTES;
   const entries: RawParam[] = [];
   const files: { name: string; file: File }[] = [];
 
@@ -160,12 +174,15 @@ function parseList(name: string, v: string | undefined): string[] | undefined {
     .filter((x) => x !== '');
 }
 
-/** A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or streamed). */
-export async function readBody(req: Request, limit: number): Promise<Uint8Array> {
+/**
+ * A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or
+ * streamed); the message names the setting (`maxBodyBytes`, or `setting` when another applies).
+ */
+export async function readBody(req: Request, limit: number, setting = 'maxBodyBytes'): Promise<Uint8Array> {
   const tooLarge = () =>
-    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes`, {
+    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes (${setting})`, {
       path: 'body',
-      details: [`The request body exceeds the limit of ${limit} bytes.`],
+      details: [`The request body exceeds the limit of ${limit} bytes (${setting}).`],
     });
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
@@ -428,6 +445,8 @@ export function errorResponse(shape: ErrorShape, thrown: unknown, f?: string): R
   }
   const status = transportStatus(thrown);
   const headers = new Headers({ 'content-type': format === 'html' ? HTML_TYPE : JSON_TYPE, 'cache-control': 'no-store' });
+  // A busy server says when to come back (clients and proxies that honour Retry-After wait a second).
+  if (toEngineError(thrown).code === 'SERVER_BUSY') headers.set('retry-after', '1');
   const text = format === 'html' ? htmlPage('Error', body) : format === 'pjson' ? JSON.stringify(body, null, 2) : JSON.stringify(body);
   return new Response(text, { status, headers });
 }
