@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
+import { budgetSignal } from '../limits.js';
 import type { ServiceRecord, SiteDeps } from '../site.js';
 import { renderExport, SERVED_PNG, type ExportJob } from './export-image.js';
 import { createExportPool, defaultExportWorkers, exportPoolOf, type ExportWorkerPool } from './export-pool.js';
@@ -133,6 +134,28 @@ describe('exportImage in export workers', () => {
     expect(services.renderStats().running).toBe(0);
     const next = await pools[0]!.run(services, service, job({}));
     expect(next.contentType).toBe('image/png');
+  });
+
+  it('a job past requestTimeoutMs rejects with TIMEOUT, frees its slot, and the worker drops it', { timeout: 60_000 }, async () => {
+    // A 41 x 41 median over the DEM upsampled to 3072 x 3072: about a minute of work.
+    const slow = job({
+      rule: { rasterFunction: 'Statistics', rasterFunctionArguments: { Type: 5, Columns: 41, Rows: 41 } },
+      method: 'nearest',
+      grid: { spatialReference: SR, extent: { xmin: 732000, ymin: 4037625, xmax: 760725, ymax: 4068150 }, width: 3072, height: 3072 },
+    });
+    const budget = budgetSignal({ requestTimeoutMs: 200 });
+    const started = Date.now();
+    const e = await pools[0]!.run(services, service, slow, budget.signal, 'user:a').catch((err: unknown) => err);
+    budget.dispose();
+    expect(e).toBeInstanceOf(EngineError);
+    expect((e as EngineError).code).toBe('TIMEOUT');
+    expect((e as EngineError).message).toContain('requestTimeoutMs');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(services.renderStats()).toMatchObject({ running: 0, clients: 0 });
+    // The one worker of this pool stopped the job at its next tile: the next job is served in seconds, not a minute.
+    const next = Date.now();
+    expect((await pools[0]!.run(services, service, job({}))).contentType).toBe('image/png');
+    expect(Date.now() - next).toBeLessThan(5000);
   });
 
   it('one export pool per process, whatever the number of sites', () => {

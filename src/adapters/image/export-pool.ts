@@ -15,6 +15,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../../core/errors.js';
+import { abortError, throwIfAborted } from '../limits.js';
 import type { EncodedImage, ExportJob, ExportPool } from './export-image.js';
 import type { ExportCancel, ExportReply, ExportRequest } from './export-worker.js';
 import type { ImageServices, OpenedImageService } from './service.js';
@@ -85,12 +86,18 @@ export function createExportPool(size: number): ExportWorkerPool {
   }
   return {
     size,
-    async run(services: ImageServices, service: OpenedImageService, job: ExportJob, signal?: AbortSignal): Promise<EncodedImage> {
+    async run(
+      services: ImageServices,
+      service: OpenedImageService,
+      job: ExportJob,
+      signal?: AbortSignal,
+      client?: string,
+    ): Promise<EncodedImage> {
       if (destroyed) throw new EngineError('ABORTED', 'the export workers were stopped');
-      // The main thread's render slot bounds the jobs in flight (and their memory).
-      const renderSlot = await services.renderSlot(signal);
+      // The main thread's render slot bounds the jobs in flight (and their memory), per client too.
+      const renderSlot = await services.renderSlot(signal, client);
       try {
-        if (signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted');
+        throwIfAborted(signal);
         const live = slots.filter((s) => s.failed === undefined);
         if (live.length === 0) throw slots[0]!.failed!;
         const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
@@ -102,7 +109,8 @@ export function createExportPool(size: number): ExportWorkerPool {
             if (!slot.pending.delete(id)) return;
             const cancel: ExportCancel = { cancel: id };
             slot.worker.postMessage(cancel);
-            reject(new EngineError('ABORTED', 'the request was aborted'));
+            // TIMEOUT past requestTimeoutMs, ABORTED when the client went away: the worker stops the job either way.
+            reject(abortError(signal));
           };
           signal?.addEventListener('abort', onAbort, { once: true });
           slot.worker.ref();
