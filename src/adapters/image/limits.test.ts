@@ -130,6 +130,45 @@ describe('renders per server and per client', () => {
   });
 });
 
+describe('fairness', () => {
+  it('a client with 20 requests waiting does not hold back one with 1: slots go round-robin', { timeout: 60_000 }, async () => {
+    const h = await harness({ maxRenders: 1, maxRendersPerClient: 100 });
+    const services = imageServicesOf(h.site);
+    const held = await services.renderSlot(undefined, 'someone');
+    const order: string[] = [];
+    const params = { f: 'json', bbox: BBOX, size: '32,32' };
+    const greedy = Array.from({ length: 20 }, () =>
+      h.call('dem/ImageServer/exportImage', params).then(async (r) => {
+        expect(await jsonOf<Json>(r)).toHaveProperty('href');
+        order.push('greedy');
+      }),
+    );
+    while (services.renderStats().queued < 20) await new Promise((r) => setTimeout(r, 2));
+    const modest = h.call('public/ImageServer/exportImage', params, { token: null, peer: '10.2.2.2' }).then(async (r) => {
+      expect(await jsonOf<Json>(r)).toHaveProperty('href');
+      order.push('modest');
+    });
+    while (services.renderStats().queued < 21) await new Promise((r) => setTimeout(r, 2));
+    held.release();
+    await Promise.all([...greedy, modest]);
+    // One of the greedy client's renders may go first; the modest one is next.
+    expect(order.indexOf('modest')).toBeLessThanOrEqual(1);
+    expect(services.renderStats()).toMatchObject({ running: 0, queued: 0, peak: 1 });
+  });
+
+  it('renders that name no client are not limited per client (each is its own), only per server', async () => {
+    const h = await harness({ maxRenders: 2, maxRendersPerClient: 1 });
+    const services = imageServicesOf(h.site);
+    const a = await services.renderSlot();
+    const b = await services.renderSlot();
+    const c = services.renderSlot();
+    expect(services.renderStats()).toMatchObject({ running: 2, queued: 1 });
+    a.release();
+    (await c).release();
+    b.release();
+  });
+});
+
 describe('the time budget (requestTimeoutMs)', () => {
   it(
     'a slow render answers TIMEOUT well before it would finish, and frees its render slot (export workers and this thread)',

@@ -244,8 +244,8 @@ export interface ImageServices {
    */
   open(folder: string, name: string): Promise<OpenedImageService | undefined>;
   /**
-   * Wait for a render slot, counted against `client` (a `clientKey`; default one shared key for
-   * callers that name none). Slots free up round-robin across clients. Rejects with SERVER_BUSY
+   * Wait for a render slot, counted against `client` (a `clientKey`; a render that names none is a
+   * client of its own). Slots free up round-robin across clients. Rejects with SERVER_BUSY
    * (maxQueuedRenders, maxRendersPerClient) at once, and with the signal's reason (TIMEOUT or
    * ABORTED) when `signal` aborts while waiting.
    */
@@ -275,9 +275,6 @@ function envLimit(): number | undefined {
 /** What a registry is given: the store and log, and the site's config for its limits and client addresses. */
 export type ImageServicesDeps = Pick<SiteDeps, 'store' | 'log'> & { readonly config?: SiteConfig };
 
-/** The key of renders that name no client (the export workers' own registries, tests). */
-const NO_CLIENT = 'local';
-
 /** A registry over `deps.store`. Most callers want `imageServicesOf(deps)`, the shared one. */
 export function createImageServices(deps: ImageServicesDeps, options: ImageServicesOptions = {}): ImageServices {
   const cache = new Map<string, Entry>();
@@ -289,6 +286,7 @@ export function createImageServices(deps: ImageServicesDeps, options: ImageServi
     maxQueuedRenders: options.maxQueuedRenders ?? site.maxQueuedRenders,
     maxRendersPerClient: options.maxRendersPerClient ?? site.maxRendersPerClient,
   };
+  let unnamed = 0;
   const slots = createFairSemaphore({
     maxRunning: maxRenders,
     maxQueued: limits.maxQueuedRenders,
@@ -327,7 +325,9 @@ export function createImageServices(deps: ImageServicesDeps, options: ImageServi
       return opened;
     },
 
-    renderSlot: (signal, client = NO_CLIENT) => slots.acquire(client, signal),
+    // Decision: a render that names no client (map drawing until its callers name theirs, the export
+    // workers' own registries) is a client of its own: the server-wide limits apply, maxRendersPerClient not.
+    renderSlot: (signal, client) => slots.acquire(client ?? `anonymous-render:${++unnamed}`, signal),
 
     renderStats: () => slots.stats(),
 
