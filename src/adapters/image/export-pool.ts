@@ -96,6 +96,8 @@ export function createExportPool(size: number): ExportWorkerPool {
       if (destroyed) throw new EngineError('ABORTED', 'the export workers were stopped');
       // The main thread's render slot bounds the jobs in flight (and their memory), per client too.
       const renderSlot = await services.renderSlot(signal, client);
+      // Whether the slot is released when the worker answers (an aborted job) instead of below.
+      let releaseOnReply = false;
       try {
         throwIfAborted(signal);
         const live = slots.filter((s) => s.failed === undefined);
@@ -106,10 +108,19 @@ export function createExportPool(size: number): ExportWorkerPool {
         return await new Promise<EncodedImage>((resolve, reject) => {
           slot.pending.set(id, { resolve, reject });
           onAbort = () => {
-            if (!slot.pending.delete(id)) return;
+            if (!slot.pending.has(id)) return;
+            // The caller is answered now (TIMEOUT past requestTimeoutMs, ABORTED when the client went
+            // away); the worker stops the job at its next tile and answers, and only then are its
+            // render slot and its place in the worker's count given up, so that cancelled jobs never
+            // let more renders run at once than maxRenders.
+            releaseOnReply = true;
+            const ended = (): void => {
+              renderSlot.release();
+              if (slot.pending.size === 0) slot.worker.unref();
+            };
+            slot.pending.set(id, { resolve: ended, reject: ended });
             const cancel: ExportCancel = { cancel: id };
             slot.worker.postMessage(cancel);
-            // TIMEOUT past requestTimeoutMs, ABORTED when the client went away: the worker stops the job either way.
             reject(abortError(signal));
           };
           signal?.addEventListener('abort', onAbort, { once: true });
@@ -121,7 +132,7 @@ export function createExportPool(size: number): ExportWorkerPool {
           if (slot.pending.size === 0) slot.worker.unref();
         });
       } finally {
-        renderSlot.release();
+        if (!releaseOnReply) renderSlot.release();
       }
     },
     async destroy() {

@@ -684,6 +684,8 @@ describe('bounded rendering', () => {
     await until(() => services.renderStats().running === 1);
     c2.abort();
     expect(await jsonOf<Json>(await running)).toMatchObject({ error: { code: 499 } });
+    // An export worker gives the slot back once it has stopped the job at its next tile.
+    await until(() => services.renderStats().running === 0);
     expect(services.renderStats().running).toBe(0);
   });
 });
