@@ -96,7 +96,7 @@ describe('renders per server and per client', () => {
     expect(services.renderStats()).toMatchObject({ running: 0, queued: 0, clients: 0 });
   });
 
-  it('past maxQueuedRenders every client gets SERVER_BUSY naming it; identify and histograms too', async () => {
+  it('past maxQueuedRenders every client gets SERVER_BUSY naming it; identify, histograms and tiles too', async () => {
     const h = await harness({ maxRenders: 1, maxQueuedRenders: 0 });
     const services = imageServicesOf(h.site);
     const held = await services.renderSlot(undefined, 'someone');
@@ -104,6 +104,7 @@ describe('renders per server and per client', () => {
       ['dem/ImageServer/exportImage', { f: 'json', bbox: BBOX, size: '64,64' }],
       ['dem/ImageServer/identify', { f: 'json', geometry: '{"x":740000,"y":4050000}', geometryType: 'esriGeometryPoint' }],
       ['dem/ImageServer/computeHistograms', { f: 'json', geometry: JSON.stringify(EXTENT), geometryType: 'esriGeometryEnvelope' }],
+      ['dem/ImageServer/tile/0/0/0', { f: 'json' }],
     ] as const) {
       const body = await jsonOf<ErrorBody>(await h.call(op, params));
       expect(body.error.code, op).toBe(503);

@@ -18,7 +18,7 @@ import { transformExtent, warpNode } from '../../graph/warp.js';
 import { EngineError } from '../../core/errors.js';
 import { encodeAs } from '../../io/encode.js';
 import { encodePng } from '../../io/encode-png.js';
-import { abortError, budgetSignal, throwIfAborted } from '../limits.js';
+import { abortError, budgetSignal } from '../limits.js';
 import { readParams, TransportError, withRestErrors } from '../rest.js';
 import { serviceKey } from '../site.js';
 import { openRequestedService, servicePathOf, type ImageDeps } from './access.js';
@@ -278,8 +278,8 @@ export async function renderSeamless(
   const node = sameSr ? alignNode(root, target, 'nearest', 'tile') : warpNode(root, grid, 'nearest');
   const slot = await services.renderSlot(signal, client);
   try {
+    // Decision: a tile that got drawn is served even if the budget ran out meanwhile (the work is done).
     const block = await render(node, { rect: rect(0, 0, grid.width, grid.height), ...(signal ? { signal } : {}) });
-    throwIfAborted(signal);
     return { block, info: target };
   } catch (e) {
     // The evaluator stops with ABORTED whatever the reason: answer the signal's (TIMEOUT past requestTimeoutMs).
