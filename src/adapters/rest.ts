@@ -36,8 +36,10 @@ export interface Route {
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export interface ReadParamsOptions {
-  /** Largest body accepted, in bytes (default DEFAULT_MAX_BODY_BYTES). */
+  /** Largest body accepted, in bytes (default: the site's maxBodyBytes recorded on the request, else DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /** The setting the 413 names for an explicit `maxBodyBytes` (none when absent); the site's limit is named maxBodyBytes. */
+  readonly limitName?: string;
 }
 
 /** Where a parameter came from. */
@@ -115,7 +117,7 @@ export async function readParams(req: Request, options: ReadParamsOptions = {}):
   const contentType = (req.headers.get('content-type') ?? '').toLowerCase();
   const mediaType = contentType.split(';')[0]!.trim();
   if (req.body !== null && (mediaType === '' || mediaType === 'application/x-www-form-urlencoded' || mediaType === 'multipart/form-data')) {
-    const bytes = await readBody(req, maxBodyBytes);
+    const bytes = await readBody(req, maxBodyBytes, options.maxBodyBytes === undefined ? 'maxBodyBytes' : options.limitName);
     if (mediaType === 'multipart/form-data') {
       for (const [name, value] of await parseMultipart(bytes, req.headers.get('content-type')!)) {
         if (name === '') continue;
@@ -176,13 +178,14 @@ function parseList(name: string, v: string | undefined): string[] | undefined {
 
 /**
  * A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or
- * streamed); the message names the setting (`maxBodyBytes`, or `setting` when another applies).
+ * streamed); the message names `setting` when one is given (readParams: `maxBodyBytes`).
  */
-export async function readBody(req: Request, limit: number, setting = 'maxBodyBytes'): Promise<Uint8Array> {
+export async function readBody(req: Request, limit: number, setting?: string): Promise<Uint8Array> {
+  const named = setting === undefined ? '' : ` (${setting})`;
   const tooLarge = () =>
-    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes (${setting})`, {
+    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes${named}`, {
       path: 'body',
-      details: [`The request body exceeds the limit of ${limit} bytes (${setting}).`],
+      details: [`The request body exceeds the limit of ${limit} bytes${named}.`],
     });
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
