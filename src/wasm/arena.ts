@@ -6,10 +6,13 @@
  * v128 loads) and go back to a free list of their class. A request the free list cannot serve is
  * carved from the top of the used memory, growing the memory when needed. When no block is in use
  * and a request finds no free block of its class (the tile size changed), the arena starts over
- * from its base: memory cannot shrink, but it is then reused rather than extended, so the memory
- * used never exceeds about twice the largest set of blocks held at one time (one tile's planes
- * today: its input and output). A request past `limit` bytes, or one the engine cannot grow the
- * memory for, gets undefined and the caller runs its TypeScript path.
+ * from its base: memory cannot shrink, but it is then reused rather than extended. The terrain
+ * path holds one block per kernel call (its planes), so the memory the arena spans is the largest
+ * such block's class: less than twice the largest tile's planes, whatever the sequence of tile
+ * sizes (arena.test.ts checks it). With several blocks held at once (chains, a later step), the
+ * span is bounded by the blocks held at once plus one free block per size class. A request past
+ * `limit` bytes, or one the engine cannot grow the memory for, gets undefined and the caller runs
+ * its TypeScript path.
  */
 
 /** The part of WasmMemory the arena uses (the project's lib settings carry no WebAssembly types). */

@@ -59,17 +59,16 @@ export function hornViaWasm(
   const kind = outputOf(dst);
   if (kind === undefined) return false;
   const arena = k.arena;
-  const blocks: number[] = [];
-  const take = (bytes: number): number | undefined => {
-    const ptr = arena.alloc(bytes);
-    if (ptr !== undefined) blocks.push(ptr);
-    return ptr;
-  };
+  // One block per call (constants, DEM plane, output plane, each 16-byte aligned): nothing else is
+  // held while it is, so the arena's bound (arena.ts) is one tile's planes.
+  const constBytes = align16(8 * constants.length);
+  const inBytes = align16(src.byteLength);
+  const block = arena.alloc(constBytes + inBytes + dst.byteLength);
+  if (block === undefined) return false;
   try {
-    const constPtr = constants.length > 0 ? take(8 * constants.length) : 0;
-    const inPtr = take(src.byteLength);
-    const outPtr = take(dst.byteLength);
-    if (constPtr === undefined || inPtr === undefined || outPtr === undefined) return false;
+    const constPtr = constants.length > 0 ? block : 0;
+    const inPtr = block + constBytes;
+    const outPtr = inPtr + inBytes;
     const fn = row(k, kind, constPtr);
     if (fn === undefined) return false;
     // Views after every allocation (growing the memory detaches earlier views).
@@ -102,6 +101,8 @@ export function hornViaWasm(
     calls++;
     return true;
   } finally {
-    for (const ptr of blocks) arena.release(ptr);
+    arena.release(block);
   }
 }
+
+const align16 = (n: number): number => Math.ceil(n / 16) * 16;
