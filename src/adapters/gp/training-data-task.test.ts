@@ -66,7 +66,8 @@ let admin: string;
 const services: GpService[] = [];
 
 async function start(options: GpServiceOptions = {}, config: Parameters<typeof testSite>[0] = {}): Promise<void> {
-  site = await testSite(config);
+  // The inputs live in a temporary folder: the site reads inputs from there only when told so.
+  site = await testSite({ inputRoots: [dir], ...config });
   events = [];
   site.on((e) => events.push(e));
   gp = createGpService(site, options);

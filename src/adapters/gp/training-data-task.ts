@@ -12,13 +12,14 @@
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
  */
-import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { lstat, readdir } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
+import { inputRefusals, isInside, type InputPolicy } from '../../chipper/inputs.js';
 import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
 import { MessageError, readParams, requireHttps, respond, withRestErrors, type Handler, type Params, type Route } from '../rest.js';
-import { fromTrustedProxy, originOf, type JobRecord, type SiteDeps } from '../site.js';
+import { fromTrustedProxy, limitsOf, originOf, type JobRecord, type SiteDeps } from '../site.js';
 import { createJobRunner, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
 
 export { recoverJobs, TASK_NAME, SERVICE_KEY } from './jobs.js';
@@ -155,30 +156,6 @@ async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRe
 const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
 /**
- * A path with symbolic links resolved as far as it exists (the rest appended), so that a link
- * inside a writable root cannot lead a job's output elsewhere.
- */
-function realish(p: string): string {
-  const rest: string[] = [];
-  let at = resolve(p);
-  for (;;) {
-    try {
-      return join(realpathSync(at), ...rest.reverse());
-    } catch {
-      const parent = dirname(at);
-      if (parent === at) return resolve(p);
-      rest.push(basename(at));
-      at = parent;
-    }
-  }
-}
-
-const inside = (root: string, p: string): boolean => {
-  const rel = relative(realish(root), realish(p));
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-};
-
-/**
  * Where a job writes: a plain folder name goes to `<dataDir>/jobs/<name>`; an absolute path is
  * allowed inside the data folder or one of the configured writable roots; anything else is refused.
  */
@@ -190,7 +167,7 @@ export function resolveOutputLocation(config: GpDeps['config'], value: unknown):
   if (FOLDER_NAME.test(v)) return { path: join(config.dataDir, 'jobs', v) };
   if (isAbsolute(v)) {
     const p = resolve(v);
-    if ([config.dataDir, ...config.writableRoots].some((root) => inside(root, p))) return { path: p };
+    if ([config.dataDir, ...config.writableRoots].some((root) => isInside(root, p))) return { path: p };
     return issue(`outputLocation ${JSON.stringify(v)} is outside the folders this server may write to`);
   }
   return issue(`outputLocation ${JSON.stringify(v)} must be a folder name (letters, digits, '_', '-', '.') or an absolute path`);
@@ -222,8 +199,76 @@ function taskInputs(params: Params): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Where the task may read inputs from: the folders of `inputRoots`, the data folder, the writable
+ * roots and the folders of the registered image services' rasters; URLs of `inputOrigins` and the
+ * image services' raster URLs.
+ *
+ * Decision: with no `inputRoots` the task reads only what the site already holds or serves (the
+ * data folder, `writableRoots`, the image services' folders): a fresh server reads nothing else
+ * until an administrator says so. URLs likewise need `inputOrigins`. The task takes rasters (paths,
+ * GeoTIFF/COG URLs, rules), not image service REST URLs, so no service URL is allowed as such.
+ */
+export async function inputPolicyOf(deps: Pick<GpDeps, 'store' | 'config'>): Promise<InputPolicy> {
+  const roots = [...(deps.config.inputRoots ?? []), deps.config.dataDir, ...deps.config.writableRoots];
+  const urls: string[] = [];
+  for (const s of await deps.store.listServices()) {
+    const path = s.type === 'ImageServer' ? s.properties['path'] : undefined;
+    if (typeof path !== 'string' || path.trim() === '') continue;
+    if (/^https?:/i.test(path)) urls.push(path);
+    else if (!/^[a-z][a-z0-9+.-]+:\/\//i.test(path)) roots.push(dirname(resolve(path)));
+  }
+  return { roots, origins: deps.config.inputOrigins ?? [], urls };
+}
+
+/** Bytes of the files below `root` (links not followed; an absent folder is 0). */
+async function folderBytes(root: string): Promise<number> {
+  let total = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else
+        total += await lstat(p).then(
+          (st) => st.size,
+          () => 0,
+        );
+    }
+  };
+  await walk(root);
+  return total;
+}
+
+/**
+ * What the jobs' outputs use on disk: `<dataDir>/jobs` and the output folder of every recorded job
+ * elsewhere (an absolute outputLocation in the data folder or a writable root), each folder once.
+ */
+export async function jobOutputBytes(deps: Pick<GpDeps, 'store' | 'config'>): Promise<number> {
+  const jobsDir = join(deps.config.dataDir, 'jobs');
+  const folders: string[] = [jobsDir];
+  for (const job of await deps.store.listJobs()) {
+    if (job.status === 'geoJobDeleted') continue;
+    const key = Object.keys(job.inputs).find((k) => k.toLowerCase() === 'outputlocation');
+    const out = key === undefined ? undefined : resolveOutputLocation(deps.config, job.inputs[key]).path;
+    if (out !== undefined) folders.push(out);
+  }
+  // A folder inside another one counted is not counted again.
+  const distinct = [...new Set(folders.map((f) => resolve(f)))].sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const f of distinct) if (!kept.some((k) => isInside(k, f))) kept.push(f);
+  let total = 0;
+  for (const f of kept) total += await folderBytes(f);
+  return total;
+}
+
 /** Check the parameters as the chipper will; every problem in one error body. */
-function chipParams(deps: GpDeps, inputs: Record<string, unknown>): Record<string, unknown> {
+function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: InputPolicy): Record<string, unknown> {
   const outKey = Object.keys(inputs).find((k) => k.toLowerCase() === 'outputlocation');
   const out = resolveOutputLocation(deps.config, outKey === undefined ? undefined : inputs[outKey]);
   const params: Record<string, unknown> = { ...inputs };
@@ -231,7 +276,7 @@ function chipParams(deps: GpDeps, inputs: Record<string, unknown>): Record<strin
   params['outputLocation'] = out.path ?? '';
   const issues: Issue[] = out.issue ? [out.issue] : [];
   try {
-    parseChipParams(params);
+    issues.push(...inputRefusals(parseChipParams(params), policy));
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     for (const i of e.issues) if (!(out.issue && i.path === 'outputLocation')) issues.push(i);
@@ -271,7 +316,15 @@ export interface GpService {
 export type GpServiceOptions = JobRunnerOptions;
 
 export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): GpService {
-  const runner = createJobRunner(deps, options);
+  const limits = limitsOf(deps.config);
+  const runner = createJobRunner(deps, {
+    maxJobs: limits.maxJobs,
+    maxJobsPerUser: limits.maxJobsPerUser,
+    exportQuotaBytes: limits.exportQuotaBytes,
+    outputBytes: () => jobOutputBytes(deps),
+    inputPolicy: () => inputPolicyOf(deps),
+    ...options,
+  });
 
   const handle = async (req: Request): Promise<Response> => {
     requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
@@ -291,7 +344,7 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
 
     if (op === 'submitJob' && jobId === undefined) {
       const inputs = taskInputs(params);
-      const run = chipParams(deps, inputs);
+      const run = chipParams(deps, inputs, await inputPolicyOf(deps));
       const job = await runner.submit(c.username, inputs, run);
       return respond(f, { jobId: job.id, jobStatus: job.status });
     }
