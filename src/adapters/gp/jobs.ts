@@ -169,6 +169,8 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         };
       }
       const policy = options.inputPolicy ? { inputPolicy: await options.inputPolicy() } : {};
+      // Cancelled while the policy and the disk were being read: the run is not started.
+      if (job.controller.signal.aborted) throw new EngineError('ABORTED', 'the job was cancelled');
       const summary = await run(job.params, {
         ...policy,
         ...budget,
