@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -863,5 +863,71 @@ describe('limits: where the task reads inputs from', () => {
     expect((await finished((await submit(FORM('d3'))).body['jobId'] as string))['jobStatus']).toBe('geoJobSucceeded');
     // Not the folder next to it.
     expect(await refused(FORM('d4', { inputRaster: JSON.stringify({ url: join(outside, 'raster.tif') }) }))).toHaveLength(1);
+  });
+});
+
+describe('deleting a job frees its share of the quota', () => {
+  it('jobs/<id>/delete (POST) removes an ended job’s folder in the jobs area; the quota has room again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rf-gp-del-'));
+    await start({}, { exportQuotaBytes: 40_000, writableRoots: [root] });
+    const j1 = (await submit(FORM('d1'))).body['jobId'] as string;
+    expect((await finished(j1))['jobStatus']).toBe('geoJobSucceeded');
+    const out = join(site.config.dataDir, 'jobs', 'd1');
+    expect(existsSync(join(out, 'map.txt'))).toBe(true);
+    // The job's folder grows past the quota (files added to it count as its own).
+    writeFileSync(join(out, 'more.bin'), Buffer.alloc(40_000));
+    expect(errorOf((await submit(FORM('d2'))).body).details[0]).toMatch(/^exportQuotaBytes: the outputs of the jobs use \d+ bytes/);
+
+    // Not by GET; not by another user.
+    expect(errorOf((await get(`${TASK}/jobs/${j1}/delete`)).body).code).toBe(405);
+    const other = await site.token('other');
+    expect(errorOf((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: other })).body).code).toBe(400);
+    expect(existsSync(out)).toBe(true);
+
+    const del = await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin });
+    expect(del.body).toEqual({ jobId: j1, jobStatus: 'geoJobDeleted' });
+    expect(existsSync(out)).toBe(false);
+    const view = (await get(`${TASK}/jobs/${j1}`)).body;
+    expect(view['jobStatus']).toBe('geoJobDeleted');
+    expect(view).not.toHaveProperty('results');
+    expect((await site.store.getJob(j1))?.status).toBe('geoJobDeleted');
+    // Deleting again answers the same.
+    expect((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin })).body).toEqual({ jobId: j1, jobStatus: 'geoJobDeleted' });
+    // Room again.
+    const j2 = (await submit(FORM('d2'))).body['jobId'] as string;
+    expect((await finished(j2))['jobStatus']).toBe('geoJobSucceeded');
+    await call(`${TASK}/jobs/${j2}/delete`, { f: 'json', token: admin });
+
+    // A folder named by absolute path stays (it may hold other files), and keeps counting.
+    const abs = join(root, 'mine');
+    const j3 = (await submit(FORM(abs))).body['jobId'] as string;
+    expect((await finished(j3))['jobStatus']).toBe('geoJobSucceeded');
+    expect((await call(`${TASK}/jobs/${j3}/delete`, { f: 'json', token: admin })).body['jobStatus']).toBe('geoJobDeleted');
+    expect(existsSync(join(abs, 'map.txt'))).toBe(true);
+    expect(await jobOutputBytes(site)).toBeGreaterThan(1000);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a running job cannot be deleted; a folder another job uses is kept', async () => {
+    const c = controllable();
+    await start({ run: c.run });
+    const j1 = (await submit(FORM('same'))).body['jobId'] as string;
+    await tick();
+    expect(errorOf((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin })).body).details).toEqual([
+      `Job '${j1}' cannot be deleted: its status is geoJobExecuting; cancel it first.`,
+    ]);
+    const out = join(site.config.dataDir, 'jobs', 'same');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'chip.tif'), 'x');
+    c.started[0]!.release();
+    await finished(j1);
+    const j2 = (await submit(FORM('same'))).body['jobId'] as string;
+    await tick();
+    await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin });
+    expect(existsSync(join(out, 'chip.tif'))).toBe(true);
+    c.started[1]!.release();
+    await finished(j2);
+    await call(`${TASK}/jobs/${j2}/delete`, { f: 'json', token: admin });
+    expect(existsSync(out)).toBe(false);
   });
 });

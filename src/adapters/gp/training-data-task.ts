@@ -7,20 +7,31 @@
  * - `<task>/jobs/<jobId>` (`returnMessages`) — the job, read from the store
  * - `<task>/jobs/<jobId>/results/outLocation`, `<task>/jobs/<jobId>/inputs/<param>` (after success)
  * - `<task>/jobs/<jobId>/cancel` (GET or POST)
+ * - `<task>/jobs/<jobId>/delete` (POST) — an ended job and its output folder in the jobs area
  *
  * Callers: a token for the server, the portal or the admin API; the administrator or publisher
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
 import { inputRefusals, isInside, type InputPolicy } from '../../chipper/inputs.js';
 import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
-import { MessageError, readParams, requireHttps, respond, withRestErrors, type Handler, type Params, type Route } from '../rest.js';
+import {
+  MessageError,
+  readParams,
+  requireHttps,
+  requirePost,
+  respond,
+  withRestErrors,
+  type Handler,
+  type Params,
+  type Route,
+} from '../rest.js';
 import { fromTrustedProxy, limitsOf, originOf, type JobRecord, type SiteDeps } from '../site.js';
-import { createJobRunner, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
+import { createJobRunner, isTerminal, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
 
 export { recoverJobs, TASK_NAME, SERVICE_KEY } from './jobs.js';
 
@@ -248,12 +259,13 @@ async function folderBytes(root: string): Promise<number> {
 /**
  * What the jobs' outputs use on disk: `<dataDir>/jobs` and the output folder of every recorded job
  * elsewhere (an absolute outputLocation in the data folder or a writable root), each folder once.
+ * What is on disk counts, whatever the job's status: a deleted job's folder in the jobs area is
+ * gone; one elsewhere counts until its files are removed.
  */
 export async function jobOutputBytes(deps: Pick<GpDeps, 'store' | 'config'>): Promise<number> {
   const jobsDir = join(deps.config.dataDir, 'jobs');
   const folders: string[] = [jobsDir];
   for (const job of await deps.store.listJobs()) {
-    if (job.status === 'geoJobDeleted') continue;
     const key = Object.keys(job.inputs).find((k) => k.toLowerCase() === 'outputlocation');
     const out = key === undefined ? undefined : resolveOutputLocation(deps.config, job.inputs[key]).path;
     if (out !== undefined) folders.push(out);
@@ -283,6 +295,45 @@ function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: Input
   }
   if (issues.length > 0) throw new MessageError(OPERATION_FAILED, issues.map(withPath));
   return params;
+}
+
+/**
+ * `jobs/<jobId>/delete` (POST): an ended job becomes geoJobDeleted and its output folder in the
+ * jobs area (`<dataDir>/jobs/<name>`) is removed, unless another job not deleted writes or wrote
+ * there; a job still waiting or executing must be cancelled first.
+ *
+ * Decision: an output folder the client named by absolute path (in the data folder or a writable
+ * root) is left in place: it may hold files the job did not write (an earlier export appended to,
+ * or the root itself). It keeps counting against exportQuotaBytes until its files are removed.
+ */
+async function deleteJob(deps: GpDeps, job: JobRecord): Promise<JobRecord> {
+  if (job.status === 'geoJobDeleted') return job;
+  if (!isTerminal(job.status)) {
+    throw new MessageError(OPERATION_FAILED, [`Job '${job.id}' cannot be deleted: its status is ${job.status}; cancel it first.`]);
+  }
+  const jobsDir = join(deps.config.dataDir, 'jobs');
+  const outOf = (j: JobRecord): string | undefined => {
+    const key = Object.keys(j.inputs).find((k) => k.toLowerCase() === 'outputlocation');
+    return key === undefined ? undefined : resolveOutputLocation(deps.config, j.inputs[key]).path;
+  };
+  const out = outOf(job);
+  if (out !== undefined && resolve(out) !== resolve(jobsDir) && isInside(jobsDir, out)) {
+    const shared = (await deps.store.listJobs()).some((j) => {
+      if (j.id === job.id || j.status === 'geoJobDeleted') return false;
+      const other = outOf(j);
+      return other !== undefined && (isInside(out, other) || isInside(other, out));
+    });
+    if (!shared) await rm(out, { recursive: true, force: true });
+  }
+  const { results: _results, progress: _progress, ...rest } = job;
+  const deleted: JobRecord = {
+    ...rest,
+    status: 'geoJobDeleted',
+    messages: [...job.messages, { type: 'geoJobMessageTypeInformative', description: 'Deleted.' }],
+    updated: deps.clock.now(),
+  };
+  await deps.store.putJob(deleted);
+  return deleted;
 }
 
 function jobView(job: JobRecord, returnMessages: boolean): Record<string, unknown> {
@@ -354,6 +405,11 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
     if (sub === undefined) return respond(f, jobView(job, params.bool('returnMessages') ?? true));
     if (sub === 'cancel' && name === undefined) {
       const after = await runner.cancel(job.id);
+      return respond(f, { jobId: after.id, jobStatus: after.status });
+    }
+    if (sub === 'delete' && name === undefined) {
+      requirePost(req);
+      const after = await deleteJob(deps, job);
       return respond(f, { jobId: after.id, jobStatus: after.status });
     }
     if (sub === 'results' && name !== undefined) {
