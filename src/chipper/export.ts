@@ -38,7 +38,7 @@ import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
-import { inputRefusal, inputRefusals, openInputs, type ExportInputs, type InputPolicy, type RasterOpener } from './inputs.js';
+import { inputRefusals, openInputs, openRefusal, type ExportInputs, type InputPolicy, type RasterOpener } from './inputs.js';
 import { folderState, Journal, type ChipEntry, type EarlierExport } from './journal.js';
 import {
   LABEL_SETS,
@@ -135,7 +135,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
   // A broken input file (cut short, a block past its end) is refused before any chip is written.
   const policy = options.inputPolicy;
   const open: RasterOpener = async (location, o) => {
-    const refused = policy ? inputRefusal(policy, location, 'input') : undefined;
+    const refused = policy ? await openRefusal(policy, location, 'input') : undefined;
     if (refused) throw new EngineError('INVALID_ARGUMENT', refused.message, { path: refused.path });
     const source = await files.open(location, o);
     source.verifyBlocks?.();
@@ -182,7 +182,7 @@ async function exportWith(
 ): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
   if (options.inputPolicy) {
-    const refused = inputRefusals(p, options.inputPolicy);
+    const refused = await inputRefusals(p, options.inputPolicy);
     if (refused.length > 0) throw combinedError(refused);
   }
   const { signal } = options;

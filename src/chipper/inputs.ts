@@ -441,12 +441,50 @@ export function inputRefusal(policy: InputPolicy, location: string, path: string
   );
 }
 
-/** Every input location of `p` that `policy` refuses, one issue each. */
-export function inputRefusals(p: ChipParams, policy: InputPolicy): Issue[] {
+/**
+ * Every input location of `p` that `policy` refuses, one issue each; of the allowed ones, the
+ * multidimensional manifests' slice files too.
+ */
+export async function inputRefusals(p: ChipParams, policy: InputPolicy): Promise<Issue[]> {
   const issues: Issue[] = [];
   for (const { location, path } of inputLocations(p)) {
     const issue = inputRefusal(policy, location, path);
     if (issue) issues.push(issue);
+    else issues.push(...(await manifestRefusals(policy, location, path)));
+  }
+  return issues;
+}
+
+/** `location` refused by `policy`, or, when it is an allowed manifest, its first slice refused. */
+export async function openRefusal(policy: InputPolicy, location: string, path: string): Promise<Issue | undefined> {
+  return inputRefusal(policy, location, path) ?? (await manifestRefusals(policy, location, path))[0];
+}
+
+/**
+ * The slice files a multidimensional manifest (a `.json` raster input) names, each checked like the
+ * manifest itself: a manifest inside an allowed folder cannot lead elsewhere. An unreadable or
+ * malformed manifest names nothing here (opening it reports that).
+ */
+export async function manifestRefusals(policy: InputPolicy, location: string, path: string): Promise<Issue[]> {
+  const file = /^file:/i.test(location) ? fileURLToPath(location) : location;
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(file) || extname(file).toLowerCase() !== '.json') return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    return [];
+  }
+  const issues: Issue[] = [];
+  const vars = (doc as { variables?: unknown } | null)?.variables;
+  for (const [vi, v] of (Array.isArray(vars) ? vars : []).entries()) {
+    const slices = (v as { slices?: unknown } | null)?.slices;
+    for (const [si, sl] of (Array.isArray(slices) ? slices : []).entries()) {
+      const slice = (sl as { path?: unknown } | null)?.path;
+      if (typeof slice !== 'string') continue;
+      const target = isAbsolute(slice) ? slice : join(dirname(file), slice);
+      const issue = inputRefusal(policy, target, `${path}.variables[${vi}].slices[${si}].path`);
+      if (issue) issues.push({ ...issue, message: `the manifest names ${issue.message}` });
+    }
   }
   return issues;
 }

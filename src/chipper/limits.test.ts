@@ -2,13 +2,13 @@
  * The chipper's server-side limits: `maxBytes` (a disk budget checked before each chip) and
  * `inputPolicy` (where inputs may be read from), on the Landsat 7 sample of landsat.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { exportTrainingData } from './export.js';
-import { inputLocations, inputRefusal, type InputPolicy } from './inputs.js';
+import { inputLocations, inputRefusal, inputRefusals, type InputPolicy } from './inputs.js';
 import { parseChipParams } from './params.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -173,6 +173,31 @@ describe('inputPolicy: where inputs are read from', () => {
     expect(inputRefusal(p, join(root, 'data', 'L7_ETMs.tif'), 'inputRaster')).toBeUndefined();
     expect(inputRefusal(p, join(root, 'etc', 'passwd'), 'inputRaster')?.message).toContain('outside the folders');
     expect(inputRefusal({ roots: [root], origins: [] }, join(root, 'data', 'L7_ETMs.tif'), 'inputRaster')).toBeDefined();
+  });
+
+  it('a multidimensional manifest in a root cannot name slice files outside it', async () => {
+    const root = join(dir, 'md');
+    mkdirSync(root);
+    const manifest = (paths: string[]) => ({
+      variables: [
+        { name: 'v', dimensions: ['StdTime'], slices: paths.map((path, i) => ({ path, dimensions: { StdTime: `2020-0${i + 1}-01` } })) },
+      ],
+    });
+    writeFileSync(join(root, 'bad.json'), JSON.stringify(manifest(['../../escape.tif', RASTER, '/etc/hosts'])));
+    writeFileSync(join(root, 'good.json'), JSON.stringify(manifest([RASTER])));
+    const p: InputPolicy = { roots: [root, dirname(RASTER), dirname(LABELS)], origins: [] };
+    const params = (raster: string) =>
+      parseChipParams({ inputRaster: raster, outputLocation: join(dir, 'md-out'), inputClassData: LABELS, tileSize: { x: 64, y: 64 } });
+    expect((await inputRefusals(params(join(root, 'bad.json')), p)).map((i) => i.path)).toEqual([
+      'inputRaster.variables[0].slices[0].path',
+      'inputRaster.variables[0].slices[2].path',
+    ]);
+    expect(await inputRefusals(params(join(root, 'good.json')), p)).toEqual([]);
+    // As the export opens it, too.
+    const e = await failure(
+      exportTrainingData({ ...base, inputRaster: join(root, 'bad.json'), outputLocation: join(dir, 'md-out') }, { inputPolicy: p }),
+    );
+    expect(e.issues[0]?.message).toMatch(/^the manifest names ".*escape\.tif" is outside the folders/);
   });
 
   it('an export refused by the policy writes nothing, naming every refused input', async () => {

@@ -280,7 +280,7 @@ export async function jobOutputBytes(deps: Pick<GpDeps, 'store' | 'config'>): Pr
 }
 
 /** Check the parameters as the chipper will; every problem in one error body. */
-function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: InputPolicy): Record<string, unknown> {
+async function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: InputPolicy): Promise<Record<string, unknown>> {
   const outKey = Object.keys(inputs).find((k) => k.toLowerCase() === 'outputlocation');
   const out = resolveOutputLocation(deps.config, outKey === undefined ? undefined : inputs[outKey]);
   const params: Record<string, unknown> = { ...inputs };
@@ -288,7 +288,7 @@ function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: Input
   params['outputLocation'] = out.path ?? '';
   const issues: Issue[] = out.issue ? [out.issue] : [];
   try {
-    issues.push(...inputRefusals(parseChipParams(params), policy));
+    issues.push(...(await inputRefusals(parseChipParams(params), policy)));
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     for (const i of e.issues) if (!(out.issue && i.path === 'outputLocation')) issues.push(i);
@@ -395,7 +395,7 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
 
     if (op === 'submitJob' && jobId === undefined) {
       const inputs = taskInputs(params);
-      const run = chipParams(deps, inputs, await inputPolicyOf(deps));
+      const run = await chipParams(deps, inputs, await inputPolicyOf(deps));
       const job = await runner.submit(c.username, inputs, run);
       return respond(f, { jobId: job.id, jobStatus: job.status });
     }
