@@ -329,6 +329,8 @@ export interface InputPolicy {
   readonly origins: readonly string[];
   /** Exact URLs also allowed (e.g. the rasters of the site's own image services). */
   readonly urls?: readonly string[];
+  /** Files and folders never read, even inside a root (a server's database, keys and backups). */
+  readonly denied?: readonly string[];
   /** The setting that adds folders, named in the refusal (default `inputRoots`). */
   readonly rootsSetting?: string;
   /** The setting that adds origins, named in the refusal (default `inputOrigins`). */
@@ -435,6 +437,7 @@ export function inputRefusal(policy: InputPolicy, location: string, path: string
     return refuse(`${shown} is not a valid file URL`);
   }
   if (file.includes('\0')) return refuse(`${shown} is not a valid path`);
+  if (policy.denied?.some((d) => isInside(d, file))) return refuse(`${shown} is one of the server's own files, never read as an input`);
   if (policy.roots.some((root) => isInside(root, file))) return undefined;
   return refuse(
     `${shown} is outside the folders this server reads inputs from; an administrator can add its folder to the ${policy.rootsSetting ?? 'inputRoots'} setting`,

@@ -863,6 +863,11 @@ describe('limits: where the task reads inputs from', () => {
     expect((await finished((await submit(FORM('d3'))).body['jobId'] as string))['jobStatus']).toBe('geoJobSucceeded');
     // Not the folder next to it.
     expect(await refused(FORM('d4', { inputRaster: JSON.stringify({ url: join(outside, 'raster.tif') }) }))).toHaveLength(1);
+    // Nor the site's own files in the data folder, by any spelling.
+    for (const own of ['site.db', 'site.db-wal', 'tls/key.pem', 'site-exports/x.agssite', 'inputs/../tls/key.pem']) {
+      const [d] = await refused(FORM('d5', { inputClassData: join(site.config.dataDir, own) }));
+      expect(d).toMatch(/^inputClassData: ".*" is one of the server's own files, never read as an input$/);
+    }
   });
 });
 

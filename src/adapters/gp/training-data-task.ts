@@ -216,7 +216,7 @@ function taskInputs(params: Params): Record<string, unknown> {
  * image services' raster URLs.
  *
  * Decision: with no `inputRoots` the task reads only what the site already holds or serves (the
- * data folder, `writableRoots`, the image services' folders): a fresh server reads nothing else
+ * data folder but its database, TLS key and site backups; `writableRoots`; the image services' folders): a fresh server reads nothing else
  * until an administrator says so. URLs likewise need `inputOrigins`. The task takes rasters (paths,
  * GeoTIFF/COG URLs, rules), not image service REST URLs, so no service URL is allowed as such.
  */
@@ -229,7 +229,11 @@ export async function inputPolicyOf(deps: Pick<GpDeps, 'store' | 'config'>): Pro
     if (/^https?:/i.test(path)) urls.push(path);
     else if (!/^[a-z][a-z0-9+.-]+:\/\//i.test(path)) roots.push(dirname(resolve(path)));
   }
-  return { roots, origins: deps.config.inputOrigins ?? [], urls };
+  // The data folder's own files are never inputs: the database (its hashes and keys), the TLS key,
+  // the site backups.
+  const data = deps.config.dataDir;
+  const denied = [...['', '-wal', '-shm', '-journal'].map((x) => join(data, `site.db${x}`)), join(data, 'tls'), join(data, 'site-exports')];
+  return { roots, origins: deps.config.inputOrigins ?? [], urls, denied };
 }
 
 /** Bytes of the files below `root` (links not followed; an absent folder is 0). */
