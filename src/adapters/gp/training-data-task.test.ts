@@ -325,6 +325,15 @@ describe('submitJob: bad parameters are refused before a job exists', () => {
     rmSync(outside, { recursive: true, force: true });
   });
 
+  it('the data folder itself and its own folders are not outputs', async () => {
+    for (const own of ['', 'tls', 'site-exports/x', 'site.db']) {
+      const e = errorOf((await submit(FORM(join(site.config.dataDir, own)))).body);
+      expect(e.details).toEqual([
+        `outputLocation: outputLocation ${JSON.stringify(join(site.config.dataDir, own))} is one of the server's own folders; choose a folder below it`,
+      ]);
+    }
+  });
+
   it('an absolute path inside the data folder is allowed', async () => {
     const { body } = await submit(FORM(join(site.config.dataDir, 'mine')));
     expect(body['jobStatus']).toBe('geoJobSubmitted');

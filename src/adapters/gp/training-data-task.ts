@@ -16,7 +16,7 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
-import { inputRefusals, isInside, type InputPolicy } from '../../chipper/inputs.js';
+import { inputRefusals, isInside, realPathOf, type InputPolicy } from '../../chipper/inputs.js';
 import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
 import {
@@ -166,6 +166,13 @@ async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRe
 
 const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
+/** The data folder's own files: the database and its journals, the TLS key, the site backups. */
+const siteOwnPaths = (dataDir: string): string[] => [
+  ...['', '-wal', '-shm', '-journal'].map((x) => join(dataDir, `site.db${x}`)),
+  join(dataDir, 'tls'),
+  join(dataDir, 'site-exports'),
+];
+
 /**
  * Where a job writes: a plain folder name goes to `<dataDir>/jobs/<name>`; an absolute path is
  * allowed inside the data folder or one of the configured writable roots; anything else is refused.
@@ -178,6 +185,8 @@ export function resolveOutputLocation(config: GpDeps['config'], value: unknown):
   if (FOLDER_NAME.test(v)) return { path: join(config.dataDir, 'jobs', v) };
   if (isAbsolute(v)) {
     const p = resolve(v);
+    if (realPathOf(p) === realPathOf(config.dataDir) || siteOwnPaths(config.dataDir).some((own) => isInside(own, p)))
+      return issue(`outputLocation ${JSON.stringify(v)} is one of the server's own folders; choose a folder below it`);
     if ([config.dataDir, ...config.writableRoots].some((root) => isInside(root, p))) return { path: p };
     return issue(`outputLocation ${JSON.stringify(v)} is outside the folders this server may write to`);
   }
@@ -231,9 +240,7 @@ export async function inputPolicyOf(deps: Pick<GpDeps, 'store' | 'config'>): Pro
   }
   // The data folder's own files are never inputs: the database (its hashes and keys), the TLS key,
   // the site backups.
-  const data = deps.config.dataDir;
-  const denied = [...['', '-wal', '-shm', '-journal'].map((x) => join(data, `site.db${x}`)), join(data, 'tls'), join(data, 'site-exports')];
-  return { roots, origins: deps.config.inputOrigins ?? [], urls, denied };
+  return { roots, origins: deps.config.inputOrigins ?? [], urls, denied: siteOwnPaths(deps.config.dataDir) };
 }
 
 /** Bytes of the files below `root` (links not followed; an absent folder is 0). */
