@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportSiteHandler } from '../src/adapters/admin/export-site.js';
+import { createGpService, GP_ROOT } from '../src/adapters/gp/training-data-task.js';
 import { assertNoSiteBackup, SITE_BACKUP_LOCK } from '../src/adapters/site.js';
 import { EngineError } from '../src/core/errors.js';
 import { exportTrainingData } from '../src/chipper/export.js';
 import { CRASH_CHIP_PARAMS, expectJournalTrustworthy, expectSameTree, JOURNAL, journalChips, temporaries, tree } from './crash-helpers.js';
 import { adminPost, adminSite, adminToken } from './site-archive-fixtures.js';
-import { jsonOf } from './site.js';
+import { jsonOf, siteRequest, testSite } from './site.js';
 
 const base = mkdtempSync(join(tmpdir(), 'rf-full-disk-'));
 const disk = join(base, 'disk');
@@ -150,6 +151,63 @@ describe('a full disk during a chip export', { timeout: 120_000 }, () => {
     expect(s.chips).toBe(484);
     expectSameTree(out, refDir);
     rmSync(out, { recursive: true, force: true });
+  });
+});
+
+describe('a full disk during a geoprocessing job', { timeout: 120_000 }, () => {
+  it('the job ends geoJobFailed with the cause; resubmitted with resume once there is room, it succeeds with identical bytes', async (ctx) => {
+    if (!mounted) ctx.skip();
+    clearDisk();
+    resize('32m');
+    await reference();
+    resize('2m');
+    const site = await testSite({ writableRoots: [disk] });
+    await site.addUser('root', 'administrator');
+    const token = await site.token('root');
+    const gp = createGpService(site);
+    try {
+      const task = `${GP_ROOT}/ExportTrainingDataforDeepLearning`;
+      const call = async (path: string, form?: Record<string, string>) =>
+        jsonOf<Record<string, unknown>>(await gp.routes()[0]!.handler(siteRequest(path, form ? { form } : {})));
+      const out = join(disk, 'job');
+      const form = (extra: Record<string, string> = {}) => ({
+        inputRaster: CRASH_CHIP_PARAMS.inputRaster,
+        inputClassData: CRASH_CHIP_PARAMS.inputClassData,
+        tileSize: JSON.stringify(CRASH_CHIP_PARAMS.tileSize),
+        strideSize: JSON.stringify(CRASH_CHIP_PARAMS.strideSize),
+        metadataFormat: CRASH_CHIP_PARAMS.metadataFormat,
+        context: JSON.stringify(CRASH_CHIP_PARAMS.context),
+        outputLocation: out,
+        f: 'json',
+        token,
+        ...extra,
+      });
+      const run = async (extra: Record<string, string> = {}) => {
+        const { jobId } = (await call(`${task}/submitJob`, form(extra))) as { jobId: string };
+        await gp.runner.settled(jobId);
+        return call(`${task}/jobs/${jobId}?f=json&token=${token}`);
+      };
+      const failed = await run();
+      expect(failed['jobStatus']).toBe('geoJobFailed');
+      const messages = (failed['messages'] as { type: string; description: string }[]).filter((m) => m.type === 'geoJobMessageTypeError');
+      expect(messages.map((m) => m.description)).toEqual([
+        expect.stringMatching(/^outputLocation: cannot write \S+: the disk is full \(ENOSPC\)$/) as unknown,
+        'Failed.',
+      ]);
+      expect(temporaries(out)).toEqual([]);
+      expectJournalTrustworthy(out, tree(refDir));
+      const journalled = journalChips(out).length;
+      resize('32m');
+      const done = await run({ resume: 'true' });
+      expect(done['jobStatus']).toBe('geoJobSucceeded');
+      const bytes = expectSameTree(out, refDir);
+      console.log(
+        `full disk, GP job: failed after ${journalled} chips with "${messages[0]!.description}"; resubmitted with resume: ${bytes} bytes equal`,
+      );
+    } finally {
+      await gp.close();
+      await site.store.close();
+    }
   });
 });
 
