@@ -11,8 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportTrainingData } from '../src/chipper/export.js';
-import { CRASH_CHIP_PARAMS, expectJournalTrustworthy, expectSameTree, JOURNAL, journalChips, temporaries, tree } from './crash-helpers.js';
-import { spawnChild, type Child } from './serve-helpers.js';
+import { GP_ROOT } from '../src/adapters/gp/training-data-task.js';
+import {
+  CRASH_CHIP_PARAMS,
+  expectJournalTrustworthy,
+  expectSameTree,
+  integrity,
+  JOURNAL,
+  journalChips,
+  postForm,
+  REFERER,
+  siteAdminToken,
+  startServe,
+  temporaries,
+  tree,
+  type Running,
+} from './crash-helpers.js';
+import { httpCall, spawnChild, type Child } from './serve-helpers.js';
 
 const children: Child[] = [];
 const dirs: string[] = [];
@@ -103,6 +118,71 @@ describe('kill -9 during a chip export, then resume', { timeout: 120_000 }, () =
       `chip export kill -9: ${kills} kills survived, each resumed; ${journalFilesChecked} journalled chip files checked complete after the kills; ` +
         `${temporariesLeft} temporary file(s) and ${chipsBeyondJournal} unjournalled chip image(s) left by the kills, all redone; ` +
         `${reference.size} files / ${bytes} bytes compared equal to the uninterrupted export\n  ${report.join('\n  ')}`,
+    );
+  });
+
+  it('a training-data job killed with its server is recorded failed at restart; resubmitted with resume it ends with identical bytes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rf-crash-job-'));
+    dirs.push(dir);
+    const refDir = join(dir, 'reference');
+    await exportTrainingData({ ...CRASH_CHIP_PARAMS, outputLocation: refDir });
+    const reference = tree(refDir);
+    const dataDir = join(dir, 'site');
+    const task = `${GP_ROOT}/ExportTrainingDataforDeepLearning`;
+    const form = (token: string, extra: Record<string, string> = {}) => ({
+      inputRaster: CRASH_CHIP_PARAMS.inputRaster,
+      inputClassData: CRASH_CHIP_PARAMS.inputClassData,
+      tileSize: JSON.stringify(CRASH_CHIP_PARAMS.tileSize),
+      strideSize: JSON.stringify(CRASH_CHIP_PARAMS.strideSize),
+      metadataFormat: CRASH_CHIP_PARAMS.metadataFormat,
+      context: JSON.stringify(CRASH_CHIP_PARAMS.context),
+      outputLocation: 'crash-job',
+      token,
+      ...extra,
+    });
+    const jobOf = async (s: Running, token: string, jobId: string) =>
+      JSON.parse(
+        (
+          await httpCall(`${s.url}${task}/jobs/${jobId}?f=json&returnMessages=true&token=${token}`, {
+            ca: s.ca,
+            headers: { referer: REFERER },
+          })
+        ).body,
+      ) as { jobStatus: string; messages?: { type: string; description: string }[] };
+
+    const first = await startServe(dataDir, children);
+    const token = await siteAdminToken(dataDir);
+    const submitted = JSON.parse((await postForm(first, `${task}/submitJob`, form(token))).body) as { jobId: string };
+    expect(submitted.jobId).toMatch(/\S/);
+    const out = join(dataDir, 'jobs', 'crash-job');
+    const killed = await killWhen(first.child, () => countFiles(join(out, 'images'), /\.tif$/) >= 100);
+    expect(killed, 'the server was killed while its job ran').toBe(true);
+    expectJournalTrustworthy(out, reference);
+    const journalled = journalChips(out).length;
+    expect(integrity(dataDir)).toBe('ok');
+
+    const second = await startServe(dataDir, children);
+    const old = await jobOf(second, token, submitted.jobId);
+    expect(old.jobStatus).toBe('geoJobFailed');
+    expect(old.messages?.map((m) => m.description)).toContain(
+      'The server restarted while the job was running; the job was stopped. Submit it again.',
+    );
+    const again = JSON.parse((await postForm(second, `${task}/submitJob`, form(token, { resume: 'true' }))).body) as { jobId: string };
+    let status = '';
+    for (let i = 0; i < 600 && !['geoJobSucceeded', 'geoJobFailed', 'geoJobCancelled'].includes(status); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await jobOf(second, token, again.jobId)).jobStatus;
+    }
+    expect(status, JSON.stringify(await jobOf(second, token, again.jobId))).toBe('geoJobSucceeded');
+    expect(temporaries(out)).toEqual([]);
+    expect(existsSync(join(out, JOURNAL))).toBe(false);
+    const bytes = expectSameTree(out, refDir);
+    second.child.proc.kill('SIGTERM');
+    expect(await second.child.exited).toBe(0);
+    expect(integrity(dataDir)).toBe('ok');
+    console.log(
+      `GP job kill -9: 1 kill survived after ${journalled} journalled chips; the job recorded geoJobFailed at restart; ` +
+        `resubmitted with resume: ${reference.size} files / ${bytes} bytes equal`,
     );
   });
 });

@@ -6,21 +6,19 @@
  * anything else would wait for the 30 s lease), every acknowledged write is there, the database
  * passes `PRAGMA integrity_check`, and no half-written archive is where a download would find it.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EXPORT_LOCK_TTL_MS } from '../src/adapters/admin/export-site.js';
-import { ADMIN_AUDIENCE } from '../src/adapters/auth.js';
 import { SITE_BACKUP_LOCK } from '../src/adapters/site.js';
-import { createKeyRing, issueToken, systemClock, type KeyRingData } from '../src/adapters/tokens.js';
 import { openSqliteStore } from '../src/server/sqlite-store.js';
-import { httpCall, spawnChild, type Child } from './serve-helpers.js';
+import { integrity, postForm, REFERER, siteAdminToken, startServe, type Running } from './crash-helpers.js';
+import { httpCall, type Child } from './serve-helpers.js';
 
 const USERS_ADD = '/server/admin/security/users/add';
 const EXPORT = '/server/admin/exportSite';
-const REFERER = 'https://crash-test.local';
 const BUSY = 'A site backup is in progress. Configuration changes are not allowed until it completes.';
 
 const children: Child[] = [];
@@ -32,56 +30,14 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-interface Running {
-  readonly child: Child;
-  readonly url: string;
-  readonly ca: string;
-  /** When the server said it listens (ms, performance.now()). */
-  readonly readyAt: number;
-}
-
-async function start(dataDir: string, pause?: 'write' | 'rename'): Promise<Running> {
-  const env: NodeJS.ProcessEnv = { ...process.env, RASTERFLOW_ADMIN_PASSWORD: 'crash-admin-pw' };
-  if (pause) env['RASTERFLOW_TEST_EXPORT_PAUSE'] = pause;
-  else delete env['RASTERFLOW_TEST_EXPORT_PAUSE'];
-  const child = spawnChild('test/serve-entry.ts', ['serve', '--port', '0', '--data', dataDir], env);
-  children.push(child);
-  const m = await child.waitFor(/services: (https:\/\/127\.0\.0\.1:\d+)\/server\/rest\/services/);
-  await child.waitFor(/SIGINT or SIGTERM stops/);
-  return { child, url: m[1]!, ca: readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8'), readyAt: performance.now() };
-}
-
-/** An administrator token signed with the site's key ring, read from its database as a second process would. */
-async function adminToken(dataDir: string): Promise<string> {
-  const store = openSqliteStore(join(dataDir, 'site.db'));
-  try {
-    const ring = createKeyRing(systemClock, await store.getSetting<KeyRingData>('signingKeys'));
-    return await issueToken(ring, {
-      subject: 'admin',
-      audience: ADMIN_AUDIENCE,
-      binding: { kind: 'referer', value: REFERER },
-      expiresAt: Date.now() + 3_600_000,
-    });
-  } finally {
-    await store.close();
-  }
-}
-
-const post = (s: Running, path: string, form: Record<string, string>) =>
-  httpCall(`${s.url}${path}`, { ca: s.ca, body: new URLSearchParams({ f: 'json', ...form }).toString(), headers: { referer: REFERER } });
+const start = (dataDir: string, pause?: 'write' | 'rename'): Promise<Running> =>
+  startServe(dataDir, children, { RASTERFLOW_TEST_EXPORT_PAUSE: pause });
+const adminToken = siteAdminToken;
+const post = postForm;
 
 async function addUser(s: Running, token: string, username: string): Promise<unknown> {
   const res = await post(s, USERS_ADD, { username, password: `${username}-pw`, role: 'user', token });
   return JSON.parse(res.body) as unknown;
-}
-
-function integrity(dataDir: string): unknown {
-  const db = new Database(join(dataDir, 'site.db'), { readonly: true });
-  try {
-    return db.pragma('integrity_check', { simple: true });
-  } finally {
-    db.close();
-  }
 }
 
 async function storedUsers(dataDir: string): Promise<Set<string>> {

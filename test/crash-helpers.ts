@@ -1,7 +1,70 @@
-/** Shared by the crash tests of chip exports: the export they run, folder trees compared byte for byte, the resume journal read. */
+/**
+ * Shared by the crash tests: a `rasterflow serve` child and an administrator token for it, the chip
+ * export they run, folder trees compared byte for byte, the resume journal read.
+ */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'vitest';
+import { ADMIN_AUDIENCE } from '../src/adapters/auth.js';
+import { createKeyRing, issueToken, systemClock, type KeyRingData } from '../src/adapters/tokens.js';
+import { openSqliteStore } from '../src/server/sqlite-store.js';
+import { httpCall, spawnChild, type Child, type SimpleResponse } from './serve-helpers.js';
+
+/** The Referer the crash tests' tokens are bound to. */
+export const REFERER = 'https://crash-test.local';
+
+export interface Running {
+  readonly child: Child;
+  readonly url: string;
+  readonly ca: string;
+  /** When the server said it listens (performance.now()). */
+  readonly readyAt: number;
+}
+
+/** `rasterflow serve` (the test entry) on `dataDir`, port 0; `extraEnv` values undefined are removed. */
+export async function startServe(dataDir: string, children: Child[], extraEnv: Record<string, string | undefined> = {}): Promise<Running> {
+  const env: NodeJS.ProcessEnv = { ...process.env, RASTERFLOW_ADMIN_PASSWORD: 'crash-admin-pw' };
+  for (const [k, v] of Object.entries(extraEnv)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  const child = spawnChild('test/serve-entry.ts', ['serve', '--port', '0', '--data', dataDir], env);
+  children.push(child);
+  const m = await child.waitFor(/services: (https:\/\/127\.0\.0\.1:\d+)\/server\/rest\/services/);
+  await child.waitFor(/SIGINT or SIGTERM stops/);
+  return { child, url: m[1]!, ca: readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8'), readyAt: performance.now() };
+}
+
+/** An administrator token signed with the site's key ring, read from its database as a second process would. */
+export async function siteAdminToken(dataDir: string): Promise<string> {
+  const store = openSqliteStore(join(dataDir, 'site.db'));
+  try {
+    const ring = createKeyRing(systemClock, await store.getSetting<KeyRingData>('signingKeys'));
+    return await issueToken(ring, {
+      subject: 'admin',
+      audience: ADMIN_AUDIENCE,
+      binding: { kind: 'referer', value: REFERER },
+      expiresAt: Date.now() + 3_600_000,
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+/** A form POST (f=json) to the server, with the Referer the token is bound to. */
+export const postForm = (s: Running, path: string, form: Record<string, string>): Promise<SimpleResponse> =>
+  httpCall(`${s.url}${path}`, { ca: s.ca, body: new URLSearchParams({ f: 'json', ...form }).toString(), headers: { referer: REFERER } });
+
+/** `PRAGMA integrity_check` of the site database. */
+export function integrity(dataDir: string): unknown {
+  const db = new Database(join(dataDir, 'site.db'), { readonly: true });
+  try {
+    return db.pragma('integrity_check', { simple: true });
+  } finally {
+    db.close();
+  }
+}
 
 const ROOT = resolve(import.meta.dirname, '..');
 /** 484 chips of 16 x 16 pixels, four files each (TIFF, world file, .aux.xml, PASCAL VOC XML). */
