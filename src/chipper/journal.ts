@@ -2,8 +2,9 @@
  * The output folder's state. The resume journal (`.rasterflow-journal.ndjson`): a head line with a
  * hash of the parameters, then one JSON line per finished chip, appended after all of that chip's
  * files are in place, so a killed export is continued after its last recorded chip (a line cut by
- * the kill is a chip not finished; the temporary files the kill left are removed). An earlier finished export in the folder (its EAS present) is
- * appended to with `context.startIndex`, merging its statistics and classes.
+ * the kill or by a full disk is a chip not finished: the journal is cut back to its complete lines;
+ * the temporary files the kill left are removed). An earlier finished export in the folder (its EAS
+ * present) is appended to with `context.startIndex`, merging its statistics and classes.
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';

@@ -2,7 +2,10 @@
  * `POST {admin_url}/exportSite` (protocols.md §3, seed §4) and the download of exports written to the
  * server-owned folder. Default administrator role only (§6); admin error shape (§0.3). The export
  * holds the site backup lock for its whole run, so admin configuration writes (assertNoSiteBackup)
- * and a second export answer 409 meanwhile.
+ * and a second export answer 409 meanwhile. The lock is a lease renewed while the export runs: a
+ * server killed during an export blocks admin writes for at most EXPORT_LOCK_TTL_MS (none at all
+ * once it restarts: clearOwnStaleSiteBackupLock), and the archive is only ever served under its
+ * final name, which it takes complete (writeArchiveFile).
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
