@@ -18,6 +18,7 @@ import { EngineError } from '../src/core/errors.js';
 import { exportTrainingData } from '../src/chipper/export.js';
 import { CRASH_CHIP_PARAMS, expectJournalTrustworthy, expectSameTree, JOURNAL, journalChips, temporaries, tree } from './crash-helpers.js';
 import { adminPost, adminSite, adminToken } from './site-archive-fixtures.js';
+import { spawnChild } from './serve-helpers.js';
 import { jsonOf, siteRequest, testSite } from './site.js';
 
 const base = mkdtempSync(join(tmpdir(), 'rf-full-disk-'));
@@ -116,6 +117,28 @@ describe('a full disk during a chip export', { timeout: 120_000 }, () => {
         `${checked + checkedAgain} journalled chip files checked complete; resumed from ${s.resumedFrom}; ${ref.size} files / ${bytes} bytes equal`,
     );
     rmSync(out, { recursive: true, force: true });
+  });
+
+  it('`rasterflow chip` into a full disk: exit status 1 with the IO_ERROR line, no stack trace, no temporary file', async (ctx) => {
+    if (!mounted) ctx.skip();
+    clearDisk();
+    resize('2m');
+    const out = join(disk, 'cli');
+    const c = spawnChild('src/cli/main.ts', ['chip', JSON.stringify({ ...CRASH_CHIP_PARAMS, outputLocation: out })], process.env, 60_000);
+    try {
+      expect(await c.exited).toBe(1);
+      const lines = c
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('error '));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^error IO_ERROR at outputLocation: cannot write \S+: the disk is full \(ENOSPC\)$/);
+      expect(c.stderr()).not.toMatch(/\n\s+at /);
+      expect(temporaries(out)).toEqual([]);
+      expect(journalChips(out).length).toBeGreaterThan(0);
+    } finally {
+      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    }
   });
 
   it('a journal line cut short by the full disk: the resume cuts the journal back to its complete lines, so a second stop skips no chip', async (ctx) => {
