@@ -3,12 +3,12 @@
  * administrator writes (users/add), is SIGKILLed mid-stream, and restarted on the same data folder:
  * every write it acknowledged with {"status":"success"} must be there and the database intact.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_AUDIENCE } from '../src/adapters/auth.js';
 import { createKeyRing, issueToken, systemClock, type KeyRingData } from '../src/adapters/tokens.js';
 import { siteRoutes } from '../src/server/routes.js';
@@ -21,8 +21,12 @@ const REFERER = 'https://crash-test.local';
 const ADMIN_PASSWORD = 'crash-admin-pw';
 
 const children: Child[] = [];
+const dataDirs: string[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+});
+afterAll(() => {
+  for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
 });
 
 /** Whether the routes `rasterflow serve` mounts answer the admin users/add endpoint (anything but the host's 404). */
@@ -89,6 +93,7 @@ async function crashAndRecover(
   kind: WriteKind = usersAdd(path),
 ): Promise<{ acknowledged: number; found: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rf-crash-'));
+  dataDirs.push(dataDir);
   const first = start(entry, dataDir);
   const url = await origin(first);
   const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
