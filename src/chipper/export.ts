@@ -142,14 +142,16 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
     return source;
   };
   // A fresh output folder that an unreadable block stops half-way is removed: nothing is left
-  // from a broken file. (An append or a resume keeps its folder and journal.)
+  // from a broken file. (An append or a resume keeps its folder and journal; so does a failed write
+  // of the output, a full disk: the chips written are kept for a resume once there is room.)
   let fresh: string | undefined;
   try {
     return await exportWith(rawParams, options, open, async (out) => {
       if (!(await exists(out))) fresh = out;
     });
   } catch (e) {
-    if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR') await rm(fresh, { recursive: true, force: true });
+    if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR' && e.path !== 'outputLocation')
+      await rm(fresh, { recursive: true, force: true });
     throw e;
   } finally {
     await files.closeAll();
