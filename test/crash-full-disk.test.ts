@@ -16,7 +16,16 @@ import { createGpService, GP_ROOT } from '../src/adapters/gp/training-data-task.
 import { assertNoSiteBackup, SITE_BACKUP_LOCK } from '../src/adapters/site.js';
 import { EngineError } from '../src/core/errors.js';
 import { exportTrainingData } from '../src/chipper/export.js';
-import { CRASH_CHIP_PARAMS, expectJournalTrustworthy, expectSameTree, JOURNAL, journalChips, temporaries, tree } from './crash-helpers.js';
+import {
+  CRASH_CHIP_PARAMS,
+  CRASH_INPUT_ROOT,
+  expectJournalTrustworthy,
+  expectSameTree,
+  JOURNAL,
+  journalChips,
+  temporaries,
+  tree,
+} from './crash-helpers.js';
 import { adminPost, adminSite, adminToken } from './site-archive-fixtures.js';
 import { spawnChild } from './serve-helpers.js';
 import { jsonOf, siteRequest, testSite } from './site.js';
@@ -184,7 +193,7 @@ describe('a full disk during a geoprocessing job', { timeout: 120_000 }, () => {
     resize('32m');
     await reference();
     resize('2m');
-    const site = await testSite({ writableRoots: [disk] });
+    const site = await testSite({ writableRoots: [disk], inputRoots: [CRASH_INPUT_ROOT] });
     await site.addUser('root', 'administrator');
     const token = await site.token('root');
     const gp = createGpService(site);

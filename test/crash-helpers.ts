@@ -2,7 +2,7 @@
  * Shared by the crash tests: a `rasterflow serve` child and an administrator token for it, the chip
  * export they run, folder trees compared byte for byte, the resume journal read.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
@@ -22,14 +22,19 @@ export interface Running {
   readonly readyAt: number;
 }
 
-/** `rasterflow serve` (the test entry) on `dataDir`, port 0; `extraEnv` values undefined are removed. */
+/**
+ * `rasterflow serve` (the test entry) on `dataDir`, port 0, with a config letting the training-data
+ * task read the repository's sample data (CRASH_INPUT_ROOT); `extraEnv` values undefined are removed.
+ */
 export async function startServe(dataDir: string, children: Child[], extraEnv: Record<string, string | undefined> = {}): Promise<Running> {
   const env: NodeJS.ProcessEnv = { ...process.env, RASTERFLOW_ADMIN_PASSWORD: 'crash-admin-pw' };
   for (const [k, v] of Object.entries(extraEnv)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawnChild('test/serve-entry.ts', ['serve', '--port', '0', '--data', dataDir], env);
+  const config = join(dataDir, '..', `${basename(dataDir)}.config.json`);
+  writeFileSync(config, JSON.stringify({ settings: { inputRoots: [CRASH_INPUT_ROOT] } }));
+  const child = spawnChild('test/serve-entry.ts', ['serve', '--port', '0', '--data', dataDir, '--config', config], env);
   children.push(child);
   const m = await child.waitFor(/services: (https:\/\/127\.0\.0\.1:\d+)\/server\/rest\/services/);
   await child.waitFor(/SIGINT or SIGTERM stops/);
@@ -67,6 +72,8 @@ export function integrity(dataDir: string): unknown {
 }
 
 const ROOT = resolve(import.meta.dirname, '..');
+/** The folder of the crash tests' inputs (the training-data task reads only from its input roots). */
+export const CRASH_INPUT_ROOT = join(ROOT, 'golden');
 /** 484 chips of 16 x 16 pixels, four files each (TIFF, world file, .aux.xml, PASCAL VOC XML). */
 export const CRASH_CHIP_PARAMS = {
   inputRaster: join(ROOT, 'golden/data/L7_ETMs.tif'),
