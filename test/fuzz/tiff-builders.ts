@@ -360,7 +360,7 @@ function packVariable(codes: readonly number[]): Uint8Array {
 }
 
 /**
- * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give 128 KiB) of at least `bytes` zeros, its
+ * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give up to 128 KiB) of exactly `bytes` zeros, its
  * Frame_Content_Size declared (or left out, so that a decoder streams): 1 GiB in 32 KB.
  */
 export function zstdBomb(bytes: number, declare = true): Uint8Array {
@@ -372,10 +372,11 @@ export function zstdBomb(bytes: number, declare = true): Uint8Array {
   v.setUint32(0, 0xfd2fb528, true);
   // Frame header: 8-byte content size and single segment, or no content size and a window of 128 KiB.
   out[4] = declare ? 0xe0 : 0x00;
-  if (declare) v.setBigUint64(5, BigInt(n * B), true);
+  if (declare) v.setBigUint64(5, BigInt(bytes), true);
   else out[5] = 0x38; // Window_Descriptor: exponent 7 (2^17)
   for (let i = 0; i < n; i++) {
-    const h = (i === n - 1 ? 1 : 0) | (1 << 1) | (B << 3); // last flag, RLE, size
+    const last = i === n - 1;
+    const h = (last ? 1 : 0) | (1 << 1) | ((last ? bytes - (n - 1) * B : B) << 3); // last flag, RLE, size
     const p = head + i * 4;
     out[p] = h & 255;
     out[p + 1] = (h >>> 8) & 255;
