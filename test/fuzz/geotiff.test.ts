@@ -242,7 +242,9 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
       await fc.assert(
         fc.asyncProperty(caseArb, async (c) => {
           const path = writeCase(mutated(c));
-          if (process.env['RASTERFLOW_FUZZ_LOG']) appendFileSync(process.env['RASTERFLOW_FUZZ_LOG'], JSON.stringify(c) + '\n');
+          const log = process.env['RASTERFLOW_FUZZ_LOG'];
+          if (log) appendFileSync(log, JSON.stringify(c) + '\n');
+          const before = peakRss();
           try {
             const o = await exercise(path);
             if (o.opened) tally.opened++;
@@ -251,6 +253,9 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
             tally.refusedReads += o.opened ? o.refused.length : 0;
           } finally {
             rmSync(path, { force: true });
+            // A case that raised the peak by more than 32 MB is named in the log (the bound is checked once, at the end).
+            const jump = peakRss() - before;
+            if (log && jump > 32 * 2 ** 20) appendFileSync(log, `peak RSS +${(jump / 2 ** 20).toFixed(0)} MB: ${JSON.stringify(c)}\n`);
           }
         }),
         fuzzParameters(RUNS, { examples: FOUND }),
