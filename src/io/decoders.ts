@@ -141,7 +141,8 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
       samplesPerPixel: l.samplesPerPixel,
       ...(l.jpegTables && !tablesError ? { JPEGTables: l.jpegTables } : {}),
       // LERC's additional DEFLATE or ZSTD is undone here (bounded), the blob handed over bare.
-      ...(l.lercParameters ? { LercParameters: [l.lercParameters[0] ?? 2, 0] } : {}),
+      // (geotiff.js needs the parameters, which a file may lack: LERC version 2.4, nothing added.)
+      ...(l.compression === 34887 ? { LercParameters: [l.lercParameters?.[0] ?? 4, 0] } : {}),
     });
   }
   // What a LERC blob may be, decompressed: its values and mask with room for its headers.

@@ -22,7 +22,7 @@ import { EngineError } from '../../src/core/errors.js';
 import { PIXEL_TYPE_INFO } from '../../src/core/pixel-type.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { inflateBlock } from '../../src/io/codec-pool.js';
-import { lzwDecode, zstdUpperBound } from '../../src/io/decoders.js';
+import { lzwDecode, packBitsDecode, zstdUpperBound } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
 import { openFileSource } from '../../src/io/tiff-reader.js';
@@ -37,6 +37,8 @@ import {
   imageTags,
   INTERESTING_TAGS,
   interestingNumbers,
+  jpegStream,
+  lercBlob,
   lzwBomb,
   mutateField,
   seedTiffs,
@@ -260,7 +262,14 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
         }),
         fuzzParameters(RUNS, { examples: FOUND }),
       );
-      expect(peakRss() - rss0).toBeLessThan(RSS_BUDGET_BYTES);
+      const growth = peakRss() - rss0;
+      const log = process.env['RASTERFLOW_FUZZ_LOG'];
+      if (log)
+        appendFileSync(
+          log,
+          `summary: ${JSON.stringify({ ...tally, peakRssGrowthMB: Math.round(growth / 2 ** 20), peakRssMB: Math.round(peakRss() / 2 ** 20) })}\n`,
+        );
+      expect(growth).toBeLessThan(RSS_BUDGET_BYTES);
       // The mix exercises both sides: some mutants still open and read, some are refused.
       expect(tally.opened).toBeGreaterThan(0);
       expect(tally.refusedOpen + tally.refusedReads).toBeGreaterThan(0);
@@ -560,6 +569,156 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
         ),
       ),
     );
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 0)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("LZW and PackBits: a 16 MiB tile of a few bytes fails on its data, within its bytes' worth of output", async () => {
+    const t0 = performance.now();
+    // 9 bytes of codes, a block claiming 2^28 bytes: the data ends first.
+    expect(() => lzwDecode(lzwBomb(1000).subarray(0, 9), 2 ** 28)).toThrow(/LZW data ends after \d+ bytes where the pixels need 268435456/);
+    expect(() => packBitsDecode(Uint8Array.from([0x81, 7, 0x81, 7]), 2 ** 28)).toThrow(/PackBits data ends after 256 bytes/);
+    expect(performance.now() - t0).toBeLessThan(fuzzBudget(100));
+    for (const [compression, data] of [
+      [5, lzwBomb(1000).subarray(0, 40)],
+      [32773, Uint8Array.from([0x81, 7, 0x81, 7])],
+    ] as const) {
+      const m = await expectIoError(
+        hostileTiff(
+          [imageTags({ width: 4096, height: 4096, bw: 4096, bh: 4096, tiled: true, compression, offsets: [DATA], counts: [data.length] })],
+          data,
+        ),
+      );
+      expect(m).toMatch(/tile 0 .* does not decode: (LZW|PackBits) data ends after \d+ bytes where the pixels need 16777216/);
+    }
+  });
+
+  /** A one-band 8-bit image of one `w` x `h` tile (or strip) holding `data`, with extra tags. */
+  const oneBlock = (o: {
+    w: number;
+    h: number;
+    compression: number;
+    data: Uint8Array;
+    tags?: HostileTag[];
+    bits?: number;
+    tiled?: boolean;
+  }) =>
+    hostileTiff(
+      [
+        [
+          ...imageTags({
+            width: o.w,
+            height: o.h,
+            bw: o.w,
+            bh: o.h,
+            tiled: o.tiled ?? true,
+            compression: o.compression,
+            offsets: [DATA],
+            counts: [o.data.length],
+            ...(o.bits ? { bits: o.bits } : {}),
+          }),
+          ...(o.tags ?? []),
+        ],
+      ],
+      o.data,
+    );
+
+  it('JPEG: a hand-made 16 x 16 tile reads; frame headers that disagree with the tile are refused before geotiff.js allocates', async () => {
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream() })));
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 128)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    const refused = async (data: Uint8Array, why: RegExp, w = 16, h = 16): Promise<void> => {
+      const t0 = performance.now();
+      expect(await expectIoError(oneBlock({ w, h, compression: 7, data }))).toMatch(why);
+      expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    };
+    // 65535 x 65535 declared by a 16 x 16 tile: geotiff.js made 67 million 8 x 8 blocks.
+    await refused(
+      jpegStream({ width: 65535, height: 65535, blocks: 4 }),
+      /tile 0 .* its frame is 65535 x 65535 pixels where the TIFF block is 16 pixels wide/,
+    );
+    // A sampling factor of 0 (T.81: 1 to 4): geotiff.js divides by it and decodes nothing.
+    await refused(jpegStream({ components: [[0, 1]], blocks: 4 }), /component 1 has sampling factors 0 x 1/);
+    await refused(jpegStream({ extraSof: true }), /2 frame headers/);
+    await refused(jpegStream({ precision: 12 }), /12-bit/);
+    await refused(
+      jpegStream({
+        components: [
+          [1, 1],
+          [1, 1],
+          [1, 1],
+        ],
+      }),
+      /3 components where the TIFF block has 1/,
+    );
+    // A 4096 x 4096 tile of 20 bytes (geotiff.js reads zeros past the end and decodes all 262,144 blocks).
+    await refused(jpegStream({ width: 4096, height: 4096, blocks: 4 }), /\d+ bytes cannot hold the 262144 blocks/, 4096, 4096);
+    await refused(jpegStream().subarray(0, 40), /JPEG data is corrupt/);
+  });
+
+  it('JPEG: JPEGTables holding a 65535 x 65535 frame (geotiff.js parsed it when the decoder was made) fail every tile with IO_ERROR', async () => {
+    const tables = jpegStream({ tablesOnly: true, extraSof: true, width: 65535, height: 65535 });
+    const m = await expectIoError(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream(), tags: [[347, 7, [...tables]]] }));
+    expect(m).toMatch(/tile 0 .* does not decode: the JPEGTables tag does not decode: .*an image where tables only belong/);
+    // Honest tables (quantization and Huffman only) read.
+    const ok = jpegStream({ tablesOnly: true });
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream(), tags: [[347, 7, [...ok]]] })));
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]![255]).toBe(128);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('LERC: a constant 16 x 16 blob reads; a blob size of 0 (the lerc decoder looped on it), a 65535 x 65535 blob, another type, a DEFLATE bomb: IO_ERROR', async () => {
+    const s = await openGeoTiff(
+      writeCase(oneBlock({ w: 16, h: 16, compression: 34887, data: lercBlob({ width: 16, height: 16, dataType: 1, value: 5 }) })),
+    );
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 5)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    const refused = async (data: Uint8Array, why: RegExp, tags: HostileTag[] = []): Promise<void> => {
+      const t0 = performance.now();
+      expect(await expectIoError(oneBlock({ w: 16, h: 16, compression: 34887, data, tags }))).toMatch(why);
+      expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    };
+    await refused(
+      lercBlob({ width: 16, height: 16, dataType: 1, value: 5, blobSize: 0 }),
+      /tile 0 .* LERC data is corrupt: a blob at byte 0 declares 0 bytes/,
+    );
+    await refused(
+      lercBlob({ width: 65535, height: 65535, dataType: 1, value: 5 }),
+      /its blob is 65535 x 65535 pixels where the TIFF block is 16/,
+    );
+    await refused(lercBlob({ width: 16, height: 16, dataType: 7, value: 5 }), /Float64 values where the TIFF's samples are UInt8/);
+    const two = lercBlob({ width: 16, height: 16, dataType: 1, value: 5 });
+    await refused(Uint8Array.from([...two, ...two]), /2 blobs/);
+    // LercParameters [4, 1]: the blob DEFLATE-compressed; a 1 GiB bomb stops at the blob's cap.
+    await refused(deflateBomb(2 ** 30), /LERC's DEFLATE data inflates to more than/, [[50674, 4, [4, 1]]]);
+  });
+
+  it('ZSTD: a corrupt frame without a content size (geotiff.js looped forever streaming it) is IO_ERROR in time; an honest one reads', async () => {
+    // Magic, no content size, a 128 KiB window, one last Compressed block of 100 garbage bytes.
+    const frame = new Uint8Array(6 + 3 + 100).fill(0xa5);
+    new DataView(frame.buffer).setUint32(0, 0xfd2fb528, true);
+    frame[4] = 0x00;
+    frame[5] = 0x38;
+    const h = 1 | (2 << 1) | (100 << 3);
+    frame.set([h & 255, (h >>> 8) & 255, (h >>> 16) & 255], 6);
+    const t0 = performance.now();
+    const m = await expectIoError(oneBlock({ w: 16, h: 16, compression: 50000, data: frame }));
+    expect(m).toMatch(/tile 0 .* does not decode: ZSTD data does not decompress into the \d+ bytes the block may hold/);
+    expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    const ok = zstdBomb(256, false);
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 50000, data: ok })));
     try {
       expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 0)).toBe(true);
     } finally {
