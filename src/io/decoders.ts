@@ -128,8 +128,8 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
     if (lercCompression !== 0 && lercCompression !== 1 && lercCompression !== 2)
       throw new Error(`LERC with additional compression ${lercCompression} is not supported`);
   }
-  if (l.compression === 50000) await zstdReady();
-  else if (LIBRARY_COMPRESSIONS.has(l.compression)) {
+  if (l.compression === 50000 || (l.compression === 34887 && lercCompression === 2)) await zstdReady();
+  if (LIBRARY_COMPRESSIONS.has(l.compression) && l.compression !== 50000) {
     // geotiff.js is loaded only for these compressions (it weighs on every CLI start otherwise).
     const { getDecoder } = await import('geotiff');
     library = await getDecoder(l.compression, {
