@@ -22,7 +22,7 @@ import { EngineError } from '../../src/core/errors.js';
 import { PIXEL_TYPE_INFO } from '../../src/core/pixel-type.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { inflateBlock } from '../../src/io/codec-pool.js';
-import { lzwDecode, packBitsDecode, zstdUpperBound } from '../../src/io/decoders.js';
+import { jpegFrameHeaders, lzwDecode, packBitsDecode, zstdUpperBound } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
 import { openFileSource } from '../../src/io/tiff-reader.js';
@@ -742,6 +742,98 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     await expect(inflateBlock(bomb, 256)).rejects.toThrow();
     await expect(inflateBlock(bomb, 1 << 20)).rejects.toThrow(); // large enough to go to a codec thread
   });
+});
+
+// ---- The JPEG marker walk against geotiff.js's own parser
+
+interface GeotiffJpegReader {
+  parse(data: Uint8Array): void;
+  resetFrames(): void;
+  frames: { scanLines: number; samplesPerLine: number; precision: number; componentsOrder: number[] }[];
+}
+
+/** Bases for the JPEG mutants: a grey 16 x 16, a 4:2:0 32 x 16 with APP0, COM and restart segments. */
+const JPEG_BASES = [
+  jpegStream(),
+  jpegStream({
+    width: 32,
+    height: 16,
+    components: [
+      [2, 2],
+      [1, 1],
+      [1, 1],
+    ],
+  }),
+  (() => {
+    const j = jpegStream({ width: 24, height: 8 });
+    const app0 = [0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0];
+    const com = [0xff, 0xfe, 0, 6, 0xff, 0xc0, 0xff, 0xda];
+    const dri = [0xff, 0xdd, 0, 4, 0, 1];
+    return Uint8Array.from([0xff, 0xd8, ...app0, ...com, ...dri, ...j.subarray(2)]);
+  })(),
+];
+
+const jpegMutationArb = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.nat({ max: 7 }) }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    at: fc.nat(),
+    value: fc.oneof(fc.constantFrom(0, 0xff, 0xc0, 0xc2, 0xc4, 0xda, 0xd9, 0xd0, 0xdb), fc.nat({ max: 255 })),
+  }),
+  fc.record({
+    kind: fc.constant('marker' as const),
+    at: fc.nat(),
+    value: fc.constantFrom(0x00, 0xc0, 0xc1, 0xc2, 0xda, 0xd9, 0xff, 0xe0, 0xd3),
+  }),
+  fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
+);
+
+describe('the JPEG marker walk sees every frame header geotiff.js acts on', () => {
+  it(
+    'mutated JPEG streams: when the walk passes, geotiff.js finds the same frames (or fails)',
+    async () => {
+      const { getDecoder } = await import('geotiff');
+      const decoder = await getDecoder(7, { tileWidth: 16, tileHeight: 16, planarConfiguration: 1, bitsPerSample: [8], predictor: 1 });
+      const reader = (decoder as unknown as { reader: GeotiffJpegReader }).reader;
+      let compared = 0;
+      fc.assert(
+        fc.property(fc.nat({ max: JPEG_BASES.length - 1 }), fc.array(jpegMutationArb, { minLength: 1, maxLength: 4 }), (base, muts) => {
+          let b = Array.from(JPEG_BASES[base]!);
+          for (const m of muts) {
+            const at = m.at % Math.max(1, b.length);
+            if (m.kind === 'flip') b[at] = b[at]! ^ (1 << m.bit);
+            else if (m.kind === 'set') b[at] = m.value;
+            else if (m.kind === 'marker') b.splice(at, 0, 0xff, m.value);
+            else b = b.slice(0, at);
+          }
+          const data = Uint8Array.from(b);
+          let mine;
+          try {
+            mine = jpegFrameHeaders(data).frames;
+          } catch {
+            return; // refused before geotiff.js runs
+          }
+          // Only frames small enough to let geotiff.js allocate them here (a larger one is refused by checkJpegFrame anyway).
+          if (mine.some((f) => f.width * f.height > 1 << 16 || f.components.some((c) => c.h * c.v > 16))) return;
+          reader.resetFrames();
+          try {
+            reader.parse(data);
+          } catch {
+            // geotiff.js failed: its frames so far must still be among the walk's.
+          }
+          compared++;
+          const theirs = reader.frames.map((f) => [f.samplesPerLine, f.scanLines, f.precision, f.componentsOrder.length]);
+          const ours = mine.slice(0, theirs.length).map((f) => [f.width, f.height, f.precision, f.components.length]);
+          expect(theirs).toEqual(ours);
+        }),
+        fuzzParameters(2000),
+      );
+      expect(compared).toBeGreaterThan(0);
+      if (process.env['RASTERFLOW_FUZZ_LOG'])
+        appendFileSync(process.env['RASTERFLOW_FUZZ_LOG'], `jpeg walk: ${compared} mutants compared with geotiff.js\n`);
+    },
+    fuzzTimeout(2000, 5),
+  );
 });
 
 describe('hostile TIFFs through rasterflow (the CLI)', () => {
