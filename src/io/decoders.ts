@@ -1,8 +1,13 @@
 /**
  * TIFF block (tile or strip) decoding in tight loops over typed arrays:
  * - Compression: none (a typed-array view of the bytes read when byte order and alignment allow),
- *   DEFLATE / Adobe DEFLATE (node:zlib inflate on the codec threads: codec-pool.ts), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC,
- *   ZSTD and WebP through geotiff.js's decoders (`getDecoder(...).decodeBlock`).
+ *   DEFLATE / Adobe DEFLATE (node:zlib inflate on the codec threads: codec-pool.ts), LZW (TIFF flavour: MSB-first codes, early change), PackBits; JPEG, LERC
+ *   and WebP through geotiff.js's decoders (`getDecoder(...).decodeBlock`), ZSTD (and LERC's
+ *   additional ZSTD) through the libzstd build geotiff.js bundles (zstddec), with an output size.
+ * - Every decoder is bounded by the block, not by what a hostile block declares: DEFLATE and ZSTD
+ *   output is capped at the block's size, LZW and PackBits work in what their input can give,
+ *   and the JPEG frame header and LERC blob header are checked against the TIFF block (and the
+ *   block budget) before geotiff.js allocates what they declare.
  * - Byte order: samples of a big-endian file are swapped to the host's (little-endian) order.
  * - Predictors: 2 (horizontal differencing, per sample width, stride = samples per pixel) after
  *   the swap, and 3 (floating point, TIFF Technical Note 3: bytes regrouped most significant
