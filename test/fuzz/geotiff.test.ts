@@ -241,6 +241,7 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
     async () => {
       const rss0 = peakRss();
       const tally = { opened: 0, refusedOpen: 0, reads: 0, refusedReads: 0 };
+      let cases = 0;
       await fc.assert(
         fc.asyncProperty(caseArb, async (c) => {
           const path = writeCase(mutated(c));
@@ -258,6 +259,15 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
             // A case that raised the peak by more than 32 MB is named in the log (the bound is checked once, at the end).
             const jump = peakRss() - before;
             if (log && jump > 32 * 2 ** 20) appendFileSync(log, `peak RSS +${(jump / 2 ** 20).toFixed(0)} MB: ${JSON.stringify(c)}\n`);
+            // Every 1,000 cases, where the memory is (MB): the JS heap, buffers, all.
+            if (log && ++cases % 1000 === 0) {
+              const m = process.memoryUsage();
+              const mb = (x: number): number => Math.round(x / 2 ** 20);
+              appendFileSync(
+                log,
+                `memory after ${cases} cases: ${JSON.stringify({ rss: mb(m.rss), peak: mb(peakRss()), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) })}\n`,
+              );
+            }
           }
         }),
         fuzzParameters(RUNS, { examples: FOUND }),
