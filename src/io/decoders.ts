@@ -241,7 +241,11 @@ export async function createBlockDecoder(l: TiffImageLayout): Promise<BlockDecod
     // (Raw bytes are viewed in place only when they are the whole buffer read: a view into a
     // merged read would keep all of it alive in the tile cache.)
     const own = l.compression !== 1 || (raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength);
-    if (!own || bytes.byteOffset % storage.size !== 0 || bytes.length < blockBytes) {
+    // Nor is a block kept as a view into a buffer much larger than itself: the tile cache counts
+    // the block's bytes, not its buffer's (zlib's 64 KiB output chunk for a 256-byte tile held
+    // 256 times what the cache counted: 175 MB of buffers under a 64 MB cache in the fuzzer).
+    const oversized = bytes.buffer.byteLength > 2 * blockBytes + 4096;
+    if (!own || oversized || bytes.byteOffset % storage.size !== 0 || bytes.length < blockBytes) {
       const copy = new Uint8Array(blockBytes);
       copy.set(bytes.length > blockBytes ? bytes.subarray(0, blockBytes) : bytes);
       bytes = copy;
