@@ -660,9 +660,41 @@ async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
   if (failure) throw failure.reason;
 }
 
-/** Scratch buffers by byte length, reused across reads (at most SCRATCH_KEPT of each size kept). */
+/**
+ * Scratch buffers by byte length, reused across reads: at most SCRATCH_KEPT of each size and
+ * SCRATCH_BYTES in all, the sizes used longest ago dropped first.
+ * Decision: 64 MiB in all (16 blocks of 4 MiB), as the tile cache's default; without a total, every
+ * distinct block size a process met stayed, 16 buffers each (files of many layouts, or hostile
+ * ones: one 256 MiB strip read could leave 4 GiB pooled).
+ */
 const scratchPool = new Map<number, Uint8Array[]>();
 const SCRATCH_KEPT = 16;
+const SCRATCH_BYTES = 64 * 2 ** 20;
+let scratchKept = 0;
+
+function takeScratch(size: number): Uint8Array {
+  const buf = scratchPool.get(size)?.pop();
+  if (!buf) return new Uint8Array(size);
+  scratchKept -= size;
+  return buf;
+}
+
+function keepScratch(buf: Uint8Array): void {
+  const size = buf.byteLength;
+  const list = scratchPool.get(size) ?? [];
+  if (list.length >= SCRATCH_KEPT || size > SCRATCH_BYTES) return;
+  for (const [other, kept] of scratchPool) {
+    if (scratchKept + size <= SCRATCH_BYTES) break;
+    if (other === size) continue;
+    scratchKept -= other * kept.length;
+    scratchPool.delete(other);
+  }
+  if (scratchKept + size > SCRATCH_BYTES) return;
+  list.push(buf);
+  scratchPool.delete(size); // re-inserted last: the most recently used size
+  scratchPool.set(size, list);
+  scratchKept += size;
+}
 /** Scratch reads in flight per read request. */
 const SCRATCH_IN_FLIGHT = 8;
 
@@ -679,8 +711,7 @@ async function readScratch(
   let next = 0;
   let failed = false;
   const worker = async (): Promise<void> => {
-    const free = scratchPool.get(blockBytes);
-    const buf = free?.pop() ?? new Uint8Array(blockBytes);
+    const buf = takeScratch(blockBytes);
     try {
       while (!failed && next < blocks.length) {
         const w = blocks[next++]!;
@@ -698,9 +729,7 @@ async function readScratch(
       failed = true; // the other readers stop at their next block
       throw e;
     } finally {
-      const list = scratchPool.get(blockBytes) ?? [];
-      if (list.length < SCRATCH_KEPT) list.push(buf);
-      scratchPool.set(blockBytes, list);
+      keepScratch(buf);
     }
   };
   await settleAll(Array.from({ length: Math.min(SCRATCH_IN_FLIGHT, blocks.length) }, worker));

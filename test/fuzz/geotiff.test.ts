@@ -22,7 +22,7 @@ import { EngineError } from '../../src/core/errors.js';
 import { PIXEL_TYPE_INFO } from '../../src/core/pixel-type.js';
 import type { SourceNode } from '../../src/graph/types.js';
 import { inflateBlock } from '../../src/io/codec-pool.js';
-import { lzwDecode, zstdUpperBound } from '../../src/io/decoders.js';
+import { jpegFrameHeaders, lzwDecode, packBitsDecode, zstdUpperBound } from '../../src/io/decoders.js';
 import { openGeoTiff, type GeoTiffSource } from '../../src/io/geotiff-source.js';
 import { openRaster } from '../../src/io/source.js';
 import { openFileSource } from '../../src/io/tiff-reader.js';
@@ -37,6 +37,8 @@ import {
   imageTags,
   INTERESTING_TAGS,
   interestingNumbers,
+  jpegStream,
+  lercBlob,
   lzwBomb,
   mutateField,
   seedTiffs,
@@ -239,10 +241,13 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
     async () => {
       const rss0 = peakRss();
       const tally = { opened: 0, refusedOpen: 0, reads: 0, refusedReads: 0 };
+      let cases = 0;
       await fc.assert(
         fc.asyncProperty(caseArb, async (c) => {
           const path = writeCase(mutated(c));
-          if (process.env['RASTERFLOW_FUZZ_LOG']) appendFileSync(process.env['RASTERFLOW_FUZZ_LOG'], JSON.stringify(c) + '\n');
+          const log = process.env['RASTERFLOW_FUZZ_LOG'];
+          if (log) appendFileSync(log, JSON.stringify(c) + '\n');
+          const before = peakRss();
           try {
             const o = await exercise(path);
             if (o.opened) tally.opened++;
@@ -251,11 +256,30 @@ describe('GeoTIFF reader fuzz: mutated real TIFFs', () => {
             tally.refusedReads += o.opened ? o.refused.length : 0;
           } finally {
             rmSync(path, { force: true });
+            // A case that raised the peak by more than 32 MB is named in the log (the bound is checked once, at the end).
+            const jump = peakRss() - before;
+            if (log && jump > 32 * 2 ** 20) appendFileSync(log, `peak RSS +${(jump / 2 ** 20).toFixed(0)} MB: ${JSON.stringify(c)}\n`);
+            // Every 1,000 cases, where the memory is (MB): the JS heap, buffers, all.
+            if (log && ++cases % 1000 === 0) {
+              const m = process.memoryUsage();
+              const mb = (x: number): number => Math.round(x / 2 ** 20);
+              appendFileSync(
+                log,
+                `memory after ${cases} cases: ${JSON.stringify({ rss: mb(m.rss), peak: mb(peakRss()), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) })}\n`,
+              );
+            }
           }
         }),
         fuzzParameters(RUNS, { examples: FOUND }),
       );
-      expect(peakRss() - rss0).toBeLessThan(RSS_BUDGET_BYTES);
+      const growth = peakRss() - rss0;
+      const log = process.env['RASTERFLOW_FUZZ_LOG'];
+      if (log)
+        appendFileSync(
+          log,
+          `summary: ${JSON.stringify({ ...tally, peakRssGrowthMB: Math.round(growth / 2 ** 20), peakRssMB: Math.round(peakRss() / 2 ** 20) })}\n`,
+        );
+      expect(growth).toBeLessThan(RSS_BUDGET_BYTES);
       // The mix exercises both sides: some mutants still open and read, some are refused.
       expect(tally.opened).toBeGreaterThan(0);
       expect(tally.refusedOpen + tally.refusedReads).toBeGreaterThan(0);
@@ -562,6 +586,156 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     }
   });
 
+  it("LZW and PackBits: a 16 MiB tile of a few bytes fails on its data, within its bytes' worth of output", async () => {
+    const t0 = performance.now();
+    // 9 bytes of codes, a block claiming 2^28 bytes: the data ends first.
+    expect(() => lzwDecode(lzwBomb(1000).subarray(0, 9), 2 ** 28)).toThrow(/LZW data ends after \d+ bytes where the pixels need 268435456/);
+    expect(() => packBitsDecode(Uint8Array.from([0x81, 7, 0x81, 7]), 2 ** 28)).toThrow(/PackBits data ends after 256 bytes/);
+    expect(performance.now() - t0).toBeLessThan(fuzzBudget(100));
+    for (const [compression, data] of [
+      [5, lzwBomb(1000).subarray(0, 40)],
+      [32773, Uint8Array.from([0x81, 7, 0x81, 7])],
+    ] as const) {
+      const m = await expectIoError(
+        hostileTiff(
+          [imageTags({ width: 4096, height: 4096, bw: 4096, bh: 4096, tiled: true, compression, offsets: [DATA], counts: [data.length] })],
+          data,
+        ),
+      );
+      expect(m).toMatch(/tile 0 .* does not decode: (LZW|PackBits) data ends after \d+ bytes where the pixels need 16777216/);
+    }
+  });
+
+  /** A one-band 8-bit image of one `w` x `h` tile (or strip) holding `data`, with extra tags. */
+  const oneBlock = (o: {
+    w: number;
+    h: number;
+    compression: number;
+    data: Uint8Array;
+    tags?: HostileTag[];
+    bits?: number;
+    tiled?: boolean;
+  }) =>
+    hostileTiff(
+      [
+        [
+          ...imageTags({
+            width: o.w,
+            height: o.h,
+            bw: o.w,
+            bh: o.h,
+            tiled: o.tiled ?? true,
+            compression: o.compression,
+            offsets: [DATA],
+            counts: [o.data.length],
+            ...(o.bits ? { bits: o.bits } : {}),
+          }),
+          ...(o.tags ?? []),
+        ],
+      ],
+      o.data,
+    );
+
+  it('JPEG: a hand-made 16 x 16 tile reads; frame headers that disagree with the tile are refused before geotiff.js allocates', async () => {
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream() })));
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 128)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    const refused = async (data: Uint8Array, why: RegExp, w = 16, h = 16): Promise<void> => {
+      const t0 = performance.now();
+      expect(await expectIoError(oneBlock({ w, h, compression: 7, data }))).toMatch(why);
+      expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    };
+    // 65535 x 65535 declared by a 16 x 16 tile: geotiff.js made 67 million 8 x 8 blocks.
+    await refused(
+      jpegStream({ width: 65535, height: 65535, blocks: 4 }),
+      /tile 0 .* its frame is 65535 x 65535 pixels where the TIFF block is 16 pixels wide/,
+    );
+    // A sampling factor of 0 (T.81: 1 to 4): geotiff.js divides by it and decodes nothing.
+    await refused(jpegStream({ components: [[0, 1]], blocks: 4 }), /component 1 has sampling factors 0 x 1/);
+    await refused(jpegStream({ extraSof: true }), /2 frame headers/);
+    await refused(jpegStream({ precision: 12 }), /12-bit/);
+    await refused(
+      jpegStream({
+        components: [
+          [1, 1],
+          [1, 1],
+          [1, 1],
+        ],
+      }),
+      /3 components where the TIFF block has 1/,
+    );
+    // A 4096 x 4096 tile of 20 bytes (geotiff.js reads zeros past the end and decodes all 262,144 blocks).
+    await refused(jpegStream({ width: 4096, height: 4096, blocks: 4 }), /\d+ bytes cannot hold the 262144 blocks/, 4096, 4096);
+    await refused(jpegStream().subarray(0, 40), /JPEG data is corrupt/);
+  });
+
+  it('JPEG: JPEGTables holding a 65535 x 65535 frame (geotiff.js parsed it when the decoder was made) fail every tile with IO_ERROR', async () => {
+    const tables = jpegStream({ tablesOnly: true, extraSof: true, width: 65535, height: 65535 });
+    const m = await expectIoError(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream(), tags: [[347, 7, [...tables]]] }));
+    expect(m).toMatch(/tile 0 .* does not decode: the JPEGTables tag does not decode: .*an image where tables only belong/);
+    // Honest tables (quantization and Huffman only) read.
+    const ok = jpegStream({ tablesOnly: true });
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 7, data: jpegStream(), tags: [[347, 7, [...ok]]] })));
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]![255]).toBe(128);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('LERC: a constant 16 x 16 blob reads; a blob size of 0 (the lerc decoder looped on it), a 65535 x 65535 blob, another type, a DEFLATE bomb: IO_ERROR', async () => {
+    const s = await openGeoTiff(
+      writeCase(oneBlock({ w: 16, h: 16, compression: 34887, data: lercBlob({ width: 16, height: 16, dataType: 1, value: 5 }) })),
+    );
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 5)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    const refused = async (data: Uint8Array, why: RegExp, tags: HostileTag[] = []): Promise<void> => {
+      const t0 = performance.now();
+      expect(await expectIoError(oneBlock({ w: 16, h: 16, compression: 34887, data, tags }))).toMatch(why);
+      expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    };
+    await refused(
+      lercBlob({ width: 16, height: 16, dataType: 1, value: 5, blobSize: 0 }),
+      /tile 0 .* LERC data is corrupt: a blob at byte 0 declares 0 bytes/,
+    );
+    await refused(
+      lercBlob({ width: 65535, height: 65535, dataType: 1, value: 5 }),
+      /its blob is 65535 x 65535 pixels where the TIFF block is 16/,
+    );
+    await refused(lercBlob({ width: 16, height: 16, dataType: 7, value: 5 }), /Float64 values where the TIFF's samples are UInt8/);
+    const two = lercBlob({ width: 16, height: 16, dataType: 1, value: 5 });
+    await refused(Uint8Array.from([...two, ...two]), /2 blobs/);
+    // LercParameters [4, 1]: the blob DEFLATE-compressed; a 1 GiB bomb stops at the blob's cap.
+    await refused(deflateBomb(2 ** 30), /LERC's DEFLATE data inflates to more than/, [[50674, 4, [4, 1]]]);
+  });
+
+  it('ZSTD: a corrupt frame without a content size (geotiff.js looped forever streaming it) is IO_ERROR in time; an honest one reads', async () => {
+    // Magic, no content size, a 128 KiB window, one last Compressed block of 100 garbage bytes.
+    const frame = new Uint8Array(6 + 3 + 100).fill(0xa5);
+    new DataView(frame.buffer).setUint32(0, 0xfd2fb528, true);
+    frame[4] = 0x00;
+    frame[5] = 0x38;
+    const h = 1 | (2 << 1) | (100 << 3);
+    frame.set([h & 255, (h >>> 8) & 255, (h >>> 16) & 255], 6);
+    const t0 = performance.now();
+    const m = await expectIoError(oneBlock({ w: 16, h: 16, compression: 50000, data: frame }));
+    expect(m).toMatch(/tile 0 .* does not decode: ZSTD data does not decompress into the \d+ bytes the block may hold/);
+    expect(performance.now() - t0).toBeLessThan(CASE_BUDGET_MS);
+    const ok = zstdBomb(256, false);
+    const s = await openGeoTiff(writeCase(oneBlock({ w: 16, h: 16, compression: 50000, data: ok })));
+    try {
+      expect((await s.read({ x: 0, y: 0, width: 16, height: 16 })).bands[0]!.every((v) => v === 0)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a 64 MB DEFLATE strip of 100 bytes (more than 1032:1): refused before zlib allocates its output', async () => {
     const junk = deflateBomb(1).subarray(0, 100);
     const m = await expectIoError(
@@ -578,6 +752,98 @@ describe('GeoTIFF reader: hostile headers end in IO_ERROR', () => {
     await expect(inflateBlock(bomb, 256)).rejects.toThrow();
     await expect(inflateBlock(bomb, 1 << 20)).rejects.toThrow(); // large enough to go to a codec thread
   });
+});
+
+// ---- The JPEG marker walk against geotiff.js's own parser
+
+interface GeotiffJpegReader {
+  parse(data: Uint8Array): void;
+  resetFrames(): void;
+  frames: { scanLines: number; samplesPerLine: number; precision: number; componentsOrder: number[] }[];
+}
+
+/** Bases for the JPEG mutants: a grey 16 x 16, a 4:2:0 32 x 16 with APP0, COM and restart segments. */
+const JPEG_BASES = [
+  jpegStream(),
+  jpegStream({
+    width: 32,
+    height: 16,
+    components: [
+      [2, 2],
+      [1, 1],
+      [1, 1],
+    ],
+  }),
+  (() => {
+    const j = jpegStream({ width: 24, height: 8 });
+    const app0 = [0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0];
+    const com = [0xff, 0xfe, 0, 6, 0xff, 0xc0, 0xff, 0xda];
+    const dri = [0xff, 0xdd, 0, 4, 0, 1];
+    return Uint8Array.from([0xff, 0xd8, ...app0, ...com, ...dri, ...j.subarray(2)]);
+  })(),
+];
+
+const jpegMutationArb = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.nat({ max: 7 }) }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    at: fc.nat(),
+    value: fc.oneof(fc.constantFrom(0, 0xff, 0xc0, 0xc2, 0xc4, 0xda, 0xd9, 0xd0, 0xdb), fc.nat({ max: 255 })),
+  }),
+  fc.record({
+    kind: fc.constant('marker' as const),
+    at: fc.nat(),
+    value: fc.constantFrom(0x00, 0xc0, 0xc1, 0xc2, 0xda, 0xd9, 0xff, 0xe0, 0xd3),
+  }),
+  fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
+);
+
+describe('the JPEG marker walk sees every frame header geotiff.js acts on', () => {
+  it(
+    'mutated JPEG streams: when the walk passes, geotiff.js finds the same frames (or fails)',
+    async () => {
+      const { getDecoder } = await import('geotiff');
+      const decoder = await getDecoder(7, { tileWidth: 16, tileHeight: 16, planarConfiguration: 1, bitsPerSample: [8], predictor: 1 });
+      const reader = (decoder as unknown as { reader: GeotiffJpegReader }).reader;
+      let compared = 0;
+      fc.assert(
+        fc.property(fc.nat({ max: JPEG_BASES.length - 1 }), fc.array(jpegMutationArb, { minLength: 1, maxLength: 4 }), (base, muts) => {
+          let b = Array.from(JPEG_BASES[base]!);
+          for (const m of muts) {
+            const at = m.at % Math.max(1, b.length);
+            if (m.kind === 'flip') b[at] = b[at]! ^ (1 << m.bit);
+            else if (m.kind === 'set') b[at] = m.value;
+            else if (m.kind === 'marker') b.splice(at, 0, 0xff, m.value);
+            else b = b.slice(0, at);
+          }
+          const data = Uint8Array.from(b);
+          let mine;
+          try {
+            mine = jpegFrameHeaders(data).frames;
+          } catch {
+            return; // refused before geotiff.js runs
+          }
+          // Only frames small enough to let geotiff.js allocate them here (a larger one is refused by checkJpegFrame anyway).
+          if (mine.some((f) => f.width * f.height > 1 << 16 || f.components.some((c) => c.h * c.v > 16))) return;
+          reader.resetFrames();
+          try {
+            reader.parse(data);
+          } catch {
+            // geotiff.js failed: its frames so far must still be among the walk's.
+          }
+          compared++;
+          const theirs = reader.frames.map((f) => [f.samplesPerLine, f.scanLines, f.precision, f.componentsOrder.length]);
+          const ours = mine.slice(0, theirs.length).map((f) => [f.width, f.height, f.precision, f.components.length]);
+          expect(theirs).toEqual(ours);
+        }),
+        fuzzParameters(2000),
+      );
+      expect(compared).toBeGreaterThan(0);
+      if (process.env['RASTERFLOW_FUZZ_LOG'])
+        appendFileSync(process.env['RASTERFLOW_FUZZ_LOG'], `jpeg walk: ${compared} mutants compared with geotiff.js\n`);
+    },
+    fuzzTimeout(2000, 5),
+  );
 });
 
 describe('hostile TIFFs through rasterflow (the CLI)', () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """
-The seed GeoTIFFs of test/fuzz/geotiff.test.ts: ten 37 x 29 rasters (a few KB each) covering
-strips and tiles, no compression, DEFLATE, LZW and PackBits, predictors 2 and 3, 1-4 bands,
+The seed GeoTIFFs of test/fuzz/geotiff.test.ts: sixteen 37 x 29 rasters (a few KB each) covering
+strips and tiles, no compression, DEFLATE, LZW, PackBits, JPEG, LERC (bare, DEFLATE, ZSTD) and
+ZSTD, predictors 2 and 3, 1-4 bands,
 pixel and band interleaving, Byte to Float64, big-endian, BigTIFF, overviews and an internal
 mask. Run with /usr/bin/python3 (GDAL):
 
@@ -29,6 +30,14 @@ CASES = [
     ('s32-deflate-strip-be', gdal.GDT_Int32, 2, ['COMPRESS=DEFLATE', 'ENDIANNESS=BIG', 'BLOCKYSIZE=9'], False),
     ('u16-none-tiled-bigtiff', gdal.GDT_UInt16, 1, TILED16 + ['BIGTIFF=YES'], False),
     ('u8-packbits-strip-mask', gdal.GDT_Byte, 1, ['COMPRESS=PACKBITS', 'BLOCKYSIZE=8'], False),
+    # The codecs geotiff.js decodes (JPEG, LERC; ZSTD through the zstd decoder it bundles): real
+    # streams for the mutations to corrupt, not only a compression tag rewritten over other data.
+    ('u8-jpeg-tiled', gdal.GDT_Byte, 1, ['COMPRESS=JPEG'] + TILED16, False),
+    ('u8x3-jpeg-strip-rgb', gdal.GDT_Byte, 3, ['COMPRESS=JPEG', 'PHOTOMETRIC=RGB', 'BLOCKYSIZE=16'], False),
+    ('u16-lerc-tiled', gdal.GDT_UInt16, 1, ['COMPRESS=LERC', 'MAX_Z_ERROR=0'] + TILED16, False),
+    ('f32-lerc-zstd-strip', gdal.GDT_Float32, 1, ['COMPRESS=LERC_ZSTD', 'MAX_Z_ERROR=0', 'BLOCKYSIZE=8'], False),
+    ('u8x2-lerc-deflate-tiled', gdal.GDT_Byte, 2, ['COMPRESS=LERC_DEFLATE', 'MAX_Z_ERROR=0'] + TILED16, False),
+    ('s16-zstd-pred2-strip', gdal.GDT_Int16, 1, ['COMPRESS=ZSTD', 'PREDICTOR=2', 'BLOCKYSIZE=6'], False),
 ]
 W, H = 37, 29
 

@@ -172,7 +172,7 @@ export function interestingNumbers(fileSize: number): number[] {
 
 // ---- Hand-made hostile files
 
-export type HostileTag = readonly [tag: number, type: 3 | 4 | 16, values: readonly number[]];
+export type HostileTag = readonly [tag: number, type: 3 | 4 | 7 | 16, values: readonly number[]];
 
 /**
  * A classic little-endian TIFF (or BigTIFF) of one or more IFDs with exactly the tags given
@@ -188,7 +188,7 @@ export function hostileTiff(
   const big = options.big ?? false;
   const es = big ? 20 : 12;
   const inline = big ? 8 : 4;
-  const size = (type: number): number => (type === 3 ? 2 : type === 4 ? 4 : 8);
+  const size = (type: number): number => (type === 7 ? 1 : type === 3 ? 2 : type === 4 ? 4 : 8);
   let cursor = big ? 16 : 8;
   const placed = ifds.map((tags) => {
     const at = cursor;
@@ -217,7 +217,8 @@ export function hostileTiff(
   }
   const put = (p: number, type: number, x: number): void => {
     const value = x === -1 ? dataAt : x;
-    if (type === 3) v.setUint16(p, value, true);
+    if (type === 7) v.setUint8(p, value);
+    else if (type === 3) v.setUint16(p, value, true);
     else if (type === 4) v.setUint32(p, value % 2 ** 32, true);
     else v.setBigUint64(p, BigInt(value), true);
   };
@@ -360,7 +361,7 @@ function packVariable(codes: readonly number[]): Uint8Array {
 }
 
 /**
- * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give 128 KiB) of at least `bytes` zeros, its
+ * A ZSTD frame of RLE blocks (RFC 8878: 4 bytes give up to 128 KiB) of exactly `bytes` zeros, its
  * Frame_Content_Size declared (or left out, so that a decoder streams): 1 GiB in 32 KB.
  */
 export function zstdBomb(bytes: number, declare = true): Uint8Array {
@@ -372,10 +373,11 @@ export function zstdBomb(bytes: number, declare = true): Uint8Array {
   v.setUint32(0, 0xfd2fb528, true);
   // Frame header: 8-byte content size and single segment, or no content size and a window of 128 KiB.
   out[4] = declare ? 0xe0 : 0x00;
-  if (declare) v.setBigUint64(5, BigInt(n * B), true);
+  if (declare) v.setBigUint64(5, BigInt(bytes), true);
   else out[5] = 0x38; // Window_Descriptor: exponent 7 (2^17)
   for (let i = 0; i < n; i++) {
-    const h = (i === n - 1 ? 1 : 0) | (1 << 1) | (B << 3); // last flag, RLE, size
+    const last = i === n - 1;
+    const h = (last ? 1 : 0) | (1 << 1) | ((last ? bytes - (n - 1) * B : B) << 3); // last flag, RLE, size
     const p = head + i * 4;
     out[p] = h & 255;
     out[p + 1] = (h >>> 8) & 255;
@@ -383,4 +385,74 @@ export function zstdBomb(bytes: number, declare = true): Uint8Array {
     out[p + 3] = 0;
   }
   return out;
+}
+
+/**
+ * A baseline JPEG stream (ITU-T T.81) whose every 8 x 8 block is flat mid-grey (128): one
+ * quantization table, one DC and one AC Huffman table each of a single 1-bit code (DC difference
+ * 0, end of block), then two zero bits per block. `frame` says what the SOF0 header declares
+ * (dimensions, precision, components and their sampling factors) whatever the data; `extraSof`
+ * adds a second frame header; `tablesOnly` leaves out the frame and the scan (a JPEGTables stream).
+ */
+export function jpegStream(
+  o: {
+    width?: number;
+    height?: number;
+    precision?: number;
+    components?: readonly (readonly [h: number, v: number])[];
+    blocks?: number;
+    extraSof?: boolean;
+    tablesOnly?: boolean;
+  } = {},
+): Uint8Array {
+  const w = o.width ?? 16;
+  const h = o.height ?? 16;
+  const comps = o.components ?? [[1, 1]];
+  const out: number[] = [0xff, 0xd8];
+  const seg = (marker: number, body: readonly number[]): void => {
+    out.push(0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body);
+  };
+  seg(0xdb, [0, ...new Array<number>(64).fill(1)]);
+  seg(0xc4, [0x00, 1, ...new Array<number>(15).fill(0), 0]); // DC table 0: one code '0' -> category 0
+  seg(0xc4, [0x10, 1, ...new Array<number>(15).fill(0), 0]); // AC table 0: one code '0' -> EOB
+  if (o.tablesOnly !== true || o.extraSof === true) {
+    const sof = [o.precision ?? 8, h >> 8, h & 255, w >> 8, w & 255, comps.length];
+    comps.forEach(([ch, cv], i) => sof.push(i + 1, (ch << 4) | cv, 0));
+    seg(0xc0, sof);
+    if (o.extraSof === true) seg(0xc0, sof);
+  }
+  if (o.tablesOnly !== true) {
+    const sos = [comps.length];
+    comps.forEach((_, i) => sos.push(i + 1, 0x00));
+    seg(0xda, [...sos, 0, 63, 0]);
+    const hMax = Math.max(...comps.map((c) => c[0]));
+    const vMax = Math.max(...comps.map((c) => c[1]));
+    const perMcu = comps.reduce((a, [ch, cv]) => a + ch * cv, 0);
+    const blocks = o.blocks ?? Math.ceil(w / 8 / hMax) * Math.ceil(h / 8 / vMax) * perMcu;
+    for (let i = 0; i < Math.ceil((2 * blocks) / 8); i++) out.push(0);
+  }
+  out.push(0xff, 0xd9);
+  return Uint8Array.from(out);
+}
+
+/**
+ * A LERC2 blob (version 2: no checksum, one value per pixel) of a constant surface: every pixel
+ * `value`, all valid. `blobSize` overrides the size its header declares.
+ */
+export function lercBlob(o: { width: number; height: number; dataType: number; value: number; blobSize?: number }): Uint8Array {
+  const b = new Uint8Array(6 + 4 + 8 + 16 + 24 + 4);
+  const v = new DataView(b.buffer);
+  b.set([...'Lerc2 '].map((c) => c.charCodeAt(0)));
+  v.setInt32(6, 2, true); // version
+  v.setUint32(10, o.height, true);
+  v.setUint32(14, o.width, true);
+  v.setUint32(18, o.width * o.height, true); // numValidPixel
+  v.setInt32(22, 8, true); // microBlockSize
+  v.setInt32(26, o.blobSize ?? b.length, true);
+  v.setInt32(30, o.dataType, true);
+  v.setFloat64(34, 0, true); // maxZError
+  v.setFloat64(42, o.value, true); // zMin
+  v.setFloat64(50, o.value, true); // zMax: a constant surface
+  // Then the mask's byte count, 0: all pixels valid.
+  return b;
 }
