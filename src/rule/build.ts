@@ -99,6 +99,13 @@ interface Overrides {
   readonly seen: readonly Set<string>[];
 }
 
+/**
+ * An entry of a constant array: a number, or a string holding one ("3.5"). Anything else (null,
+ * booleans, nested arrays, objects, symbols from a library caller) is not a number, even where
+ * `Number()` would coerce it or throw (a Symbol; found by the rule fuzzer at 28,070 cases).
+ */
+const isNumeric = (e: unknown): boolean =>
+  (typeof e === 'number' || (typeof e === 'string' && e.trim() !== '')) && Number.isFinite(Number(e));
 /** Stage 1: parse (if needed) and resolve a rule. Never throws; problems come back in `issues`. */
 export function resolveRule(rule: unknown, options: ResolveOptions): Resolution {
   const parsed = parseRule(rule, '', options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth });
@@ -258,8 +265,7 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
       return undefined;
     }
     if (Array.isArray(v)) {
-      if (scalar && v.length > 0 && v.every((e) => Number.isFinite(Number(e)) && e !== '' && e !== null))
-        return constant(v.map(Number), path);
+      if (scalar && v.length > 0 && v.every(isNumeric)) return constant(v.map(Number), path);
       issues.push({
         code: 'INVALID_ARGUMENT',
         path,
