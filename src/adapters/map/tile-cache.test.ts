@@ -426,18 +426,19 @@ describe('asynchronous tile encoding', () => {
   });
 });
 
-/** A renderer whose drawings end when the test says so; it records the signal each drawing got. */
+/** A renderer whose drawings end when the test says so (one `release()` each, kept when none waits); it records the signal each drawing got. */
 function gatedRenderer(): {
   render: RenderTile;
   calls: { t: { row: number; col: number }; signal: AbortSignal | undefined }[];
   release: () => void;
 } {
   const calls: { t: { row: number; col: number }; signal: AbortSignal | undefined }[] = [];
-  let open!: () => void;
-  let gate = new Promise<void>((r) => (open = r));
+  const waiting: (() => void)[] = [];
+  let permits = 0;
   const render: RenderTile = async (_service, t, signal) => {
     calls.push({ t, signal });
-    await gate;
+    if (permits > 0) permits--;
+    else await new Promise<void>((r) => waiting.push(r));
     signal?.throwIfAborted();
     return new Uint8Array(t.width * t.height * 4).fill(255);
   };
@@ -445,13 +446,21 @@ function gatedRenderer(): {
     render,
     calls,
     release: () => {
-      open();
-      gate = new Promise<void>((r) => (open = r));
+      const w = waiting.shift();
+      if (w) w();
+      else permits++;
     },
   };
 }
 
-const settle = (ms = 20): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits until `cond` holds (10 s at most). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > 10_000) throw new Error(`waited 10 s for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 describe('the tile queue', () => {
   it('answers SERVER_BUSY beyond maxQueued waiting drawings; joining a drawing and cached tiles never wait for a place', async () => {
@@ -459,38 +468,50 @@ describe('the tile queue', () => {
     const g = gatedRenderer();
     const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 2 });
     // A cached tile, drawn before the queue fills.
-    const cached = cache.tile(service, { level: 3, row: 9, col: 0 });
-    await settle();
     g.release();
-    await cached;
+    await cache.tile(service, { level: 3, row: 9, col: 0 });
     const a = cache.tile(service, { level: 3, row: 0, col: 0 }); // drawing
-    await settle();
+    await until(() => g.calls.length === 2, 'the first drawing');
     const b = cache.tile(service, { level: 3, row: 1, col: 0 }); // waits
     const c = cache.tile(service, { level: 3, row: 2, col: 0 }); // waits
-    await settle();
+    await until(() => cache.stats().queued === 2, 'two waiting');
     expect(cache.stats()).toMatchObject({ running: 1, queued: 2 });
     const busy = await cache.tile(service, { level: 3, row: 3, col: 0 }).catch((e: unknown) => e);
     expect(busy).toBeInstanceOf(EngineError);
-    expect(busy).toMatchObject({ code: 'SERVER_BUSY', path: 'maxQueuedRenders', message: 'The server is busy. Try again later.' });
-    expect((busy as EngineError).details.join(' ')).toMatch(/waiting to be drawn: 2.*maxQueuedRenders/);
+    expect(busy).toMatchObject({ code: 'SERVER_BUSY', path: 'maxQueuedRenders' });
+    expect((busy as EngineError).message).toMatch(/^The server is busy: 2 map tiles are already waiting .*\(maxQueuedRenders\)/);
+    expect((busy as EngineError).details).toEqual([(busy as EngineError).message]);
     // Joining a queued drawing takes no place; a cached tile is served at once.
     const b2 = cache.tile(service, { level: 3, row: 1, col: 0 });
     const hit = await cache.tile(service, { level: 3, row: 9, col: 0 });
     expect(hit.hit).toBe(true);
-    for (let i = 0; i < 3; i++) {
-      g.release();
-      await settle();
-    }
+    for (let i = 0; i < 3; i++) g.release();
     const [ta, tb, tc, tb2] = await Promise.all([a, b, c, b2]);
     expect([ta.hit, tb.hit, tc.hit]).toEqual([false, false, false]);
     expect(tb2.etag).toBe(tb.etag);
     expect(g.calls.map((x) => x.t.row)).toEqual([9, 0, 1, 2]);
     expect(cache.stats()).toMatchObject({ draws: 4, busy: 1, peak: 1, queued: 0, running: 0 });
     // The queue has room again.
-    const d = cache.tile(service, { level: 3, row: 3, col: 0 });
-    await settle();
     g.release();
-    expect((await d).hit).toBe(false);
+    expect((await cache.tile(service, { level: 3, row: 3, col: 0 })).hit).toBe(false);
+  });
+
+  it('one client may have maxPerClient drawings running or waiting; others still get theirs', async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 100, maxPerClient: 2 });
+    const mine = [0, 1].map((row) => cache.tile(service, { level: 3, row, col: 0, client: 'ip:10.0.0.1' }));
+    await until(() => cache.stats().running === 1 && cache.stats().queued === 1, 'one drawing and one waiting');
+    await expect(cache.tile(service, { level: 3, row: 2, col: 0, client: 'ip:10.0.0.1' })).rejects.toMatchObject({
+      code: 'SERVER_BUSY',
+      path: 'maxRendersPerClient',
+    });
+    // Another client is queued; and the first client may still join a drawing it (or anyone) started.
+    const other = cache.tile(service, { level: 3, row: 3, col: 0, client: 'ip:10.0.0.2' });
+    const joined = cache.tile(service, { level: 3, row: 1, col: 0, client: 'ip:10.0.0.1' });
+    for (let i = 0; i < 3; i++) g.release();
+    await Promise.all([...mine, other, joined]);
+    expect(g.calls.map((c) => c.t.row).sort()).toEqual([0, 1, 3]);
   });
 
   it('maxQueued 0: a drawing starts only when a slot is free', async () => {
@@ -498,14 +519,12 @@ describe('the tile queue', () => {
     const g = gatedRenderer();
     const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 0 });
     const a = cache.tile(service, { level: 3, row: 0, col: 0 });
-    await settle();
+    await until(() => cache.stats().running === 1, 'a drawing');
     await expect(cache.tile(service, { level: 3, row: 1, col: 0 })).rejects.toMatchObject({ code: 'SERVER_BUSY' });
     g.release();
     await a;
-    const b = cache.tile(service, { level: 3, row: 1, col: 0 });
-    await settle();
     g.release();
-    expect((await b).hit).toBe(false);
+    expect((await cache.tile(service, { level: 3, row: 1, col: 0 })).hit).toBe(false);
   });
 
   it("a request stops waiting when its signal aborts, with the signal's reason; a drawing nobody waits for is dropped or aborted", async () => {
@@ -513,12 +532,11 @@ describe('the tile queue', () => {
     const g = gatedRenderer();
     const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 10 });
     const a = cache.tile(service, { level: 3, row: 0, col: 0 }); // drawing, no signal
-    await settle();
+    await until(() => cache.stats().running === 1, 'a drawing');
     // A queued drawing whose only request times out: TIMEOUT to it, and never drawn.
     const timeout = new AbortController();
     const b = cache.tile(service, { level: 3, row: 1, col: 0 }, timeout.signal);
-    await settle();
-    expect(cache.stats().queued).toBe(1);
+    await until(() => cache.stats().queued === 1, 'one waiting');
     timeout.abort(new EngineError('TIMEOUT', 'The request took longer than the server allows.'));
     await expect(b).rejects.toMatchObject({ code: 'TIMEOUT' });
     expect(cache.stats()).toMatchObject({ queued: 0, abandoned: 1 });
@@ -526,33 +544,30 @@ describe('the tile queue', () => {
     const gone = new AbortController();
     const c1 = cache.tile(service, { level: 3, row: 2, col: 0 }, gone.signal);
     const c2 = cache.tile(service, { level: 3, row: 2, col: 0 });
-    await settle();
+    await until(() => cache.stats().queued === 1, 'one waiting');
     gone.abort();
     await expect(c1).rejects.toMatchObject({ code: 'ABORTED' });
     g.release();
     await a;
-    await settle();
     g.release();
     expect((await c2).hit).toBe(false);
     expect(g.calls.map((x) => x.t.row)).toEqual([0, 2]);
     // A running drawing whose only request hangs up is aborted (its signal), and frees its slot.
     const hang = new AbortController();
     const d = cache.tile(service, { level: 3, row: 3, col: 0 }, hang.signal);
-    await settle();
-    const drawing = g.calls.at(-1)!;
+    await until(() => g.calls.length === 3, 'the drawing of row 3');
+    const drawing = g.calls[2]!;
     expect(drawing.t.row).toBe(3);
     expect(drawing.signal?.aborted).toBe(false);
     hang.abort();
     await expect(d).rejects.toMatchObject({ code: 'ABORTED' });
     expect(drawing.signal?.aborted).toBe(true);
     g.release();
-    await settle();
-    expect(cache.stats()).toMatchObject({ running: 0, queued: 0 });
+    await until(() => cache.stats().running === 0, 'the slot freed');
     expect(existsSync(join(service.tiling.cacheDir, '_alllayers', 'L03', 'R00000003', 'C00000000.png'))).toBe(false);
     // An already aborted signal: nothing is drawn.
-    const before = g.calls.length;
     await expect(cache.tile(service, { level: 3, row: 4, col: 0 }, AbortSignal.abort())).rejects.toMatchObject({ code: 'ABORTED' });
-    expect(g.calls.length).toBe(before);
+    expect(g.calls.length).toBe(3);
   });
 
   it("the site's shared cache takes its queue bound from the site's maxQueuedRenders", async () => {
@@ -565,10 +580,12 @@ describe('the tile queue', () => {
     );
     const a = cache.tile(service, { level: 3, row: 0, col: 0 });
     const b = cache.tile(service, { level: 3, row: 1, col: 0 });
-    await settle();
-    await expect(cache.tile(service, { level: 3, row: 2, col: 0 })).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    await expect(cache.tile(service, { level: 3, row: 2, col: 0 })).rejects.toMatchObject({
+      code: 'SERVER_BUSY',
+      path: 'maxQueuedRenders',
+    });
     g.release();
-    await settle();
     g.release();
     await Promise.all([a, b]);
   });

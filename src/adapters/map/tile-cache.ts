@@ -8,11 +8,13 @@
  * - A tile is the map drawn for the tile's extent: x from `origin.x + col * cols * res`, y down
  *   from `origin.y - row * rows * res`, `cols x rows` pixels at the level's resolution `res`.
  * - Files are written to a temporary name and renamed, so a reader never sees half a tile. Requests
- *   for a tile being drawn wait for that one drawing (one in-flight drawing per file); at most
- *   `concurrency` tiles are drawn at once, at most `maxQueued` more wait for a turn (the site's
- *   `maxQueuedRenders`): a request that needs one more drawing beyond that is answered SERVER_BUSY
- *   at once. Tiles on disk are served without waiting, and a request joining a drawing in progress
- *   or queued takes no place in the queue.
+ *   for a tile being drawn wait for that one drawing (one in-flight drawing per file). At most
+ *   `concurrency` tiles are drawn at once and at most `maxQueued` more wait for a turn (the site's
+ *   `maxQueuedRenders`), the waiting ones served round-robin across clients (limits.ts
+ *   `createFairSemaphore`); one client may have `maxPerClient` drawings running or waiting (the
+ *   site's `maxRendersPerClient`). A request that needs one drawing more than that is answered
+ *   SERVER_BUSY at once. Tiles on disk are served without waiting, and a request joining a drawing
+ *   in progress or queued takes no place in the queue.
  * - A request stops waiting when its signal aborts (client gone, time budget spent: the signal's
  *   reason is thrown). A drawing that no request waits for any more is dropped from the queue, or
  *   aborted while it runs, so a disconnected client stops its work; one that others still wait
@@ -40,7 +42,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { deflate } from 'node:zlib';
-import { EngineError, ERROR_TABLE, invalidArgument } from '../../core/errors.js';
+import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
@@ -48,6 +50,7 @@ import { crc32, encodeIndexedPng, encodePng } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { DrawnMap } from './view.js';
+import { abortError, createFairSemaphore, throwIfAborted } from '../limits.js';
 import { limitsOf, SITE_LIMITS, type SiteDeps } from '../site.js';
 import { drawMap, type DrawMapOptions } from './draw.js';
 import type { LevelOfDetail, MapService, TileScheme } from './model.js';
@@ -399,6 +402,11 @@ export interface TileRequest {
   readonly layerId?: number;
   /** Request format (GetMapTile's `Format`); undefined the cache format. */
   readonly format?: string;
+  /**
+   * Who asks (limits.ts `clientKey`): a drawing is counted against the client whose request started
+   * it (the queue serves clients in turn); undefined: one anonymous client.
+   */
+  readonly client?: string;
 }
 
 export interface MapTile extends EncodedTile {
@@ -415,6 +423,8 @@ export interface MapTileCacheOptions {
   readonly concurrency?: number;
   /** Drawings that may wait for a turn; one more is SERVER_BUSY (default the site's `maxQueuedRenders` default). */
   readonly maxQueued?: number;
+  /** Drawings one client (`TileRequest.client`) may have running or waiting; one more is SERVER_BUSY (default no limit). */
+  readonly maxPerClient?: number;
 }
 
 export interface MapTileCache {
@@ -523,25 +533,12 @@ async function readIfExists(path: string): Promise<Uint8Array | undefined> {
 
 const CONTENT_TYPE = { png: 'image/png', jpg: 'image/jpeg' } as const;
 
-/** SERVER_BUSY: `maxQueued` tiles already wait to be drawn (the site's maxQueuedRenders). */
-export function tileQueueFull(maxQueued: number): EngineError {
-  return new EngineError('SERVER_BUSY', ERROR_TABLE.SERVER_BUSY.protocolMessage, {
-    path: 'maxQueuedRenders',
-    details: [`Map tiles waiting to be drawn: ${maxQueued}, the most the server queues (maxQueuedRenders). Try again later.`],
-  });
-}
-
-/** What a request that stopped waiting throws: its signal's reason when that is an EngineError (TIMEOUT), else ABORTED. */
-function abortReason(signal: AbortSignal): EngineError {
-  return signal.reason instanceof EngineError ? signal.reason : new EngineError('ABORTED', 'the request was aborted');
-}
-
-/** `p`, or the abort reason of `signal` as soon as it aborts (`p` goes on). */
+/** `p`, or the abort reason of `signal` (abortError) as soon as it aborts (`p` goes on). */
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  if (signal.aborted) return Promise.reject(abortError(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
+    const onAbort = (): void => reject(abortError(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(
       (v) => {
@@ -563,69 +560,32 @@ interface Flight {
   /** Requests waiting for it now. */
   waiters: number;
   settled: boolean;
+  /** Aborted when no request waits any more: leaves the queue, or stops the drawing. */
   readonly controller: AbortController;
-  /** Set while it waits for a turn: starts it (its slot already taken) or drops it. */
-  start?: () => void;
-  cancel?: (e: EngineError) => void;
 }
 
 /** A tile cache over `render`. Most callers want `mapTileCachesOf(deps)`, the site's shared one. */
 export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
-  const limit = Math.max(1, options.concurrency ?? DEFAULT_TILE_CONCURRENCY);
-  const maxQueued = Math.max(0, options.maxQueued ?? SITE_LIMITS.maxQueuedRenders);
+  const slots = createFairSemaphore({
+    maxRunning: Math.max(1, options.concurrency ?? DEFAULT_TILE_CONCURRENCY),
+    maxQueued: Math.max(0, options.maxQueued ?? SITE_LIMITS.maxQueuedRenders),
+    maxPerClient: options.maxPerClient ?? Infinity,
+    names: { running: 'maxRenders', queued: 'maxQueuedRenders', perClient: 'maxRendersPerClient' },
+    what: 'map tiles',
+  });
   const inFlight = new Map<string, Flight>();
   const prepared = new Map<string, Promise<void>>();
-  /** Drawings waiting for a turn, first come first served. */
-  const queue: Flight[] = [];
-  let running = 0;
-  let peak = 0;
   let draws = 0;
   let hits = 0;
   let busy = 0;
   let abandoned = 0;
 
-  /** Hands free slots to the drawings that wait, in turn (the slot is taken here, before the drawing resumes). */
-  const next = (): void => {
-    while (running < limit && queue.length > 0) {
-      const f = queue.shift()!;
-      running++;
-      peak = Math.max(peak, running);
-      const start = f.start!;
-      delete f.start;
-      delete f.cancel;
-      start();
-    }
-  };
-
-  /** A turn for `f`: at once when a slot is free, else in the queue. */
-  const turn = (f: Flight): Promise<void> => {
-    if (running < limit) {
-      running++;
-      peak = Math.max(peak, running);
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      f.start = resolve;
-      f.cancel = reject;
-      queue.push(f);
-    });
-  };
-
-  /** No request waits for `f` any more: drop it from the queue, or abort its drawing. */
+  /** No request waits for `f` any more: it leaves the queue, or its drawing is aborted. */
   const abandon = (f: Flight): void => {
     if (f.settled) return;
     abandoned++;
     if (inFlight.get(f.stem) === f) inFlight.delete(f.stem);
-    const i = queue.indexOf(f);
-    if (i >= 0) {
-      queue.splice(i, 1);
-      const cancel = f.cancel!;
-      delete f.start;
-      delete f.cancel;
-      cancel(new EngineError('ABORTED', 'no request waits for this tile any more'));
-    } else {
-      f.controller.abort(new EngineError('ABORTED', 'no request waits for this tile any more'));
-    }
+    f.controller.abort(new EngineError('ABORTED', 'no request waits for this tile any more'));
   };
 
   const prepare = (service: MapService): Promise<void> => {
@@ -641,7 +601,7 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
 
   return {
     async tile(service, request, signal) {
-      if (signal?.aborted) throw abortReason(signal);
+      throwIfAborted(signal);
       const layerId = request.layerId === -1 ? undefined : request.layerId;
       if (layerId !== undefined) cachedLayer(service, layerId);
       const scheme = service.tiling;
@@ -662,20 +622,17 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
           }
         }
       }
-      if (signal?.aborted) throw abortReason(signal);
-      // Clients asking for the same missing tile at once share one drawing.
+      throwIfAborted(signal);
+      // Clients asking for the same missing tile at once share one drawing, which takes its turn
+      // (and its place in the queue) for the first of them.
       let flight = inFlight.get(stem);
       if (flight === undefined) {
-        if (running >= limit && queue.length >= maxQueued) {
-          busy++;
-          throw tileQueueFull(maxQueued);
-        }
         const f: Flight = { stem, promise: Promise.resolve() as never, waiters: 0, settled: false, controller: new AbortController() };
+        const drawSignal = f.controller.signal;
         f.promise = (async () => {
-          await turn(f);
+          const slot = await slots.acquire(request.client ?? 'anonymous', drawSignal);
           try {
-            const drawSignal = f.controller.signal;
-            drawSignal.throwIfAborted();
+            throwIfAborted(drawSignal);
             draws++;
             const rgba = await options.render(
               service,
@@ -693,7 +650,7 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
               },
               drawSignal,
             );
-            drawSignal.throwIfAborted();
+            throwIfAborted(drawSignal);
             const encoded = await encodeTileImageAsync(rgba, scheme.cols, scheme.rows, encoding, scheme.quality, matteOf(service));
             const path = stem + encoded.ext;
             try {
@@ -706,8 +663,7 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
             }
             return { ...encoded, etag: etagOf(encoded.bytes) };
           } finally {
-            running--;
-            next();
+            slot.release();
           }
         })();
         inFlight.set(stem, f);
@@ -724,12 +680,18 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
       try {
         const t = await untilAborted(f.promise, signal);
         return { ...t, hit: false };
+      } catch (e) {
+        if (e instanceof EngineError && e.code === 'SERVER_BUSY') busy++;
+        throw e;
       } finally {
         f.waiters--;
         if (f.waiters === 0) abandon(f);
       }
     },
-    stats: () => ({ draws, hits, running, peak, queued: queue.length, busy, abandoned }),
+    stats: () => {
+      const s = slots.stats();
+      return { draws, hits, running: s.running, peak: s.peak, queued: s.queued, busy, abandoned };
+    },
   };
 }
 
@@ -771,8 +733,9 @@ export function drawTileRenderer(deps: Pick<SiteDeps, 'store' | 'log'>): RenderT
 
 /**
  * The tile cache every map operation and route of a site shares (one in-flight map, one drawing
- * limit, one queue), keyed by the site's store. The first caller's options win; the queue's bound is
- * the site's `maxQueuedRenders` unless the options give one.
+ * limit, one queue), keyed by the site's store. The first caller's options win. Unless they say
+ * otherwise: DEFAULT_TILE_CONCURRENCY tiles drawn at once (fewer when the site's `maxRenders` is
+ * lower), the queue bounded by `maxQueuedRenders`, a client's drawings by `maxRendersPerClient`.
  */
 export function mapTileCachesOf(
   deps: Pick<SiteDeps, 'store' | 'log'> & Partial<Pick<SiteDeps, 'config'>>,
@@ -780,8 +743,11 @@ export function mapTileCachesOf(
 ): MapTileCache {
   let c = shared.get(deps.store);
   if (!c) {
+    const limits = limitsOf(deps.config);
     c = createMapTileCache({
-      maxQueued: limitsOf(deps.config).maxQueuedRenders,
+      concurrency: Math.min(DEFAULT_TILE_CONCURRENCY, limits.maxRenders),
+      maxQueued: limits.maxQueuedRenders,
+      maxPerClient: limits.maxRendersPerClient,
       ...options,
       render: options?.render ?? drawTileRenderer(deps),
     });
