@@ -171,6 +171,22 @@ async function cacheTiles(endpoint: string, levels: number): Promise<[number, nu
   return out;
 }
 
+/** The kernel's count of connections dropped because a listen queue was full (Linux; undefined elsewhere). All listeners of the machine count. */
+function listenOverflows(): number | undefined {
+  try {
+    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+    for (let i = 0; i + 1 < lines.length; i += 2) {
+      const names = lines[i]!.split(/\s+/);
+      const values = lines[i + 1]!.split(/\s+/);
+      const at = names.indexOf('ListenOverflows');
+      if (names[0] === 'TcpExt:' && at > 0) return Number(values[at]);
+    }
+  } catch {
+    // not Linux
+  }
+  return undefined;
+}
+
 /** The figures of each kind, rounded for the results file. */
 const rounded = (o: Readonly<Record<string, number>>): Record<string, number> =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v)]));
@@ -268,12 +284,13 @@ async function main(): Promise<void> {
         `${tiles.length} map tiles (levels 0-${LEVELS - 1})`,
     );
     let peak = 0;
+    const overflowsBefore = listenOverflows();
     const result = await runLoad({
       urls: specs,
       concurrency: CLIENTS,
       requests: Number.MAX_SAFE_INTEGER,
-      // One round of the four kinds per client, so that every client has connected before the clock starts.
-      warmup: Math.min(4 * CLIENTS, 4 * 64),
+      // Every client connects and sends one request before the clock starts (the first tiles are drawn then too).
+      warmup: CLIENTS,
       durationMs: SECONDS * 1000,
       timeoutMs: 120_000,
       clientHeaders: (i) => ({ 'x-forwarded-for': clientAddress(i) }),
@@ -282,6 +299,7 @@ async function main(): Promise<void> {
         if (m && m.rss > peak) peak = m.rss;
       },
     });
+    const overflowsAfter = listenOverflows();
     const mem = server.memory();
     const warnings = server
       .stderr()
@@ -308,6 +326,8 @@ async function main(): Promise<void> {
       errorSamples: [...new Set([...result.errorSamples, ...samples])].slice(0, 8),
       retriedOnClosedConnection: result.retriedOnClosedConnection,
       peakRssMiB: Math.round(Math.max(peak, mem?.hwm ?? 0) / MIB),
+      // Connections the kernel dropped from a full listen queue during the warm-up and the run (the machine's, all listeners).
+      listenOverflows: overflowsBefore === undefined || overflowsAfter === undefined ? null : overflowsAfter - overflowsBefore,
       serverWarnings: warnings.length,
       serverWarningSamples: [...new Set(warnings.map((l) => l.slice(0, 300)))].slice(0, 5),
       serverExit: exit,
