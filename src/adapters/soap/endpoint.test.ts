@@ -168,6 +168,23 @@ describe("the SOAP endpoint under the site's limits", () => {
     });
   });
 
+  it('ExportMapImage past requestTimeoutMs stops drawing and is a Server fault with code 504', async () => {
+    site = await testSite({ requestTimeoutMs: 1 });
+    await putOlindaMap(site);
+    handler = soapRoutes(site)[0]!.handler;
+    const e = (await mapServicesOf(site).open('', 'olinda'))!.fullExtent;
+    const body =
+      `<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="${SOAP11_ENV_NS}" xmlns:g="${GEO_SOAP_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>` +
+      `<g:ExportMapImage><MapDescription><Name>Layers</Name><MapArea xsi:type="g:MapExtent"><Extent xsi:type="g:EnvelopeN">` +
+      `<XMin>${e.xmin}</XMin><YMin>${e.ymin}</YMin><XMax>${e.xmax}</XMax><YMax>${e.ymax}</YMax></Extent></MapArea><Rotation>0</Rotation></MapDescription>` +
+      `<ImageDescription><ImageType><ImageFormat>geoImagePNG</ImageFormat><ImageReturnType>geoImageReturnMimeData</ImageReturnType></ImageType>` +
+      `<ImageDisplay><ImageHeight>2000</ImageHeight><ImageWidth>2000</ImageWidth><ImageDPI>96</ImageDPI></ImageDisplay></ImageDescription></g:ExportMapImage>` +
+      `</soapenv:Body></soapenv:Envelope>`;
+    const res = await post(body);
+    expect(res.status).toBe(500);
+    expect(await res.text()).toMatch(/<faultcode>soap:Server<\/faultcode>[\s\S]*<Code>504<\/Code>/);
+  });
+
   it('a client that hangs up stops its tile drawing', async () => {
     site = await testSite();
     await putOlindaMap(site);
