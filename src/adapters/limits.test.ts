@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
 import { abortError, clientKey, createFairSemaphore, requestSignal, serverBusy, type Slot } from './limits.js';
-import { sharingError, transportStatus } from './rest.js';
+import { readParams, setBodyLimit, sharingError, transportStatus } from './rest.js';
 import { setPeerAddress } from './site.js';
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
@@ -149,5 +149,24 @@ describe('createFairSemaphore', () => {
     const held = await s.acquire('a');
     await expect(s.acquire('b')).rejects.toMatchObject({ code: 'SERVER_BUSY', path: 'maxQueuedRenders' });
     held.release();
+  });
+});
+
+describe('maxBodyBytes recorded on a request (setBodyLimit)', () => {
+  const form = (n: number): Request =>
+    new Request('http://127.0.0.1/x', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `a=${'x'.repeat(n)}`,
+    });
+  it('applies to readParams and is named in the 413; an explicit option wins and names its own setting or none', async () => {
+    const e = await readParams(setBodyLimit(form(100), 50)).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'LIMIT_EXCEEDED', path: 'body', httpStatus: 413 });
+    expect((e as EngineError).message).toContain('50 bytes (maxBodyBytes)');
+    expect((await readParams(setBodyLimit(form(100), 1000))).get('a')).toHaveLength(100);
+    const own = await readParams(setBodyLimit(form(100), 1000), { maxBodyBytes: 20 }).catch((x: unknown) => x);
+    expect((own as EngineError).message).toMatch(/20 bytes$/);
+    const named = await readParams(form(100), { maxBodyBytes: 20, limitName: 'importBytes' }).catch((x: unknown) => x);
+    expect((named as EngineError).message).toContain('20 bytes (importBytes)');
   });
 });

@@ -61,13 +61,20 @@ export interface RequestSignal {
  * naming requestTimeoutMs.
  */
 export function requestSignal(req: Request, limits: Pick<SiteLimits, 'requestTimeoutMs'>): RequestSignal {
+  return budgetSignal(limits, req.signal as AbortSignal | undefined);
+}
+
+/**
+ * `requestSignal` for work that no single client owns (a render several clients wait for): the time
+ * budget, and `parent`'s abort when one is given.
+ */
+export function budgetSignal(limits: Pick<SiteLimits, 'requestTimeoutMs'>, parent?: AbortSignal): RequestSignal {
   const controller = new AbortController();
-  const client = req.signal as AbortSignal | undefined;
-  const onClientAbort = (): void => controller.abort(requestAborted());
+  const onParentAbort = (): void => controller.abort(requestAborted());
   let timer: ReturnType<typeof setTimeout> | undefined;
-  if (client?.aborted) controller.abort(requestAborted());
+  if (parent?.aborted) controller.abort(requestAborted());
   else {
-    client?.addEventListener('abort', onClientAbort, { once: true });
+    parent?.addEventListener('abort', onParentAbort, { once: true });
     const ms = limits.requestTimeoutMs;
     if (ms > 0 && Number.isFinite(ms)) {
       timer = setTimeout(() => controller.abort(requestTimeout(ms)), ms);
@@ -80,7 +87,7 @@ export function requestSignal(req: Request, limits: Pick<SiteLimits, 'requestTim
     dispose() {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
-      client?.removeEventListener('abort', onClientAbort);
+      parent?.removeEventListener('abort', onParentAbort);
     },
   };
 }

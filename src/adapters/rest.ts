@@ -36,8 +36,10 @@ export interface Route {
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export interface ReadParamsOptions {
-  /** Largest body accepted, in bytes (default DEFAULT_MAX_BODY_BYTES). */
+  /** Largest body accepted, in bytes (default: the site's maxBodyBytes recorded on the request, else DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /** The setting the 413 names for an explicit `maxBodyBytes` (none when absent); the site's limit is named maxBodyBytes. */
+  readonly limitName?: string;
 }
 
 /** Where a parameter came from. */
@@ -79,6 +81,20 @@ export class TransportError extends EngineError {
 }
 
 const parsed = new WeakMap<Request, Params>();
+const bodyLimits = new WeakMap<Request, number>();
+
+/**
+ * The host records the site's `maxBodyBytes` on each request here before its handler runs (as it
+ * records the peer address), so that every `readParams` of the request applies it; an explicit
+ * `options.maxBodyBytes` still wins (import-site's own, larger limit).
+ */
+export function setBodyLimit(req: Request, maxBodyBytes: number): Request {
+  bodyLimits.set(req, maxBodyBytes);
+  return req;
+}
+
+/** The body limit recorded on `req` by the host, if any. */
+export const bodyLimitOf = (req: Request): number | undefined => bodyLimits.get(req);
 
 /**
  * Read the query string and an `application/x-www-form-urlencoded` or `multipart/form-data` body
@@ -88,7 +104,7 @@ const parsed = new WeakMap<Request, Params>();
 export async function readParams(req: Request, options: ReadParamsOptions = {}): Promise<Params> {
   const cached = parsed.get(req);
   if (cached) return cached;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? bodyLimits.get(req) ?? DEFAULT_MAX_BODY_BYTES;
   const entries: RawParam[] = [];
   const files: { name: string; file: File }[] = [];
 
@@ -101,7 +117,7 @@ export async function readParams(req: Request, options: ReadParamsOptions = {}):
   const contentType = (req.headers.get('content-type') ?? '').toLowerCase();
   const mediaType = contentType.split(';')[0]!.trim();
   if (req.body !== null && (mediaType === '' || mediaType === 'application/x-www-form-urlencoded' || mediaType === 'multipart/form-data')) {
-    const bytes = await readBody(req, maxBodyBytes);
+    const bytes = await readBody(req, maxBodyBytes, options.maxBodyBytes === undefined ? 'maxBodyBytes' : options.limitName);
     if (mediaType === 'multipart/form-data') {
       for (const [name, value] of await parseMultipart(bytes, req.headers.get('content-type')!)) {
         if (name === '') continue;
@@ -160,12 +176,16 @@ function parseList(name: string, v: string | undefined): string[] | undefined {
     .filter((x) => x !== '');
 }
 
-/** A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or streamed). */
-export async function readBody(req: Request, limit: number): Promise<Uint8Array> {
+/**
+ * A request body read whole, refused with 413 LIMIT_EXCEEDED past `limit` bytes (declared or
+ * streamed); the message names `setting` when one is given (readParams: `maxBodyBytes`).
+ */
+export async function readBody(req: Request, limit: number, setting?: string): Promise<Uint8Array> {
+  const named = setting === undefined ? '' : ` (${setting})`;
   const tooLarge = () =>
-    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes`, {
+    new TransportError(413, 'LIMIT_EXCEEDED', `the request body exceeds the limit of ${limit} bytes${named}`, {
       path: 'body',
-      details: [`The request body exceeds the limit of ${limit} bytes.`],
+      details: [`The request body exceeds the limit of ${limit} bytes${named}.`],
     });
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
@@ -428,6 +448,8 @@ export function errorResponse(shape: ErrorShape, thrown: unknown, f?: string): R
   }
   const status = transportStatus(thrown);
   const headers = new Headers({ 'content-type': format === 'html' ? HTML_TYPE : JSON_TYPE, 'cache-control': 'no-store' });
+  // A busy server says when to come back (clients and proxies that honour Retry-After wait a second).
+  if (toEngineError(thrown).code === 'SERVER_BUSY') headers.set('retry-after', '1');
   const text = format === 'html' ? htmlPage('Error', body) : format === 'pjson' ? JSON.stringify(body, null, 2) : JSON.stringify(body);
   return new Response(text, { status, headers });
 }

@@ -5,6 +5,7 @@ import { createRegistry, type FunctionNode, type SourceNode } from '../graph/typ
 import { rasterOf, errorOf } from '../../test/helpers.js';
 import { buildGraph, describeResolution, planRule, resolveRule, type SourceResolver } from './build.js';
 import { createTemplates } from './templates.js';
+import { DEFAULT_MAX_RULE_DEPTH, parseRule } from './parse.js';
 
 const dem = rasterOf({ width: 20, height: 16, cellSize: 30 }, (x, y) => 100 + 3 * x + 2 * y);
 const rgb = rasterOf({ width: 20, height: 16, cellSize: 30, bandCount: 3, pixelType: 'U8' }, (x, y, b) => (x + y + b) % 256);
@@ -298,5 +299,38 @@ describe('hostile rules (regressions found by test/fuzz/rules.test.ts)', () => {
     expect(performance.now() - t0).toBeLessThan(5_000);
     // A small tree of the same templates builds.
     await expect(build({ rasterFunction: 'T14' }, templates)).resolves.toBeDefined();
+  });
+});
+
+describe('rule caps as options (the server passes its maxRuleDepth and maxRuleNodes)', () => {
+  const nested = (levels: number): unknown => {
+    let rule: unknown = '$$';
+    for (let i = 0; i < levels; i++) rule = { rasterFunction: 'Identity', rasterFunctionArguments: { Raster: rule } };
+    return rule;
+  };
+
+  it('maxDepth replaces the default of 64 levels; the message names maxRuleDepth', () => {
+    expect(DEFAULT_MAX_RULE_DEPTH).toBe(64);
+    expect(parseRule(nested(65)).issues).toEqual([]);
+    const deep = parseRule(nested(66)).issues;
+    expect(deep).toHaveLength(1);
+    expect(deep[0]).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringMatching(/more than 64 levels deep.*\(maxRuleDepth\)/) });
+    expect(parseRule(nested(3), '', { maxDepth: 2 }).issues).toEqual([]);
+    const three = parseRule(nested(4), '', { maxDepth: 2 }).issues;
+    expect(three[0]).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringContaining('more than 2 levels') });
+    expect(parseRule(nested(100), '', { maxDepth: 200 }).issues).toEqual([]);
+    // Through resolveRule, and inside a renderingRule wrapper too.
+    expect(resolveRule({ renderingRule: nested(4) }, { registry, maxDepth: 2 }).issues[0]).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+  });
+
+  it('maxNodes replaces MAX_RULE_NODES; the message names maxRuleNodes', () => {
+    expect(resolveRule(nested(5), { registry, maxNodes: 5 }).issues).toEqual([]);
+    const over = resolveRule(nested(6), { registry, maxNodes: 5 }).issues;
+    expect(over).toHaveLength(1);
+    expect(over[0]).toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      message: expect.stringMatching(/more than 5 raster functions.*\(maxRuleNodes\)/),
+    });
+    expect(resolveRule(nested(60), { registry }).issues).toEqual([]);
   });
 });

@@ -46,6 +46,10 @@ export type ResolvedNode =
 export interface ResolveOptions {
   readonly registry: Registry;
   readonly templates?: TemplateStore;
+  /** Deepest nesting of rule objects (default DEFAULT_MAX_RULE_DEPTH, 64; the server's maxRuleDepth). */
+  readonly maxDepth?: number;
+  /** Most raster functions the rule may expand to (default MAX_RULE_NODES; the server's maxRuleNodes). */
+  readonly maxNodes?: number;
 }
 
 export interface Resolution {
@@ -97,7 +101,8 @@ interface Overrides {
 
 /** Stage 1: parse (if needed) and resolve a rule. Never throws; problems come back in `issues`. */
 export function resolveRule(rule: unknown, options: ResolveOptions): Resolution {
-  const parsed = parseRule(rule);
+  const parsed = parseRule(rule, '', options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth });
+  const maxNodes = options.maxNodes ?? MAX_RULE_NODES;
   const issues = [...parsed.issues];
   const warnings = [...parsed.warnings];
   const nodes = new Map<string, ResolvedNode>();
@@ -111,12 +116,12 @@ export function resolveRule(rule: unknown, options: ResolveOptions): Resolution 
   let resolved = 0;
   function resolveNode(r: RuleNode, scope: Scope, ov: Overrides | undefined): ResolvedNode | undefined {
     const fnPath = r.path ? `${r.path}.rasterFunction` : 'rasterFunction';
-    if (++resolved > MAX_RULE_NODES) {
-      if (resolved === MAX_RULE_NODES + 1) {
+    if (++resolved > maxNodes) {
+      if (resolved === maxNodes + 1) {
         issues.push({
           code: 'LIMIT_EXCEEDED',
           path: fnPath,
-          message: `the rule expands to more than ${MAX_RULE_NODES} raster functions (counting each use of a template)`,
+          message: `the rule expands to more than ${maxNodes} raster functions (counting each use of a template), the most the server accepts (maxRuleNodes)`,
         });
       }
       return undefined;

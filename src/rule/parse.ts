@@ -34,8 +34,16 @@ export interface ParsedRule {
   readonly warnings: Issue[];
 }
 
-/** Nesting deeper than this is refused (a guard against hostile input, not a real limit). */
-const MAX_DEPTH = 64;
+/**
+ * Rule nesting (a rule object inside another's arguments) deeper than this is refused by default:
+ * a guard against hostile input, not a real limit. The server's `maxRuleDepth` setting replaces it.
+ */
+export const DEFAULT_MAX_RULE_DEPTH = 64;
+
+export interface ParseRuleOptions {
+  /** Deepest nesting of rule objects accepted (default DEFAULT_MAX_RULE_DEPTH; the server's maxRuleDepth). */
+  readonly maxDepth?: number;
+}
 
 const RULE_KEYS = ['rasterfunction', 'rasterfunctionarguments', 'outputpixeltype', 'variablename'];
 /** The rule fields as written in messages. */
@@ -79,7 +87,8 @@ function tooDeep(v: unknown): boolean {
 }
 
 /** Parse a rule given as JSON text or as a value already parsed; paths start at `basePath`. */
-export function parseRule(input: unknown, basePath = ''): ParsedRule {
+export function parseRule(input: unknown, basePath = '', options: ParseRuleOptions = {}): ParsedRule {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_RULE_DEPTH;
   const issues: Issue[] = [];
   const warnings: Issue[] = [];
   let value = input;
@@ -101,7 +110,7 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
         path: join(basePath, keys[0]!),
         message: 'the rule was wrapped in renderingRule; the inner rule is used',
       });
-      const inner = parseRule((value as Record<string, unknown>)[keys[0]!], join(basePath, keys[0]!));
+      const inner = parseRule((value as Record<string, unknown>)[keys[0]!], join(basePath, keys[0]!), options);
       return { ...inner, warnings: [...warnings, ...inner.warnings] };
     }
   }
@@ -109,18 +118,29 @@ export function parseRule(input: unknown, basePath = ''): ParsedRule {
     issues.push({ code: 'INVALID_RULE', path: wholeRule(basePath), message: 'a rendering rule must be a JSON object with rasterFunction' });
     return { root: undefined, issues, warnings };
   }
-  const root = parseNode(value as Record<string, unknown>, basePath, 0, issues, warnings);
+  const root = parseNode(value as Record<string, unknown>, basePath, 0, maxDepth, issues, warnings);
   return { root, issues, warnings };
 }
 
-function parseNode(obj: Record<string, unknown>, path: string, depth: number, issues: Issue[], warnings: Issue[]): RuleNode | undefined {
-  if (depth > MAX_DEPTH) {
-    issues.push({ code: 'LIMIT_EXCEEDED', path, message: `rules nested deeper than ${MAX_DEPTH} levels are refused` });
+function parseNode(
+  obj: Record<string, unknown>,
+  path: string,
+  depth: number,
+  maxDepth: number,
+  issues: Issue[],
+  warnings: Issue[],
+): RuleNode | undefined {
+  if (depth > maxDepth) {
+    issues.push({
+      code: 'LIMIT_EXCEEDED',
+      path,
+      message: `the rule nests raster functions more than ${maxDepth} levels deep, the most the server accepts (maxRuleDepth)`,
+    });
     return undefined;
   }
   const lower = new Map<string, string>();
   for (const k of Object.keys(obj)) lower.set(k.toLowerCase(), k);
-  if (!lower.has('rasterfunction') && lower.has('function')) return parseLongForm(obj, lower, path, depth, issues, warnings);
+  if (!lower.has('rasterfunction') && lower.has('function')) return parseLongForm(obj, lower, path, depth, maxDepth, issues, warnings);
   // functionName / functionArguments (the JS client's object spelling) stand for the rule fields
   // they name when those are absent; beside them they are reported like any unknown field.
   const jsSpelled = new Set<string>();
@@ -186,7 +206,7 @@ function parseNode(obj: Record<string, unknown>, path: string, depth: number, is
       issues.push({ code: 'INVALID_RULE', path: argsPath, message: 'rasterFunctionArguments must be an object' });
     } else {
       for (const [k, v] of Object.entries(rawArgs as Record<string, unknown>)) {
-        args[k] = nestRules(v, join(argsPath, k), depth, issues, warnings);
+        args[k] = nestRules(v, join(argsPath, k), depth, maxDepth, issues, warnings);
       }
     }
   }
@@ -207,14 +227,14 @@ function unknownField(key: string): string {
 }
 
 /** Replace rule objects (also inside arrays) by parsed RuleNodes; leave every other value alone. */
-function nestRules(v: unknown, path: string, depth: number, issues: Issue[], warnings: Issue[]): unknown {
+function nestRules(v: unknown, path: string, depth: number, maxDepth: number, issues: Issue[], warnings: Issue[]): unknown {
   if (!isRuleObject(v) && !(Array.isArray(v) && v.some(isRuleObject)) && tooDeep(v)) {
     // Every later stage (argument coercion, messages, canonical ids) may walk the value recursively.
     issues.push({ code: 'LIMIT_EXCEEDED', path, message: `argument values nested deeper than ${MAX_VALUE_DEPTH} levels are refused` });
     return INVALID;
   }
-  if (isRuleObject(v)) return parseNode(v, path, depth + 1, issues, warnings) ?? INVALID;
-  if (Array.isArray(v) && v.some(isRuleObject)) return v.map((e, i) => nestRules(e, `${path}[${i}]`, depth, issues, warnings));
+  if (isRuleObject(v)) return parseNode(v, path, depth + 1, maxDepth, issues, warnings) ?? INVALID;
+  if (Array.isArray(v) && v.some(isRuleObject)) return v.map((e, i) => nestRules(e, `${path}[${i}]`, depth, maxDepth, issues, warnings));
   return v;
 }
 
@@ -232,6 +252,7 @@ function parseLongForm(
   lower: Map<string, string>,
   path: string,
   depth: number,
+  maxDepth: number,
   issues: Issue[],
   warnings: Issue[],
 ): RuleNode | undefined {
@@ -269,7 +290,7 @@ function parseLongForm(
         });
         continue;
       }
-      args[k] = nestRules(value, join(argsPath, k), depth, issues, warnings);
+      args[k] = nestRules(value, join(argsPath, k), depth, maxDepth, issues, warnings);
       const variable = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
       if (variable?.type === 'RasterFunctionVariable' && typeof variable.name === 'string' && variable.name !== '')
         variables[k] = variable.name;

@@ -13,8 +13,8 @@ import { join, resolve } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { EngineError } from '../core/errors.js';
 import { startWebhookDelivery } from '../adapters/admin/webhook-delivery.js';
-import type { Route } from '../adapters/rest.js';
-import { parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
+import { setBodyLimit, type Route } from '../adapters/rest.js';
+import { limitsOf, parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
 import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
@@ -201,7 +201,10 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     // Map services keep their feature stores and rasters open: release them on close too.
     hooks.push(() => mapServicesOf(site).close());
 
-    const routes = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site, gp.routes()));
+    const given = typeof options.routes === 'function' ? options.routes(site) : (options.routes ?? siteRoutes(site, gp.routes()));
+    // The site's maxBodyBytes applies to every body a route reads with readParams.
+    const maxBodyBytes = limitsOf(site.config).maxBodyBytes;
+    const routes = given.map((r) => ({ ...r, handler: (req: Request) => r.handler(setBodyLimit(req, maxBodyBytes)) }));
     const app = createApp(site, routes, options.log ? { log: options.log } : {});
 
     const inFlight = new Set<ServerResponse>();

@@ -43,6 +43,7 @@ import { transformExtent } from '../../graph/warp.js';
 import { encodeGeoTiff } from '../../io/encode-tiff.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
 import { encodePng, type PngOptions } from '../../io/encode-png.js';
+import { requestSignal } from '../limits.js';
 import { escapeHtml, respond, type Params } from '../rest.js';
 import {
   castBlock,
@@ -56,6 +57,7 @@ import {
   toDisplayBlock,
   type RenderGrid,
   type RenderedImage,
+  type RuleCaps,
   type ServiceRule,
 } from './render-request.js';
 import type { ImageServices, OpenedImageService } from './service.js';
@@ -468,11 +470,14 @@ export interface ExportJob {
   readonly bandIds?: string;
   readonly encode: EncodeRequest;
   readonly noDataMode: 'any' | 'all';
+  /** The site's maxRuleDepth/maxRuleNodes (an export worker's registry does not know the site). */
+  readonly ruleCaps?: RuleCaps;
 }
 
 /** Where exportImage jobs run when not on this thread. */
 export interface ExportPool {
-  run(services: ImageServices, service: OpenedImageService, job: ExportJob, signal?: AbortSignal): Promise<EncodedImage>;
+  /** Runs `job` holding a render slot of `services` counted against `client`; `signal` aborts it (the job is cancelled). */
+  run(services: ImageServices, service: OpenedImageService, job: ExportJob, signal?: AbortSignal, client?: string): Promise<EncodedImage>;
 }
 
 /**
@@ -485,19 +490,22 @@ export async function renderExport(
   service: OpenedImageService,
   job: ExportJob,
   signal?: AbortSignal,
+  client?: string,
 ): Promise<EncodedImage> {
   const { rule, grid, method } = job;
+  const common = {
+    rule,
+    method,
+    ...(signal ? { signal } : {}),
+    ...(client === undefined ? {} : { client }),
+    ...(job.ruleCaps ? { ruleCaps: job.ruleCaps } : {}),
+  };
   let image: RenderedImage;
   if (job.included) {
-    image = await renderOnGrid(services, service, { rule, grid, method, ...(signal ? { signal } : {}) });
+    image = await renderOnGrid(services, service, { ...common, grid });
   } else {
     // The mosaic rule leaves no raster: an image of NoData with the rule output's bands and type.
-    const planned = await renderOnGrid(services, service, {
-      rule,
-      grid: { ...grid, width: 1, height: 1 },
-      method,
-      ...(signal ? { signal } : {}),
-    });
+    const planned = await renderOnGrid(services, service, { ...common, grid: { ...grid, width: 1, height: 1 } });
     const block = allocateBlock(rect(0, 0, grid.width, grid.height), planned.block.pixelType, planned.block.bands.length);
     block.mask.fill(0);
     image = { ...planned, block, info: { ...planned.info, width: grid.width, height: grid.height } };
@@ -506,13 +514,18 @@ export async function renderExport(
   return encodeExport(image, service, rule, bandIds, job.encode, job.noDataMode);
 }
 
-/** Answers exportImage for an opened service; `serviceUrl` is the absolute URL of `.../ImageServer`. */
+/**
+ * Answers exportImage for an opened service; `serviceUrl` is the absolute URL of `.../ImageServer`.
+ * `caller` (verified by the handler) is who the render counts against (maxRendersPerClient); the
+ * render stops at the site's requestTimeoutMs (TIMEOUT) or when the client disconnects.
+ */
 export async function exportImage(
   ctx: ExportContext,
   req: Request,
   params: Params,
   service: OpenedImageService,
   serviceUrl: string,
+  caller?: { readonly username: string },
 ): Promise<Response> {
   const f = (params.get('f') ?? 'html').trim().toLowerCase() || 'html';
   if (!['image', 'json', 'pjson', 'html', 'kmz'].includes(f)) {
@@ -548,10 +561,18 @@ export async function exportImage(
     ...(params.get('bandIds') !== undefined ? { bandIds: params.get('bandIds')! } : {}),
     encode: { format, ...(pixelType ? { pixelType } : {}), ...(noData ? { noData } : {}), quality, compression },
     noDataMode,
+    ruleCaps: { maxRuleDepth: ctx.services.limits.maxRuleDepth, maxRuleNodes: ctx.services.limits.maxRuleNodes },
   };
-  const encoded = ctx.pool
-    ? await ctx.pool.run(ctx.services, service, job, req.signal)
-    : await renderExport(ctx.services, service, job, req.signal);
+  const client = ctx.services.clientOf(req, caller);
+  const budget = requestSignal(req, ctx.services.limits);
+  let encoded: EncodedImage;
+  try {
+    encoded = ctx.pool
+      ? await ctx.pool.run(ctx.services, service, job, budget.signal, client)
+      : await renderExport(ctx.services, service, job, budget.signal, client);
+  } finally {
+    budget.dispose();
+  }
 
   if (f === 'image') {
     return new Response(encoded.bytes, { headers: { 'content-type': encoded.contentType, 'cache-control': 'private, max-age=0' } });

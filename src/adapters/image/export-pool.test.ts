@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../core/errors.js';
+import { budgetSignal } from '../limits.js';
 import type { ServiceRecord, SiteDeps } from '../site.js';
 import { renderExport, SERVED_PNG, type ExportJob } from './export-image.js';
 import { createExportPool, defaultExportWorkers, exportPoolOf, type ExportWorkerPool } from './export-pool.js';
@@ -63,6 +64,13 @@ const JOBS: [string, ExportJob][] = [
     }),
   ],
 ];
+
+/** Waits until no render holds a slot of `s`, failing after `ms`. */
+async function slotsFree(s: ImageServices, ms: number): Promise<void> {
+  const t0 = Date.now();
+  while (s.renderStats().running > 0 && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 5));
+  expect(s.renderStats().running).toBe(0);
+}
 
 let services: ImageServices;
 let service: OpenedImageService;
@@ -130,9 +138,34 @@ describe('exportImage in export workers', () => {
     later.abort();
     expect(((await q) as EngineError).code).toBe('ABORTED');
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(services.renderStats().running).toBe(0);
+    // The slot is given back when the worker has stopped the job (at its next tile), not a whole render later.
+    await slotsFree(services, 2000);
     const next = await pools[0]!.run(services, service, job({}));
     expect(next.contentType).toBe('image/png');
+  });
+
+  it('a job past requestTimeoutMs rejects with TIMEOUT, frees its slot, and the worker drops it', { timeout: 60_000 }, async () => {
+    // A 41 x 41 median over the DEM upsampled to 3072 x 3072: about a minute of work.
+    const slow = job({
+      rule: { rasterFunction: 'Statistics', rasterFunctionArguments: { Type: 5, Columns: 41, Rows: 41 } },
+      method: 'nearest',
+      grid: { spatialReference: SR, extent: { xmin: 732000, ymin: 4037625, xmax: 760725, ymax: 4068150 }, width: 3072, height: 3072 },
+    });
+    const budget = budgetSignal({ requestTimeoutMs: 200 });
+    const started = Date.now();
+    const e = await pools[0]!.run(services, service, slow, budget.signal, 'user:a').catch((err: unknown) => err);
+    budget.dispose();
+    expect(e).toBeInstanceOf(EngineError);
+    expect((e as EngineError).code).toBe('TIMEOUT');
+    expect((e as EngineError).message).toContain('requestTimeoutMs');
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The worker ends the tile it is on (about half a second of this rule), answers, and the slot is free.
+    await slotsFree(services, 3000);
+    expect(services.renderStats()).toMatchObject({ running: 0, clients: 0 });
+    // The one worker of this pool stopped the job at its next tile: the next job is served in seconds, not a minute.
+    const next = Date.now();
+    expect((await pools[0]!.run(services, service, job({}))).contentType).toBe('image/png');
+    expect(Date.now() - next).toBeLessThan(5000);
   });
 
   it('one export pool per process, whatever the number of sites', () => {

@@ -15,6 +15,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../../core/errors.js';
+import { abortError, throwIfAborted } from '../limits.js';
 import type { EncodedImage, ExportJob, ExportPool } from './export-image.js';
 import type { ExportCancel, ExportReply, ExportRequest } from './export-worker.js';
 import type { ImageServices, OpenedImageService } from './service.js';
@@ -85,12 +86,20 @@ export function createExportPool(size: number): ExportWorkerPool {
   }
   return {
     size,
-    async run(services: ImageServices, service: OpenedImageService, job: ExportJob, signal?: AbortSignal): Promise<EncodedImage> {
+    async run(
+      services: ImageServices,
+      service: OpenedImageService,
+      job: ExportJob,
+      signal?: AbortSignal,
+      client?: string,
+    ): Promise<EncodedImage> {
       if (destroyed) throw new EngineError('ABORTED', 'the export workers were stopped');
-      // The main thread's render slot bounds the jobs in flight (and their memory).
-      const renderSlot = await services.renderSlot(signal);
+      // The main thread's render slot bounds the jobs in flight (and their memory), per client too.
+      const renderSlot = await services.renderSlot(signal, client);
+      // Whether the slot is released when the worker answers (an aborted job) instead of below.
+      let releaseOnReply = false;
       try {
-        if (signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted');
+        throwIfAborted(signal);
         const live = slots.filter((s) => s.failed === undefined);
         if (live.length === 0) throw slots[0]!.failed!;
         const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
@@ -99,10 +108,20 @@ export function createExportPool(size: number): ExportWorkerPool {
         return await new Promise<EncodedImage>((resolve, reject) => {
           slot.pending.set(id, { resolve, reject });
           onAbort = () => {
-            if (!slot.pending.delete(id)) return;
+            if (!slot.pending.has(id)) return;
+            // The caller is answered now (TIMEOUT past requestTimeoutMs, ABORTED when the client went
+            // away); the worker stops the job at its next tile and answers, and only then are its
+            // render slot and its place in the worker's count given up, so that cancelled jobs never
+            // let more renders run at once than maxRenders.
+            releaseOnReply = true;
+            const ended = (): void => {
+              renderSlot.release();
+              if (slot.pending.size === 0) slot.worker.unref();
+            };
+            slot.pending.set(id, { resolve: ended, reject: ended });
             const cancel: ExportCancel = { cancel: id };
             slot.worker.postMessage(cancel);
-            reject(new EngineError('ABORTED', 'the request was aborted'));
+            reject(abortError(signal));
           };
           signal?.addEventListener('abort', onAbort, { once: true });
           slot.worker.ref();
@@ -113,7 +132,7 @@ export function createExportPool(size: number): ExportWorkerPool {
           if (slot.pending.size === 0) slot.worker.unref();
         });
       } finally {
-        renderSlot.release();
+        if (!releaseOnReply) renderSlot.release();
       }
     },
     async destroy() {

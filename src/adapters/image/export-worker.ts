@@ -38,9 +38,13 @@ const records = new Map<string, ServiceRecord>();
 const keyOf = (folder: string, name: string): string => `${folder ? `${folder}/` : ''}${name}`;
 const store = { getService: (key: string) => Promise.resolve(records.get(key.replace(/\.ImageServer$/, ''))) };
 const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined };
-// Decision: a worker renders one job at a time per slot of its own (the main thread's render
-// slots already bound the jobs in flight).
-const services = createImageServices({ store, log } as unknown as Pick<SiteDeps, 'store' | 'log'>);
+// Decision: the main thread's render slots already bound the jobs in flight, per server and per
+// client; the worker's own registry only bounds how many of them render at once here, and never
+// refuses one (no queue or per-client limit of its own).
+const services = createImageServices({ store, log } as unknown as Pick<SiteDeps, 'store' | 'log'>, {
+  maxQueuedRenders: Number.POSITIVE_INFINITY,
+  maxRendersPerClient: Number.POSITIVE_INFINITY,
+});
 const running = new Map<number, AbortController>();
 
 async function serve(m: ExportRequest): Promise<void> {

@@ -19,6 +19,7 @@ import { checkMosaicRule, parsePixelSize } from './identify.js';
 import { boundsOf, geometrySr, parseGeometry, parseGeometryType, ringsInRasterSr, toPixelPolygon, transformer } from './query-geometry.js';
 import { planServiceRule, renderOnGrid, resolveServiceRule } from './render-request.js';
 import { imageServicesOf, type ImageServices, type OpenedImageService } from './service.js';
+import { requestSignal } from '../limits.js';
 
 /** The mask of `block` restricted to pixels whose centres fall inside `polygon` (pixel coordinates of the block). */
 export function polygonMask(block: PixelBlock, polygon: MultiPolygon): Uint8Array {
@@ -94,6 +95,7 @@ export async function geometryStatistics(
   service: OpenedImageService,
   params: Params,
   signal?: AbortSignal,
+  client?: string,
 ): Promise<(RequestBandStatistics | undefined)[]> {
   const kind = parseGeometryType(params.get('geometryType'), ['envelope', 'polygon']);
   const g = parseGeometry(params.get('geometry'), kind);
@@ -116,7 +118,7 @@ export async function geometryStatistics(
   const width = c1 - c0;
   const height = r1 - r0;
   if (!(width > 0 && height > 0)) {
-    const bands = (await planServiceRule(service, rule)).root.info.bandCount;
+    const bands = (await planServiceRule(service, rule, 0, 'renderingRule', services.limits)).root.info.bandCount;
     return new Array<undefined>(bands).fill(undefined);
   }
   const s = service.settings;
@@ -136,6 +138,7 @@ export async function geometryStatistics(
     },
     method: 'nearest',
     ...(signal ? { signal } : {}),
+    ...(client === undefined ? {} : { client }),
   });
   const mask = polygonMask(image.block, toPixelPolygon(rings, x0, y0, cx, cy));
   return maskedStatistics(image.block, image.info, mask);
@@ -145,8 +148,14 @@ export async function geometryStatistics(
 export function histogramsHandler(deps: ImageDeps, withStatistics: boolean, services: ImageServices = imageServicesOf(deps)) {
   return withRestErrors('sharing', async (req) => {
     const params = await readParams(req);
-    const { service } = await openRequestedService(deps, services, req, params);
-    const stats = await geometryStatistics(services, service, params, req.signal);
+    const { service, caller } = await openRequestedService(deps, services, req, params);
+    const budget = requestSignal(req, services.limits);
+    let stats: (RequestBandStatistics | undefined)[];
+    try {
+      stats = await geometryStatistics(services, service, params, budget.signal, services.clientOf(req, caller));
+    } finally {
+      budget.dispose();
+    }
     const histograms = histogramsJson(stats);
     return respond(params.get('f'), withStatistics ? { statistics: statisticsJson(stats), histograms } : { histograms });
   });

@@ -30,6 +30,7 @@ import { openRequestedService, type ImageDeps } from './access.js';
 import { geometrySr, parseGeometry, parseGeometryType, transformer } from './query-geometry.js';
 import { renderOnGrid, resolveServiceRule, spatialReferenceJson } from './render-request.js';
 import { imageServicesOf, type ImageServices, type OpenedImageService } from './service.js';
+import { requestSignal } from '../limits.js';
 
 const bad = (param: string, detail: string): EngineError => new EngineError('INVALID_ARGUMENT', detail, { path: param, details: [detail] });
 
@@ -155,6 +156,7 @@ export async function pixelValue(
   y: number,
   pixelSize: { x: number; y: number } | undefined,
   signal?: AbortSignal,
+  client?: string,
 ): Promise<string> {
   const info = service.info;
   const e = info.extent;
@@ -169,6 +171,7 @@ export async function pixelValue(
     grid: { spatialReference: info.spatialReference ?? {}, extent, width: 1, height: 1 },
     method: 'nearest',
     ...(signal ? { signal } : {}),
+    ...(client === undefined ? {} : { client }),
   });
   if (image.block.mask[0] !== 1) return 'NoData';
   const float32 = image.block.pixelType === 'F32' || image.block.pixelType === 'C64';
@@ -180,7 +183,7 @@ export async function pixelValue(
 export function identifyHandler(deps: ImageDeps, services: ImageServices = imageServicesOf(deps)) {
   return withRestErrors('sharing', async (req) => {
     const params = await readParams(req);
-    const { service } = await openRequestedService(deps, services, req, params);
+    const { service, caller } = await openRequestedService(deps, services, req, params);
     const kind = parseGeometryType(params.get('geometryType'), ['point'], 'point');
     const g = parseGeometry(params.get('geometry'), kind);
     const rasterSr = service.info.spatialReference;
@@ -192,8 +195,15 @@ export function identifyHandler(deps: ImageDeps, services: ImageServices = image
     const returnCatalogItems = params.bool('returnCatalogItems') ?? true;
     const [px, py] = g.point!;
     const [x, y] = transformer(sr, rasterSr)(px, py);
-    const value =
-      Number.isFinite(x) && Number.isFinite(y) ? await pixelValue(services, service, rule, x, y, pixelSize, req.signal) : 'NoData';
+    let value = 'NoData';
+    if (Number.isFinite(x) && Number.isFinite(y)) {
+      const budget = requestSignal(req, services.limits);
+      try {
+        value = await pixelValue(services, service, rule, x, y, pixelSize, budget.signal, services.clientOf(req, caller));
+      } finally {
+        budget.dispose();
+      }
+    }
     const srJson = spatialReferenceJson(sr);
     const rasterSrJson = spatialReferenceJson(rasterSr);
     const body = {

@@ -67,10 +67,17 @@ export function exportImageHandler(deps: ImageDeps, options: ImageRouteOptions =
   const services = options.services ?? imageServicesOf(deps);
   return withRestErrors('sharing', async (req) => {
     const params = await readParams(req);
-    const { service, path } = await openRequestedService(deps, services, req, params);
+    const { service, path, caller } = await openRequestedService(deps, services, req, params);
     const url = `${originOf(req, deps.config)}${servicePathname(path.folder, path.name)}`;
     const pool = exportPoolOf();
-    return exportImage({ services, held: heldOf(deps), now: () => Date.now(), ...(pool ? { pool } : {}) }, req, params, service, url);
+    return exportImage(
+      { services, held: heldOf(deps), now: () => Date.now(), ...(pool ? { pool } : {}) },
+      req,
+      params,
+      service,
+      url,
+      caller,
+    );
   });
 }
 

@@ -178,7 +178,7 @@ export function legendHandler(deps: ImageDeps, services: ImageServices = imageSe
     const params = await readParams(req);
     const { service } = await openRequestedService(deps, services, req, params);
     const rule = resolveServiceRule(service, params.get('renderingRule'));
-    const { root } = await planServiceRule(service, rule);
+    const { root } = await planServiceRule(service, rule, 0, 'renderingRule', services.limits);
     const full = root.info;
     const full1 = full.bandNames ? full : { ...full, bandNames: Array.from({ length: full.bandCount }, (_, i) => `Band_${i + 1}`) };
     const ids = legendBandIds(params, full.bandCount);

@@ -37,6 +37,8 @@ import type { RasterNode, ResamplingMethod, SourceNode } from '../../graph/types
 import { registry } from '../../functions/index.js';
 import { planRule, resolveRule } from '../../rule/build.js';
 import { outsizeSource } from '../../io/geotiff-source.js';
+import { abortError, throwIfAborted } from '../limits.js';
+import type { SiteLimits } from '../site.js';
 import type { ImageServices, OpenedImageService } from './service.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -172,6 +174,9 @@ export function resolveServiceRule(service: OpenedImageService, value: string | 
   return rule;
 }
 
+/** The site's rule caps a plan applies (`maxRuleDepth`, `maxRuleNodes`; absent: the engine's defaults). */
+export type RuleCaps = Partial<Pick<SiteLimits, 'maxRuleDepth' | 'maxRuleNodes'>>;
+
 /** One planned graph: the rule over the service's raster read at `level` (0 = full resolution). */
 interface Planned {
   readonly root: RasterNode;
@@ -194,8 +199,16 @@ function sourceAtLevel(service: OpenedImageService, level: number): SourceNode {
  * The planned graph of `rule` over `service` read at `level`, cached (LRU) by service version,
  * rule JSON and level. Errors of the rule are EngineErrors at `param`.
  */
-export function planServiceRule(service: OpenedImageService, rule: ServiceRule, level = 0, param = 'renderingRule'): Promise<Planned> {
-  const key = `${service.key}|${service.version}|${level}|${JSON.stringify(rule ?? null)}`;
+export function planServiceRule(
+  service: OpenedImageService,
+  rule: ServiceRule,
+  level = 0,
+  param = 'renderingRule',
+  caps: RuleCaps = {},
+): Promise<Planned> {
+  const { maxRuleDepth, maxRuleNodes } = caps;
+  // The caps are in the key: a rule planned under looser caps is not served under tighter ones.
+  const key = `${service.key}|${service.version}|${level}|${maxRuleDepth ?? ''}|${maxRuleNodes ?? ''}|${JSON.stringify(rule ?? null)}`;
   const hit = graphs.get(key);
   if (hit) {
     graphs.delete(key);
@@ -205,7 +218,12 @@ export function planServiceRule(service: OpenedImageService, rule: ServiceRule, 
   const p = (async (): Promise<Planned> => {
     const source = sourceAtLevel(service, level);
     if (rule === undefined) return { root: source, source };
-    const resolution = resolveRule(rule, { registry, templates: service.templates });
+    const resolution = resolveRule(rule, {
+      registry,
+      templates: service.templates,
+      ...(maxRuleDepth === undefined ? {} : { maxDepth: maxRuleDepth }),
+      ...(maxRuleNodes === undefined ? {} : { maxNodes: maxRuleNodes }),
+    });
     try {
       const built = await planRule(resolution, async (ref) => {
         if (ref.kind === 'ref' && (ref.name === '$$' || ref.name === '$1')) return source;
@@ -237,7 +255,12 @@ export interface RenderOnGridOptions {
   readonly rule: ServiceRule;
   readonly grid: RenderGrid;
   readonly method: ResamplingMethod;
+  /** The request's signal (`requestSignal`): aborts the render on disconnect or past requestTimeoutMs. */
   readonly signal?: AbortSignal;
+  /** The client the render slot is counted against (`services.clientOf(req, caller)`). */
+  readonly client?: string;
+  /** Rule caps (default the registry's limits): an export worker gets the main thread's site's. */
+  readonly ruleCaps?: RuleCaps;
   /** Parameter name for rule errors (default renderingRule). */
   readonly ruleParam?: string;
 }
@@ -307,11 +330,18 @@ function resampled(node: RasterNode, target: RasterInfo, method: ResamplingMetho
  */
 async function renderYielding(root: RasterNode, area: Rect, signal: AbortSignal | undefined): Promise<PixelBlock> {
   const out = allocateBlock(area, root.info.pixelType, root.info.bandCount);
-  for await (const tile of renderTiles(root, { rect: area, ...(signal ? { signal } : {}) })) {
-    copyInto(tile, out);
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  try {
+    for await (const tile of renderTiles(root, { rect: area, ...(signal ? { signal } : {}) })) {
+      copyInto(tile, out);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      throwIfAborted(signal);
+    }
+  } catch (e) {
+    // The evaluator stops with ABORTED whatever the reason: answer the signal's (TIMEOUT past requestTimeoutMs).
+    if (signal?.aborted) throw abortError(signal);
+    throw e;
   }
-  if (signal?.aborted) throw new EngineError('ABORTED', 'the request was aborted');
+  throwIfAborted(signal);
   return out;
 }
 
@@ -343,11 +373,11 @@ export async function renderOnGrid(
   const { grid, method, signal } = options;
   const sameSr = sameSpatialReference(grid.spatialReference, service.info.spatialReference);
   const level = levelFor(service, grid);
-  const planned = await planServiceRule(service, options.rule, level, options.ruleParam);
+  const planned = await planServiceRule(service, options.rule, level, options.ruleParam, options.ruleCaps ?? services.limits);
   const root = planned.root;
   const target = gridInfo(root.info, grid, sameSr);
   const full = rect(0, 0, grid.width, grid.height);
-  const slot = await services.renderSlot(signal);
+  const slot = await services.renderSlot(signal, options.client);
   try {
     if (sameSr) {
       const win = exactWindow(root.info, grid);

@@ -6,9 +6,10 @@
  * statistics, parses its default rendering rule and published templates, and keeps all of it until
  * the service's record changes (compared as JSON on every lookup) or the service is deleted.
  *
- * It also holds the per-site render semaphore (`renderSlot`): at most `maxConcurrentRenders` renders
- * run at once whatever the number of clients, the others wait in FIFO order, so memory does not
- * grow with concurrency.
+ * It also holds the per-site render semaphore (`renderSlot`, limits.ts `createFairSemaphore`): at
+ * most `maxRenders` renders run at once whatever the number of clients, at most `maxQueuedRenders`
+ * wait, at most `maxRendersPerClient` per client run or wait, and waiting clients are served
+ * round-robin, so memory does not grow with concurrency and a busy client does not starve others.
  */
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../core/errors.js';
@@ -19,8 +20,8 @@ import { parseRule } from '../../rule/parse.js';
 import { createTemplates, type TemplateStore } from '../../rule/templates.js';
 import { computeSourceStatistics } from '../../io/info.js';
 import { openRaster, type RasterSource } from '../../io/source.js';
-import { TransportError } from '../rest.js';
-import { serviceKey, type ServiceRecord, type SiteDeps } from '../site.js';
+import { clientKey, createFairSemaphore, type SemaphoreStats, type Slot } from '../limits.js';
+import { limitsOf, serviceKey, type ServiceRecord, type SiteConfig, type SiteDeps, type SiteLimits, SITE_LIMITS } from '../site.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits
@@ -31,12 +32,13 @@ export const DEFAULT_MAX_IMAGE_HEIGHT = 15000;
 /** The vendor's default maxRecordCount of an image service (catalog queries). */
 export const DEFAULT_MAX_RECORD_COUNT = 1000;
 /**
- * Renders running at once per site. Decision: 4 (2 cores here; a render is CPU-bound in the
- * kernels and the encoders, so more only adds memory). `RASTERFLOW_MAX_RENDERS` overrides it.
+ * Renders running at once per site: the site's `maxRenders` (SITE_LIMITS: 4, as 2 cores here; a
+ * render is CPU-bound in the kernels and the encoders, so more only adds memory).
+ * `RASTERFLOW_MAX_RENDERS` overrides the setting (the load bench).
  */
-export const DEFAULT_MAX_CONCURRENT_RENDERS = 4;
-/** Requests waiting for a render slot beyond which the service answers "busy" (bounded queue). */
-export const DEFAULT_MAX_QUEUED_RENDERS = 1000;
+export const DEFAULT_MAX_CONCURRENT_RENDERS = SITE_LIMITS.maxRenders;
+/** Requests waiting for a render slot beyond which the service answers "busy": the site's `maxQueuedRenders`. */
+export const DEFAULT_MAX_QUEUED_RENDERS = SITE_LIMITS.maxQueuedRenders;
 /**
  * Sources whose statistics are computed exactly (every pixel, once) when the file carries none and
  * has no overviews: up to 2^26 pixels (8192 x 8192). Larger ones are sampled (gdalinfo -approx_stats).
@@ -224,16 +226,16 @@ export async function openImageService(record: ServiceRecord, json: string = JSO
 // The per-site registry
 
 export interface ImageServicesOptions {
-  /** Renders at once (default RASTERFLOW_MAX_RENDERS, else DEFAULT_MAX_CONCURRENT_RENDERS). */
+  /** Renders at once (default RASTERFLOW_MAX_RENDERS, else the site's maxRenders). */
   readonly maxConcurrentRenders?: number;
-  /** Waiting renders beyond which requests are refused (default DEFAULT_MAX_QUEUED_RENDERS). */
+  /** Waiting renders beyond which requests get SERVER_BUSY (default the site's maxQueuedRenders). */
   readonly maxQueuedRenders?: number;
+  /** Renders running or waiting per client beyond which it gets SERVER_BUSY (default the site's maxRendersPerClient). */
+  readonly maxRendersPerClient?: number;
 }
 
 /** A render slot: call `release()` once when the render is over. */
-export interface RenderSlot {
-  release(): void;
-}
+export type RenderSlot = Slot;
 
 export interface ImageServices {
   /**
@@ -241,10 +243,19 @@ export interface ImageServices {
    * when its record changed since it was opened. A broken raster is an IO_ERROR (retried next call).
    */
   open(folder: string, name: string): Promise<OpenedImageService | undefined>;
-  /** Wait for a render slot (FIFO); rejects with ABORTED when `signal` aborts while waiting. */
-  renderSlot(signal?: AbortSignal): Promise<RenderSlot>;
+  /**
+   * Wait for a render slot, counted against `client` (a `clientKey`; a render that names none is a
+   * client of its own). Slots free up round-robin across clients. Rejects with SERVER_BUSY
+   * (maxQueuedRenders, maxRendersPerClient) at once, and with the signal's reason (TIMEOUT or
+   * ABORTED) when `signal` aborts while waiting.
+   */
+  renderSlot(signal?: AbortSignal, client?: string): Promise<RenderSlot>;
   /** Renders running now and the most that ever ran at once (tests, metrics). */
-  renderStats(): { readonly running: number; readonly queued: number; readonly peak: number; readonly limit: number };
+  renderStats(): SemaphoreStats;
+  /** The site's limits this registry applies (rule caps, time budget, renders). */
+  readonly limits: SiteLimits;
+  /** The client a request's renders count against: its verified caller, else its address (clientKey). */
+  clientOf(req: Request, caller?: { readonly username: string }): string;
   /** Close every opened raster (server shutdown). */
   close(): Promise<void>;
 }
@@ -261,27 +272,31 @@ function envLimit(): number | undefined {
   return Number.isInteger(n) && n >= 1 ? n : undefined;
 }
 
+/** What a registry is given: the store and log, and the site's config for its limits and client addresses. */
+export type ImageServicesDeps = Pick<SiteDeps, 'store' | 'log'> & { readonly config?: SiteConfig };
+
 /** A registry over `deps.store`. Most callers want `imageServicesOf(deps)`, the shared one. */
-export function createImageServices(deps: Pick<SiteDeps, 'store' | 'log'>, options: ImageServicesOptions = {}): ImageServices {
+export function createImageServices(deps: ImageServicesDeps, options: ImageServicesOptions = {}): ImageServices {
   const cache = new Map<string, Entry>();
-  const limit = options.maxConcurrentRenders ?? envLimit() ?? DEFAULT_MAX_CONCURRENT_RENDERS;
-  const maxQueued = options.maxQueuedRenders ?? DEFAULT_MAX_QUEUED_RENDERS;
-  let running = 0;
-  let peak = 0;
-  const waiting: { grant: () => void; signal?: AbortSignal }[] = [];
+  const site = limitsOf(deps.config);
+  const maxRenders = options.maxConcurrentRenders ?? envLimit() ?? site.maxRenders;
+  const limits: SiteLimits = {
+    ...site,
+    maxRenders,
+    maxQueuedRenders: options.maxQueuedRenders ?? site.maxQueuedRenders,
+    maxRendersPerClient: options.maxRendersPerClient ?? site.maxRendersPerClient,
+  };
+  let unnamed = 0;
+  const slots = createFairSemaphore({
+    maxRunning: maxRenders,
+    maxQueued: limits.maxQueuedRenders,
+    maxPerClient: limits.maxRendersPerClient,
+  });
 
   const retire = (entry: Entry): void => {
     // Requests still rendering with the old source hold it through their closure; close it a
     // little later so they can finish (a closed local file would fail their reads).
     void entry.opened.then((s) => setTimeout(() => void s.source.close().catch(() => undefined), 60_000).unref()).catch(() => undefined);
-  };
-
-  const grantNext = (): void => {
-    while (running < limit && waiting.length > 0) {
-      const w = waiting.shift()!;
-      if (w.signal?.aborted) continue;
-      w.grant();
-    }
   };
 
   return {
@@ -310,46 +325,15 @@ export function createImageServices(deps: Pick<SiteDeps, 'store' | 'log'>, optio
       return opened;
     },
 
-    renderSlot(signal) {
-      if (signal?.aborted) return Promise.reject(new EngineError('ABORTED', 'the request was aborted'));
-      const take = (): RenderSlot => {
-        running++;
-        if (running > peak) peak = running;
-        let released = false;
-        return {
-          release() {
-            if (released) return;
-            released = true;
-            running--;
-            grantNext();
-          },
-        };
-      };
-      if (running < limit && waiting.length === 0) return Promise.resolve(take());
-      if (waiting.length >= maxQueued) {
-        const msg = 'The server is busy: too many images are waiting to be rendered. Try again shortly.';
-        // Decision: HTTP 503 (clients and proxies retry it), with the sentence in the details.
-        return Promise.reject(new TransportError(503, 'LIMIT_EXCEEDED', msg, { details: [msg] }));
-      }
-      return new Promise<RenderSlot>((resolve, reject) => {
-        const w: { grant: () => void; signal?: AbortSignal } = {
-          grant: () => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve(take());
-          },
-          ...(signal ? { signal } : {}),
-        };
-        const onAbort = (): void => {
-          const i = waiting.indexOf(w);
-          if (i >= 0) waiting.splice(i, 1);
-          reject(new EngineError('ABORTED', 'the request was aborted while waiting to render'));
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        waiting.push(w);
-      });
-    },
+    // Decision: a render that names no client (map drawing until its callers name theirs, the export
+    // workers' own registries) is a client of its own: the server-wide limits apply, maxRendersPerClient not.
+    renderSlot: (signal, client) => slots.acquire(client ?? `anonymous-render:${++unnamed}`, signal),
 
-    renderStats: () => ({ running, queued: waiting.length, peak, limit }),
+    renderStats: () => slots.stats(),
+
+    limits,
+
+    clientOf: (req, caller) => clientKey(req, { config: deps.config ?? { trustedProxies: [] } }, caller),
 
     async close() {
       const entries = [...cache.values()];
@@ -365,7 +349,7 @@ const shared = new WeakMap<object, ImageServices>();
  * The registry every image operation of a site shares (one cache, one render semaphore), keyed by
  * the site's store. The first caller's options win.
  */
-export function imageServicesOf(deps: Pick<SiteDeps, 'store' | 'log'>, options: ImageServicesOptions = {}): ImageServices {
+export function imageServicesOf(deps: ImageServicesDeps, options: ImageServicesOptions = {}): ImageServices {
   let s = shared.get(deps.store);
   if (!s) {
     s = createImageServices(deps, options);

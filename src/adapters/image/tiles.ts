@@ -18,6 +18,7 @@ import { transformExtent, warpNode } from '../../graph/warp.js';
 import { EngineError } from '../../core/errors.js';
 import { encodeAs } from '../../io/encode.js';
 import { encodePng } from '../../io/encode-png.js';
+import { abortError, budgetSignal } from '../limits.js';
 import { readParams, TransportError, withRestErrors } from '../rest.js';
 import { serviceKey } from '../site.js';
 import { openRequestedService, servicePathOf, type ImageDeps } from './access.js';
@@ -260,6 +261,7 @@ export async function renderSeamless(
   rule: ServiceRule,
   grid: RenderGrid,
   signal?: AbortSignal,
+  client?: string,
 ): Promise<{ block: PixelBlock; info: RasterInfo }> {
   const info = service.info;
   const sameSr = sameSpatialReference(grid.spatialReference, info.spatialReference);
@@ -270,14 +272,19 @@ export async function renderSeamless(
     cell = Math.min((t.xmax - t.xmin) / grid.width, (t.ymax - t.ymin) / grid.height);
   }
   const level = readLevel(info, cell);
-  const planned = await planServiceRule(service, rule, level);
+  const planned = await planServiceRule(service, rule, level, 'renderingRule', services.limits);
   const root = await bindServiceStatistics(service, rule, planned.root);
   const target = gridInfo(root.info, grid, sameSr);
   const node = sameSr ? alignNode(root, target, 'nearest', 'tile') : warpNode(root, grid, 'nearest');
-  const slot = await services.renderSlot(signal);
+  const slot = await services.renderSlot(signal, client);
   try {
+    // Decision: a tile that got drawn is served even if the budget ran out meanwhile (the work is done).
     const block = await render(node, { rect: rect(0, 0, grid.width, grid.height), ...(signal ? { signal } : {}) });
     return { block, info: target };
+  } catch (e) {
+    // The evaluator stops with ABORTED whatever the reason: answer the signal's (TIMEOUT past requestTimeoutMs).
+    if (signal?.aborted) throw abortError(signal);
+    throw e;
   } finally {
     slot.release();
   }
@@ -459,7 +466,7 @@ export function tileHandler(deps: ImageDeps, services: ImageServices, options: T
       }
       throw e;
     }
-    const { service, path } = opened;
+    const { service, path, caller } = opened;
     const m = /^tile\/(\d{1,3})\/(\d{1,10})\/(\d{1,10})$/.exec(path.rest);
     const notFound = (): TransportError => new TransportError(404, 'NOT_FOUND', 'no such tile', { details: ['Tile not found.'] });
     if (!m) throw notFound();
@@ -493,13 +500,21 @@ export function tileHandler(deps: ImageDeps, services: ImageServices, options: T
     }
     // Clients asking for the same missing tile at once share one render (web maps of several
     // users open on the same view). Decision: the shared render is not aborted by one client's
-    // hang-up, since others wait for it; it ends by itself and fills the cache.
+    // hang-up, since others wait for it; it ends by itself and fills the cache. It keeps the time
+    // budget (requestTimeoutMs) and counts against the client that started it.
     const flightKey = JSON.stringify(address);
     let flight = inFlight.get(flightKey);
     if (flight === undefined) {
+      const client = services.clientOf(req, caller);
       flight = (async () => {
         const grid = { spatialReference: gridSr, extent, width: TILE_SIZE, height: TILE_SIZE };
-        const image = await renderSeamless(services, service, rule, grid);
+        const budget = budgetSignal(services.limits);
+        let image: { block: PixelBlock; info: RasterInfo };
+        try {
+          image = await renderSeamless(services, service, rule, grid, budget.signal, client);
+        } finally {
+          budget.dispose();
+        }
         const { bytes, ext } = encodeTile(image.block, image.info, service, rule, settings.format);
         return { ...(await options.cache.put({ ...address, ext }, bytes)), ext };
       })();
