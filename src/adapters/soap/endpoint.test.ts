@@ -188,17 +188,27 @@ describe("the SOAP endpoint under the site's limits", () => {
   it('a client that hangs up stops its tile drawing', async () => {
     site = await testSite();
     await putOlindaMap(site);
+    // The site's tile cache with drawings that end when aborted, or at once once `open`.
+    let open = false;
+    const signals: AbortSignal[] = [];
+    const tiles = mapTileCachesOf(site, {
+      render: (_service, t, signal) => {
+        signals.push(signal!);
+        if (open) return Promise.resolve(new Uint8Array(t.width * t.height * 4).fill(255));
+        return new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason as Error), { once: true }));
+      },
+    });
     handler = soapRoutes(site)[0]!.handler;
     const gone = new AbortController();
     const answer = post(tileBody(2, 1, 2), gone.signal);
-    await vi.waitFor(() => expect(mapTileCachesOf(site).stats().running + mapTileCachesOf(site).stats().queued).toBe(1), {
-      timeout: 30_000,
-    });
+    await vi.waitFor(() => expect(signals).toHaveLength(1), { timeout: 30_000 });
     gone.abort();
     const text = await (await answer).text();
     expect(text).toMatch(/<faultcode>soap:Client<\/faultcode>/);
-    expect(mapTileCachesOf(site).stats().abandoned).toBe(1);
+    expect(signals[0]!.aborted).toBe(true);
+    await vi.waitFor(() => expect(tiles.stats()).toMatchObject({ running: 0, abandoned: 1 }), { timeout: 30_000 });
     // The same tile asked again is drawn and served.
+    open = true;
     const again = await post(tileBody(2, 1, 2));
     expect(await again.text()).toMatch(/<tns:GetMapTileResponse><Result>/);
   });
