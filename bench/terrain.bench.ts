@@ -8,6 +8,11 @@
  * per-row metre cell sizes (Slope, Hillshade, Aspect and SurfaceParamFunction's 3x3 slope).
  * Level 1 of STYLE §2.9: the kernel alone, no evaluator, no tiling. The block is built as the
  * evaluator would (output rect grown by the plan's halo, mask 0 outside the raster).
+ *
+ * Hillshade (traditional, multidirectional), Slope and Aspect also run with their WebAssembly
+ * SIMD128 path (src/wasm), rows "<function> kernel wasm, <dem>", beside the TypeScript kernel's row
+ * (the "kernel" rows run the TypeScript path only); the wasm rows include copying the DEM into wasm
+ * memory and the result out. No wasm rows when RASTERFLOW_SIMD=0 or the kernels are not built.
  */
 import { resolve } from 'node:path';
 import { fromFile } from 'geotiff';
@@ -21,6 +26,7 @@ import { slope } from '../src/functions/terrain/slope.js';
 import { surfaceParam } from '../src/functions/terrain/surface-param.js';
 import { memorySource } from '../src/graph/memory-source.js';
 import type { RasterFunction } from '../src/graph/types.js';
+import { setWasmEnabled, wasmStatus } from '../src/wasm/module.js';
 import { applyFunction, prng } from '../test/helpers.js';
 import { type BenchRow, rowsOf } from './rows.js';
 
@@ -53,13 +59,13 @@ export function syntheticDem(size: number, seed = 42): Float32Array {
   return z;
 }
 
-interface Dem {
+export interface Dem {
   readonly name: string;
   readonly info: RasterInfo;
   readonly z: Float32Array;
 }
 
-function demOf(name: string, z: Float32Array, width: number, height: number, cell: number): Dem {
+export function demOf(name: string, z: Float32Array, width: number, height: number, cell: number): Dem {
   const info: RasterInfo = {
     width,
     height,
@@ -94,14 +100,24 @@ async function jacksboro(): Promise<Dem> {
   return demOf('jacksboro 383x407', Float32Array.from(band!), image.getWidth(), image.getHeight(), 75);
 }
 
-/** The kernel's input block (output rect grown by the halo) and output block, built once. */
-async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, dem: Dem): Promise<() => void> {
+/**
+ * The kernel's input block (output rect grown by the halo) and output block, built once. `wasm`:
+ * whether the kernel may take its WebAssembly path (false: the TypeScript kernel, the reference).
+ */
+export async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, dem: Dem, wasm = false): Promise<() => void> {
   const source = memorySource(`bench:${dem.name}`, dem.info, [dem.z]);
   const node = applyFunction(fn, args, [source]);
   const out = allocateBlock(rect(0, 0, dem.info.width, dem.info.height), node.info.pixelType, 1);
   const block: PixelBlock = await source.read(grow(out.rect, node.plan.halo));
   const params = node.plan.params;
-  return () => fn.kernel(params, [block], out);
+  return () => {
+    setWasmEnabled(wasm);
+    try {
+      fn.kernel(params, [block], out);
+    } finally {
+      setWasmEnabled(true);
+    }
+  };
 }
 
 // ---- Plain typed-array loops: the same math, interior cells only, no masks, no edges.
@@ -262,7 +278,10 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
     geographicDemOf(`geographic ${size}x${size}`, synthetic, size, size),
   ];
   const bench = new Bench({ name: 'terrain', time: opts.time ?? 500, iterations: opts.iterations ?? 8 });
-  const pairs: { ours: string; reference: string; pixels: number }[] = [];
+  const pairs: { ours: string; reference?: string; pixels: number }[] = [];
+  // The WebAssembly SIMD128 kernels (src/wasm) beside the TypeScript ones: "... kernel wasm, <dem>".
+  const wasm = wasmStatus();
+  if (!wasm.enabled) console.log(`terrain bench: no wasm rows (${wasm.detail})`);
   for (const dem of dems) {
     const { width: w, height: h } = dem.info;
     const geographic = dem.info.spatialReference?.geographic === true;
@@ -270,10 +289,11 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
     const cell = geographic ? 85 : dem.info.cellSize.x;
     const u8 = new Uint8Array(w * h);
     const f32 = new Float32Array(w * h);
-    const cases: { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain: () => void }[] = [
-      { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell) },
-      { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell) },
-      { fn: aspect, plain: () => plainAspect(dem.z, f32, w, h, cell) },
+    const cases: { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain?: () => void; wasm?: boolean }[] = [
+      { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell), wasm: true },
+      { fn: hillshade, label: 'Hillshade multidirectional', args: { HillshadeType: 1 }, wasm: true },
+      { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell), wasm: true },
+      { fn: aspect, plain: () => plainAspect(dem.z, f32, w, h, cell), wasm: true },
       ...(geographic
         ? [{ fn: surfaceParam, label: 'SurfaceParam slope 3x3', plain: () => plainQuadraticSlope(dem.z, f32, w, h, cell) }]
         : [
@@ -281,12 +301,18 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
             { fn: curvature, label: 'Curvature profile', args: { Type: 1 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 1) },
           ]),
     ];
-    for (const { fn, label, args, plain } of cases) {
+    for (const { fn, label, args, plain, wasm: hasWasm } of cases) {
       const ours = `${label ?? fn.name} kernel, ${dem.name}`;
-      const reference = `${label ?? fn.name} plain loop, ${dem.name}`;
+      // Multidirectional Hillshade has no plain loop (its rows have no reference column).
+      const reference = plain === undefined ? undefined : `${label ?? fn.name} plain loop, ${dem.name}`;
       bench.add(ours, await kernelTask(fn, args ?? {}, dem));
-      bench.add(reference, plain);
-      pairs.push({ ours, reference, pixels: w * h });
+      if (reference !== undefined) bench.add(reference, plain!);
+      pairs.push({ ours, ...(reference === undefined ? {} : { reference }), pixels: w * h });
+      if (hasWasm === true && wasm.enabled) {
+        const inWasm = `${label ?? fn.name} kernel wasm, ${dem.name}`;
+        bench.add(inWasm, await kernelTask(fn, args ?? {}, dem, true));
+        pairs.push({ ours: inWasm, ...(reference === undefined ? {} : { reference }), pixels: w * h });
+      }
     }
   }
   await bench.run();

@@ -43,6 +43,8 @@ describe('rasterflow serve: a GP job over REST raises a signed webhook', () => {
       dataDir,
       port: 0,
       env: { RASTERFLOW_ADMIN_USERNAME: 'root', RASTERFLOW_ADMIN_PASSWORD: PASSWORD },
+      // The job reads the repository's sample data: the task reads inputs only from allowed folders.
+      config: { settings: { inputRoots: [join(ROOT, 'golden')] } },
       print: () => undefined,
     });
   });

@@ -31,14 +31,14 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EngineError } from '../core/errors.js';
+import { combinedError, EngineError } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
-import { openInputs, type ExportInputs, type RasterOpener } from './inputs.js';
+import { inputRefusals, openInputs, openRefusal, type ExportInputs, type InputPolicy, type RasterOpener } from './inputs.js';
 import { folderState, Journal, type ChipEntry, type EarlierExport } from './journal.js';
 import {
   LABEL_SETS,
@@ -80,6 +80,22 @@ export interface ExportOptions {
   readonly pool?: TilePool;
   /** Plan only: count chips and labels and estimate the size, write nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Where inputs may be read from (a server's policy): every location the parameters name,
+   * including the rasters inside rendering rules, is checked before anything is opened, and each
+   * raster again as it is opened. Without it, any readable path or URL is read (the CLI).
+   */
+  readonly inputPolicy?: InputPolicy;
+  /**
+   * The most bytes the export may write for its chips (a disk quota), or a function answering it
+   * from the bytes this export has written so far (a quota shared with other exports). Checked
+   * before each chip against a bound of the chip's size: an export that would pass it stops with
+   * LIMIT_EXCEEDED at `maxBytesName`, its journal holding every chip written before (a resume
+   * continues after them). The closing metadata is not counted.
+   */
+  readonly maxBytes?: number | ((written: number) => number);
+  /** The setting a maxBytes stop names (default `maxBytes`). */
+  readonly maxBytesName?: string;
 }
 
 export interface ExportSummary {
@@ -107,25 +123,35 @@ export interface ExportSummary {
 
 const IMAGE_EXT = { TIFF: 'tif', PNG: 'png', JPEG: 'jpg', MRF: 'mrf' } as const;
 
+/** Bytes per pixel of each pixel type (the maxBytes bound of a chip). */
+const PIXEL_BYTES: Readonly<Record<string, number>> = { U1: 1, U2: 1, U4: 1, U8: 1, S8: 1, U16: 2, S16: 2, U32: 4, S32: 4, F32: 4, F64: 8 };
+/** Room for a chip's side files (world file, `.aux.xml`, label file, encoder headers) in the maxBytes bound. */
+const CHIP_SIDE_BYTES = 16 * 1024;
+
 export async function exportTrainingData(rawParams: unknown, options: ExportOptions = {}): Promise<ExportSummary> {
   // Every raster this export opens is closed when it ends, on success and on every error path
   // (their file handles were left to the garbage collector before).
   const files = openerScope();
   // A broken input file (cut short, a block past its end) is refused before any chip is written.
+  const policy = options.inputPolicy;
   const open: RasterOpener = async (location, o) => {
+    const refused = policy ? await openRefusal(policy, location, 'input') : undefined;
+    if (refused) throw new EngineError('INVALID_ARGUMENT', refused.message, { path: refused.path });
     const source = await files.open(location, o);
     source.verifyBlocks?.();
     return source;
   };
   // A fresh output folder that an unreadable block stops half-way is removed: nothing is left
-  // from a broken file. (An append or a resume keeps its folder and journal.)
+  // from a broken file. (An append or a resume keeps its folder and journal; so does a failed write
+  // of the output, a full disk: the chips written are kept for a resume once there is room.)
   let fresh: string | undefined;
   try {
     return await exportWith(rawParams, options, open, async (out) => {
       if (!(await exists(out))) fresh = out;
     });
   } catch (e) {
-    if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR') await rm(fresh, { recursive: true, force: true });
+    if (fresh !== undefined && e instanceof EngineError && e.code === 'IO_ERROR' && e.path !== 'outputLocation')
+      await rm(fresh, { recursive: true, force: true });
     throw e;
   } finally {
     await files.closeAll();
@@ -157,6 +183,10 @@ async function exportWith(
   creating: (out: string) => Promise<void>,
 ): Promise<ExportSummary> {
   const p = parseChipParams(rawParams);
+  if (options.inputPolicy) {
+    const refused = await inputRefusals(p, options.inputPolicy);
+    if (refused.length > 0) throw combinedError(refused);
+  }
   const { signal } = options;
   const out = p.outputLocation;
   const format = p.metadataFormat;
@@ -289,6 +319,28 @@ async function exportWith(
     for (let k = 0; k < Math.min(inFlight, planned.length); k++) start(k);
 
     const written: ChipEntry[] = [...done];
+    // The byte budget (options.maxBytes): a chip is bounded by its raw pixels plus its side files,
+    // or by the largest chip so far if that is larger.
+    const budget = options.maxBytes;
+    let bytesSoFar = 0;
+    let largest = 0;
+    const pixelBytes = PIXEL_BYTES[info.pixelType] ?? 8;
+    const rawChip =
+      p.tileSize.x *
+        p.tileSize.y *
+        (info.bandCount * pixelBytes + (extra ? extra.info.bandCount * (PIXEL_BYTES[extra.info.pixelType] ?? 8) : 0) + 2) +
+      CHIP_SIDE_BYTES;
+    const overBudget = (next: number): void => {
+      if (budget === undefined) return;
+      const limit = typeof budget === 'number' ? budget : budget(bytesSoFar);
+      if (bytesSoFar + next <= limit) return;
+      const name = options.maxBytesName ?? 'maxBytes';
+      throw new EngineError(
+        'LIMIT_EXCEEDED',
+        `the export stopped before passing the disk quota (${name}): it wrote ${written.length - done.length} chip(s), ${bytesSoFar} bytes, and the next would pass the ${Math.max(0, limit)} bytes left; free space (delete old outputs) or raise ${name}, then submit again with "resume": true`,
+        { path: name },
+      );
+    };
     for (let k = 0; k < planned.length; k++) {
       if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
       start(k + inFlight);
@@ -324,6 +376,7 @@ async function exportWith(
         for (const o of objects) classRaster([o], w, h, inside);
         for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
       }
+      overBudget(Math.max(largest, rawChip));
       const index = nextIndex++;
       const stem = String(index).padStart(p.indexDigits, '0');
       const chip: LabelChip = {
@@ -337,6 +390,10 @@ async function exportWith(
         ...(classValuesChip ? { classValues: classValuesChip } : {}),
       };
       const entry = await writeChip(run, c, index, chip, empty, image, image2);
+      // A chip that passed the budget after all is not recorded: a resume writes it again.
+      overBudget(entry.bytes);
+      bytesSoFar += entry.bytes;
+      largest = Math.max(largest, entry.bytes);
       await journal.append(entry);
       written.push(entry);
       kept++;
@@ -504,9 +561,11 @@ async function writeMetadata(
 async function exportCycleGan(p: ChipParams, options: ExportOptions): Promise<ExportSummary> {
   const base = { ...(paramsEcho(p) as Record<string, unknown>), metadataFormat: 'Export_Tiles', additionalInputRaster: undefined };
   const a = await exportTrainingData({ ...base, outputLocation: join(p.outputLocation, 'A') }, options);
+  const max = options.maxBytes;
   const b = await exportTrainingData(
     { ...base, inputRaster: rasterEcho(p.additionalInputRaster!), outputLocation: join(p.outputLocation, 'B') },
-    options,
+    // B's budget is what A left.
+    max === undefined ? options : { ...options, maxBytes: typeof max === 'number' ? max - a.bytes : (w) => max(a.bytes + w) - a.bytes },
   );
   for (const side of ['A', 'B']) {
     for (const f of ['geo_model_definition.emd', 'geo_accumulated_stats.json']) {

@@ -4,16 +4,18 @@
  * raster's pixel space, or a class raster), the mask polygons, and the classes with their colours.
  * Every check that refuses an input is made here, before any chip is planned or written.
  */
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { EngineError } from '../core/errors.js';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EngineError, type Issue } from '../core/errors.js';
 import type { RasterInfo } from '../core/pixel-block.js';
 import { rect } from '../core/rect.js';
 import { registry } from '../functions/index.js';
 import { render, type Recipe } from '../graph/render.js';
 import type { RasterNode } from '../graph/types.js';
 import type { OpenerScope } from '../io/source.js';
-import { buildGraph } from '../rule/build.js';
+import { buildGraph, resolveRule, type ResolvedNode } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
 import { mapPoints, type MultiPolygon } from './geometry.js';
 import { readFeatures, type LabelFeature } from './features.js';
@@ -310,4 +312,182 @@ async function classValuesOf(r: OpenedRaster, signal: AbortSignal | undefined): 
 function indexIn(values: Float64Array, v: number): number {
   for (let i = 0; i < values.length; i++) if (values[i] === v) return i;
   return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where inputs may come from (the site server's policy; the CLI reads what its user can)
+
+/**
+ * The places an export may read its inputs from. Local paths (and `file:` URLs) must lie in one of
+ * `roots` once `..` and symbolic links are resolved; http(s) URLs must have one of `origins` or be
+ * one of `urls` exactly. Any other scheme is refused.
+ */
+export interface InputPolicy {
+  /** Absolute folders. */
+  readonly roots: readonly string[];
+  /** `scheme://host[:port]`. */
+  readonly origins: readonly string[];
+  /** Exact URLs also allowed (e.g. the rasters of the site's own image services). */
+  readonly urls?: readonly string[];
+  /** Files and folders never read, even inside a root (a server's database, keys and backups). */
+  readonly denied?: readonly string[];
+  /** The setting that adds folders, named in the refusal (default `inputRoots`). */
+  readonly rootsSetting?: string;
+  /** The setting that adds origins, named in the refusal (default `inputOrigins`). */
+  readonly originsSetting?: string;
+}
+
+/** One location an export would read, with the parameter (JSON path) that names it. */
+export interface InputLocation {
+  readonly location: string;
+  readonly path: string;
+}
+
+/**
+ * Every location the parameters make the export read: each raster input, the label, instance and
+ * mask files, and the rasters named inside rendering rules (`{"url": ...}` and bare paths), found by
+ * resolving the rule as the export will (no file is opened). A rule that does not resolve names no
+ * location: the export refuses it before opening anything.
+ */
+export function inputLocations(p: ChipParams): InputLocation[] {
+  const out: InputLocation[] = [];
+  const raster = (input: RasterInput, path: string): void => {
+    const bound = input.kind === 'location' ? input.location : undefined;
+    if (bound !== undefined) out.push({ location: bound, path });
+    if (input.rule === undefined) return;
+    const { root } = resolveRule(input.rule, { registry });
+    const seen = new Set<string>();
+    const walk = (n: ResolvedNode | undefined): void => {
+      if (n === undefined || seen.has(n.id)) return;
+      seen.add(n.id);
+      if (n.kind === 'function') n.inputs.forEach(walk);
+      if (n.kind !== 'source') return;
+      const at = `${path}${n.path ? `.${n.path}` : ''}`;
+      // As openRule binds them: a URL as written; `$`-names to the bound raster; other names are paths.
+      if (n.ref.kind === 'url') out.push({ location: n.ref.url, path: at });
+      else if (!n.ref.name.startsWith('$')) out.push({ location: n.ref.name, path: at });
+    };
+    walk(root);
+  };
+  const label = (input: LabelInput | undefined, path: string): void => {
+    if (input?.kind === 'location') out.push({ location: input.location, path });
+  };
+  p.inputRasters.forEach((r, i) => raster(r, p.inputRasters.length > 1 ? `inputRaster[${i}]` : 'inputRaster'));
+  if (p.additionalInputRaster) raster(p.additionalInputRaster, 'additionalInputRaster');
+  label(p.inputClassData, 'inputClassData');
+  label(p.inputInstanceData, 'inputInstanceData');
+  label(p.inputMaskPolygons, 'inputMaskPolygons');
+  return out;
+}
+
+/**
+ * A path with symbolic links resolved as far as it exists (the rest appended), so that neither a
+ * link nor `..` can lead out of a root, whether or not the file exists yet.
+ */
+export function realPathOf(p: string): string {
+  const rest: string[] = [];
+  let at = resolve(p);
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      const parent = dirname(at);
+      if (parent === at) return resolve(p);
+      rest.push(basename(at));
+      at = parent;
+    }
+  }
+}
+
+/** Whether `p` lies in `root` (both resolved through symbolic links). */
+export function isInside(root: string, p: string): boolean {
+  const rel = relative(realPathOf(root), realPathOf(p));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+const originOf = (u: string): string | undefined => {
+  try {
+    return new URL(u).origin.toLowerCase();
+  } catch {
+    return undefined;
+  }
+};
+
+/** Why `location` (named by parameter `path`) may not be read under `policy`, or undefined when it may. */
+export function inputRefusal(policy: InputPolicy, location: string, path: string): Issue | undefined {
+  const refuse = (message: string): Issue => ({ code: 'INVALID_ARGUMENT', path, message });
+  const shown = JSON.stringify(location.length > 300 ? `${location.slice(0, 300)}...` : location);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(location)?.[1]?.toLowerCase();
+  // A Windows drive letter (C:\...) is a path, not a scheme.
+  if (scheme !== undefined && scheme.length > 1 && scheme !== 'file') {
+    if (scheme !== 'http' && scheme !== 'https')
+      return refuse(`${shown}: only local paths and http(s) URLs are read (not ${scheme}: URLs)`);
+    const origin = originOf(location);
+    if (origin === undefined) return refuse(`${shown} is not a valid URL`);
+    if (policy.urls?.includes(location)) return undefined;
+    if (policy.origins.some((o) => originOf(o) === origin)) return undefined;
+    return refuse(
+      `${shown}: this server does not read inputs from ${origin}; an administrator can allow that origin with the ${policy.originsSetting ?? 'inputOrigins'} setting`,
+    );
+  }
+  let file: string;
+  try {
+    file = scheme === 'file' ? fileURLToPath(location) : location;
+  } catch {
+    return refuse(`${shown} is not a valid file URL`);
+  }
+  if (file.includes('\0')) return refuse(`${shown} is not a valid path`);
+  if (policy.denied?.some((d) => isInside(d, file))) return refuse(`${shown} is one of the server's own files, never read as an input`);
+  if (policy.roots.some((root) => isInside(root, file))) return undefined;
+  return refuse(
+    `${shown} is outside the folders this server reads inputs from; an administrator can add its folder to the ${policy.rootsSetting ?? 'inputRoots'} setting`,
+  );
+}
+
+/**
+ * Every input location of `p` that `policy` refuses, one issue each; of the allowed ones, the
+ * multidimensional manifests' slice files too.
+ */
+export async function inputRefusals(p: ChipParams, policy: InputPolicy): Promise<Issue[]> {
+  const issues: Issue[] = [];
+  for (const { location, path } of inputLocations(p)) {
+    const issue = inputRefusal(policy, location, path);
+    if (issue) issues.push(issue);
+    else issues.push(...(await manifestRefusals(policy, location, path)));
+  }
+  return issues;
+}
+
+/** `location` refused by `policy`, or, when it is an allowed manifest, its first slice refused. */
+export async function openRefusal(policy: InputPolicy, location: string, path: string): Promise<Issue | undefined> {
+  return inputRefusal(policy, location, path) ?? (await manifestRefusals(policy, location, path))[0];
+}
+
+/**
+ * The slice files a multidimensional manifest (a `.json` raster input) names, each checked like the
+ * manifest itself: a manifest inside an allowed folder cannot lead elsewhere. An unreadable or
+ * malformed manifest names nothing here (opening it reports that).
+ */
+export async function manifestRefusals(policy: InputPolicy, location: string, path: string): Promise<Issue[]> {
+  const file = /^file:/i.test(location) ? fileURLToPath(location) : location;
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(file) || extname(file).toLowerCase() !== '.json') return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    return [];
+  }
+  const issues: Issue[] = [];
+  const vars = (doc as { variables?: unknown } | null)?.variables;
+  for (const [vi, v] of (Array.isArray(vars) ? vars : []).entries()) {
+    const slices = (v as { slices?: unknown } | null)?.slices;
+    for (const [si, sl] of (Array.isArray(slices) ? slices : []).entries()) {
+      const slice = (sl as { path?: unknown } | null)?.path;
+      if (typeof slice !== 'string') continue;
+      const target = isAbsolute(slice) ? slice : join(dirname(file), slice);
+      const issue = inputRefusal(policy, target, `${path}.variables[${vi}].slices[${si}].path`);
+      if (issue) issues.push({ ...issue, message: `the manifest names ${issue.message}` });
+    }
+  }
+  return issues;
 }

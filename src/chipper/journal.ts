@@ -2,15 +2,16 @@
  * The output folder's state. The resume journal (`.rasterflow-journal.ndjson`): a head line with a
  * hash of the parameters, then one JSON line per finished chip, appended after all of that chip's
  * files are in place, so a killed export is continued after its last recorded chip (a line cut by
- * the kill is a chip not finished; the temporary files the kill left are removed). An earlier finished export in the folder (its EAS present) is
- * appended to with `context.startIndex`, merging its statistics and classes.
+ * the kill or by a full disk is a chip not finished: the journal is cut back to its complete lines;
+ * the temporary files the kill left are removed). An earlier finished export in the folder (its EAS
+ * present) is appended to with `context.startIndex`, merging its statistics and classes.
  */
 import { createHash } from 'node:crypto';
-import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../core/errors.js';
 import type { RasterInfo } from '../core/pixel-block.js';
-import { exists, removeTemporaries } from './files.js';
+import { exists, removeTemporaries, writeError } from './files.js';
 import { classesOf } from './inputs.js';
 import type { cocoAnnotations } from './labels.js';
 import { statsFromEas, type ChipRecordStats, type ClassInfo } from './metadata.js';
@@ -56,7 +57,7 @@ export interface FolderState {
 export async function folderState(p: ChipParams, info: RasterInfo, classes: ClassInfo[]): Promise<FolderState> {
   const out = p.outputLocation;
   const journalPath = join(out, JOURNAL);
-  let done: ChipEntry[] = [];
+  const done: ChipEntry[] = [];
   const journal = await exists(journalPath);
   if (journal) {
     if (!p.resume)
@@ -65,18 +66,33 @@ export async function folderState(p: ChipParams, info: RasterInfo, classes: Clas
         `${out} holds an unfinished export; pass "resume": true to continue it, or choose another folder`,
         { path: 'outputLocation' },
       );
-    const lines = (await readFile(journalPath, 'utf8')).split('\n');
-    const head = safeJson(lines[0]) as { paramsHash?: string } | undefined;
-    if (head?.paramsHash !== paramsHash(p))
-      throw new EngineError(
-        'INVALID_ARGUMENT',
-        `the unfinished export in ${out} was started with other parameters; it cannot be resumed with these`,
-        { path: 'resume' },
-      );
-    done = lines
-      .slice(1)
-      .map(safeJson)
-      .filter((e): e is ChipEntry => e !== undefined && typeof (e as ChipEntry).index === 'number');
+    const text = await readFile(journalPath, 'utf8');
+    const lines = text.split('\n');
+    // Decision: a head line that never got its newline (the disk filled at the first write) is a
+    // journal of no chip: the export stopped before its first one, so it starts over.
+    if (lines.length > 1) {
+      const head = safeJson(lines[0]) as { paramsHash?: string } | undefined;
+      if (head?.paramsHash !== paramsHash(p))
+        throw new EngineError(
+          'INVALID_ARGUMENT',
+          `the unfinished export in ${out} was started with other parameters; it cannot be resumed with these`,
+          { path: 'resume' },
+        );
+    }
+    // Only the complete lines before the first broken one are trusted (a line cut by a kill or by a
+    // full disk, with nothing or a later chip appended to it). The journal is cut back to them, so
+    // that the chips written again are appended on a line of their own and none is ever skipped.
+    let trusted = 0;
+    if (lines.length > 1) {
+      trusted = Buffer.byteLength(lines[0]!) + 1;
+      for (const line of lines.slice(1, -1)) {
+        const e = safeJson(line) as ChipEntry | undefined;
+        if (e === undefined || typeof e.index !== 'number') break;
+        done.push(e);
+        trusted += Buffer.byteLength(line) + 1;
+      }
+    }
+    if (trusted < Buffer.byteLength(text)) await truncate(journalPath, trusted);
     // A kill between a file's write and its rename left its temporary: the chip is written again.
     await removeTemporaries(out);
   }
@@ -147,8 +163,13 @@ export class Journal {
   /** Open the journal of `p.outputLocation` for appending; a new journal starts with its head line. */
   static async open(p: ChipParams, firstCandidate: number): Promise<Journal> {
     const path = join(p.outputLocation, JOURNAL);
-    const fresh = !(await exists(path));
-    const handle = await open(path, 'a');
+    const fresh = ((await stat(path).catch(() => undefined))?.size ?? 0) === 0;
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'a');
+    } catch (e) {
+      throw writeError(path, e);
+    }
     const journal = new Journal(path, handle);
     if (fresh) await journal.line({ paramsHash: paramsHash(p), started: firstCandidate });
     return journal;
@@ -160,7 +181,11 @@ export class Journal {
   }
 
   private async line(value: unknown): Promise<void> {
-    await this.handle.appendFile(`${JSON.stringify(value)}\n`);
+    try {
+      await this.handle.appendFile(`${JSON.stringify(value)}\n`);
+    } catch (e) {
+      throw writeError(this.path, e);
+    }
   }
 
   /** Close the file (idempotent); the journal stays for a resume. */

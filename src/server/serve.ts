@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { EngineError } from '../core/errors.js';
+import { clearOwnStaleSiteBackupLock } from '../adapters/admin/export-site.js';
 import { startWebhookDelivery } from '../adapters/admin/webhook-delivery.js';
 import { setBodyLimit, type Route } from '../adapters/rest.js';
 import { limitsOf, parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
@@ -194,6 +195,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
     // then the service runs jobs until close() cancels the ones still waiting or running.
     await recoverJobs(site);
+    // A site backup lease this server's own killed run left is released now, not after its time to live.
+    const staleLease = await clearOwnStaleSiteBackupLock(site);
+    if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
     const gp = createGpService(site);
     hooks.push(() => gp.close());
     // Image services keep their rasters open between requests: release them on close.

@@ -14,8 +14,10 @@ import {
 import { jsonOf, PORTAL_AUDIENCE, siteRequest, type TestSite } from '../../../test/site.js';
 import { verifyPassword } from '../auth.js';
 import {
+  clearOwnStaleSiteBackupLock,
   downloadHandler,
   EXPORT_LOCK_TTL_MS,
+  siteBackupHolder,
   exportSiteHandler,
   exportSiteRoutes,
   type ExportSiteDeps,
@@ -457,6 +459,106 @@ describe('exportSite: the site backup lock (§3.2)', () => {
     expect((await exportOnce(site, {})).body).toEqual({ status: 'error', messages: [BUSY], code: 409 });
     site.clock.advance(EXPORT_LOCK_TTL_MS);
     expect((await exportOnce(site, {})).body).toMatchObject({ status: 'success' });
+  });
+
+  it('is a lease: 30 s to live, renewed by its holder while the export runs longer than that', async () => {
+    expect(EXPORT_LOCK_TTL_MS).toBe(30_000);
+    const site = await adminSite();
+    const ttl = 200;
+    const seen: (string | undefined)[] = [];
+    const { body } = await exportOnce(
+      site,
+      {},
+      {
+        lockTtlMs: ttl,
+        beforeWrite: async () => {
+          // Ten times the time to live passes on the store's clock, in steps shorter than it; the holder
+          // renews (every ttl/3 of real time) in between, so the lease never lapses.
+          for (let i = 0; i < 20; i++) {
+            site.clock.advance(ttl / 2);
+            await new Promise((r) => setTimeout(r, ttl / 2));
+            seen.push(await site.store.lockHolder(SITE_BACKUP_LOCK));
+          }
+        },
+      },
+    );
+    expect(body).toMatchObject({ status: 'success' });
+    expect(seen.every((h) => h !== undefined && h === seen[0])).toBe(true);
+    expect(await site.store.lockHolder(SITE_BACKUP_LOCK)).toBeUndefined();
+  });
+
+  it('a lease that lapsed and was taken by another holder: the export answers 409 and leaves no archive', async () => {
+    const site = await adminSite();
+    const dir = tempDir();
+    const s2 = { ...site, config: { ...site.config, writableRoots: [dir] } };
+    const ttl = 150;
+    const res = await exportSiteHandler(
+      deps(s2, {
+        lockTtlMs: ttl,
+        beforeWrite: async () => {
+          // The process stalls past its lease: another server takes it, the next renewal finds it gone.
+          site.clock.advance(ttl + 1);
+          expect(await site.store.acquireLock(SITE_BACKUP_LOCK, 'exportSite:other-server', 60_000)).toBe(true);
+          await new Promise((r) => setTimeout(r, ttl));
+        },
+      }),
+    )(adminPost(EXPORT, { location: dir }, await adminToken(site)));
+    expect(await jsonOf(res)).toEqual({ status: 'error', messages: [BUSY], code: 409 });
+    expect(readdirSync(dir)).toEqual([]);
+    // The other holder's lease is left alone.
+    expect(await site.store.lockHolder(SITE_BACKUP_LOCK)).toBe('exportSite:other-server');
+  });
+
+  it("start-up clears the lease its own killed run left; another machine's, a live process's or an unknown holder's waits", async () => {
+    const site = await adminSite();
+    const mine = siteBackupHolder();
+    expect(mine).toMatch(new RegExp(`^exportSite:host=[^;]+;boot=[^;]*;pid=${process.pid};run=[0-9a-f-]{36}$`));
+    const boot = /;boot=([^;]*);/.exec(mine)![1]!;
+    const host = /host=([^;]+);/.exec(mine)![1]!;
+    // A pid that no process has: beyond Linux's pid_max.
+    const deadPid = 4_194_304 + 7;
+    const cases: [string, string, boolean][] = [
+      ['this process id (a restarted container)', mine, true],
+      ['a dead process of this machine and boot', `exportSite:host=${host};boot=${boot};pid=${deadPid};run=${crypto.randomUUID()}`, true],
+      [
+        'a live process of this machine (the test runner)',
+        `exportSite:host=${host};boot=${boot};pid=${process.ppid};run=${crypto.randomUUID()}`,
+        false,
+      ],
+      ['another machine', `exportSite:host=elsewhere;boot=${boot};pid=${deadPid};run=${crypto.randomUUID()}`, false],
+      ['an earlier boot', `exportSite:host=${host};boot=0000;pid=${deadPid};run=${crypto.randomUUID()}`, false],
+      ['a holder id of an older version', 'exportSite:crashed', false],
+    ];
+    for (const [what, holder, cleared] of cases) {
+      expect(await site.store.acquireLock(SITE_BACKUP_LOCK, holder, EXPORT_LOCK_TTL_MS), what).toBe(true);
+      const released = await clearOwnStaleSiteBackupLock(site);
+      if (boot === '' && cleared) {
+        // No boot id on this platform: nothing can be proven dead, the lease waits.
+        expect(released, what).toBeUndefined();
+      } else {
+        expect(released, what).toBe(cleared ? holder : undefined);
+        expect(await site.store.lockHolder(SITE_BACKUP_LOCK), what).toBe(cleared ? undefined : holder);
+      }
+      await site.store.releaseLock(SITE_BACKUP_LOCK, holder);
+    }
+    expect(await clearOwnStaleSiteBackupLock(site)).toBeUndefined();
+  });
+
+  it("the temporary file of a killed export is removed by the next export, in the server's folder and in a location", async () => {
+    const site = await adminSite();
+    const dir = tempDir();
+    const s2 = { ...site, config: { ...site.config, writableRoots: [dir] } };
+    const downloads = downloadDir(site.config);
+    mkdirSync(downloads, { recursive: true });
+    const left = `.partial-${site.clock.now()}-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0.tmp`;
+    writeFileSync(join(downloads, left), 'half an archive');
+    writeFileSync(join(dir, left), 'half an archive');
+    writeFileSync(join(dir, 'notes.tmp'), 'an administrator file');
+    const token = await adminToken(site);
+    expect(await jsonOf(await exportSiteHandler(s2)(adminPost(EXPORT, {}, token)))).toMatchObject({ status: 'success' });
+    expect(readdirSync(downloads)).toEqual([NAME]);
+    expect(await jsonOf(await exportSiteHandler(s2)(adminPost(EXPORT, { location: dir }, token)))).toMatchObject({ status: 'success' });
+    expect(readdirSync(dir).sort()).toEqual([NAME, 'notes.tmp']);
   });
 });
 

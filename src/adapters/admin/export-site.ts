@@ -2,11 +2,15 @@
  * `POST {admin_url}/exportSite` (protocols.md §3, seed §4) and the download of exports written to the
  * server-owned folder. Default administrator role only (§6); admin error shape (§0.3). The export
  * holds the site backup lock for its whole run, so admin configuration writes (assertNoSiteBackup)
- * and a second export answer 409 meanwhile.
+ * and a second export answer 409 meanwhile. The lock is a lease renewed while the export runs: a
+ * server killed during an export blocks admin writes for at most EXPORT_LOCK_TTL_MS (none at all
+ * once it restarts: clearOwnStaleSiteBackupLock), and the archive is only ever served under its
+ * final name, which it takes complete (writeArchiveFile).
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { createReadStream, readFileSync } from 'node:fs';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../core/errors.js';
@@ -45,9 +49,15 @@ import { fromTrustedProxy, originOf, SITE_BACKUP_LOCK, type SiteDeps } from '../
 export const EXPORT_SITE_PATH = '/server/admin/exportSite';
 export const DOWNLOAD_PATH = `${EXPORT_SITE_PATH}/download`;
 
-// Decision: 10 minutes; the lock is released in `finally`, so the TTL only matters when the process dies.
-/** How long the export lock lives if its holder dies without releasing it. */
-export const EXPORT_LOCK_TTL_MS = 10 * 60 * 1000;
+// Decision: the site backup lock is a lease. Its holder renews it every EXPORT_LOCK_RENEW_MS while the
+// export (or import) runs, so the time to live only bounds how long a holder that died (kill -9, power
+// cut) blocks admin writes: 30 s, not the length of the longest export. With several servers on one
+// store this expiry is the general answer; a single server also clears, at start-up, the lease its own
+// previous run left (clearOwnStaleSiteBackupLock).
+/** How long the site backup lease lives without a renewal (its holder died). */
+export const EXPORT_LOCK_TTL_MS = 30_000;
+/** How often the holder renews the lease (a third of its time to live: two renewals may be late). */
+export const EXPORT_LOCK_RENEW_MS = EXPORT_LOCK_TTL_MS / 3;
 
 export interface ExportSiteOptions {
   /** Awaited after the lock is taken and the site read, before the file is written (tests make the export slow here). */
@@ -56,6 +66,7 @@ export interface ExportSiteOptions {
   readonly beforeRename?: AtomicWriteHooks['beforeRename'];
   /** Writes the archive (default writeArchiveFile); tests inject disk failures here. */
   readonly writeArchive?: typeof writeArchiveFile;
+  /** Lease time to live (default EXPORT_LOCK_TTL_MS); renewed every third of it. */
   readonly lockTtlMs?: number;
 }
 
@@ -136,18 +147,150 @@ const conflict = (): EngineError => {
   return new EngineError('CONFLICT', msg, { details: [msg] });
 };
 
-/**
- * Runs `fn` holding the site backup lock; CONFLICT (409, the §3.2 sentence) when someone holds it.
- * Exported for importSite, which restores under the same lock.
- */
-export async function withSiteBackupLock<T>(deps: Pick<SiteDeps, 'store'>, ttlMs: number, fn: () => Promise<T>): Promise<T> {
-  const holder = `${SITE_BACKUP_LOCK}:${randomUUID()}`;
-  if (!(await deps.store.acquireLock(SITE_BACKUP_LOCK, holder, ttlMs))) throw conflict();
+/** The boot of this machine (Linux), so that a holder id is never taken for one of an earlier boot's processes. */
+function bootId(): string {
   try {
-    return await fn();
-  } finally {
-    await deps.store.releaseLock(SITE_BACKUP_LOCK, holder);
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
   }
+}
+
+/** Who holds a lease: the machine, its boot, the process, one id per acquisition. */
+interface HolderId {
+  readonly host: string;
+  readonly boot: string;
+  readonly pid: number;
+}
+
+const HOLDER_RE = /^exportSite:host=([^;]*);boot=([^;]*);pid=(\d+);run=[0-9a-f-]+$/;
+
+/** The holder id of a new lease taken by this process: `exportSite:host=..;boot=..;pid=..;run=<uuid>`. */
+export function siteBackupHolder(): string {
+  return `${SITE_BACKUP_LOCK}:host=${encodeURIComponent(hostname())};boot=${bootId()};pid=${process.pid};run=${randomUUID()}`;
+}
+
+function parseHolder(holder: string): HolderId | undefined {
+  const m = HOLDER_RE.exec(holder);
+  return m ? { host: decodeURIComponent(m[1]!), boot: m[2]!, pid: Number(m[3]) } : undefined;
+}
+
+/** Whether process `pid` of this machine is alive (EPERM: alive, someone else's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Start-up of a server: a live site backup lease whose holder is a process of this machine and boot
+ * that no longer runs (or whose id this new process now has: a restarted container's pid 1) was left
+ * by a kill; it is released at once instead of blocking admin writes for the rest of its time to live.
+ * A lease of another machine (several servers on one store), of an earlier boot, or in a form this
+ * version does not write is left to expire. Answers the holder released, if any.
+ */
+// Decision: only a holder proven dead is cleared; anything uncertain waits for the lease to expire (30 s).
+export async function clearOwnStaleSiteBackupLock(deps: Pick<SiteDeps, 'store'>): Promise<string | undefined> {
+  const holder = await deps.store.lockHolder(SITE_BACKUP_LOCK);
+  if (holder === undefined) return undefined;
+  const h = parseHolder(holder);
+  const boot = bootId();
+  if (h === undefined || h.host !== hostname() || boot === '' || h.boot !== boot) return undefined;
+  if (h.pid !== process.pid && processAlive(h.pid)) return undefined;
+  await deps.store.releaseLock(SITE_BACKUP_LOCK, holder);
+  return holder;
+}
+
+/** The lease `fn` runs under: `check()` throws CONFLICT once a renewal found it taken by someone else. */
+export interface SiteBackupLease {
+  readonly holder: string;
+  check(): void;
+}
+
+/**
+ * Runs `fn` holding the site backup lock as a lease of `ttlMs`, renewed every third of it until `fn`
+ * settles; CONFLICT (409, the §3.2 sentence) when someone holds it. Exported for importSite, which
+ * restores under the same lock.
+ */
+export async function withSiteBackupLock<T>(
+  deps: Pick<SiteDeps, 'store'>,
+  ttlMs: number,
+  fn: (lease: SiteBackupLease) => Promise<T>,
+): Promise<T> {
+  const holder = siteBackupHolder();
+  if (!(await deps.store.acquireLock(SITE_BACKUP_LOCK, holder, ttlMs))) throw conflict();
+  let lost = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(
+    () => {
+      renewing = renewing.then(async () => {
+        // A renewal that fails to reach the store is retried at the next tick; one that finds another
+        // holder means this lease expired (the process stalled longer than its time to live).
+        const held = await deps.store.acquireLock(SITE_BACKUP_LOCK, holder, ttlMs).catch(() => true);
+        if (!held) lost = true;
+      });
+    },
+    Math.max(1, Math.floor(ttlMs / 3)),
+  );
+  const lease: SiteBackupLease = {
+    holder,
+    check: () => {
+      if (lost) throw conflict();
+    },
+  };
+  try {
+    return await fn(lease);
+  } finally {
+    clearInterval(timer);
+    await renewing;
+    if (!lost) await deps.store.releaseLock(SITE_BACKUP_LOCK, holder);
+  }
+}
+
+/**
+ * Under the lock no other export writes: every temporary file of an export in `dir` is a leftover of a
+ * killed one (its 24 h sweep would keep it that long), removed here. Answers the names removed.
+ */
+async function removeExportLeftovers(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!/^\.partial-\d+-[0-9a-f-]+\.tmp$/.test(name)) continue;
+    await unlink(path.join(dir, name)).then(
+      () => removed.push(name),
+      () => undefined,
+    );
+  }
+  return removed;
+}
+
+/**
+ * Writes the archive while the lease holds: checked before, and after (an archive finished under a
+ * lease that expired meanwhile is removed: a restore may have changed the site under it).
+ */
+async function writeUnderLease(lease: SiteBackupLease, dir: string, location: string, writeIt: () => Promise<string>): Promise<string> {
+  lease.check();
+  let name: string;
+  try {
+    name = await writeIt();
+  } catch (e) {
+    throw writeFailure(location, e);
+  }
+  try {
+    lease.check();
+  } catch (e) {
+    await unlink(path.join(dir, name)).catch(() => undefined);
+    throw e;
+  }
+  return name;
 }
 
 export function exportSiteHandler(deps: ExportSiteDeps) {
@@ -168,17 +311,14 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
         if (!(await isWritableDir(dir))) throw notAccessible(dir);
         return answer({ status: 'success' });
       }
-      const name = await withSiteBackupLock(deps, opts.lockTtlMs ?? EXPORT_LOCK_TTL_MS, async () => {
+      const name = await withSiteBackupLock(deps, opts.lockTtlMs ?? EXPORT_LOCK_TTL_MS, async (lease) => {
         const at = deps.clock.now();
         await ensureDir(dir);
         await sweepDownloads(dir, at);
+        await removeExportLeftovers(dir);
         const bytes = encodeArchive(await collectSite(deps, at, thisMachine(deps.ports)), at);
         await opts.beforeWrite?.();
-        try {
-          return await write(dir, at, bytes, opts.beforeRename ? { beforeRename: opts.beforeRename } : {});
-        } catch (e) {
-          throw writeFailure(dir, e);
-        }
+        return writeUnderLease(lease, dir, dir, () => write(dir, at, bytes, opts.beforeRename ? { beforeRename: opts.beforeRename } : {}));
       });
       return answer({ status: 'success', location: `${originOf(req, deps.config)}${DOWNLOAD_PATH}/${name}` });
     }
@@ -188,7 +328,7 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
       if (!(await isWritableDir(dir))) throw notAccessible(location);
       return answer({ status: 'success' });
     }
-    const name = await withSiteBackupLock(deps, opts.lockTtlMs ?? EXPORT_LOCK_TTL_MS, async () => {
+    const name = await withSiteBackupLock(deps, opts.lockTtlMs ?? EXPORT_LOCK_TTL_MS, async (lease) => {
       const at = deps.clock.now();
       await sweepDownloads(downloadDir(deps.config), at);
       let isDir = false;
@@ -198,13 +338,12 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
         throw notAccessible(location, e);
       }
       if (!isDir) throw notAccessible(location);
+      await removeExportLeftovers(dir);
       const bytes = encodeArchive(await collectSite(deps, at, thisMachine(deps.ports)), at);
       await opts.beforeWrite?.();
-      try {
-        return await write(dir, at, bytes, opts.beforeRename ? { beforeRename: opts.beforeRename } : {});
-      } catch (e) {
-        throw writeFailure(location, e);
-      }
+      return writeUnderLease(lease, dir, location, () =>
+        write(dir, at, bytes, opts.beforeRename ? { beforeRename: opts.beforeRename } : {}),
+      );
     });
     return answer({ status: 'success', location: joinLocation(location, name) });
   });

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { EngineError } from '../../core/errors.js';
 import { exportTrainingData, type ExportOptions, type ExportSummary } from '../../chipper/export.js';
+import type { InputPolicy } from '../../chipper/inputs.js';
 import { TERMINAL, type JobMessage, type JobStatus } from '../../chipper/job.js';
 import type { TilePool } from '../../graph/render.js';
 import type { JobRecord, SiteDeps } from '../site.js';
@@ -28,6 +29,18 @@ export interface JobRunnerOptions {
   readonly concurrency?: number;
   /** Least time between two progress writes to the store, ms (default 1000). */
   readonly progressIntervalMs?: number;
+  /** Jobs waiting or executing at once: on the server and per user (default: no limit). */
+  readonly maxJobs?: number;
+  readonly maxJobsPerUser?: number;
+  /**
+   * The disk the outputs of all jobs may use, bytes, with `outputBytes` measuring what they use
+   * now. A submit when the outputs use it all is refused; a running job stops before a chip would
+   * pass it (the chipper's maxBytes) and fails.
+   */
+  readonly exportQuotaBytes?: number;
+  readonly outputBytes?: () => Promise<number>;
+  /** Where a run may read inputs from, asked when it starts (the chipper checks again as it opens them). */
+  readonly inputPolicy?: () => Promise<InputPolicy>;
 }
 
 export interface JobRunner {
@@ -94,6 +107,22 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
   const queue: Live[] = [];
   let running = 0;
   let closing = false;
+  /** Owners of the submits being admitted (checked, not yet in `live`). */
+  const admitting: string[] = [];
+  const quota = options.exportQuotaBytes;
+  const measure = options.outputBytes ?? (() => Promise.resolve(0));
+  /**
+   * Disk accounting for the running jobs: `base` is the outputs' size measured at the latest job
+   * start; each running job's `written` is what its chipper reported, `offset` what it had written
+   * when `base` was measured (so its bytes are not counted twice).
+   */
+  let base = 0;
+  const usage = new Map<string, { written: number; offset: number }>();
+  const remaining = (): number => {
+    let since = 0;
+    for (const u of usage.values()) since += u.written - u.offset;
+    return (quota ?? Infinity) - base - since;
+  };
 
   /** Update the job and queue its write after the earlier ones (so the store never goes back in time). */
   const update = (job: Live, patch: Partial<JobRecord>, drop: readonly (keyof JobRecord)[] = []): Promise<void> => {
@@ -123,8 +152,28 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       status: 'geoJobExecuting',
       messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
     });
+    const mine = { written: 0, offset: 0 };
     try {
+      let budget: Pick<ExportOptions, 'maxBytes' | 'maxBytesName'> = {};
+      if (quota !== undefined) {
+        const measured = await measure();
+        for (const u of usage.values()) u.offset = u.written;
+        base = measured;
+        usage.set(job.record.id, mine);
+        budget = {
+          maxBytes: (written) => {
+            mine.written = written;
+            return written + remaining();
+          },
+          maxBytesName: 'exportQuotaBytes',
+        };
+      }
+      const policy = options.inputPolicy ? { inputPolicy: await options.inputPolicy() } : {};
+      // Cancelled while the policy and the disk were being read: the run is not started.
+      if (job.controller.signal.aborted) throw new EngineError('ABORTED', 'the job was cancelled');
       const summary = await run(job.params, {
+        ...policy,
+        ...budget,
         signal: job.controller.signal,
         ...(options.pool ? { pool: options.pool } : {}),
         onProgress: (p) => {
@@ -164,6 +213,9 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         if (err.code === 'INTERNAL') deps.log.warn('a training-data job crashed', { jobId: job.record.id, error: err.message });
         await end(job, 'geoJobFailed', [error(shown), error('Failed.')]);
       }
+    } finally {
+      // Its bytes are on disk now: the next measurement counts them.
+      usage.delete(job.record.id);
     }
   };
 
@@ -179,44 +231,96 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     }
   };
 
+  /**
+   * The limits a new job must pass: jobs waiting or executing (a cancelling job still runs) on the
+   * server and for its owner, and the disk the outputs already use.
+   *
+   * Decision: the server-wide count answers SERVER_BUSY (503: other users' jobs, it clears as they
+   * finish), the per-user count and the quota LIMIT_EXCEEDED (400: the caller's own jobs and
+   * outputs). Each says which setting it met, and the count.
+   */
+  const admit = (owner: string): void => {
+    // Submits between this check and their record landing in `live` count too.
+    let all = admitting.length;
+    let own = admitting.filter((o) => o === owner).length;
+    for (const j of live.values()) {
+      if (isTerminal(j.record.status)) continue;
+      all++;
+      if (j.record.owner === owner) own++;
+    }
+    if (options.maxJobsPerUser !== undefined && own >= options.maxJobsPerUser) {
+      const message = `${owner} has ${own} jobs waiting or executing, the most one user may have (maxJobsPerUser ${options.maxJobsPerUser}); wait for one to finish or cancel one`;
+      throw new EngineError('LIMIT_EXCEEDED', message, { path: 'maxJobsPerUser', details: [`maxJobsPerUser: ${message}.`] });
+    }
+    if (options.maxJobs !== undefined && all >= options.maxJobs) {
+      const message = `the server has ${all} jobs waiting or executing, the most it takes (maxJobs ${options.maxJobs}); try again later`;
+      throw new EngineError('SERVER_BUSY', message, { path: 'maxJobs', details: [`maxJobs: ${message}.`] });
+    }
+  };
+  const checkQuota = async (): Promise<void> => {
+    if (quota !== undefined) {
+      const used = await measure();
+      if (used >= quota) {
+        const message = `the outputs of the jobs use ${used} bytes, the disk quota of exports (exportQuotaBytes ${quota}); delete old job outputs or raise exportQuotaBytes`;
+        throw new EngineError('LIMIT_EXCEEDED', message, { path: 'exportQuotaBytes', details: [`exportQuotaBytes: ${message}.`] });
+      }
+    }
+  };
+
   const notCancellable = (id: string, status: string): EngineError =>
     new EngineError('INVALID_ARGUMENT', `job ${id} is ${status} and cannot be cancelled`, {
       details: [`Job '${id}' cannot be cancelled: its status is ${status}.`],
     });
 
+  /** Record a new job and queue it. */
+  const record = async (
+    owner: string,
+    inputs: Readonly<Record<string, unknown>>,
+    params: Readonly<Record<string, unknown>>,
+  ): Promise<JobRecord> => {
+    const now = deps.clock.now();
+    const id = `j${randomBytes(16).toString('hex')}`;
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const job: Live = {
+      record: {
+        id,
+        task: TASK_KEY,
+        status: 'geoJobSubmitted',
+        owner,
+        inputs,
+        messages: [info('Submitted.')],
+        created: now,
+        updated: now,
+      },
+      params,
+      controller: new AbortController(),
+      writes: Promise.resolve(),
+      done,
+      finish,
+    };
+    // The first write is awaited and its failure is the caller's: no job is answered that the store lacks.
+    await deps.store.putJob(job.record);
+    live.set(id, job);
+    const submitted = job.record;
+    // Submitted -> Waiting in the queue -> Executing when a slot frees.
+    void update(job, { status: 'geoJobWaiting' });
+    queue.push(job);
+    pump();
+    return submitted;
+  };
+
   return {
     async submit(owner, inputs, params) {
       if (closing) throw new EngineError('CONFLICT', 'the server is shutting down', { details: ['The server is shutting down.'] });
-      const now = deps.clock.now();
-      const id = `j${randomBytes(16).toString('hex')}`;
-      let finish!: () => void;
-      const done = new Promise<void>((resolve) => (finish = resolve));
-      const job: Live = {
-        record: {
-          id,
-          task: TASK_KEY,
-          status: 'geoJobSubmitted',
-          owner,
-          inputs,
-          messages: [info('Submitted.')],
-          created: now,
-          updated: now,
-        },
-        params,
-        controller: new AbortController(),
-        writes: Promise.resolve(),
-        done,
-        finish,
-      };
-      // The first write is awaited and its failure is the caller's: no job is answered that the store lacks.
-      await deps.store.putJob(job.record);
-      live.set(id, job);
-      const submitted = job.record;
-      // Submitted -> Waiting in the queue -> Executing when a slot frees.
-      void update(job, { status: 'geoJobWaiting' });
-      queue.push(job);
-      pump();
-      return submitted;
+      admit(owner);
+      admitting.push(owner);
+      try {
+        await checkQuota();
+        return await record(owner, inputs, params);
+      } finally {
+        admitting.splice(admitting.indexOf(owner), 1);
+      }
     },
 
     async cancel(jobId) {

@@ -1,6 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exportTrainingData, type ExportOptions, type ExportSummary } from '../../chipper/export.js';
 import { allocateBlock } from '../../core/pixel-block.js';
@@ -13,7 +16,7 @@ import { ADMIN_AUDIENCE, jsonOf, siteRequest, testSite, type TestSite } from '..
 import { issueToken } from '../tokens.js';
 import { serverAudience } from '../auth.js';
 import type { JobRecord, SiteEvent } from '../site.js';
-import { createGpService, GP_ROOT, recoverJobs, type GpService, type GpServiceOptions } from './training-data-task.js';
+import { createGpService, GP_ROOT, jobOutputBytes, recoverJobs, type GpService, type GpServiceOptions } from './training-data-task.js';
 
 // The small synthetic case of the chipper's tests: a 30 x 30 three-band U8 raster (cell 1 m,
 // EPSG:32616, top-left at (1000, 2000)) and three hand-placed labels.
@@ -66,7 +69,8 @@ let admin: string;
 const services: GpService[] = [];
 
 async function start(options: GpServiceOptions = {}, config: Parameters<typeof testSite>[0] = {}): Promise<void> {
-  site = await testSite(config);
+  // The inputs live in a temporary folder: the site reads inputs from there only when told so.
+  site = await testSite({ inputRoots: [dir], ...config });
   events = [];
   site.on((e) => events.push(e));
   gp = createGpService(site, options);
@@ -319,6 +323,15 @@ describe('submitJob: bad parameters are refused before a job exists', () => {
     expect(e.details).toHaveLength(1);
     expect(e.details[0]).toContain('is outside the folders this server may write to');
     rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('the data folder itself and its own folders are not outputs', async () => {
+    for (const own of ['', 'tls', 'site-exports/x', 'site.db']) {
+      const e = errorOf((await submit(FORM(join(site.config.dataDir, own)))).body);
+      expect(e.details).toEqual([
+        `outputLocation: outputLocation ${JSON.stringify(join(site.config.dataDir, own))} is one of the server's own folders; choose a folder below it`,
+      ]);
+    }
   });
 
   it('an absolute path inside the data folder is allowed', async () => {
@@ -580,5 +593,355 @@ describe('shutdown and restart', () => {
     await gp2.close();
     await store1.close();
     await store2.close();
+  });
+});
+
+describe('limits: jobs waiting or executing, on the server and per user', () => {
+  it('maxJobsPerUser and maxJobs refuse a submit naming the setting and the count; finished and cancelled jobs do not count', async () => {
+    const c = controllable();
+    await start({ run: c.run }, { maxJobs: 3, maxJobsPerUser: 2 });
+    const gpuser = await site.token('gpuser');
+    const other = await site.token('other');
+    const j1 = (await submit(FORM('u1'), gpuser)).body['jobId'] as string;
+    const j2 = (await submit(FORM('u2'), gpuser)).body['jobId'] as string;
+    expect(j1).toBeDefined();
+    expect(j2).toBeDefined();
+    // The user's third: refused, 400, naming maxJobsPerUser and the count.
+    const own = await submit(FORM('u3'), gpuser);
+    expect(own.res.status).toBe(200);
+    expect(errorOf(own.body)).toEqual({
+      code: 400,
+      message: 'The request exceeds a size limit.',
+      details: [
+        'maxJobsPerUser: gpuser has 2 jobs waiting or executing, the most one user may have (maxJobsPerUser 2); wait for one to finish or cancel one.',
+      ],
+    });
+    // Another user still may: the server's third.
+    const j3 = (await submit(FORM('o1'), other)).body['jobId'] as string;
+    expect(j3).toMatch(/^j/);
+    // The server's fourth: busy, 503, naming maxJobs and the count.
+    const busy = await submit(FORM('p1'), await site.token('pub'));
+    expect(busy.res.status).toBe(200);
+    expect(errorOf(busy.body)).toEqual({
+      code: 503,
+      message: 'The server is busy. Try again later.',
+      details: ['maxJobs: the server has 3 jobs waiting or executing, the most it takes (maxJobs 3); try again later.'],
+    });
+    expect((await site.store.listJobs()).length).toBe(3);
+
+    // j1 finishes: one slot on the server and one for gpuser.
+    await tick();
+    c.started[0]!.release();
+    expect((await finished(j1))['jobStatus']).toBe('geoJobSucceeded');
+    const j4 = (await submit(FORM('u4'), gpuser)).body['jobId'] as string;
+    expect(j4).toMatch(/^j/);
+    expect(errorOf((await submit(FORM('u5'), gpuser)).body).details[0]).toMatch(/^maxJobsPerUser: gpuser has 2 jobs/);
+    // A cancelled job frees its slot too.
+    await get(`${TASK}/jobs/${j4}/cancel`);
+    expect((await finished(j4))['jobStatus']).toBe('geoJobCancelled');
+    expect((await submit(FORM('u6'), gpuser)).body['jobStatus']).toBe('geoJobSubmitted');
+  });
+
+  it('submits made at the same moment cannot pass the limit together', async () => {
+    const c = controllable();
+    await start({ run: c.run }, { maxJobs: 100, maxJobsPerUser: 3 });
+    const gpuser = await site.token('gpuser');
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => submit(FORM(`s${i}`), gpuser)));
+    expect(answers.filter((a) => a.body['jobStatus'] === 'geoJobSubmitted')).toHaveLength(3);
+    expect(answers.filter((a) => errorOf(a.body)?.code === 400)).toHaveLength(3);
+  });
+
+  it('the defaults: 100 on the server, 10 per user', async () => {
+    const c = controllable();
+    await start({ run: c.run });
+    const gpuser = await site.token('gpuser');
+    for (let i = 0; i < 10; i++) expect((await submit(FORM(`d${i}`), gpuser)).body['jobStatus']).toBe('geoJobSubmitted');
+    expect(errorOf((await submit(FORM('d10'), gpuser)).body).details[0]).toContain('(maxJobsPerUser 10)');
+  });
+});
+
+describe('limits: the disk quota of exports (exportQuotaBytes)', () => {
+  const bytesBelow = (root: string): number => {
+    let n = 0;
+    for (const [, b] of snapshot(root)) n += b.length;
+    return n;
+  };
+
+  it('a job that would pass the quota stops before that chip and fails naming exportQuotaBytes; a resume with room finishes it byte-identical', async () => {
+    // Each chip of this export is bounded by 10 x 10 x (3 + 2) bytes + 16 KiB of side files:
+    // a quota of 20,000 bytes takes a few chips, not the whole export.
+    await start({}, { exportQuotaBytes: 20_000 });
+    const { body } = await submit(FORM('q1', { context: '{"exportAllTiles":true}' }));
+    const job = await finished(body['jobId'] as string);
+    expect(job['jobStatus']).toBe('geoJobFailed');
+    const msgs = (job['messages'] as { type: string; description: string }[]).map((m) => m.description);
+    expect(msgs.at(-1)).toBe('Failed.');
+    expect(msgs.at(-2)).toMatch(
+      /^exportQuotaBytes: the export stopped before passing the disk quota \(exportQuotaBytes\): it wrote \d+ chip/,
+    );
+    expect(events.map((e) => e.changeType)).toEqual(['jobFailed']);
+
+    // Nothing a resume would trust beyond the journal: every journalled chip is whole, no temporary
+    // files, no metadata (the folder is recognisably unfinished), and the quota held.
+    const out = join(site.config.dataDir, 'jobs', 'q1');
+    const files = snapshot(out);
+    const journal = files.get('.rasterflow-journal.ndjson')!.toString().trim().split('\n');
+    const chips = journal.slice(1).map((l) => JSON.parse(l) as { image: string; bytes: number });
+    expect(chips.length).toBeGreaterThan(0);
+    expect(chips.length).toBeLessThan(9);
+    for (const ch of chips) expect(files.has(ch.image), ch.image).toBe(true);
+    expect([...files.keys()].filter((f) => /\.part-\d+$/.test(f))).toEqual([]);
+    expect(files.has('geo_accumulated_stats.json')).toBe(false);
+    expect(bytesBelow(out)).toBeLessThanOrEqual(20_000);
+
+    // Used less than the quota, so a new job is taken; it stops at once (its first chip would pass it).
+    const again = await finished((await submit(FORM('q2', { context: '{"exportAllTiles":true}' }))).body['jobId'] as string);
+    expect(again['jobStatus']).toBe('geoJobFailed');
+    expect(bytesBelow(join(site.config.dataDir, 'jobs'))).toBeLessThanOrEqual(20_000);
+
+    // With room (the chipper without a quota), `resume` finishes the first one: the same bytes as an export never stopped.
+    const params = {
+      inputRaster: { url: rasterPath },
+      inputClassData: { url: labelPath },
+      tileSize: { x: 10, y: 10 },
+      bufferRadius: 2,
+      metadataFormat: 'PASCAL_VOC_rectangles',
+      context: { exportAllTiles: true },
+    };
+    const resumed = await exportTrainingData({ ...params, outputLocation: out, resume: true });
+    expect(resumed.resumedFrom).toBe(chips.length);
+    const whole = join(dir, 'quota-whole');
+    await exportTrainingData({ ...params, outputLocation: whole });
+    const a = snapshot(out);
+    const b = snapshot(whole);
+    expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
+    for (const [name, bytes] of b) expect(a.get(name)?.equals(bytes), name).toBe(true);
+  });
+
+  it('a submit when the outputs use the quota is refused naming exportQuotaBytes; removing outputs frees it', async () => {
+    await start({}, { exportQuotaBytes: 1000 });
+    // Outputs already there (an earlier job's folder) count.
+    const jobs = join(site.config.dataDir, 'jobs', 'old');
+    mkdirSync(jobs, { recursive: true });
+    writeFileSync(join(jobs, 'chip.tif'), Buffer.alloc(1000));
+    const e = errorOf((await submit(FORM('n1'))).body);
+    expect(e.code).toBe(400);
+    expect(e.details).toEqual([
+      'exportQuotaBytes: the outputs of the jobs use 1000 bytes, the disk quota of exports (exportQuotaBytes 1000); delete old job outputs or raise exportQuotaBytes.',
+    ]);
+    expect(await site.store.listJobs()).toEqual([]);
+    rmSync(jobs, { recursive: true });
+    expect((await submit(FORM('n2'))).body['jobStatus']).toBe('geoJobSubmitted');
+  });
+
+  it('the output folders of jobs outside the data folder count, each once', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rf-gp-quota-'));
+    await start({}, { writableRoots: [root] });
+    const done = await finished((await submit(FORM(join(root, 'out')))).body['jobId'] as string);
+    expect(done['jobStatus']).toBe('geoJobSucceeded');
+    const used = bytesBelow(join(root, 'out'));
+    expect(used).toBeGreaterThan(1000);
+    expect(await jobOutputBytes(site)).toBe(used);
+    // A second job into a folder inside the first does not count it twice; the jobs area counts.
+    writeFileSync(join(root, 'out', 'extra.bin'), Buffer.alloc(100));
+    mkdirSync(join(site.config.dataDir, 'jobs', 'x'), { recursive: true });
+    writeFileSync(join(site.config.dataDir, 'jobs', 'x', 'f'), Buffer.alloc(7));
+    expect(await jobOutputBytes(site)).toBe(used + 107);
+    rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('limits: where the task reads inputs from', () => {
+  const outside = mkdtempSync(join(tmpdir(), 'rf-gp-elsewhere-'));
+  afterAll(() => rmSync(outside, { recursive: true, force: true }));
+  writeFileSync(join(outside, 'raster.tif'), readFileSync(rasterPath));
+  writeFileSync(join(outside, 'labels.json'), JSON.stringify(labels));
+  symlinkSync(outside, join(dir, 'link-out'));
+
+  const refused = async (form: Record<string, string>): Promise<string[]> => {
+    const before = (await site.store.listJobs()).length;
+    const { body } = await submit(form);
+    const e = errorOf(body);
+    expect(e?.code, JSON.stringify(body)).toBe(400);
+    expect((await site.store.listJobs()).length).toBe(before);
+    return e.details;
+  };
+
+  it('a ../ escape, a symbolic link out, a file: URL elsewhere and another scheme are refused, naming the parameter and the setting', async () => {
+    await start();
+    const up = join(dir, '..', basename(outside), 'raster.tif');
+    expect(await refused(FORM('e1', { inputRaster: JSON.stringify({ url: up }) }))).toEqual([
+      `inputRaster: ${JSON.stringify(up)} is outside the folders this server reads inputs from; an administrator can add its folder to the inputRoots setting`,
+    ]);
+    // The link lies inside an allowed folder; where it leads does not.
+    expect(await refused(FORM('e2', { inputClassData: join(dir, 'link-out', 'labels.json') }))).toEqual([
+      `inputClassData: ${JSON.stringify(join(dir, 'link-out', 'labels.json'))} is outside the folders this server reads inputs from; an administrator can add its folder to the inputRoots setting`,
+    ]);
+    expect((await refused(FORM('e3', { inputClassData: JSON.stringify({ url: 'file:///etc/passwd' }) })))[0]).toMatch(
+      /^inputClassData: "file:\/\/\/etc\/passwd" is outside the folders .* inputRoots setting$/,
+    );
+    expect((await refused(FORM('e4', { inputRaster: 'ftp://example.com/a.tif' })))[0]).toBe(
+      'inputRaster: "ftp://example.com/a.tif": only local paths and http(s) URLs are read (not ftp: URLs)',
+    );
+    // Every refused input at once, each named.
+    const all = await refused(
+      FORM('e5', {
+        inputRaster: JSON.stringify({ url: join(outside, 'raster.tif') }),
+        inputMaskPolygons: '/etc/hosts',
+      }),
+    );
+    expect(all.map((d) => d.split(':')[0])).toEqual(['inputRaster', 'inputMaskPolygons']);
+  });
+
+  it('rasters named inside a rendering rule are checked too, at their place in the rule', async () => {
+    await start();
+    const rule = {
+      rasterFunction: 'Clip',
+      rasterFunctionArguments: {
+        Raster: { url: join(outside, 'raster.tif') },
+        ClippingGeometry: { xmin: 1000, ymin: 1970, xmax: 1030, ymax: 2000 },
+      },
+    };
+    const [d] = await refused(FORM('r1', { inputRaster: JSON.stringify(rule) }));
+    expect(d).toMatch(/^inputRaster\.rasterFunctionArguments\.Raster: .* inputRoots setting$/);
+    // A bare path in a rule, with `..`.
+    const bare = { rasterFunction: 'Identity', rasterFunctionArguments: { Raster: `${dir}/../${basename(outside)}/raster.tif` } };
+    expect((await refused(FORM('r2', { inputRaster: JSON.stringify(bare) })))[0]).toMatch(
+      /^inputRaster\.rasterFunctionArguments\.Raster: /,
+    );
+    // The same rule over an allowed raster runs.
+    const ok = { ...rule, rasterFunctionArguments: { ...rule.rasterFunctionArguments, Raster: { url: rasterPath } } };
+    const job = await finished((await submit(FORM('r3', { inputRaster: JSON.stringify(ok) }))).body['jobId'] as string);
+    expect(job['jobStatus']).toBe('geoJobSucceeded');
+  });
+
+  it('an http(s) input needs its origin in inputOrigins; an allowed origin is read', async () => {
+    const tif = readFileSync(rasterPath);
+    const server = createServer((req, res) => {
+      const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+      if (range) {
+        const from = Number(range[1]);
+        const to = range[2] ? Math.min(Number(range[2]), tif.length - 1) : tif.length - 1;
+        res.writeHead(206, {
+          'content-range': `bytes ${from}-${to}/${tif.length}`,
+          'content-length': to - from + 1,
+          'accept-ranges': 'bytes',
+        });
+        res.end(tif.subarray(from, to + 1));
+      } else {
+        res.writeHead(200, { 'content-length': tif.length, 'accept-ranges': 'bytes' });
+        res.end(tif);
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await start();
+      expect(await refused(FORM('h1', { inputRaster: JSON.stringify({ url: `${origin}/raster.tif` }) }))).toEqual([
+        `inputRaster: "${origin}/raster.tif": this server does not read inputs from ${origin}; an administrator can allow that origin with the inputOrigins setting`,
+      ]);
+      await gp.close();
+      await start({}, { inputOrigins: [origin] });
+      const job = await finished(
+        (await submit(FORM('h2', { inputRaster: JSON.stringify({ url: `${origin}/raster.tif` }) }))).body['jobId'] as string,
+      );
+      expect(job['jobStatus'], JSON.stringify(job['messages'])).toBe('geoJobSucceeded');
+      // Another port of the same host is another origin.
+      expect((await refused(FORM('h3', { inputRaster: JSON.stringify({ url: 'http://127.0.0.1:1/raster.tif' }) })))[0]).toContain(
+        'does not read inputs from http://127.0.0.1:1',
+      );
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('without inputRoots: the data folder, the writable roots and the folders of the image services are read; a file: URL inside is fine', async () => {
+    await start({}, { inputRoots: undefined });
+    expect(await refused(FORM('d1'))).toHaveLength(2); // the temporary folder is not a root
+    const data = join(site.config.dataDir, 'inputs');
+    mkdirSync(data);
+    writeFileSync(join(data, 'raster.tif'), readFileSync(rasterPath));
+    writeFileSync(join(data, 'labels.json'), JSON.stringify(labels));
+    const inData = {
+      inputRaster: JSON.stringify({ url: pathToFileURL(join(data, 'raster.tif')).href }),
+      inputClassData: join(data, 'labels.json'),
+    };
+    expect((await finished((await submit(FORM('d2', inData))).body['jobId'] as string))['jobStatus']).toBe('geoJobSucceeded');
+    // A registered image service's raster folder.
+    await site.store.putService({ folder: '', serviceName: 'scene', type: 'ImageServer', properties: { path: rasterPath }, created: 0 });
+    expect((await finished((await submit(FORM('d3'))).body['jobId'] as string))['jobStatus']).toBe('geoJobSucceeded');
+    // Not the folder next to it.
+    expect(await refused(FORM('d4', { inputRaster: JSON.stringify({ url: join(outside, 'raster.tif') }) }))).toHaveLength(1);
+    // Nor the site's own files in the data folder, by any spelling.
+    for (const own of ['site.db', 'site.db-wal', 'tls/key.pem', 'site-exports/x.agssite', 'inputs/../tls/key.pem']) {
+      const [d] = await refused(FORM('d5', { inputClassData: join(site.config.dataDir, own) }));
+      expect(d).toMatch(/^inputClassData: ".*" is one of the server's own files, never read as an input$/);
+    }
+  });
+});
+
+describe('deleting a job frees its share of the quota', () => {
+  it('jobs/<id>/delete (POST) removes an ended job’s folder in the jobs area; the quota has room again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rf-gp-del-'));
+    await start({}, { exportQuotaBytes: 40_000, writableRoots: [root] });
+    const j1 = (await submit(FORM('d1'))).body['jobId'] as string;
+    expect((await finished(j1))['jobStatus']).toBe('geoJobSucceeded');
+    const out = join(site.config.dataDir, 'jobs', 'd1');
+    expect(existsSync(join(out, 'map.txt'))).toBe(true);
+    // The job's folder grows past the quota (files added to it count as its own).
+    writeFileSync(join(out, 'more.bin'), Buffer.alloc(40_000));
+    expect(errorOf((await submit(FORM('d2'))).body).details[0]).toMatch(/^exportQuotaBytes: the outputs of the jobs use \d+ bytes/);
+
+    // Not by GET; not by another user.
+    expect(errorOf((await get(`${TASK}/jobs/${j1}/delete`)).body).code).toBe(405);
+    const other = await site.token('other');
+    expect(errorOf((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: other })).body).code).toBe(400);
+    expect(existsSync(out)).toBe(true);
+
+    const del = await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin });
+    expect(del.body).toEqual({ jobId: j1, jobStatus: 'geoJobDeleted' });
+    expect(existsSync(out)).toBe(false);
+    const view = (await get(`${TASK}/jobs/${j1}`)).body;
+    expect(view['jobStatus']).toBe('geoJobDeleted');
+    expect(view).not.toHaveProperty('results');
+    expect((await site.store.getJob(j1))?.status).toBe('geoJobDeleted');
+    // Deleting again answers the same.
+    expect((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin })).body).toEqual({ jobId: j1, jobStatus: 'geoJobDeleted' });
+    // Room again.
+    const j2 = (await submit(FORM('d2'))).body['jobId'] as string;
+    expect((await finished(j2))['jobStatus']).toBe('geoJobSucceeded');
+    await call(`${TASK}/jobs/${j2}/delete`, { f: 'json', token: admin });
+
+    // A folder named by absolute path stays (it may hold other files), and keeps counting.
+    const abs = join(root, 'mine');
+    const j3 = (await submit(FORM(abs))).body['jobId'] as string;
+    expect((await finished(j3))['jobStatus']).toBe('geoJobSucceeded');
+    expect((await call(`${TASK}/jobs/${j3}/delete`, { f: 'json', token: admin })).body['jobStatus']).toBe('geoJobDeleted');
+    expect(existsSync(join(abs, 'map.txt'))).toBe(true);
+    expect(await jobOutputBytes(site)).toBeGreaterThan(1000);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a running job cannot be deleted; a folder another job uses is kept', async () => {
+    const c = controllable();
+    await start({ run: c.run });
+    const j1 = (await submit(FORM('same'))).body['jobId'] as string;
+    await tick();
+    expect(errorOf((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin })).body).details).toEqual([
+      `Job '${j1}' cannot be deleted: its status is geoJobExecuting; cancel it first.`,
+    ]);
+    const out = join(site.config.dataDir, 'jobs', 'same');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'chip.tif'), 'x');
+    c.started[0]!.release();
+    await finished(j1);
+    const j2 = (await submit(FORM('same'))).body['jobId'] as string;
+    await tick();
+    await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin });
+    expect(existsSync(join(out, 'chip.tif'))).toBe(true);
+    c.started[1]!.release();
+    await finished(j2);
+    await call(`${TASK}/jobs/${j2}/delete`, { f: 'json', token: admin });
+    expect(existsSync(out)).toBe(false);
   });
 });

@@ -7,19 +7,31 @@
  * - `<task>/jobs/<jobId>` (`returnMessages`) — the job, read from the store
  * - `<task>/jobs/<jobId>/results/outLocation`, `<task>/jobs/<jobId>/inputs/<param>` (after success)
  * - `<task>/jobs/<jobId>/cancel` (GET or POST)
+ * - `<task>/jobs/<jobId>/delete` (POST) — an ended job and its output folder in the jobs area
  *
  * Callers: a token for the server, the portal or the admin API; the administrator or publisher
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
  */
-import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { lstat, readdir, rm } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
+import { inputRefusals, isInside, realPathOf, type InputPolicy } from '../../chipper/inputs.js';
 import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
 import { ADMIN_AUDIENCE, authenticate, forbidden, isAdministrator, PORTAL_AUDIENCE, serverAudience, type Caller } from '../auth.js';
-import { MessageError, readParams, requireHttps, respond, withRestErrors, type Handler, type Params, type Route } from '../rest.js';
-import { fromTrustedProxy, originOf, type JobRecord, type SiteDeps } from '../site.js';
-import { createJobRunner, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
+import {
+  MessageError,
+  readParams,
+  requireHttps,
+  requirePost,
+  respond,
+  withRestErrors,
+  type Handler,
+  type Params,
+  type Route,
+} from '../rest.js';
+import { fromTrustedProxy, limitsOf, originOf, type JobRecord, type SiteDeps } from '../site.js';
+import { createJobRunner, isTerminal, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
 
 export { recoverJobs, TASK_NAME, SERVICE_KEY } from './jobs.js';
 
@@ -154,29 +166,12 @@ async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRe
 
 const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
-/**
- * A path with symbolic links resolved as far as it exists (the rest appended), so that a link
- * inside a writable root cannot lead a job's output elsewhere.
- */
-function realish(p: string): string {
-  const rest: string[] = [];
-  let at = resolve(p);
-  for (;;) {
-    try {
-      return join(realpathSync(at), ...rest.reverse());
-    } catch {
-      const parent = dirname(at);
-      if (parent === at) return resolve(p);
-      rest.push(basename(at));
-      at = parent;
-    }
-  }
-}
-
-const inside = (root: string, p: string): boolean => {
-  const rel = relative(realish(root), realish(p));
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-};
+/** The data folder's own files: the database and its journals, the TLS key, the site backups. */
+const siteOwnPaths = (dataDir: string): string[] => [
+  ...['', '-wal', '-shm', '-journal'].map((x) => join(dataDir, `site.db${x}`)),
+  join(dataDir, 'tls'),
+  join(dataDir, 'site-exports'),
+];
 
 /**
  * Where a job writes: a plain folder name goes to `<dataDir>/jobs/<name>`; an absolute path is
@@ -190,7 +185,9 @@ export function resolveOutputLocation(config: GpDeps['config'], value: unknown):
   if (FOLDER_NAME.test(v)) return { path: join(config.dataDir, 'jobs', v) };
   if (isAbsolute(v)) {
     const p = resolve(v);
-    if ([config.dataDir, ...config.writableRoots].some((root) => inside(root, p))) return { path: p };
+    if (realPathOf(p) === realPathOf(config.dataDir) || siteOwnPaths(config.dataDir).some((own) => isInside(own, p)))
+      return issue(`outputLocation ${JSON.stringify(v)} is one of the server's own folders; choose a folder below it`);
+    if ([config.dataDir, ...config.writableRoots].some((root) => isInside(root, p))) return { path: p };
     return issue(`outputLocation ${JSON.stringify(v)} is outside the folders this server may write to`);
   }
   return issue(`outputLocation ${JSON.stringify(v)} must be a folder name (letters, digits, '_', '-', '.') or an absolute path`);
@@ -222,8 +219,79 @@ function taskInputs(params: Params): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Where the task may read inputs from: the folders of `inputRoots`, the data folder, the writable
+ * roots and the folders of the registered image services' rasters; URLs of `inputOrigins` and the
+ * image services' raster URLs.
+ *
+ * Decision: with no `inputRoots` the task reads only what the site already holds or serves (the
+ * data folder but its database, TLS key and site backups; `writableRoots`; the image services' folders): a fresh server reads nothing else
+ * until an administrator says so. URLs likewise need `inputOrigins`. The task takes rasters (paths,
+ * GeoTIFF/COG URLs, rules), not image service REST URLs, so no service URL is allowed as such.
+ */
+export async function inputPolicyOf(deps: Pick<GpDeps, 'store' | 'config'>): Promise<InputPolicy> {
+  const roots = [...(deps.config.inputRoots ?? []), deps.config.dataDir, ...deps.config.writableRoots];
+  const urls: string[] = [];
+  for (const s of await deps.store.listServices()) {
+    const path = s.type === 'ImageServer' ? s.properties['path'] : undefined;
+    if (typeof path !== 'string' || path.trim() === '') continue;
+    if (/^https?:/i.test(path)) urls.push(path);
+    else if (!/^[a-z][a-z0-9+.-]+:\/\//i.test(path)) roots.push(dirname(resolve(path)));
+  }
+  // The data folder's own files are never inputs: the database (its hashes and keys), the TLS key,
+  // the site backups.
+  return { roots, origins: deps.config.inputOrigins ?? [], urls, denied: siteOwnPaths(deps.config.dataDir) };
+}
+
+/** Bytes of the files below `root` (links not followed; an absent folder is 0). */
+async function folderBytes(root: string): Promise<number> {
+  let total = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else
+        total += await lstat(p).then(
+          (st) => st.size,
+          () => 0,
+        );
+    }
+  };
+  await walk(root);
+  return total;
+}
+
+/**
+ * What the jobs' outputs use on disk: `<dataDir>/jobs` and the output folder of every recorded job
+ * elsewhere (an absolute outputLocation in the data folder or a writable root), each folder once.
+ * What is on disk counts, whatever the job's status: a deleted job's folder in the jobs area is
+ * gone; one elsewhere counts until its files are removed.
+ */
+export async function jobOutputBytes(deps: Pick<GpDeps, 'store' | 'config'>): Promise<number> {
+  const jobsDir = join(deps.config.dataDir, 'jobs');
+  const folders: string[] = [jobsDir];
+  for (const job of await deps.store.listJobs()) {
+    const key = Object.keys(job.inputs).find((k) => k.toLowerCase() === 'outputlocation');
+    const out = key === undefined ? undefined : resolveOutputLocation(deps.config, job.inputs[key]).path;
+    if (out !== undefined) folders.push(out);
+  }
+  // A folder inside another one counted is not counted again.
+  const distinct = [...new Set(folders.map((f) => resolve(f)))].sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const f of distinct) if (!kept.some((k) => isInside(k, f))) kept.push(f);
+  let total = 0;
+  for (const f of kept) total += await folderBytes(f);
+  return total;
+}
+
 /** Check the parameters as the chipper will; every problem in one error body. */
-function chipParams(deps: GpDeps, inputs: Record<string, unknown>): Record<string, unknown> {
+async function chipParams(deps: GpDeps, inputs: Record<string, unknown>, policy: InputPolicy): Promise<Record<string, unknown>> {
   const outKey = Object.keys(inputs).find((k) => k.toLowerCase() === 'outputlocation');
   const out = resolveOutputLocation(deps.config, outKey === undefined ? undefined : inputs[outKey]);
   const params: Record<string, unknown> = { ...inputs };
@@ -231,13 +299,52 @@ function chipParams(deps: GpDeps, inputs: Record<string, unknown>): Record<strin
   params['outputLocation'] = out.path ?? '';
   const issues: Issue[] = out.issue ? [out.issue] : [];
   try {
-    parseChipParams(params);
+    issues.push(...(await inputRefusals(parseChipParams(params), policy)));
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     for (const i of e.issues) if (!(out.issue && i.path === 'outputLocation')) issues.push(i);
   }
   if (issues.length > 0) throw new MessageError(OPERATION_FAILED, issues.map(withPath));
   return params;
+}
+
+/**
+ * `jobs/<jobId>/delete` (POST): an ended job becomes geoJobDeleted and its output folder in the
+ * jobs area (`<dataDir>/jobs/<name>`) is removed, unless another job not deleted writes or wrote
+ * there; a job still waiting or executing must be cancelled first.
+ *
+ * Decision: an output folder the client named by absolute path (in the data folder or a writable
+ * root) is left in place: it may hold files the job did not write (an earlier export appended to,
+ * or the root itself). It keeps counting against exportQuotaBytes until its files are removed.
+ */
+async function deleteJob(deps: GpDeps, job: JobRecord): Promise<JobRecord> {
+  if (job.status === 'geoJobDeleted') return job;
+  if (!isTerminal(job.status)) {
+    throw new MessageError(OPERATION_FAILED, [`Job '${job.id}' cannot be deleted: its status is ${job.status}; cancel it first.`]);
+  }
+  const jobsDir = join(deps.config.dataDir, 'jobs');
+  const outOf = (j: JobRecord): string | undefined => {
+    const key = Object.keys(j.inputs).find((k) => k.toLowerCase() === 'outputlocation');
+    return key === undefined ? undefined : resolveOutputLocation(deps.config, j.inputs[key]).path;
+  };
+  const out = outOf(job);
+  if (out !== undefined && resolve(out) !== resolve(jobsDir) && isInside(jobsDir, out)) {
+    const shared = (await deps.store.listJobs()).some((j) => {
+      if (j.id === job.id || j.status === 'geoJobDeleted') return false;
+      const other = outOf(j);
+      return other !== undefined && (isInside(out, other) || isInside(other, out));
+    });
+    if (!shared) await rm(out, { recursive: true, force: true });
+  }
+  const { results: _results, progress: _progress, ...rest } = job;
+  const deleted: JobRecord = {
+    ...rest,
+    status: 'geoJobDeleted',
+    messages: [...job.messages, { type: 'geoJobMessageTypeInformative', description: 'Deleted.' }],
+    updated: deps.clock.now(),
+  };
+  await deps.store.putJob(deleted);
+  return deleted;
 }
 
 function jobView(job: JobRecord, returnMessages: boolean): Record<string, unknown> {
@@ -271,7 +378,15 @@ export interface GpService {
 export type GpServiceOptions = JobRunnerOptions;
 
 export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): GpService {
-  const runner = createJobRunner(deps, options);
+  const limits = limitsOf(deps.config);
+  const runner = createJobRunner(deps, {
+    maxJobs: limits.maxJobs,
+    maxJobsPerUser: limits.maxJobsPerUser,
+    exportQuotaBytes: limits.exportQuotaBytes,
+    outputBytes: () => jobOutputBytes(deps),
+    inputPolicy: () => inputPolicyOf(deps),
+    ...options,
+  });
 
   const handle = async (req: Request): Promise<Response> => {
     requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
@@ -291,7 +406,7 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
 
     if (op === 'submitJob' && jobId === undefined) {
       const inputs = taskInputs(params);
-      const run = chipParams(deps, inputs);
+      const run = await chipParams(deps, inputs, await inputPolicyOf(deps));
       const job = await runner.submit(c.username, inputs, run);
       return respond(f, { jobId: job.id, jobStatus: job.status });
     }
@@ -301,6 +416,11 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
     if (sub === undefined) return respond(f, jobView(job, params.bool('returnMessages') ?? true));
     if (sub === 'cancel' && name === undefined) {
       const after = await runner.cancel(job.id);
+      return respond(f, { jobId: after.id, jobStatus: after.status });
+    }
+    if (sub === 'delete' && name === undefined) {
+      requirePost(req);
+      const after = await deleteJob(deps, job);
       return respond(f, { jobId: after.id, jobStatus: after.status });
     }
     if (sub === 'results' && name !== undefined) {

@@ -47,6 +47,7 @@ import {
   hornSum,
   removeEdgeEffectArg,
 } from './gradient.js';
+import { hornViaWasm } from '../../wasm/terrain.js';
 
 const args = {
   ZFactor: {
@@ -156,6 +157,12 @@ export const aspect = defineFunction<typeof args, AspectParams>({
   },
 
   kernel(p, inputs, out) {
+    // The wasm SIMD path when it is on and takes the case (F32 DEM and output): the same bits.
+    if (
+      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, aspectOf, (k, kind) => (kind === 'F32' ? k.exports.aspectRow : undefined))
+    ) {
+      return;
+    }
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)

@@ -39,7 +39,7 @@
  * Edges and NoData neighbours: `gradient.ts` (vendor rule; `RemoveEdgeEffect: true` = gdaldem
  * -compute_edges).
  */
-import type { RasterInfo } from '../../core/pixel-block.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { isInteger, PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
 import { realTypeOf, refuseType } from '../../graph/output-type.js';
 import { argPaths } from '../../graph/args.js';
@@ -60,6 +60,7 @@ import {
   SlopeType,
   surfaceArgs,
 } from './gradient.js';
+import { hornViaWasm } from '../../wasm/terrain.js';
 
 export const HillshadeType = { Traditional: 0, Multidirectional: 1 } as const;
 
@@ -213,6 +214,42 @@ function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Arr
   }
 }
 
+/**
+ * The wasm SIMD path (F32 DEM; U8 or F32 output), when it is on: the same bits as the rows above.
+ * @returns false when it did not run (the TypeScript path runs).
+ */
+function hillshadeWasm(p: HillshadeParams, dem: PixelBlock, out: PixelBlock, one: boolean): boolean {
+  const s = p.sources;
+  if (one) {
+    const [k0, k1, k2] = [s[0]!, s[1]!, s[2]!];
+    return hornViaWasm(
+      p.gradient,
+      dem,
+      out,
+      0,
+      (u, v) => shadeOne(u, v, k0, k1, k2),
+      (k, kind) => {
+        const f = kind === 'U8' ? k.exports.hillshadeRowU8 : k.exports.hillshadeRowF32;
+        return (t, m, b, d, n, kx, ky) => f(t, m, b, d, n, kx, ky, k0, k1, k2);
+      },
+    );
+  }
+  const c = p.constant;
+  const count = s.length / 3;
+  return hornViaWasm(
+    p.gradient,
+    dem,
+    out,
+    0,
+    (u, v) => shadeMany(u, v, s, c),
+    (k, kind, srcs) => {
+      const f = kind === 'U8' ? k.exports.multiRowU8 : k.exports.multiRowF32;
+      return (t, m, b, d, n, kx, ky) => f(t, m, b, d, n, kx, ky, c, srcs, count);
+    },
+    s,
+  );
+}
+
 export const hillshade = defineFunction<typeof args, HillshadeParams>({
   name: 'Hillshade',
   summary: 'Shaded relief from one light source or six (multidirectional), 0..255 (Horn 3x3).',
@@ -266,11 +303,12 @@ export const hillshade = defineFunction<typeof args, HillshadeParams>({
   },
 
   kernel(p, inputs, out) {
+    // One oblique source (traditional; a zenith light has no oblique term: `constant` only).
+    const one = p.sources.length === 3 && p.constant === 0;
+    if (hillshadeWasm(p, inputs[p.dem]!, out, one)) return;
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
-    // One oblique source (traditional; a zenith light has no oblique term: `constant` only).
-    const one = p.sources.length === 3 && p.constant === 0;
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
       if (one) traditionalRow(rows, p, dst, out.mask, y * w);

@@ -47,6 +47,7 @@ import {
   SlopeType,
   surfaceArgs,
 } from './gradient.js';
+import { hornViaWasm } from '../../wasm/terrain.js';
 
 export { SlopeType };
 
@@ -128,6 +129,15 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   },
 
   kernel(p, inputs, out) {
+    // The wasm SIMD path when it is on and takes the case (F32 DEM and output): the same bits.
+    const percent = p.percent;
+    if (
+      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, percent ? percentCell : degreeCell, (k, kind) =>
+        kind !== 'F32' ? undefined : percent ? k.exports.slopePercentRow : k.exports.slopeDegreeRow,
+      )
+    ) {
+      return;
+    }
     const rows = new HornRows(p.gradient, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)

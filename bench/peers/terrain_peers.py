@@ -1,0 +1,107 @@
+"""Native peers of rasterflow's terrain kernels, timed on the same DEM (bench/peers/run.ts).
+
+Usage: /usr/bin/python3 terrain_peers.py DEM.f32 SIZE CELL REPEATS
+The DEM is SIZE x SIZE little-endian float32 (row 0 north), CELL metres per cell (projected, UTM 16N).
+Prints one JSON object per line: {"peer", "op", "medianMs", "mpxPerSec"} or {"peer", "skipped": reason}.
+
+- gdaldem: gdal.DEMProcessing on an in-memory (MEM) dataset to a MEM dataset: GDAL's compute,
+  no file I/O (the output dataset's allocation is included, as it is in a kernel call's output).
+- numpy: the Horn slope and hillshade as a NumPy user writes them (array slices, float64).
+- scipy: the Horn gradients with scipy.ndimage.correlate, then NumPy for the formula.
+"""
+import json
+import sys
+import time
+
+
+def median_ms(fn, repeats):
+    fn()  # warm up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def emit(peer, op, ms, pixels):
+    print(json.dumps({"peer": peer, "op": op, "medianMs": ms, "mpxPerSec": pixels / 1e6 / (ms / 1000)}), flush=True)
+
+
+def main():
+    path, size, cell, repeats = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    try:
+        import numpy as np
+    except ImportError as e:
+        print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
+        return
+    z = np.fromfile(path, dtype="<f4").reshape(size, size)
+    pixels = size * size
+
+    try:
+        from osgeo import gdal, osr
+
+        gdal.UseExceptions()
+        src = gdal.GetDriverByName("MEM").Create("", size, size, 1, gdal.GDT_Float32)
+        src.SetGeoTransform((0, cell, 0, size * cell, 0, -cell))
+        srs = osr.SpatialReference()
+        srs.ImportFromEPSG(32616)
+        src.SetProjection(srs.ExportToWkt())
+        src.GetRasterBand(1).WriteArray(z)
+        ops = {
+            "hillshade": dict(processing="hillshade", azimuth=315, altitude=45),
+            "hillshade multidirectional": dict(processing="hillshade", multiDirectional=True),
+            "slope": dict(processing="slope"),
+            "slope percent": dict(processing="slope", slopeFormat="percent"),
+            "aspect": dict(processing="aspect"),
+        }
+        for op, kw in ops.items():
+            processing = kw.pop("processing")
+            emit("gdaldem", op, median_ms(lambda: gdal.DEMProcessing("", src, processing, format="MEM", **kw), repeats), pixels)
+    except ImportError as e:
+        print(json.dumps({"peer": "gdaldem", "skipped": f"no GDAL Python bindings ({e})"}), flush=True)
+
+    def horn(zz):
+        a, b, c = zz[:-2, :-2], zz[:-2, 1:-1], zz[:-2, 2:]
+        d, f = zz[1:-1, :-2], zz[1:-1, 2:]
+        g, h, i = zz[2:, :-2], zz[2:, 1:-1], zz[2:, 2:]
+        gx = ((c + 2 * f + i) - (a + 2 * d + g)) / (8 * cell)
+        gy = ((g + 2 * h + i) - (a + 2 * b + c)) / (8 * cell)
+        return gx, gy
+
+    z64 = z.astype(np.float64)
+
+    def np_slope():
+        gx, gy = horn(z64)
+        return np.degrees(np.arctan(np.sqrt(gx * gx + gy * gy))).astype(np.float32)
+
+    zen, az = np.radians(45.0), np.radians(360 - 315 + 90)
+
+    def np_hillshade():
+        gx, gy = horn(z64)
+        n = np.cos(zen) - np.sin(zen) * np.cos(az) * gx + np.sin(zen) * np.sin(az) * gy
+        return (255 * np.maximum(n, 0) / np.sqrt(1 + gx * gx + gy * gy)).astype(np.uint8)
+
+    emit("numpy", "slope", median_ms(np_slope, repeats), pixels)
+    emit("numpy", "hillshade", median_ms(np_hillshade, repeats), pixels)
+
+    try:
+        from scipy import ndimage
+
+        kx = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], dtype=np.float64) / (8 * cell)
+        ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], dtype=np.float64) / (8 * cell)
+
+        def sp_slope():
+            gx = ndimage.correlate(z64, kx, mode="nearest")
+            gy = ndimage.correlate(z64, ky, mode="nearest")
+            return np.degrees(np.arctan(np.sqrt(gx * gx + gy * gy))).astype(np.float32)
+
+        emit("scipy", "slope", median_ms(sp_slope, repeats), pixels)
+    except ImportError as e:
+        print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
+    print(json.dumps({"peer": "opencv", "skipped": "OpenCV has no hillshade, slope or aspect operation"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

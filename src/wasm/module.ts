@@ -1,0 +1,166 @@
+/**
+ * The WebAssembly SIMD128 kernels (wasm/*.ts, AssemblyScript): loaded once per thread (each worker
+ * imports this module and gets its own instance and memory), synchronously at first use.
+ *
+ * The module is used when all of these hold, else every kernel runs its TypeScript path (the
+ * reference; the results are the same, only slower):
+ *   - `RASTERFLOW_SIMD` is not `0` (read at first use; `0` switches wasm off, to compare the paths
+ *     or to run where SIMD128 is missing);
+ *   - the runtime validates a SIMD128 module (`WebAssembly.validate` of a tiny one);
+ *   - the compiled kernels are found: `dist/wasm/kernels.wasm` beside the built loader (or beside
+ *     the bundled CLI, `dist/cli/../wasm/`), else `wasm/build/kernels.wasm` of the checkout
+ *     (`npm run build:wasm`; `npm ci`, `npm test` and `npm run build` make it).
+ * `wasmStatus()` says which and why.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { WasmArena, type WasmMemory } from './arena.js';
+
+/** What this module uses of the WebAssembly global (the project's lib settings carry no WebAssembly types). */
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  readonly Module: new (bytes: Uint8Array) => object;
+  readonly Instance: new (module: object, imports: object) => { readonly exports: object };
+}
+const WA = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+/** The kernels' exports (wasm/terrain.ts; plain functions, no `this`). Pointers are byte addresses in `memory`. */
+export interface KernelExports {
+  readonly memory: WasmMemory;
+  readonly hillshadeRowU8: (
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    k0: number,
+    k1: number,
+    k2: number,
+  ) => void;
+  readonly hillshadeRowF32: (
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    k0: number,
+    k1: number,
+    k2: number,
+  ) => void;
+  readonly multiRowU8: (
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    c: number,
+    srcs: number,
+    count: number,
+  ) => void;
+  readonly multiRowF32: (
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    c: number,
+    srcs: number,
+    count: number,
+  ) => void;
+  readonly slopeDegreeRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+  readonly slopePercentRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+  readonly aspectRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+}
+
+export interface Kernels {
+  readonly exports: KernelExports;
+  readonly arena: WasmArena;
+}
+
+export interface WasmStatus {
+  /** Whether kernels run in wasm now. */
+  readonly enabled: boolean;
+  /** Why not, when they do not; the module's file when they do. */
+  readonly detail: string;
+}
+
+/**
+ * i32.const 0; i8x16.splat; i8x16.popcnt: valid only where SIMD128 is (wasm-feature-detect's probe).
+ */
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+/** Where the compiled module may be, relative to this file (src/wasm, dist/wasm or the bundled dist/cli). */
+const CANDIDATES = ['./kernels.wasm', '../wasm/kernels.wasm', '../../wasm/build/kernels.wasm'];
+
+let loaded: Kernels | undefined;
+let status: WasmStatus | undefined;
+/** Test and bench override (`setWasmEnabled`); the environment switch still wins. */
+let override = true;
+
+function load(): void {
+  if (process.env.RASTERFLOW_SIMD === '0') {
+    status = { enabled: false, detail: 'switched off (RASTERFLOW_SIMD=0)' };
+    return;
+  }
+  if (WA === undefined || !WA.validate(SIMD_PROBE)) {
+    status = { enabled: false, detail: 'this runtime has no WebAssembly SIMD128' };
+    return;
+  }
+  for (const c of CANDIDATES) {
+    const url = new URL(c, import.meta.url);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(fileURLToPath(url));
+    } catch {
+      continue;
+    }
+    try {
+      const instance = new WA.Instance(new WA.Module(bytes), {
+        env: {
+          abort: () => {
+            throw new Error('wasm kernel abort');
+          },
+        },
+      });
+      const exports = instance.exports as unknown as KernelExports;
+      loaded = { exports, arena: new WasmArena(exports.memory) };
+      status = { enabled: true, detail: fileURLToPath(url) };
+    } catch (e) {
+      status = { enabled: false, detail: `the wasm kernels did not load: ${(e as Error).message}` };
+    }
+    return;
+  }
+  status = { enabled: false, detail: 'the wasm kernels are not built (npm run build:wasm)' };
+}
+
+/** The kernels, or undefined when wasm is off, unsupported or not built (the TypeScript paths run). */
+export function wasmKernels(): Kernels | undefined {
+  if (status === undefined) load();
+  return override ? loaded : undefined;
+}
+
+export function wasmStatus(): WasmStatus {
+  if (status === undefined) load();
+  return override || !status!.enabled ? status! : { enabled: false, detail: 'switched off by setWasmEnabled(false)' };
+}
+
+/**
+ * Switch the wasm kernels off (false) or back on (true) in this thread, for tests and benchmarks
+ * that compare the two paths in one process. It cannot turn on what RASTERFLOW_SIMD=0, the runtime
+ * or a missing build turned off. @returns the previous setting.
+ */
+export function setWasmEnabled(enabled: boolean): boolean {
+  const was = override;
+  override = enabled;
+  return was;
+}

@@ -1,0 +1,2 @@
+// The module's exports: every kernel family's row functions (one module, one memory).
+export * from './terrain';
