@@ -473,7 +473,8 @@ describe('the tile queue', () => {
     const a = cache.tile(service, { level: 3, row: 0, col: 0 }); // drawing
     await until(() => g.calls.length === 2, 'the first drawing');
     const b = cache.tile(service, { level: 3, row: 1, col: 0 }); // waits
-    const c = cache.tile(service, { level: 3, row: 2, col: 0 }); // waits
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    const c = cache.tile(service, { level: 3, row: 2, col: 0 }); // waits after it
     await until(() => cache.stats().queued === 2, 'two waiting');
     expect(cache.stats()).toMatchObject({ running: 1, queued: 2 });
     const busy = await cache.tile(service, { level: 3, row: 3, col: 0 }).catch((e: unknown) => e);
