@@ -5,20 +5,33 @@
  * checked (status 200, the expected content type, a PNG signature) and timed from the request to the
  * last body byte. The server under test runs in a child process (`rasterflow serve` via tsx) so that
  * its memory is its own: peak RSS is the kernel's VmHWM of that process.
+ *
+ * Clients can be told apart by the server as clients behind a proxy are: `clientHeaders(i)` adds
+ * headers (an `X-Forwarded-For`) to every request of client i. A check may answer `BUSY` for a
+ * "server busy" answer (back-pressure): such answers are counted apart from errors. Figures are also
+ * given per request kind (`RequestSpec.kind`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 
+/** What a check answers for a "server busy" answer: expected back-pressure, not an error. */
+export const BUSY = Symbol('busy');
+
+/** Why an answer is wrong, `BUSY`, or undefined when it is the expected answer. */
+export type Check = (status: number, contentType: string, body: Buffer) => string | typeof BUSY | undefined;
+
 /** A request other than a plain GET: method, headers and body (a SOAP POST, a form). */
 export interface RequestSpec {
   readonly url: string;
+  /** The request's kind in LoadResult.byKind (default `GET` / the method). */
+  readonly kind?: string;
   readonly method?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   /** Checks this request's answer instead of LoadOptions.check. */
-  readonly check?: (status: number, contentType: string, body: Buffer) => string | undefined;
+  readonly check?: Check;
 }
 
 export interface LoadOptions {
@@ -32,18 +45,43 @@ export interface LoadOptions {
   readonly warmup?: number;
   /** Per-request time limit in ms (default 60 s): a request over it is an error. */
   readonly timeoutMs?: number;
-  /** Checks an answer; returns why it is wrong, or undefined. Default: 200 + image/png + PNG signature. */
-  readonly check?: (status: number, contentType: string, body: Buffer) => string | undefined;
+  /** Checks an answer; returns why it is wrong, BUSY, or undefined. Default: 200 + image/png + PNG signature. */
+  readonly check?: Check;
+  /** Headers every request of client `i` (0 .. concurrency - 1) carries, e.g. its `X-Forwarded-For`. */
+  readonly clientHeaders?: (client: number) => Readonly<Record<string, string>>;
   /** Stop sending counted requests after this long (ms); `requests` is then an upper bound. */
   readonly durationMs?: number;
   /** Called every ~50 ms while the counted requests run (e.g. to sample the server's RSS). */
   readonly onTick?: () => void;
 }
 
+/** The figures of one kind of request. */
+export interface KindResult {
+  readonly requests: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Answers the check called BUSY (back-pressure). */
+  readonly busy: number;
+  /** Of those, answers with an HTTP status >= 500 (a SOAP "server busy" fault is HTTP 500 by the SOAP 1.1 rule). */
+  readonly busyWith5xx: number;
+  /** Answers with an HTTP status >= 500 that are not BUSY. */
+  readonly fiveHundreds: number;
+  /** Wrong answers and failed requests (the 5xx among them). */
+  readonly errors: number;
+}
+
 export interface LoadResult {
   readonly requests: number;
   readonly concurrency: number;
+  /** Wrong answers and failed requests; BUSY answers are not errors. */
   readonly errors: number;
+  /** BUSY answers (back-pressure). */
+  readonly busy: number;
+  /** Answers with an HTTP status >= 500 that are not BUSY. */
+  readonly fiveHundreds: number;
+  /** The figures per RequestSpec.kind. */
+  readonly byKind: Readonly<Record<string, KindResult>>;
   /** Up to 5 distinct error descriptions. */
   readonly errorSamples: readonly string[];
   /** Requests sent a second time because the kept-alive connection they went out on had been closed by the server (not errors). */
@@ -76,8 +114,12 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 interface One {
+  readonly kind: string;
   readonly ms: number;
   readonly bytes: number;
+  /** HTTP status (0: no answer). */
+  readonly status: number;
+  readonly busy?: boolean;
   readonly error?: string;
   /** Why the first attempt failed, when it failed before any answer on a kept-alive connection the server had closed and was sent again. */
   readonly retried?: string;
@@ -87,13 +129,15 @@ function getOnce(
   spec: string | RequestSpec,
   agent: Agent,
   timeoutMs: number,
-  defaultCheck: NonNullable<LoadOptions['check']>,
+  defaultCheck: Check,
+  clientHeaders: Readonly<Record<string, string>>,
 ): Promise<One & { staleSocket?: boolean }> {
   const t0 = performance.now();
   const url = typeof spec === 'string' ? spec : spec.url;
   const check = (typeof spec === 'string' ? undefined : spec.check) ?? defaultCheck;
   const method = typeof spec === 'string' ? 'GET' : (spec.method ?? 'GET');
-  const headers = typeof spec === 'string' ? {} : { ...spec.headers };
+  const kind = typeof spec === 'string' ? 'GET' : (spec.kind ?? method);
+  const headers = typeof spec === 'string' ? { ...clientHeaders } : { ...clientHeaders, ...spec.headers };
   return new Promise((resolve) => {
     let answered = false;
     const req = request(url, { agent, method, headers }, (res) => {
@@ -102,10 +146,15 @@ function getOnce(
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        const error = check(res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), body);
-        resolve({ ms: performance.now() - t0, bytes: body.length, ...(error ? { error } : {}) });
+        const status = res.statusCode ?? 0;
+        const verdict = check(status, String(res.headers['content-type'] ?? ''), body);
+        const ms = performance.now() - t0;
+        if (verdict === BUSY) resolve({ kind, ms, bytes: body.length, status, busy: true });
+        else resolve({ kind, ms, bytes: body.length, status, ...(verdict !== undefined ? { error: verdict } : {}) });
       });
-      res.on('error', (e) => resolve({ ms: performance.now() - t0, bytes: 0, error: `response: ${e.message}` }));
+      res.on('error', (e) =>
+        resolve({ kind, ms: performance.now() - t0, bytes: 0, status: res.statusCode ?? 0, error: `response: ${e.message}` }),
+      );
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
     req.on('error', (e: NodeJS.ErrnoException) => {
@@ -114,8 +163,10 @@ function getOnce(
       // request was never read. Clients (browsers, Node's own docs) send it again on a new connection.
       const staleSocket = req.reusedSocket && !answered && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
       resolve({
+        kind,
         ms,
         bytes: 0,
+        status: 0,
         error: `request: ${e.code ?? e.message} after ${ms.toFixed(0)} ms${req.reusedSocket ? ' (reused connection)' : ''}`,
         ...(staleSocket ? { staleSocket } : {}),
       });
@@ -124,11 +175,17 @@ function getOnce(
   });
 }
 
-async function get(url: string | RequestSpec, agent: Agent, timeoutMs: number, check: NonNullable<LoadOptions['check']>): Promise<One> {
-  const first = await getOnce(url, agent, timeoutMs, check);
+async function get(
+  url: string | RequestSpec,
+  agent: Agent,
+  timeoutMs: number,
+  check: Check,
+  headers: Readonly<Record<string, string>>,
+): Promise<One> {
+  const first = await getOnce(url, agent, timeoutMs, check, headers);
   if (!first.staleSocket) return first;
-  const again = await getOnce(url, agent, timeoutMs, check);
-  return { ms: first.ms + again.ms, bytes: again.bytes, ...(again.error ? { error: again.error } : {}), retried: first.error ?? 'closed' };
+  const again = await getOnce(url, agent, timeoutMs, check, headers);
+  return { ...again, ms: first.ms + again.ms, retried: first.error ?? 'closed' };
 }
 
 async function batch(
@@ -137,16 +194,18 @@ async function batch(
   count: number,
   agent: Agent,
   timeoutMs: number,
-  check: NonNullable<LoadOptions['check']>,
+  check: Check,
+  clientHeaders: LoadOptions['clientHeaders'],
   deadline = Infinity,
 ): Promise<One[]> {
   const out: One[] = [];
   let next = 0;
-  const worker = async (): Promise<void> => {
+  const worker = async (client: number): Promise<void> => {
+    const headers = clientHeaders?.(client) ?? {};
     for (let i = next++; i < count && performance.now() < deadline; i = next++)
-      out.push(await get(urls[i % urls.length]!, agent, timeoutMs, check));
+      out.push(await get(urls[i % urls.length]!, agent, timeoutMs, check, headers));
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => worker()));
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, (_, client) => worker(client)));
   return out;
 }
 
@@ -159,20 +218,43 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   // One keep-alive connection per client, as a browser or a tile client keeps them.
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
   try {
-    await batch(urls, concurrency, options.warmup ?? 2 * concurrency, agent, timeoutMs, check);
+    await batch(urls, concurrency, options.warmup ?? 2 * concurrency, agent, timeoutMs, check, options.clientHeaders);
     const tick = options.onTick ? setInterval(options.onTick, 50) : undefined;
     const t0 = performance.now();
     const deadline = options.durationMs === undefined ? Infinity : t0 + options.durationMs;
-    const results = await batch(urls, concurrency, requests, agent, timeoutMs, check, deadline);
+    const results = await batch(urls, concurrency, requests, agent, timeoutMs, check, options.clientHeaders, deadline);
     const wallMs = performance.now() - t0;
     if (tick) clearInterval(tick);
     options.onTick?.();
     const lat = results.map((r) => r.ms).sort((a, b) => a - b);
     const failed = results.filter((r) => r.error !== undefined);
+    const kinds = new Map<string, One[]>();
+    for (const r of results) {
+      const list = kinds.get(r.kind);
+      if (list) list.push(r);
+      else kinds.set(r.kind, [r]);
+    }
+    const byKind: Record<string, KindResult> = {};
+    for (const [kind, list] of [...kinds].sort(([a], [b]) => a.localeCompare(b))) {
+      const ms = list.map((r) => r.ms).sort((a, b) => a - b);
+      byKind[kind] = {
+        requests: list.length,
+        p50Ms: percentile(ms, 50),
+        p99Ms: percentile(ms, 99),
+        maxMs: ms[ms.length - 1] ?? Number.NaN,
+        busy: list.filter((r) => r.busy).length,
+        busyWith5xx: list.filter((r) => r.busy && r.status >= 500).length,
+        fiveHundreds: list.filter((r) => !r.busy && r.status >= 500).length,
+        errors: list.filter((r) => r.error !== undefined).length,
+      };
+    }
     return {
       requests: results.length,
       concurrency,
       errors: failed.length,
+      busy: results.filter((r) => r.busy).length,
+      fiveHundreds: results.filter((r) => !r.busy && r.status >= 500).length,
+      byKind,
       errorSamples: [...new Set(failed.map((r) => r.error!))].slice(0, 5),
       retriedOnClosedConnection: results.filter((r) => r.retried !== undefined).length,
       retriedSamples: [...new Set(results.flatMap((r) => (r.retried === undefined ? [] : [r.retried])))].slice(0, 5),

@@ -19,14 +19,18 @@
  *   secured one (shared caches never hand a secured tile to a caller without a token); when it
  *   does not, Decision: `no-cache` (clients store the tile but revalidate it with the ETag each
  *   time), `private, no-cache` for a secured service. `<n>` is the site's tileMaxAge (default 3600 s).
+ * - A missing tile is waited for under the request's time budget (`requestTimeoutMs`, or until the
+ *   client hangs up) and counted against the client's address; a full tile queue is the vendor's
+ *   "server busy" error (a JSON error with code 503, HTTP 200), as a timeout is (code 504).
  */
 import { EngineError } from '../../core/errors.js';
 import { authenticate } from '../auth.js';
+import { clientKey, requestSignal } from '../limits.js';
 import { matchesIfNoneMatch } from '../image/tile-cache.js';
 import { optionalCaller, servicesAudiences } from '../image/access.js';
 import { DEFAULT_TILE_MAX_AGE } from '../image/tiles.js';
 import { readParams, requireHttps, TransportError, withRestErrors, type Route } from '../rest.js';
-import { fromTrustedProxy, type ServiceRecord, type SiteDeps } from '../site.js';
+import { fromTrustedProxy, limitsOf, type ServiceRecord, type SiteDeps } from '../site.js';
 import type { MapService } from './model.js';
 import { mapServicesOf } from './service.js';
 import { cacheEncoding, cacheFolderName, FUSED_CACHE_NAME, mapTileCachesOf, parseTilePath, type MapTileCache } from './tile-cache.js';
@@ -92,16 +96,24 @@ export function mapCacheRoutes(deps: MapCacheDeps, options: MapCacheRouteOptions
     if ((encoding === 'png' && address.ext !== 'png') || (encoding === 'jpeg' && address.ext !== 'jpg')) throw notFound();
     const tiles = options.tiles ?? mapTileCachesOf(deps);
     let tile;
+    const budget = requestSignal(req, limitsOf(deps.config));
     try {
-      tile = await tiles.tile(service, {
-        level: address.level,
-        row: address.row,
-        col: address.col,
-        ...(layerId !== undefined ? { layerId } : {}),
-      });
+      tile = await tiles.tile(
+        service,
+        {
+          level: address.level,
+          row: address.row,
+          col: address.col,
+          ...(layerId !== undefined ? { layerId } : {}),
+          client: clientKey(req, deps),
+        },
+        budget.signal,
+      );
     } catch (e) {
       if (e instanceof EngineError && e.code === 'NOT_FOUND') throw notFound();
       throw e;
+    } finally {
+      budget.dispose();
     }
     const anonymous = record.properties['anonymous'] === true;
     const maxAge = deps.config.tileMaxAge ?? DEFAULT_TILE_MAX_AGE;

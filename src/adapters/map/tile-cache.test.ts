@@ -22,7 +22,9 @@ import {
   createMapTileCache,
   drawTileRenderer,
   encodeTileImage,
+  encodeTileImageAsync,
   levelFolder,
+  mapTileCachesOf,
   parseTilePath,
   rowFolder,
   tileEncodingOf,
@@ -392,5 +394,200 @@ describe('tiles drawn by the map drawing', () => {
     // The relief layer's tile is opaque hillshade where the DEM has data, with no red marker.
     const relief = rgbaOf((await cache.tile(service, { level: 0, row: 0, col: 0, layerId: 1 })).bytes);
     for (let i = 0; i < 256 * 256; i++) expect(relief[i * 4] === 200 && relief[i * 4 + 1] === 0 && relief[i * 4 + 3] === 255).toBe(false);
+  });
+});
+
+describe('asynchronous tile encoding', () => {
+  const px = (n: number, f: (i: number) => [number, number, number, number]): Uint8Array => {
+    const out = new Uint8Array(n * 4);
+    for (let i = 0; i < n; i++) out.set(f(i), i * 4);
+    return out;
+  };
+  it('writes the bytes encodeTileImage writes, for every encoding, opaque or not, any size', async () => {
+    let seed = 7;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) & 255;
+    for (const [w, h] of [
+      [1, 1],
+      [5, 3],
+      [16, 16],
+      [33, 7],
+    ] as const) {
+      const opaque = px(w * h, () => [rnd(), rnd(), rnd(), 255]);
+      const translucent = px(w * h, (i) => [rnd(), rnd(), rnd(), i % 3 === 0 ? rnd() : 255]);
+      for (const rgba of [opaque, translucent]) {
+        for (const e of ['png', 'png24', 'png32', 'png8', 'jpeg', 'mixed'] as const) {
+          const sync = encodeTileImage(rgba, w, h, e, 80, [200, 100, 50]);
+          const async = await encodeTileImageAsync(rgba, w, h, e, 80, [200, 100, 50]);
+          expect(async, `${e} ${w}x${h}`).toEqual(sync);
+        }
+      }
+    }
+    await expect(encodeTileImageAsync(new Uint8Array(12), 2, 2, 'png', 75, [0, 0, 0])).rejects.toThrow(/not 2 x 2 x 4/);
+  });
+});
+
+/** A renderer whose drawings end when the test says so (one `release()` each, kept when none waits); it records the signal each drawing got. */
+function gatedRenderer(): {
+  render: RenderTile;
+  calls: { t: { row: number; col: number }; signal: AbortSignal | undefined }[];
+  release: () => void;
+} {
+  const calls: { t: { row: number; col: number }; signal: AbortSignal | undefined }[] = [];
+  const waiting: (() => void)[] = [];
+  let permits = 0;
+  const render: RenderTile = async (_service, t, signal) => {
+    calls.push({ t, signal });
+    if (permits > 0) permits--;
+    else await new Promise<void>((r) => waiting.push(r));
+    signal?.throwIfAborted();
+    return new Uint8Array(t.width * t.height * 4).fill(255);
+  };
+  return {
+    render,
+    calls,
+    release: () => {
+      const w = waiting.shift();
+      if (w) w();
+      else permits++;
+    },
+  };
+}
+
+/** Waits until `cond` holds (10 s at most). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > 10_000) throw new Error(`waited 10 s for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('the tile queue', () => {
+  it('answers SERVER_BUSY beyond maxQueued waiting drawings; joining a drawing and cached tiles never wait for a place', async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 2 });
+    // A cached tile, drawn before the queue fills.
+    g.release();
+    await cache.tile(service, { level: 3, row: 9, col: 0 });
+    const a = cache.tile(service, { level: 3, row: 0, col: 0 }); // drawing
+    await until(() => g.calls.length === 2, 'the first drawing');
+    const b = cache.tile(service, { level: 3, row: 1, col: 0 }); // waits
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    const c = cache.tile(service, { level: 3, row: 2, col: 0 }); // waits after it
+    await until(() => cache.stats().queued === 2, 'two waiting');
+    expect(cache.stats()).toMatchObject({ running: 1, queued: 2 });
+    const busy = await cache.tile(service, { level: 3, row: 3, col: 0 }).catch((e: unknown) => e);
+    expect(busy).toBeInstanceOf(EngineError);
+    expect(busy).toMatchObject({ code: 'SERVER_BUSY', path: 'maxQueuedRenders' });
+    expect((busy as EngineError).message).toMatch(/^The server is busy: 2 map tiles are already waiting .*\(maxQueuedRenders\)/);
+    expect((busy as EngineError).details).toEqual([(busy as EngineError).message]);
+    // Joining a queued drawing takes no place; a cached tile is served at once.
+    const b2 = cache.tile(service, { level: 3, row: 1, col: 0 });
+    const hit = await cache.tile(service, { level: 3, row: 9, col: 0 });
+    expect(hit.hit).toBe(true);
+    for (let i = 0; i < 3; i++) g.release();
+    const [ta, tb, tc, tb2] = await Promise.all([a, b, c, b2]);
+    expect([ta.hit, tb.hit, tc.hit]).toEqual([false, false, false]);
+    expect(tb2.etag).toBe(tb.etag);
+    expect(g.calls.map((x) => x.t.row)).toEqual([9, 0, 1, 2]);
+    expect(cache.stats()).toMatchObject({ draws: 4, busy: 1, peak: 1, queued: 0, running: 0 });
+    // The queue has room again.
+    g.release();
+    expect((await cache.tile(service, { level: 3, row: 3, col: 0 })).hit).toBe(false);
+  });
+
+  it('one client may have maxPerClient drawings running or waiting; others still get theirs', async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 100, maxPerClient: 2 });
+    const mine = [0, 1].map((row) => cache.tile(service, { level: 3, row, col: 0, client: 'ip:10.0.0.1' }));
+    await until(() => cache.stats().running === 1 && cache.stats().queued === 1, 'one drawing and one waiting');
+    await expect(cache.tile(service, { level: 3, row: 2, col: 0, client: 'ip:10.0.0.1' })).rejects.toMatchObject({
+      code: 'SERVER_BUSY',
+      path: 'maxRendersPerClient',
+    });
+    // Another client is queued; and the first client may still join a drawing it (or anyone) started.
+    const other = cache.tile(service, { level: 3, row: 3, col: 0, client: 'ip:10.0.0.2' });
+    const joined = cache.tile(service, { level: 3, row: 1, col: 0, client: 'ip:10.0.0.1' });
+    for (let i = 0; i < 3; i++) g.release();
+    await Promise.all([...mine, other, joined]);
+    expect(g.calls.map((c) => c.t.row).sort()).toEqual([0, 1, 3]);
+  });
+
+  it('maxQueued 0: a drawing starts only when a slot is free', async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 0 });
+    const a = cache.tile(service, { level: 3, row: 0, col: 0 });
+    await until(() => cache.stats().running === 1, 'a drawing');
+    await expect(cache.tile(service, { level: 3, row: 1, col: 0 })).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+    g.release();
+    await a;
+    g.release();
+    expect((await cache.tile(service, { level: 3, row: 1, col: 0 })).hit).toBe(false);
+  });
+
+  it("a request stops waiting when its signal aborts, with the signal's reason; a drawing nobody waits for is dropped or aborted", async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const cache = createMapTileCache({ render: g.render, concurrency: 1, maxQueued: 10 });
+    const a = cache.tile(service, { level: 3, row: 0, col: 0 }); // drawing, no signal
+    await until(() => cache.stats().running === 1, 'a drawing');
+    // A queued drawing whose only request times out: TIMEOUT to it, and never drawn.
+    const timeout = new AbortController();
+    const b = cache.tile(service, { level: 3, row: 1, col: 0 }, timeout.signal);
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    timeout.abort(new EngineError('TIMEOUT', 'The request took longer than the server allows.'));
+    await expect(b).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(cache.stats()).toMatchObject({ queued: 0, abandoned: 1 });
+    // Two requests wait for one queued drawing: one hangs up (ABORTED), the other still gets the tile.
+    const gone = new AbortController();
+    const c1 = cache.tile(service, { level: 3, row: 2, col: 0 }, gone.signal);
+    const c2 = cache.tile(service, { level: 3, row: 2, col: 0 });
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    gone.abort();
+    await expect(c1).rejects.toMatchObject({ code: 'ABORTED' });
+    g.release();
+    await a;
+    g.release();
+    expect((await c2).hit).toBe(false);
+    expect(g.calls.map((x) => x.t.row)).toEqual([0, 2]);
+    // A running drawing whose only request hangs up is aborted (its signal), and frees its slot.
+    const hang = new AbortController();
+    const d = cache.tile(service, { level: 3, row: 3, col: 0 }, hang.signal);
+    await until(() => g.calls.length === 3, 'the drawing of row 3');
+    const drawing = g.calls[2]!;
+    expect(drawing.t.row).toBe(3);
+    expect(drawing.signal?.aborted).toBe(false);
+    hang.abort();
+    await expect(d).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(drawing.signal?.aborted).toBe(true);
+    g.release();
+    await until(() => cache.stats().running === 0, 'the slot freed');
+    expect(existsSync(join(service.tiling.cacheDir, '_alllayers', 'L03', 'R00000003', 'C00000000.png'))).toBe(false);
+    // An already aborted signal: nothing is drawn.
+    await expect(cache.tile(service, { level: 3, row: 4, col: 0 }, AbortSignal.abort())).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(g.calls.length).toBe(3);
+  });
+
+  it("the site's shared cache takes its queue bound from the site's maxQueuedRenders", async () => {
+    const service = fakeService(temp());
+    const g = gatedRenderer();
+    const store = {} as Parameters<typeof mapTileCachesOf>[0]['store'];
+    const cache = mapTileCachesOf(
+      { store, log: console as never, config: { maxQueuedRenders: 1 } as never },
+      { render: g.render, concurrency: 1 },
+    );
+    const a = cache.tile(service, { level: 3, row: 0, col: 0 });
+    const b = cache.tile(service, { level: 3, row: 1, col: 0 });
+    await until(() => cache.stats().queued === 1, 'one waiting');
+    await expect(cache.tile(service, { level: 3, row: 2, col: 0 })).rejects.toMatchObject({
+      code: 'SERVER_BUSY',
+      path: 'maxQueuedRenders',
+    });
+    g.release();
+    g.release();
+    await Promise.all([a, b]);
   });
 });

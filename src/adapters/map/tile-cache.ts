@@ -8,8 +8,19 @@
  * - A tile is the map drawn for the tile's extent: x from `origin.x + col * cols * res`, y down
  *   from `origin.y - row * rows * res`, `cols x rows` pixels at the level's resolution `res`.
  * - Files are written to a temporary name and renamed, so a reader never sees half a tile. Requests
- *   for a tile being drawn wait for that one drawing (one in-flight promise per file); at most
- *   `concurrency` tiles are drawn at once (the rest queue).
+ *   for a tile being drawn wait for that one drawing (one in-flight drawing per file). At most
+ *   `concurrency` tiles are drawn at once and at most `maxQueued` more wait for a turn (the site's
+ *   `maxQueuedRenders`), the waiting ones served round-robin across clients (limits.ts
+ *   `createFairSemaphore`); one client may have `maxPerClient` drawings running or waiting (the
+ *   site's `maxRendersPerClient`). A request that needs one drawing more than that is answered
+ *   SERVER_BUSY at once. Tiles on disk are served without waiting, and a request joining a drawing
+ *   in progress or queued takes no place in the queue.
+ * - A request stops waiting when its signal aborts (client gone, time budget spent: the signal's
+ *   reason is thrown). A drawing that no request waits for any more is dropped from the queue, or
+ *   aborted while it runs, so a disconnected client stops its work; one that others still wait
+ *   for goes on and fills the cache.
+ * - PNG tiles are deflated on the thread pool (node:zlib's asynchronous deflate), so the event loop
+ *   serves other requests meanwhile; the bytes are those `encodeTileImage` writes.
  * - `cacheDir` belongs to one service version (the service registry puts it under the version), and
  *   a marker file `conf.json` in it names the service and version: a folder whose marker names
  *   another version is emptied before use, and on first use of a version the folders of the same
@@ -29,15 +40,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { deflate } from 'node:zlib';
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { encodeIndexedPng, encodePng } from '../../io/encode-png.js';
+import { crc32, encodeIndexedPng, encodePng } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { DrawnMap } from './view.js';
-import type { SiteDeps } from '../site.js';
+import { abortError, createFairSemaphore, throwIfAborted } from '../limits.js';
+import { limitsOf, SITE_LIMITS, type SiteDeps } from '../site.js';
 import { drawMap, type DrawMapOptions } from './draw.js';
 import type { LevelOfDetail, MapService, TileScheme } from './model.js';
 
@@ -255,6 +269,102 @@ export function encodeTileImage(
   return { bytes, ext: 'png', contentType: 'image/png' };
 }
 
+const deflateAsync = promisify(deflate);
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+
+/**
+ * An 8-bit RGB (3) or RGBA (4) PNG of a drawn tile, every row filtered 'up' and deflated at level 6
+ * on the thread pool: the bytes `encodePng` writes with PNG_OPTIONS for the same planes. Translucent
+ * pixels of an RGB PNG are composited over `matte` as `planes` does.
+ */
+async function encodeTilePngAsync(
+  rgba: Uint8Array,
+  width: number,
+  height: number,
+  channels: 3 | 4,
+  matte: readonly [number, number, number],
+): Promise<Uint8Array> {
+  const rowBytes = width * channels;
+  const raw = new Uint8Array(height * (rowBytes + 1));
+  // Samples first (row y at y * (rowBytes + 1) + 1), then the 'up' differences from the bottom row up.
+  const [mr, mg, mb] = matte;
+  for (let y = 0; y < height; y++) {
+    let o = y * (rowBytes + 1) + 1;
+    let i = y * width * 4;
+    if (channels === 4) {
+      raw.set(rgba.subarray(i, i + rowBytes), o);
+      continue;
+    }
+    for (let x = 0; x < width; x++, i += 4, o += 3) {
+      const alpha = rgba[i + 3]!;
+      if (alpha === 255) {
+        raw[o] = rgba[i]!;
+        raw[o + 1] = rgba[i + 1]!;
+        raw[o + 2] = rgba[i + 2]!;
+      } else {
+        const k = 255 - alpha;
+        raw[o] = (rgba[i]! * alpha + mr * k + 127) / 255;
+        raw[o + 1] = (rgba[i + 1]! * alpha + mg * k + 127) / 255;
+        raw[o + 2] = (rgba[i + 2]! * alpha + mb * k + 127) / 255;
+      }
+    }
+  }
+  for (let y = height - 1; y >= 0; y--) {
+    const o = y * (rowBytes + 1);
+    raw[o] = 2;
+    if (y === 0) continue;
+    const above = o - (rowBytes + 1);
+    for (let x = 1; x <= rowBytes; x++) raw[o + x] = raw[o + x]! - raw[above + x]!;
+  }
+  const ihdr = new Uint8Array(13);
+  const view = new DataView(ihdr.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  ihdr[8] = 8;
+  ihdr[9] = channels === 4 ? 6 : 2;
+  const idat = await deflateAsync(raw, { level: PNG_OPTIONS.deflateLevel });
+  const parts = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * `encodeTileImage`, with the deflate of PNG tiles (PNG, PNG24, PNG32, MIXED at the data's edges) on
+ * the thread pool: the same bytes, without holding the event loop for the compression.
+ */
+export async function encodeTileImageAsync(
+  rgba: Uint8Array,
+  width: number,
+  height: number,
+  encoding: TileEncoding,
+  quality: number,
+  matte: readonly [number, number, number],
+): Promise<EncodedTile> {
+  if (rgba.length !== width * height * 4 || encoding === 'jpeg' || encoding === 'png8') {
+    return encodeTileImage(rgba, width, height, encoding, quality, matte);
+  }
+  const isOpaque = encoding === 'png' || encoding === 'mixed' ? opaque(rgba) : false;
+  if (encoding === 'mixed' && isOpaque) return encodeTileImage(rgba, width, height, encoding, quality, matte);
+  const channels = encoding === 'png24' || (encoding === 'png' && isOpaque) ? 3 : 4;
+  return { bytes: await encodeTilePngAsync(rgba, width, height, channels, matte), ext: 'png', contentType: 'image/png' };
+}
+
 /** The colour under translucent pixels where a format has no alpha: the map's background, white when that is transparent. */
 export function matteOf(service: Pick<MapService, 'backgroundColor'>): [number, number, number] {
   const [r, g, b, a] = service.backgroundColor;
@@ -292,6 +402,11 @@ export interface TileRequest {
   readonly layerId?: number;
   /** Request format (GetMapTile's `Format`); undefined the cache format. */
   readonly format?: string;
+  /**
+   * Who asks (limits.ts `clientKey`): a drawing is counted against the client whose request started
+   * it (the queue serves clients in turn); undefined: one anonymous client.
+   */
+  readonly client?: string;
 }
 
 export interface MapTile extends EncodedTile {
@@ -306,6 +421,10 @@ export interface MapTileCacheOptions {
   readonly render: RenderTile;
   /** Tiles drawn at once (default DEFAULT_TILE_CONCURRENCY). */
   readonly concurrency?: number;
+  /** Drawings that may wait for a turn; one more is SERVER_BUSY (default the site's `maxQueuedRenders` default). */
+  readonly maxQueued?: number;
+  /** Drawings one client (`TileRequest.client`) may have running or waiting; one more is SERVER_BUSY (default no limit). */
+  readonly maxPerClient?: number;
 }
 
 export interface MapTileCache {
@@ -315,8 +434,20 @@ export interface MapTileCache {
    * `Format`) for an unknown format.
    */
   tile(service: MapService, request: TileRequest, signal?: AbortSignal): Promise<MapTile>;
-  /** Tiles drawn and served from disk since start; draws running now and the most at once. */
-  stats(): { readonly draws: number; readonly hits: number; readonly running: number; readonly peak: number };
+  /**
+   * Tiles drawn and served from disk since start; draws running now and the most at once; drawings
+   * waiting for a turn now; requests answered SERVER_BUSY; drawings dropped or aborted because no
+   * request waited for them any more.
+   */
+  stats(): {
+    readonly draws: number;
+    readonly hits: number;
+    readonly running: number;
+    readonly peak: number;
+    readonly queued: number;
+    readonly busy: number;
+    readonly abandoned: number;
+  };
 }
 
 /** NOT_FOUND "Tile not found." with the address in the details. */
@@ -402,28 +533,59 @@ async function readIfExists(path: string): Promise<Uint8Array | undefined> {
 
 const CONTENT_TYPE = { png: 'image/png', jpg: 'image/jpeg' } as const;
 
+/** `p`, or the abort reason of `signal` (abortError) as soon as it aborts (`p` goes on). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e as Error);
+      },
+    );
+  });
+}
+
+/** One tile being drawn (or waiting for a turn), shared by the requests that wait for it. */
+interface Flight {
+  readonly stem: string;
+  promise: Promise<EncodedTile & { etag: string }>;
+  /** Requests waiting for it now. */
+  waiters: number;
+  settled: boolean;
+  /** Aborted when no request waits any more: leaves the queue, or stops the drawing. */
+  readonly controller: AbortController;
+}
+
 /** A tile cache over `render`. Most callers want `mapTileCachesOf(deps)`, the site's shared one. */
 export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
-  const limit = Math.max(1, options.concurrency ?? DEFAULT_TILE_CONCURRENCY);
-  const inFlight = new Map<string, Promise<EncodedTile & { etag: string }>>();
+  const slots = createFairSemaphore({
+    maxRunning: Math.max(1, options.concurrency ?? DEFAULT_TILE_CONCURRENCY),
+    maxQueued: Math.max(0, options.maxQueued ?? SITE_LIMITS.maxQueuedRenders),
+    maxPerClient: options.maxPerClient ?? Infinity,
+    names: { running: 'maxRenders', queued: 'maxQueuedRenders', perClient: 'maxRendersPerClient' },
+    what: 'map tiles',
+  });
+  const inFlight = new Map<string, Flight>();
   const prepared = new Map<string, Promise<void>>();
-  const waiting: (() => void)[] = [];
-  let running = 0;
-  let peak = 0;
   let draws = 0;
   let hits = 0;
+  let busy = 0;
+  let abandoned = 0;
 
-  const slot = async (): Promise<() => void> => {
-    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
-    peak = Math.max(peak, running);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      running--;
-      waiting.shift()?.();
-    };
+  /** No request waits for `f` any more: it leaves the queue, or its drawing is aborted. */
+  const abandon = (f: Flight): void => {
+    if (f.settled) return;
+    abandoned++;
+    if (inFlight.get(f.stem) === f) inFlight.delete(f.stem);
+    f.controller.abort(new EngineError('ABORTED', 'no request waits for this tile any more'));
   };
 
   const prepare = (service: MapService): Promise<void> => {
@@ -439,6 +601,7 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
 
   return {
     async tile(service, request, signal) {
+      throwIfAborted(signal);
       const layerId = request.layerId === -1 ? undefined : request.layerId;
       if (layerId !== undefined) cachedLayer(service, layerId);
       const scheme = service.tiling;
@@ -450,8 +613,7 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
       const base = encoding === cacheEncoding(scheme) ? scheme.cacheDir : join(scheme.cacheDir, '_formats', encoding);
       const stem = join(base, cacheNameOf(layerId), levelFolder(request.level), rowFolder(request.row), columnFile(request.col, ''));
       const exts: readonly ('png' | 'jpg')[] = encoding === 'mixed' ? ['jpg', 'png'] : encoding === 'jpeg' ? ['jpg'] : ['png'];
-      const flight = inFlight.get(stem);
-      if (flight === undefined) {
+      if (!inFlight.has(stem)) {
         for (const ext of exts) {
           const bytes = await readIfExists(stem + ext);
           if (bytes) {
@@ -460,27 +622,36 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
           }
         }
       }
-      // Clients asking for the same missing tile at once share one drawing. Decision: it is not
-      // aborted by one client's hang-up (others wait for it); it ends and fills the cache.
-      let shared = inFlight.get(stem);
-      if (shared === undefined) {
-        shared = (async () => {
-          const release = await slot();
+      throwIfAborted(signal);
+      // Clients asking for the same missing tile at once share one drawing, which takes its turn
+      // (and its place in the queue) for the first of them.
+      let flight = inFlight.get(stem);
+      if (flight === undefined) {
+        const f: Flight = { stem, promise: Promise.resolve() as never, waiters: 0, settled: false, controller: new AbortController() };
+        const drawSignal = f.controller.signal;
+        f.promise = (async () => {
+          const slot = await slots.acquire(request.client ?? 'anonymous', drawSignal);
           try {
+            throwIfAborted(drawSignal);
             draws++;
-            const rgba = await options.render(service, {
-              level: request.level,
-              row: request.row,
-              col: request.col,
-              ...(layerId !== undefined ? { layerId } : {}),
-              extent,
-              width: scheme.cols,
-              height: scheme.rows,
-              dpi: scheme.dpi,
-              scale: lod.scale,
-              resolution: lod.resolution,
-            });
-            const encoded = encodeTileImage(rgba, scheme.cols, scheme.rows, encoding, scheme.quality, matteOf(service));
+            const rgba = await options.render(
+              service,
+              {
+                level: request.level,
+                row: request.row,
+                col: request.col,
+                ...(layerId !== undefined ? { layerId } : {}),
+                extent,
+                width: scheme.cols,
+                height: scheme.rows,
+                dpi: scheme.dpi,
+                scale: lod.scale,
+                resolution: lod.resolution,
+              },
+              drawSignal,
+            );
+            throwIfAborted(drawSignal);
+            const encoded = await encodeTileImageAsync(rgba, scheme.cols, scheme.rows, encoding, scheme.quality, matteOf(service));
             const path = stem + encoded.ext;
             try {
               await mkdir(dirname(path), { recursive: true });
@@ -492,17 +663,35 @@ export function createMapTileCache(options: MapTileCacheOptions): MapTileCache {
             }
             return { ...encoded, etag: etagOf(encoded.bytes) };
           } finally {
-            release();
+            slot.release();
           }
         })();
-        inFlight.set(stem, shared);
-        void shared.finally(() => inFlight.delete(stem)).catch(() => undefined);
+        inFlight.set(stem, f);
+        void f.promise
+          .finally(() => {
+            f.settled = true;
+            if (inFlight.get(stem) === f) inFlight.delete(stem);
+          })
+          .catch(() => undefined);
+        flight = f;
       }
-      signal?.throwIfAborted();
-      const t = await shared;
-      return { ...t, hit: false };
+      const f = flight;
+      f.waiters++;
+      try {
+        const t = await untilAborted(f.promise, signal);
+        return { ...t, hit: false };
+      } catch (e) {
+        if (e instanceof EngineError && e.code === 'SERVER_BUSY') busy++;
+        throw e;
+      } finally {
+        f.waiters--;
+        if (f.waiters === 0) abandon(f);
+      }
     },
-    stats: () => ({ draws, hits, running, peak }),
+    stats: () => {
+      const s = slots.stats();
+      return { draws, hits, running: s.running, peak: s.peak, queued: s.queued, busy, abandoned };
+    },
   };
 }
 
@@ -544,12 +733,24 @@ export function drawTileRenderer(deps: Pick<SiteDeps, 'store' | 'log'>): RenderT
 
 /**
  * The tile cache every map operation and route of a site shares (one in-flight map, one drawing
- * limit), keyed by the site's store. The first caller's options win.
+ * limit, one queue), keyed by the site's store. The first caller's options win. Unless they say
+ * otherwise: DEFAULT_TILE_CONCURRENCY tiles drawn at once (fewer when the site's `maxRenders` is
+ * lower), the queue bounded by `maxQueuedRenders`, a client's drawings by `maxRendersPerClient`.
  */
-export function mapTileCachesOf(deps: Pick<SiteDeps, 'store' | 'log'>, options?: Partial<MapTileCacheOptions>): MapTileCache {
+export function mapTileCachesOf(
+  deps: Pick<SiteDeps, 'store' | 'log'> & Partial<Pick<SiteDeps, 'config'>>,
+  options?: Partial<MapTileCacheOptions>,
+): MapTileCache {
   let c = shared.get(deps.store);
   if (!c) {
-    c = createMapTileCache({ ...options, render: options?.render ?? drawTileRenderer(deps) });
+    const limits = limitsOf(deps.config);
+    c = createMapTileCache({
+      concurrency: Math.min(DEFAULT_TILE_CONCURRENCY, limits.maxRenders),
+      maxQueued: limits.maxQueuedRenders,
+      maxPerClient: limits.maxRendersPerClient,
+      ...options,
+      render: options?.render ?? drawTileRenderer(deps),
+    });
     shared.set(deps.store, c);
   }
   return c;

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setPeerAddress } from '../site.js';
 import { putOlindaMap } from '../../../test/map-fixture.js';
 import { siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import { GEO_SOAP_NS, SOAP11_ENV_NS, SOAP12_ENV_NS } from './envelope.js';
 import { soapRoutes } from './endpoint.js';
 import { mapServicesOf } from '../map/service.js';
+import { mapTileCachesOf } from '../map/tile-cache.js';
 import { SOAP_OPERATIONS } from './operations.js';
 import { OPERATION_SIGNATURES } from './signatures.js';
 
@@ -96,7 +97,7 @@ describe('the SOAP map service endpoint', () => {
     expect((await post('/server/services/olinda/MapServer', laughs)).status).toBe(500);
     const big = await post('/server/services/olinda/MapServer', envelope('GetMapName', `<Index>${'0'.repeat(50 * 1024 * 1024)}</Index>`));
     expect(big.status).toBe(500);
-    expect(await big.text()).toMatch(/exceeds the limit/);
+    expect(await big.text()).toMatch(/larger than 10485760 bytes, the most the server accepts \(maxBodyBytes\)/);
     const deep = envelope('GetMapName', `${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}`);
     expect(await (await post('/server/services/olinda/MapServer', deep)).text()).toMatch(/deeper than/);
     expect(Date.now() - t0).toBeLessThan(10_000);
@@ -115,5 +116,100 @@ describe('the SOAP map service endpoint', () => {
     const bad = await post('/server/services/secured/MapServer?token=forged', envelope('GetMapCount'));
     expect(await bad.text()).toMatch(/<Code>498<\/Code>/);
     expect((await handler(siteRequest(`/server/services/secured/MapServer?wsdl&token=${encodeURIComponent(token)}`))).status).toBe(200);
+  });
+});
+
+describe("the SOAP endpoint under the site's limits", () => {
+  let site: TestSite;
+  let handler: (req: Request) => Promise<Response>;
+  const tileBody = (level: number, row: number, col: number): string =>
+    envelope('GetMapTile', `<MapName>Layers</MapName><Level>${level}</Level><Row>${row}</Row><Column>${col}</Column>`);
+  const post = (body: string, signal?: AbortSignal): Promise<Response> =>
+    handler(
+      setPeerAddress(
+        new Request('https://localhost/server/services/olinda/MapServer', {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' },
+          body,
+          ...(signal ? { signal } : {}),
+        }),
+        '127.0.0.1',
+      ),
+    );
+
+  afterEach(async () => {
+    await mapServicesOf(site).close();
+  });
+
+  it('caps the envelope at maxBodyBytes, naming the setting', async () => {
+    site = await testSite({ maxBodyBytes: 4096 });
+    await putOlindaMap(site);
+    handler = soapRoutes(site)[0]!.handler;
+    const small = await post(envelope('GetMapCount'));
+    expect(small.status).toBe(200);
+    const big = await post(envelope('GetMapName', `<Index>${'0'.repeat(5000)}</Index>`));
+    expect(big.status).toBe(500);
+    const text = await big.text();
+    expect(text).toMatch(
+      /<faultcode>soap:Client<\/faultcode><faultstring>The request is larger than 4096 bytes, the most the server accepts \(maxBodyBytes\)/,
+    );
+  });
+
+  it('a tile past requestTimeoutMs is a Server fault with code 504, and leaves nothing running', async () => {
+    site = await testSite({ requestTimeoutMs: 1 });
+    await putOlindaMap(site);
+    handler = soapRoutes(site)[0]!.handler;
+    const res = await post(tileBody(2, 1, 1));
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).toMatch(/<faultcode>soap:Server<\/faultcode>[\s\S]*<Code>504<\/Code>/);
+    await vi.waitFor(() => expect(mapTileCachesOf(site).stats()).toMatchObject({ running: 0, queued: 0 }), {
+      timeout: 30_000,
+    });
+  });
+
+  it('ExportMapImage past requestTimeoutMs stops drawing and is a Server fault with code 504', async () => {
+    site = await testSite({ requestTimeoutMs: 1 });
+    await putOlindaMap(site);
+    handler = soapRoutes(site)[0]!.handler;
+    const e = (await mapServicesOf(site).open('', 'olinda'))!.fullExtent;
+    const body =
+      `<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="${SOAP11_ENV_NS}" xmlns:g="${GEO_SOAP_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>` +
+      `<g:ExportMapImage><MapDescription><Name>Layers</Name><MapArea xsi:type="g:MapExtent"><Extent xsi:type="g:EnvelopeN">` +
+      `<XMin>${e.xmin}</XMin><YMin>${e.ymin}</YMin><XMax>${e.xmax}</XMax><YMax>${e.ymax}</YMax></Extent></MapArea><Rotation>0</Rotation></MapDescription>` +
+      `<ImageDescription><ImageType><ImageFormat>geoImagePNG</ImageFormat><ImageReturnType>geoImageReturnMimeData</ImageReturnType></ImageType>` +
+      `<ImageDisplay><ImageHeight>2000</ImageHeight><ImageWidth>2000</ImageWidth><ImageDPI>96</ImageDPI></ImageDisplay></ImageDescription></g:ExportMapImage>` +
+      `</soapenv:Body></soapenv:Envelope>`;
+    const res = await post(body);
+    expect(res.status).toBe(500);
+    expect(await res.text()).toMatch(/<faultcode>soap:Server<\/faultcode>[\s\S]*<Code>504<\/Code>/);
+  });
+
+  it('a client that hangs up stops its tile drawing', async () => {
+    site = await testSite();
+    await putOlindaMap(site);
+    // The site's tile cache with drawings that end when aborted, or at once once `open`.
+    let open = false;
+    const signals: AbortSignal[] = [];
+    const tiles = mapTileCachesOf(site, {
+      render: (_service, t, signal) => {
+        signals.push(signal!);
+        if (open) return Promise.resolve(new Uint8Array(t.width * t.height * 4).fill(255));
+        return new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason as Error), { once: true }));
+      },
+    });
+    handler = soapRoutes(site)[0]!.handler;
+    const gone = new AbortController();
+    const answer = post(tileBody(2, 1, 2), gone.signal);
+    await vi.waitFor(() => expect(signals).toHaveLength(1), { timeout: 30_000 });
+    gone.abort();
+    const text = await (await answer).text();
+    expect(text).toMatch(/<faultcode>soap:Client<\/faultcode>/);
+    expect(signals[0]!.aborted).toBe(true);
+    await vi.waitFor(() => expect(tiles.stats()).toMatchObject({ running: 0, abandoned: 1 }), { timeout: 30_000 });
+    // The same tile asked again is drawn and served.
+    open = true;
+    const again = await post(tileBody(2, 1, 2));
+    expect(await again.text()).toMatch(/<tns:GetMapTileResponse><Result>/);
   });
 });

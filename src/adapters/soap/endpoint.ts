@@ -9,16 +9,22 @@
  * - Any other `GET`: 405 with `Allow: POST`; other methods: 405 as well.
  * - Tokens: `?token=` on the endpoint URL or the header carriers (§0.4); anonymous access is a
  *   per-service setting. A secured service's WSDL needs the token too (§5.9).
+ * - Limits (the site's settings, limits.ts): an envelope larger than `maxBodyBytes` is a Client
+ *   fault naming the setting; an operation runs under the request's time budget (`requestSignal`:
+ *   `requestTimeoutMs`, or the client hanging up), which drawings, tiles and identifies watch, and
+ *   ends with a Server fault TIMEOUT (code 504) when the budget is spent. A busy server (the tile
+ *   queue full) is a Server fault with code 503 (HTTP 500, as every fault).
  */
 import { EngineError } from '../../core/errors.js';
 import { authenticate } from '../auth.js';
+import { abortError, requestSignal } from '../limits.js';
 import { optionalCaller, servicesAudiences } from '../image/access.js';
 import { mapServicesOf, type MapServices } from '../map/service.js';
-import { readBody, readParams, requireHttps, type Route } from '../rest.js';
-import { fromTrustedProxy, originOf, type SiteDeps } from '../site.js';
+import { readBody, readParams, requireHttps, TransportError, type Route } from '../rest.js';
+import { fromTrustedProxy, limitsOf, originOf, type SiteDeps } from '../site.js';
 import { tokenFromRequest } from '../tokens.js';
 import { decodeRequest, encodeResponseEnvelope } from './codec.js';
-import { parseEnvelope, SOAP_CONTENT_TYPE, SOAP_LIMITS } from './envelope.js';
+import { parseEnvelope, SOAP_CONTENT_TYPE } from './envelope.js';
 import { soapFault } from './faults.js';
 import type { SoapContext } from './operation.js';
 import { operationByName, SOAP_OPERATIONS } from './operations.js';
@@ -76,14 +82,30 @@ function wsdlFor(serviceName: string, endpoint: string): string {
   return doc;
 }
 
+/** The envelope, at most `maxBytes` (the site's maxBodyBytes): beyond it a LIMIT_EXCEEDED Client fault naming the setting. */
+async function readEnvelopeBody(req: Request, maxBytes: number): Promise<Uint8Array> {
+  try {
+    return await readBody(req, maxBytes);
+  } catch (e) {
+    if (e instanceof TransportError && e.code === 'LIMIT_EXCEEDED') {
+      const message = `The request is larger than ${maxBytes} bytes, the most the server accepts (maxBodyBytes).`;
+      throw new EngineError('LIMIT_EXCEEDED', message, { path: 'maxBodyBytes', details: [message] });
+    }
+    throw e;
+  }
+}
+
 /** The handler of every SOAP map service endpoint. */
 export function soapHandler(deps: SoapDeps, services: MapServices = mapServicesOf(deps)) {
+  const limits = limitsOf(deps.config);
   return async (req: Request): Promise<Response> => {
     const url = new URL(req.url);
     const wsdl = req.method === 'GET' && wantsWsdl(url);
     if (req.method !== 'POST' && !wsdl) {
       return new Response(null, { status: 405, headers: { allow: 'POST', 'cache-control': 'no-store' } });
     }
+    // The time budget runs from the request's arrival; the client hanging up aborts it too.
+    const budget = requestSignal(req, limits);
     try {
       requireHttps(req, { allSSL: deps.config.allSSL, trustProxy: fromTrustedProxy(req, deps.config) });
       const where = soapServicePath(url);
@@ -104,8 +126,8 @@ export function soapHandler(deps: SoapDeps, services: MapServices = mapServicesO
       if (wsdl) {
         return xml(200, wsdlFor(where.name, endpoint));
       }
-      const body = await readBody(req, SOAP_LIMITS.maxBytes);
-      const envelope = parseEnvelope(body, req.headers.get('content-type'));
+      const body = await readEnvelopeBody(req, limits.maxBodyBytes);
+      const envelope = parseEnvelope(body, req.headers.get('content-type'), limits.maxBodyBytes);
       const op = operationByName(envelope.operation);
       if (!op) throw new EngineError('INVALID_ARGUMENT', `Unknown operation '${envelope.operation}'.`, { path: envelope.operation });
       const args = decodeRequest(op, envelope.request);
@@ -127,16 +149,20 @@ export function soapHandler(deps: SoapDeps, services: MapServices = mapServicesO
         deps,
         service,
         request: req,
-        signal: req.signal,
+        signal: budget.signal,
         endpoint,
         origin,
         ...(token !== undefined && record?.properties['anonymous'] !== true ? { token } : {}),
       };
       const result = await op.handler(ctx, args);
       return xml(200, encodeResponseEnvelope(op, result));
-    } catch (e) {
+    } catch (thrown) {
+      // Work stopped by the budget says why (engines throw a plain ABORTED): TIMEOUT when the time ran out.
+      const e = budget.signal.aborted && thrown instanceof EngineError && thrown.code === 'ABORTED' ? abortError(budget.signal) : thrown;
       if (e instanceof EngineError && (e.code === 'INTERNAL' || e.code === 'IO_ERROR')) deps.log.warn(`soap ${url.pathname}: ${e.message}`);
       return faultResponse(e);
+    } finally {
+      budget.dispose();
     }
   };
 }

@@ -122,13 +122,13 @@ function checkContentType(contentType: string | null): void {
   }
 }
 
-function decodeBody(body: string | Uint8Array): string {
+function decodeBody(body: string | Uint8Array, maxBytes: number): string {
   let text: string;
   if (typeof body === 'string') {
-    if (body.length > SOAP_LIMITS.maxBytes) throw clientFault('The request is too large.', 'LIMIT_EXCEEDED');
+    if (body.length > maxBytes) throw clientFault('The request is too large.', 'LIMIT_EXCEEDED');
     text = body;
   } else {
-    if (body.byteLength > SOAP_LIMITS.maxBytes) throw clientFault('The request is too large.', 'LIMIT_EXCEEDED');
+    if (body.byteLength > maxBytes) throw clientFault('The request is too large.', 'LIMIT_EXCEEDED');
     try {
       text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
     } catch {
@@ -356,10 +356,11 @@ function convert(node: RawNode, scope: Scope, depth: number, texts: readonly str
  * that is not a SOAP 1.1 `Envelope`, no `Body`, an empty `Body` or one with two operations. A SOAP 1.2
  * envelope or content type is a `VersionMismatch` fault. The `SOAPAction` header is never consulted
  * (§5.3: dispatch is on the first child of `Body`), so quoted, unquoted and absent values all work.
+ * `maxBytes` (default SOAP_LIMITS.maxBytes) caps the envelope's size: the endpoint passes the site's `maxBodyBytes`.
  */
-export function parseEnvelope(body: string | Uint8Array, contentType: string | null): SoapRequest {
+export function parseEnvelope(body: string | Uint8Array, contentType: string | null, maxBytes: number = SOAP_LIMITS.maxBytes): SoapRequest {
   checkContentType(contentType);
-  const text = decodeBody(body);
+  const text = decodeBody(body, maxBytes);
   if (/<!\s*(?:DOCTYPE|ENTITY)/i.test(text)) throw clientFault('Document type and entity declarations are not accepted.');
   // Decision: the XML declaration's encoding, when given, must be UTF-8 as well.
   const decl = /^\s*<\?xml\s[^?]*encoding\s*=\s*["']([^"']*)["']/.exec(text);

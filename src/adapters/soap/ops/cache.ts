@@ -8,8 +8,12 @@
  * level — the service definition's `tiling`, defaulted by the service's configuration — and then it
  * has a single fused map cache and a cache per layer (every layer: see tile-cache.ts). The cache
  * operations of a map without one answer NOT_FOUND "Map '<name>' has no tile cache.".
+ *
+ * GetMapTile and GetLayerTile wait for a missing tile under the request's time budget (`ctx.signal`)
+ * and are answered SERVER_BUSY when the site's tile queue is full (see map/tile-cache.ts).
  */
 import { EngineError, invalidArgument } from '../../../core/errors.js';
+import { clientKey } from '../../limits.js';
 import { CACHE_DIRECTORY_ROOT } from '../../map/cache-routes.js';
 import { cacheFolderName, cacheNameOf, cachedLayer, mapTileCachesOf, type MapTileCache } from '../../map/tile-cache.js';
 import type { MapService } from '../../map/model.js';
@@ -102,6 +106,8 @@ export function cacheHandlersWith(tiles: (ctx: SoapContext) => MapTileCache): Re
         col: intArg(args, 'Column'),
         ...(layerId !== undefined ? { layerId } : {}),
         ...(formatArg(args) !== undefined ? { format: formatArg(args)! } : {}),
+        // Decision: a tile drawing counts against the client's address (as the token binding sees it).
+        client: clientKey(ctx.request, ctx.deps),
       },
       ctx.signal,
     );
