@@ -38,7 +38,12 @@ describe.skipIf(SKIP !== '')(`200 concurrent clients × 512² exportImage ${SKIP
     server = await startServeChild({
       dataDir,
       entry: 'test/load-entry.ts',
-      config: { services: [{ serviceName: 'dem', type: 'ImageServer', properties: { path: DEM, anonymous: true } }] },
+      // The 200 clients are told apart as clients behind a proxy are (an X-Forwarded-For each), so
+      // the per-client render limit sees 200 clients, not one address.
+      config: {
+        settings: { trustedProxies: ['127.0.0.1'] },
+        services: [{ serviceName: 'dem', type: 'ImageServer', properties: { path: DEM, anonymous: true } }],
+      },
       env: {
         RASTERFLOW_ADMIN_USERNAME: 'loadadmin',
         RASTERFLOW_ADMIN_PASSWORD: `load-${process.pid}-${Date.now()}`,
@@ -76,6 +81,7 @@ describe.skipIf(SKIP !== '')(`200 concurrent clients × 512² exportImage ${SKIP
       requests: 400,
       warmup: 0,
       timeoutMs: 50_000,
+      clientHeaders: (i) => ({ 'x-forwarded-for': `10.0.${i >> 8}.${i & 255}` }),
       onTick: () => (peakRss = Math.max(peakRss, server.memory()?.rss ?? 0)),
     });
     const after = server.memory()!;

@@ -60,6 +60,9 @@ export interface SoapFaultParts {
   readonly details: readonly string[];
 }
 
+/** Server faults whose details say which limit was met (the setting's name), as the REST errors do. */
+export const SHOWN_SERVER_DETAILS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SERVER_BUSY', 'TIMEOUT']);
+
 /** What a fault says about anything thrown (unknown throwables are INTERNAL: a Server fault with the table's message). */
 export function faultParts(thrown: unknown): SoapFaultParts {
   const e: EngineError = toEngineError(thrown);
@@ -67,7 +70,7 @@ export function faultParts(thrown: unknown): SoapFaultParts {
   const faultcode: SoapFaultCode = e instanceof SoapProtocolFault ? e.faultcode : info.faultcode;
   const faultstring = info.message === 'own' && e.message.trim() !== '' ? e.message : ERROR_TABLE[e.code].protocolMessage;
   let details: string[];
-  if (info.faultcode === 'Server') details = [];
+  if (info.faultcode === 'Server') details = SHOWN_SERVER_DETAILS.has(e.code) ? [...e.details] : [];
   else if (e.details.length > 0) details = [...e.details];
   // A fixed-message fault (authentication, permission) does not show the error's own wording in its issues either.
   else if (info.message === 'table') details = [];
