@@ -154,6 +154,19 @@ describe('rule fuzzing: mutations of the real rules', () => {
           },
           false,
         ],
+        // Found at 28,070 cases of `npm run fuzz`: a wrapped value put a Symbol in a constant
+        // array, and Number() threw a TypeError out of buildGraph.
+        [
+          {
+            sample: 19,
+            mutations: [
+              { kind: 'wrap', at: 50, key: 2 },
+              { kind: 'wrap', at: 52, key: 0 },
+            ],
+            asText: false,
+          },
+          false,
+        ],
       ];
       await fc.assert(
         fc.asyncProperty(mutatedRuleArb, fc.boolean(), async ({ sample, mutations, asText }, multiband) => {
