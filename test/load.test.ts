@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gridBboxes, runLoad, startServeChild, type ServeChild } from '../bench/serve/load.js';
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const EXTENT = [732000, 4037625, 760725, 4068150] as const;
 const MAX_RENDERS = 3;
 const MIB = 1024 * 1024;

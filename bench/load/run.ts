@@ -61,7 +61,7 @@ const whole = (name: string, value: string | undefined, fallback: number, max: n
 const CLIENTS = whole('--clients', args.clients ?? process.env['LOAD_CLIENTS'], 1000, 20_000);
 const SECONDS = whole('--seconds', args.seconds ?? process.env['LOAD_SECONDS'], 60, 3600);
 const LEVELS = whole('--levels', args.levels, 5, 12);
-const DEM = args.dem ?? process.env['LOAD_DEM'] ?? '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = args.dem ?? process.env['LOAD_DEM'] ?? `${import.meta.dirname}/../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const HERE = new URL('.', import.meta.url).pathname;
 const OUT = args.out !== undefined ? resolve(args.out) : join(HERE, 'results.json');
 const MIB = 1024 * 1024;

@@ -36,7 +36,7 @@ const int = (name: string, fallback: number): number => {
   return Number.isInteger(v) && v > 0 ? v : fallback;
 };
 
-const DEM = process.env['BENCH_DEM'] ?? '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = process.env['BENCH_DEM'] ?? `${import.meta.dirname}/../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const REQUESTS = int('BENCH_REQUESTS', 1000);
 const BIG_REQUESTS = int('BENCH_BIG_REQUESTS', 1000);
 const ROUNDS = int('BENCH_ROUNDS', 2);

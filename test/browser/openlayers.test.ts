@@ -24,7 +24,7 @@ import { correlation, greyOf, spreadOf, type Grey } from './pixels.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const HAVE_DEM = existsSync(DEM);
 // The DEM: 383 × 407 pixels of 75 m, EPSG:32616.
 const EXTENT = [732000, 4037625, 760725, 4068150] as const;

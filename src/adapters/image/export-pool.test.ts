@@ -12,7 +12,7 @@ import { renderExport, SERVED_PNG, type ExportJob } from './export-image.js';
 import { createExportPool, defaultExportWorkers, exportPoolOf, type ExportWorkerPool } from './export-pool.js';
 import { createImageServices, type ImageServices, type OpenedImageService } from './service.js';
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const record: ServiceRecord = { folder: 'Elevation', serviceName: 'dem', type: 'ImageServer', properties: { path: DEM }, created: 0 };
 const store = { getService: (key: string) => Promise.resolve(key === 'Elevation/dem.ImageServer' ? record : undefined) };
 const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined };

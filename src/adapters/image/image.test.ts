@@ -16,8 +16,8 @@ import { createImageServices, imageServicesOf } from './service.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
-const L7 = '/work/shared/data/L7_ETMs.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
+const L7 = `${import.meta.dirname}/../../../golden/data/L7_ETMs.tif`;
 // DEM grid: 383 x 407, 75 m, xmin 732000, ymax 4068150 (EPSG:32616).
 const X0 = 732000;
 const Y1 = 4068150;

@@ -16,7 +16,7 @@ import { startServer, type RunningServer } from '../../server/serve.js';
 import type { SiteConfig } from '../site.js';
 import { imageServicesOf } from './service.js';
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 // DEM: 383 x 407 cells of 75 m from (732000, 4068150), EPSG:32616.
 const EXTENT = { xmin: 732000, ymin: 4068150 - 407 * 75, xmax: 732000 + 383 * 75, ymax: 4068150 };
 const BBOX = `${EXTENT.xmin},${EXTENT.ymin},${EXTENT.xmax},${EXTENT.ymax}`;

@@ -19,8 +19,8 @@ import { renderSeamless, tileExtent, WEB_MERCATOR_SCHEME } from './tiles.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
-const L7 = '/work/shared/data/L7_ETMs.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
+const L7 = `${import.meta.dirname}/../../../golden/data/L7_ETMs.tif`;
 const X0 = 732000;
 const Y1 = 4068150;
 type Json = Record<string, unknown>;

@@ -7,7 +7,7 @@ import { httpCall } from '../../../test/serve-helpers.js';
 import { startServer, type RunningServer } from '../../server/serve.js';
 import { imageServicesOf } from './service.js';
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const BIG = '/server/rest/services/Elevation/dem/ImageServer/exportImage?f=image&format=png&size=3000,3000&renderingRule=Hillshade';
 
 let server: RunningServer;

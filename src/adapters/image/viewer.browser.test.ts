@@ -17,7 +17,7 @@ import { issueToken } from '../tokens.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const HILLSHADE = { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 } };
 
 let site: TestSite;

@@ -11,7 +11,7 @@ import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
 import { operationSignature } from '../signatures.js';
 import { classHandlers, labToRgb, rampColors, rgbaOfSoapColor, rgbToLab, soapRendererOf } from './classes.js';
 
-const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
+const DEM = `${import.meta.dirname}/../../../../golden/data/olinda_dem_utm25s.tif`;
 const hasDem = existsSync(DEM);
 
 const obj = (v: SoapValue): SoapObject => v as SoapObject;

@@ -18,7 +18,7 @@ import { colorOfSoap, drawHandlers } from './draw.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
 
-const DEM = '/work/shared/data/jacksboro_fault_dem_utm16n_75m.tif';
+const DEM = `${import.meta.dirname}/../../../../golden/data/jacksboro_fault_dem_utm16n_75m.tif`;
 const UTM: SpatialReference = { wkid: 32616 };
 const FULL = { xmin: 732000, ymin: 4068150 - 407 * 75, xmax: 732000 + 383 * 75, ymax: 4068150 };
 const CX = 745000;

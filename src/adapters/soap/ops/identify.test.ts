@@ -10,7 +10,7 @@ import type { SoapObject, SoapResult, SoapValue } from '../operation.js';
 import { operationSignature } from '../signatures.js';
 import { fillPopup, findClause, identifyHandlers, labelPoint } from './identify.js';
 
-const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
+const DEM = `${import.meta.dirname}/../../../../golden/data/olinda_dem_utm25s.tif`;
 const hasDem = existsSync(DEM);
 const UTM25S = spatialReferenceOfWkid(32725)!;
 

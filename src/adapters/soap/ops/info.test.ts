@@ -15,7 +15,7 @@ import { SQL_FUNCTIONS } from '../../map/where.js';
 import { drawHandlers } from './draw.js';
 import { computeDistanceOf, geodesicDistance, infoHandlers } from './info.js';
 
-const DEM = '/work/shared/data/olinda_dem_utm25s.tif';
+const DEM = `${import.meta.dirname}/../../../../golden/data/olinda_dem_utm25s.tif`;
 const hasDem = existsSync(DEM);
 const python = '/usr/bin/python3';
 const hasPyproj = ((): boolean => {
