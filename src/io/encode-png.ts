@@ -149,13 +149,21 @@ function writeFiltered(
 
 /** A PNG of filtered scanlines `raw`: signature, IHDR (no interlace), one IDAT deflated at `level`, IEND. */
 function pngOf(width: number, height: number, depth: number, colorType: number, raw: Uint8Array, level: number): Uint8Array {
+  return pngOfDeflated(width, height, depth, colorType, deflateSync(raw, { level }));
+}
+
+/**
+ * A PNG whose filtered scanlines are already deflated (`idat`, a zlib stream): signature, IHDR (no
+ * interlace), one IDAT, IEND. For callers that deflate elsewhere (on the thread pool).
+ */
+export function pngOfDeflated(width: number, height: number, depth: number, colorType: number, idat: Uint8Array): Uint8Array {
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
   view.setUint32(0, width);
   view.setUint32(4, height);
   ihdr[8] = depth;
   ihdr[9] = colorType; // compression 0, filter 0, interlace 0 follow (zeros)
-  return assemble([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level })), chunk('IEND', new Uint8Array(0))]);
+  return assemble([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]);
 }
 
 function assemble(parts: readonly Uint8Array[]): Uint8Array {

@@ -46,7 +46,7 @@ import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { crc32, encodeIndexedPng, encodePng } from '../../io/encode-png.js';
+import { encodeIndexedPng, encodePng, pngOfDeflated } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { DrawnMap } from './view.js';
@@ -271,18 +271,6 @@ export function encodeTileImage(
 
 const deflateAsync = promisify(deflate);
 
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(data, 8);
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
-}
-
-const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
-
 /**
  * An 8-bit RGB (3) or RGBA (4) PNG of a drawn tile, every row filtered 'up' and deflated at level 6
  * on the thread pool: the bytes `encodePng` writes with PNG_OPTIONS for the same planes. Translucent
@@ -327,21 +315,7 @@ async function encodeTilePngAsync(
     const above = o - (rowBytes + 1);
     for (let x = 1; x <= rowBytes; x++) raw[o + x] = raw[o + x]! - raw[above + x]!;
   }
-  const ihdr = new Uint8Array(13);
-  const view = new DataView(ihdr.buffer);
-  view.setUint32(0, width);
-  view.setUint32(4, height);
-  ihdr[8] = 8;
-  ihdr[9] = channels === 4 ? 6 : 2;
-  const idat = await deflateAsync(raw, { level: PNG_OPTIONS.deflateLevel });
-  const parts = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return pngOfDeflated(width, height, 8, channels === 4 ? 6 : 2, await deflateAsync(raw, { level: PNG_OPTIONS.deflateLevel }));
 }
 
 /**
