@@ -24,60 +24,35 @@ interface WasmApi {
 }
 const WA = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
-/** The kernels' exports (wasm/terrain.ts; plain functions, no `this`). Pointers are byte addresses in `memory`. */
+/**
+ * A row kernel of wasm/terrain.ts: rows `top`, `mid`, `bot` of the DEM and the output row `dst` (byte
+ * addresses in the module's memory), `n` cells, the Horn weights `kx`, `ky`, then `extra` constants.
+ */
+type RowKernel<Extra extends number[] = []> = (
+  top: number,
+  mid: number,
+  bot: number,
+  dst: number,
+  n: number,
+  kx: number,
+  ky: number,
+  ...extra: Extra
+) => void;
+/** One oblique light: the shade's three constants. */
+type OneLight = RowKernel<[k0: number, k1: number, k2: number]>;
+/** Several lights: the zenith constant, the address of the sources' constants and their count. */
+type ManyLights = RowKernel<[c: number, srcs: number, count: number]>;
+
+/** The kernels' exports (wasm/terrain.ts; plain functions, no `this`). */
 export interface KernelExports {
   readonly memory: WasmMemory;
-  readonly hillshadeRowU8: (
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    k0: number,
-    k1: number,
-    k2: number,
-  ) => void;
-  readonly hillshadeRowF32: (
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    k0: number,
-    k1: number,
-    k2: number,
-  ) => void;
-  readonly multiRowU8: (
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    c: number,
-    srcs: number,
-    count: number,
-  ) => void;
-  readonly multiRowF32: (
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    c: number,
-    srcs: number,
-    count: number,
-  ) => void;
-  readonly slopeDegreeRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
-  readonly slopePercentRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
-  readonly aspectRow: (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+  readonly hillshadeRowU8: OneLight;
+  readonly hillshadeRowF32: OneLight;
+  readonly multiRowU8: ManyLights;
+  readonly multiRowF32: ManyLights;
+  readonly slopeDegreeRow: RowKernel;
+  readonly slopePercentRow: RowKernel;
+  readonly aspectRow: RowKernel;
 }
 
 export interface Kernels {
