@@ -9,15 +9,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_AUDIENCE } from '../src/adapters/auth.js';
-import { createKeyRing, issueToken, systemClock, type KeyRingData } from '../src/adapters/tokens.js';
 import { siteRoutes } from '../src/server/routes.js';
 import { openSqliteStore } from '../src/server/sqlite-store.js';
 import { testSite } from './site.js';
+import { REFERER, siteAdminToken } from './crash-helpers.js';
 import { httpCall, spawnChild, type Child } from './serve-helpers.js';
 
 const REAL_PATH = '/server/admin/security/users/add';
-const REFERER = 'https://crash-test.local';
 const ADMIN_PASSWORD = 'crash-admin-pw';
 
 const children: Child[] = [];
@@ -53,24 +51,6 @@ async function origin(c: Child): Promise<string> {
   return m[1]!;
 }
 
-/** An administrator token signed with the site's own key ring (read from its database, as a second process would). */
-async function adminToken(dataDir: string): Promise<string> {
-  const store = openSqliteStore(join(dataDir, 'site.db'));
-  try {
-    const data = await store.getSetting<KeyRingData>('signingKeys');
-    expect(data).toBeDefined();
-    const ring = createKeyRing(systemClock, data);
-    return await issueToken(ring, {
-      subject: 'admin',
-      audience: ADMIN_AUDIENCE,
-      binding: { kind: 'referer', value: REFERER },
-      expiresAt: Date.now() + 3_600_000,
-    });
-  } finally {
-    await store.close();
-  }
-}
-
 /** One kind of administrator write: what the n-th request posts, and the ids a store holds of that kind. */
 interface WriteKind {
   /** Run once before the stream (e.g. the services that the webhooks go on). */
@@ -97,7 +77,7 @@ async function crashAndRecover(
   const first = start(entry, dataDir);
   const url = await origin(first);
   const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8');
-  const token = await adminToken(dataDir);
+  const token = await siteAdminToken(dataDir);
 
   const post = async (p: string, form: Record<string, string>): Promise<unknown> => {
     const res = await httpCall(`${url}${p}`, {
