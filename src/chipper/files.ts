@@ -6,7 +6,7 @@
  */
 import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
-import { EngineError } from '../core/errors.js';
+import { EngineError, writeCause } from '../core/errors.js';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import { encodeGeoTiff } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
@@ -26,25 +26,13 @@ export const exists = (path: string): Promise<boolean> =>
 /** A temporary file of writeAtomic: the final name, `.part-`, the writing process's id. */
 const TEMPORARY = /\.part-\d+$/;
 
-const WRITE_CAUSES: Readonly<Record<string, string>> = {
-  ENOSPC: 'the disk is full',
-  EDQUOT: 'the disk quota is exhausted',
-  EROFS: 'the file system is read-only',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EIO: 'an input/output error occurred',
-  EMFILE: 'too many open files',
-};
-
 /**
  * A failed write of the output in words an operator acts on: IO_ERROR naming the file, the cause and
  * its errno code (`path` outputLocation, the parameter that chose the folder). EngineErrors pass.
  */
 export function writeError(file: string, e: unknown): EngineError {
   if (e instanceof EngineError) return e;
-  const err = e as NodeJS.ErrnoException;
-  const why = (err?.code && WRITE_CAUSES[err.code]) ?? (e instanceof Error ? e.message : String(e));
-  return new EngineError('IO_ERROR', `cannot write ${file}: ${why}${err?.code ? ` (${err.code})` : ''}`, {
+  return new EngineError('IO_ERROR', `cannot write ${file}: ${writeCause(e)}`, {
     path: 'outputLocation',
     cause: e,
   });

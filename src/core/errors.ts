@@ -133,3 +133,23 @@ export function toEngineError(e: unknown): EngineError {
   if (e instanceof Error && e.name === 'AbortError') return new EngineError('ABORTED', 'the request was aborted', { cause: e });
   return new EngineError('INTERNAL', e instanceof Error ? e.message : String(e), { cause: e });
 }
+
+/** Why a file write failed, in words an operator acts on (by errno code). */
+const WRITE_CAUSES: Readonly<Record<string, string>> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an input/output error occurred',
+  EMFILE: 'too many open files',
+  ENOENT: 'the folder does not exist',
+  ENOTDIR: 'the path is not a folder',
+};
+
+/** The cause of a failed write and its errno code, e.g. "the disk is full (ENOSPC)"; else the error's message. */
+export function writeCause(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const why = (code !== undefined && WRITE_CAUSES[code]) || (e instanceof Error ? e.message : String(e));
+  return code !== undefined ? `${why} (${code})` : why;
+}

@@ -19,7 +19,7 @@ import { access, link, mkdir, open, readdir, realpath, rename, rm, stat, unlink 
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { strToU8, unzipSync, zipSync } from 'fflate';
-import { EngineError } from '../../core/errors.js';
+import { EngineError, writeCause } from '../../core/errors.js';
 import {
   parseServiceDefinition,
   PRIVILEGES,
@@ -714,18 +714,6 @@ export async function isWritableDir(dir: string): Promise<boolean> {
 
 /** A write failure in words an operator acts on: the cause and its errno code. */
 export function writeFailure(location: string, e: unknown): EngineError {
-  const err = e as NodeJS.ErrnoException;
-  const causes: Record<string, string> = {
-    ENOSPC: 'the disk is full',
-    EDQUOT: 'the disk quota is exhausted',
-    EROFS: 'the file system is read-only',
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EIO: 'an input/output error occurred',
-    ENOENT: 'the folder does not exist',
-    ENOTDIR: 'the path is not a folder',
-  };
-  const why = (err?.code && causes[err.code]) ?? (e instanceof Error ? e.message : String(e));
-  const msg = `The site export could not be written to '${location}': ${why}${err?.code ? ` (${err.code})` : ''}.`;
+  const msg = `The site export could not be written to '${location}': ${writeCause(e)}.`;
   return new EngineError('LOCATION_NOT_ACCESSIBLE', msg, { path: 'location', details: [msg], cause: e });
 }
