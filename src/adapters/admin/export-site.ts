@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { readdir, stat, unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -38,6 +38,7 @@ import {
   isWritableDir,
   joinLocation,
   notAccessible,
+  removeTemporaries,
   sweepDownloads,
   thisMachine,
   writeArchiveFile,
@@ -251,28 +252,6 @@ export async function withSiteBackupLock<T>(
 }
 
 /**
- * Under the lock no other export writes: every temporary file of an export in `dir` is a leftover of a
- * killed one (its 24 h sweep would keep it that long), removed here. Answers the names removed.
- */
-async function removeExportLeftovers(dir: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  for (const name of names) {
-    if (!/^\.partial-\d+-[0-9a-f-]+\.tmp$/.test(name)) continue;
-    await unlink(path.join(dir, name)).then(
-      () => removed.push(name),
-      () => undefined,
-    );
-  }
-  return removed;
-}
-
-/**
  * Writes the archive while the lease holds: checked before, and after (an archive finished under a
  * lease that expired meanwhile is removed: a restore may have changed the site under it).
  */
@@ -315,7 +294,9 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
         const at = deps.clock.now();
         await ensureDir(dir);
         await sweepDownloads(dir, at);
-        await removeExportLeftovers(dir);
+        // Under the lock no other export writes: a temporary file here is a leftover of a killed one
+        // (the 24 h sweep would keep it that long).
+        await removeTemporaries(dir);
         const bytes = encodeArchive(await collectSite(deps, at, thisMachine(deps.ports)), at);
         await opts.beforeWrite?.();
         return writeUnderLease(lease, dir, dir, () => write(dir, at, bytes, opts.beforeRename ? { beforeRename: opts.beforeRename } : {}));
@@ -338,7 +319,8 @@ export function exportSiteHandler(deps: ExportSiteDeps) {
         throw notAccessible(location, e);
       }
       if (!isDir) throw notAccessible(location);
-      await removeExportLeftovers(dir);
+      // Under the lock no other export writes: a temporary file here is a killed export's.
+      await removeTemporaries(dir);
       const bytes = encodeArchive(await collectSite(deps, at, thisMachine(deps.ports)), at);
       await opts.beforeWrite?.();
       return writeUnderLease(lease, dir, location, () =>

@@ -610,6 +610,17 @@ export const downloadDir = (config: Pick<SiteConfig, 'dataDir'>): string => path
  * Answers the names removed.
  */
 export async function sweepDownloads(dir: string, now: number): Promise<string[]> {
+  return removeFiles(dir, (name) => {
+    const t = archiveNameTime(name) ?? (TEMP_NAME.exec(name) ? Number(TEMP_NAME.exec(name)![1]) : undefined);
+    return t !== undefined && now - t >= DOWNLOAD_LIFETIME_MS;
+  });
+}
+
+/** Removes the temporary files of an export writing into `dir` (any age). Answers the names removed. */
+export const removeTemporaries = (dir: string): Promise<string[]> => removeFiles(dir, (name) => TEMP_NAME.test(name));
+
+/** Removes the files of `dir` whose names `remove` picks (a missing folder: none). Answers the names removed. */
+async function removeFiles(dir: string, remove: (name: string) => boolean): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -618,8 +629,7 @@ export async function sweepDownloads(dir: string, now: number): Promise<string[]
   }
   const removed: string[] = [];
   for (const name of names) {
-    const t = archiveNameTime(name) ?? (TEMP_NAME.exec(name) ? Number(TEMP_NAME.exec(name)![1]) : undefined);
-    if (t === undefined || now - t < DOWNLOAD_LIFETIME_MS) continue;
+    if (!remove(name)) continue;
     try {
       await unlink(path.join(dir, name));
       removed.push(name);
