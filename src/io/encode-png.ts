@@ -21,7 +21,8 @@
  */
 import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
-import { deflateSync } from 'node:zlib';
+import { deflate, deflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
 import type { PNG as PngClass } from 'pngjs';
 import { EngineError } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
@@ -50,14 +51,25 @@ const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const;
 
 const LOW_DEPTH = { U1: 1, U2: 2, U4: 4 } as const;
 
-export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptions = {}): Uint8Array {
+/** What a block becomes before its PNG is written: finished bytes, or interleaved samples to filter and deflate. */
+type Prepared =
+  | { readonly bytes: Uint8Array }
+  | {
+      readonly data: Uint8Array | Uint16Array;
+      readonly width: number;
+      readonly height: number;
+      readonly colorType: 0 | 2 | 4 | 6;
+      readonly depth: 8 | 16;
+    };
+
+function prepare(block: PixelBlock, info: RasterInfo, options: PngOptions): Prepared {
   const level = options.deflateLevel ?? 6;
-  if (block.bands.length === 1 && info.colormap !== undefined) return encodeColormapped(block, info, level, options.filter);
+  if (block.bands.length === 1 && info.colormap !== undefined) return { bytes: encodeColormapped(block, info, level, options.filter) };
   const t = block.pixelType;
   const nb = block.bands.length;
   const anyMasked = block.mask.indexOf(0) >= 0;
   if (nb === 1 && !anyMasked && (t === 'U1' || t === 'U2' || t === 'U4')) {
-    return encodeLowDepthGrey(block.bands[0] as Uint8Array, block.rect.width, block.rect.height, LOW_DEPTH[t], level);
+    return { bytes: encodeLowDepthGrey(block.bands[0] as Uint8Array, block.rect.width, block.rect.height, LOW_DEPTH[t], level) };
   }
   const depth = t === 'U16' ? 16 : t === 'U8' || t === 'U1' || t === 'U2' || t === 'U4' ? 8 : undefined;
   if (depth === undefined) {
@@ -91,7 +103,28 @@ export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptio
     const alpha = alphaBand ? block.bands[nb - 1]! : undefined;
     for (let i = 0, o = colour; i < n; i++, o += channels) out[o] = mask[i] === 0 ? 0 : alpha ? alpha[i]! : opaque;
   }
-  return writeWithPngjs(out, width, height, colorType, depth, level, options.filter);
+  return { data: out, width, height, colorType, depth };
+}
+
+export function encodePng(block: PixelBlock, info: RasterInfo, options: PngOptions = {}): Uint8Array {
+  const p = prepare(block, info, options);
+  if ('bytes' in p) return p.bytes;
+  return writeWithPngjs(p.data, p.width, p.height, p.colorType, p.depth, options.deflateLevel ?? 6, options.filter);
+}
+
+/**
+ * `encodePng` with the deflate on the thread pool where the PNG is written here (8-bit samples,
+ * filter 'none' or 'up'): the same bytes, without holding the event loop for the compression.
+ */
+export async function encodePngAsync(block: PixelBlock, info: RasterInfo, options: PngOptions = {}): Promise<Uint8Array> {
+  const p = prepare(block, info, options);
+  if ('bytes' in p) return p.bytes;
+  const level = options.deflateLevel ?? 6;
+  const filter = options.filter;
+  if (p.depth !== 8 || (filter !== 'none' && filter !== 'up'))
+    return writeWithPngjs(p.data, p.width, p.height, p.colorType, p.depth, level, filter);
+  const raw = filteredScanlines(p.data as Uint8Array, p.width, p.height, CHANNELS[p.colorType], filter);
+  return pngOfDeflated(p.width, p.height, 8, p.colorType, await deflateAsync(raw, { level }));
 }
 
 function writeWithPngjs(
@@ -123,6 +156,7 @@ function writeWithPngjs(
 }
 
 const CHANNELS = { 0: 1, 2: 3, 4: 2, 6: 4 } as const;
+const deflateAsync = promisify(deflate);
 
 /** An 8-bit PNG of interleaved samples `data`, every row filtered with `filter` (none or up). */
 function writeFiltered(
@@ -134,6 +168,11 @@ function writeFiltered(
   level: number,
   filter: 'none' | 'up',
 ): Uint8Array {
+  return pngOf(width, height, 8, colorType, filteredScanlines(data, width, height, channels, filter), level);
+}
+
+/** The scanlines of 8-bit interleaved samples, each behind its filter byte (none or up). */
+function filteredScanlines(data: Uint8Array, width: number, height: number, channels: number, filter: 'none' | 'up'): Uint8Array {
   const rowBytes = width * channels;
   const raw = new Uint8Array(height * (rowBytes + 1));
   const code = filter === 'up' ? 2 : 0;
@@ -144,7 +183,7 @@ function writeFiltered(
     if (code === 0 || y === 0) raw.set(data.subarray(r, r + rowBytes), o + 1);
     else for (let x = 0; x < rowBytes; x++) raw[o + 1 + x] = data[r + x]! - data[r - rowBytes + x]!;
   }
-  return pngOf(width, height, 8, colorType, raw, level);
+  return raw;
 }
 
 /** A PNG of filtered scanlines `raw`: signature, IHDR (no interlace), one IDAT deflated at `level`, IEND. */
@@ -156,7 +195,7 @@ function pngOf(width: number, height: number, depth: number, colorType: number, 
  * A PNG whose filtered scanlines are already deflated (`idat`, a zlib stream): signature, IHDR (no
  * interlace), one IDAT, IEND. For callers that deflate elsewhere (on the thread pool).
  */
-export function pngOfDeflated(width: number, height: number, depth: number, colorType: number, idat: Uint8Array): Uint8Array {
+function pngOfDeflated(width: number, height: number, depth: number, colorType: number, idat: Uint8Array): Uint8Array {
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
   view.setUint32(0, width);

@@ -40,13 +40,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { deflate } from 'node:zlib';
 import { EngineError, invalidArgument } from '../../core/errors.js';
 import type { Extent, PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
 import { encodeJpeg } from '../../io/encode-jpeg.js';
-import { encodeIndexedPng, encodePng, pngOfDeflated } from '../../io/encode-png.js';
+import { encodeIndexedPng, encodePng, encodePngAsync } from '../../io/encode-png.js';
 import { imageServicesOf } from '../image/service.js';
 import { etagOf } from '../image/tile-cache.js';
 import type { DrawnMap } from './view.js';
@@ -269,55 +267,6 @@ export function encodeTileImage(
   return { bytes, ext: 'png', contentType: 'image/png' };
 }
 
-const deflateAsync = promisify(deflate);
-
-/**
- * An 8-bit RGB (3) or RGBA (4) PNG of a drawn tile, every row filtered 'up' and deflated at level 6
- * on the thread pool: the bytes `encodePng` writes with PNG_OPTIONS for the same planes. Translucent
- * pixels of an RGB PNG are composited over `matte` as `planes` does.
- */
-async function encodeTilePngAsync(
-  rgba: Uint8Array,
-  width: number,
-  height: number,
-  channels: 3 | 4,
-  matte: readonly [number, number, number],
-): Promise<Uint8Array> {
-  const rowBytes = width * channels;
-  const raw = new Uint8Array(height * (rowBytes + 1));
-  // Samples first (row y at y * (rowBytes + 1) + 1), then the 'up' differences from the bottom row up.
-  const [mr, mg, mb] = matte;
-  for (let y = 0; y < height; y++) {
-    let o = y * (rowBytes + 1) + 1;
-    let i = y * width * 4;
-    if (channels === 4) {
-      raw.set(rgba.subarray(i, i + rowBytes), o);
-      continue;
-    }
-    for (let x = 0; x < width; x++, i += 4, o += 3) {
-      const alpha = rgba[i + 3]!;
-      if (alpha === 255) {
-        raw[o] = rgba[i]!;
-        raw[o + 1] = rgba[i + 1]!;
-        raw[o + 2] = rgba[i + 2]!;
-      } else {
-        const k = 255 - alpha;
-        raw[o] = (rgba[i]! * alpha + mr * k + 127) / 255;
-        raw[o + 1] = (rgba[i + 1]! * alpha + mg * k + 127) / 255;
-        raw[o + 2] = (rgba[i + 2]! * alpha + mb * k + 127) / 255;
-      }
-    }
-  }
-  for (let y = height - 1; y >= 0; y--) {
-    const o = y * (rowBytes + 1);
-    raw[o] = 2;
-    if (y === 0) continue;
-    const above = o - (rowBytes + 1);
-    for (let x = 1; x <= rowBytes; x++) raw[o + x] = raw[o + x]! - raw[above + x]!;
-  }
-  return pngOfDeflated(width, height, 8, channels === 4 ? 6 : 2, await deflateAsync(raw, { level: PNG_OPTIONS.deflateLevel }));
-}
-
 /**
  * `encodeTileImage`, with the deflate of PNG tiles (PNG, PNG24, PNG32, MIXED at the data's edges) on
  * the thread pool: the same bytes, without holding the event loop for the compression.
@@ -336,7 +285,8 @@ export async function encodeTileImageAsync(
   const isOpaque = encoding === 'png' || encoding === 'mixed' ? opaque(rgba) : false;
   if (encoding === 'mixed' && isOpaque) return encodeTileImage(rgba, width, height, encoding, quality, matte);
   const channels = encoding === 'png24' || (encoding === 'png' && isOpaque) ? 3 : 4;
-  return { bytes: await encodeTilePngAsync(rgba, width, height, channels, matte), ext: 'png', contentType: 'image/png' };
+  const bytes = await encodePngAsync(planes(rgba, width, height, channels, matte), infoOf(width, height, channels), PNG_OPTIONS);
+  return { bytes, ext: 'png', contentType: 'image/png' };
 }
 
 /** The colour under translucent pixels where a format has no alpha: the map's background, white when that is transparent. */
