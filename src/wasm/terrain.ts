@@ -10,14 +10,14 @@
  * Hillshade). Anything else (other pixel types, F64 outputs, wasm off) returns false and the
  * caller runs its TypeScript path.
  *
- * Memory: the DEM plane is copied into wasm memory and the output plane out of it, per call (the
- * blocks are the arena's, recycled). Keeping a chain's planes in wasm memory from node to node is
- * a later step.
+ * Memory: the planes are bound through a `WasmCall` (planes.ts): used where they are when they
+ * live in wasm memory, else copied in (the DEM) and out (the output) through the arena's blocks.
  */
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { Plane } from '../core/pixel-type.js';
 import { type GradientParams, HornRows } from '../functions/terrain/gradient.js';
 import { type Kernels, wasmKernels } from './module.js';
+import { WasmCall } from './planes.js';
 
 /**
  * One row's fast span: window column x - 1 of its first cell at byte addresses top, mid, bot in the
@@ -58,24 +58,17 @@ export function hornViaWasm(
   if (!(src instanceof Float32Array) || dst === undefined) return false;
   const kind = outputOf(dst);
   if (kind === undefined) return false;
-  const arena = k.arena;
-  // One block per call (constants, DEM plane, output plane, each 16-byte aligned): nothing else is
-  // held while it is, so the arena's bound (arena.ts) is one tile's planes.
-  const constBytes = align16(8 * constants.length);
-  const inBytes = align16(src.byteLength);
-  const block = arena.alloc(constBytes + inBytes + dst.byteLength);
-  if (block === undefined) return false;
+  const call = new WasmCall(k);
+  let done = false;
   try {
-    const constPtr = constants.length > 0 ? block : 0;
-    const inPtr = block + constBytes;
-    const outPtr = inPtr + inBytes;
+    const constPtr = call.constants(constants);
+    const inPtr = call.input(src);
+    const outPtr = call.output(dst);
+    if (constPtr === undefined || inPtr === undefined || outPtr === undefined) return false;
     const fn = row(k, kind, constPtr);
     if (fn === undefined) return false;
-    // Views after every allocation (growing the memory detaches earlier views).
-    const buf = arena.buffer;
-    if (constants.length > 0) new Float64Array(buf, constPtr, constants.length).set(constants);
-    new Float32Array(buf, inPtr, src.length).set(src);
-    const view = kind === 'F32' ? new Float32Array(buf, outPtr, dst.length) : new Uint8Array(buf, outPtr, dst.length);
+    // The view after the call's last allocation (growing the memory detaches earlier views).
+    const view = call.view(dst, outPtr, dst.length);
     const bpe = view.BYTES_PER_ELEMENT;
     const rows = new HornRows(p, dem, out.rect);
     const w = out.rect.width | 0;
@@ -97,12 +90,11 @@ export function hornViaWasm(
         );
       }
     }
-    dst.set(view);
+    call.finish();
+    done = true;
     calls++;
     return true;
   } finally {
-    arena.release(block);
+    if (!done) call.release();
   }
 }
-
-const align16 = (n: number): number => Math.ceil(n / 16) * 16;
