@@ -1,109 +1,88 @@
 /**
- * rasterflow's terrain kernels beside their native peers, in one session on the same DEM
- * (`npm run bench:peers [size] [repeats]`, default 4096 and 5): the TypeScript kernel, the
- * WebAssembly SIMD128 kernel (src/wasm), and, through /usr/bin/python3 (terrain_peers.py),
- * gdaldem's compute (GDAL's Python bindings, MEM datasets), NumPy and SciPy where they have the
- * operation. One thread each. Prints Mpx/s (median of `repeats` runs after a warm-up) and the
- * ratios to the peers; a peer that is missing is skipped with a message.
+ * rasterflow's kernels beside their native peers, in one session on the same inputs:
+ *   npm run bench:peers [-- [--only family[,family]] [--runs N] [size] [repeats]]
+ * (defaults: every family, 1 run, 4096, 5). Each family is a `bench/peers/<family>.peers.ts` module
+ * (common.ts says what it exports): rasterflow's TypeScript and WebAssembly paths and the peers
+ * (GDAL, NumPy, SciPy, OpenCV through /usr/bin/python3) one thread each, median of `repeats` timed
+ * runs after a warm-up. A peer that is missing is skipped with a message. With `--runs N` the whole
+ * set runs N times and every figure is printed as its min-max range over the runs.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { aspect } from '../../src/functions/terrain/aspect.js';
-import { hillshade } from '../../src/functions/terrain/hillshade.js';
-import { slope } from '../../src/functions/terrain/slope.js';
-import type { RasterFunction } from '../../src/graph/types.js';
+import { readdirSync } from 'node:fs';
 import { wasmStatus } from '../../src/wasm/module.js';
-import { demOf, kernelTask, syntheticDem } from '../terrain.bench.js';
+import type { PeerFamily, PeerRow } from './common.js';
 
-const PYTHON = '/usr/bin/python3';
-const CELL = 10;
-
-interface PeerLine {
-  readonly peer: string;
-  readonly op?: string;
-  readonly mpxPerSec?: number;
-  readonly skipped?: string;
-}
-
-function medianMs(task: () => void, repeats: number): number {
-  task();
-  const times: number[] = [];
-  for (let i = 0; i < repeats; i++) {
-    const t = performance.now();
-    task();
-    times.push(performance.now() - t);
+function parseArgs(argv: readonly string[]): { only?: Set<string>; runs: number; size: number; repeats: number } {
+  let only: Set<string> | undefined;
+  let runs = 1;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--only') only = new Set((argv[++i] ?? '').split(','));
+    else if (a === '--runs') runs = Math.max(1, Number(argv[++i] ?? 1));
+    else rest.push(a);
   }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1]!;
+  return { only, runs, size: Number(rest[0] ?? 4096), repeats: Number(rest[1] ?? 5) };
 }
 
-function peers(z: Float32Array, size: number, repeats: number): PeerLine[] {
-  if (!existsSync(PYTHON)) return [{ peer: 'python', skipped: `${PYTHON} not found: no native peers` }];
-  const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
-  try {
-    const file = join(dir, 'dem.f32');
-    writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-    const r = spawnSync(PYTHON, [resolve(import.meta.dirname, 'terrain_peers.py'), file, String(size), String(CELL), String(repeats)], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 24,
-      timeout: 30 * 60_000,
-    });
-    if (r.status !== 0) return [{ peer: 'python', skipped: `the peer script failed: ${(r.stderr || String(r.error)).trim().slice(-500)}` }];
-    return r.stdout
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as PeerLine);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+const fmt = (v: number, d: number): string => v.toFixed(d);
+/** One figure, or its range over the runs. */
+function range(values: readonly (number | undefined)[], d: number): string {
+  const v = values.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  if (v.length === 0) return '';
+  const lo = Math.min(...v);
+  const hi = Math.max(...v);
+  return fmt(lo, d) === fmt(hi, d) ? fmt(lo, d) : `${fmt(lo, d)}-${fmt(hi, d)}`;
 }
 
-const fmt = (v: number | undefined, d = 1): string => (v === undefined ? '' : v.toFixed(d));
+function table(runs: readonly PeerRow[][]): Record<string, string>[] {
+  return runs[0]!.map((first, i) => {
+    const same = runs.map((r) => r[i]!);
+    const unit = first.unit ?? 'Mpx/s';
+    const out: Record<string, string> = { op: first.op };
+    for (const engine of Object.keys(first.measures))
+      out[`${engine} ${unit}`] = range(
+        same.map((r) => r.measures[engine]),
+        1,
+      );
+    for (const [a, b] of first.ratios) {
+      out[`${a}/${b}`] = range(
+        same.map((r) => {
+          const x = r.measures[a];
+          const y = r.measures[b];
+          return x !== undefined && y !== undefined ? x / y : undefined;
+        }),
+        2,
+      );
+    }
+    return out;
+  });
+}
 
 async function main(): Promise<void> {
-  const size = Number(process.argv[2] ?? 4096);
-  const repeats = Number(process.argv[3] ?? 5);
-  const z = syntheticDem(size);
-  const dem = demOf(`synthetic ${size}x${size}`, z, size, size, CELL);
-  const px = (size * size) / 1e6;
-  const wasm = wasmStatus();
-  if (!wasm.enabled) console.log(`no wasm rows: ${wasm.detail}`);
-
-  const peerLines = peers(z, size, repeats);
-  for (const l of peerLines) if (l.skipped !== undefined) console.log(`skipped ${l.peer}: ${l.skipped}`);
-  const peer = (name: string, op: string): number | undefined => peerLines.find((l) => l.peer === name && l.op === op)?.mpxPerSec;
-
-  const ops: { op: string; fn: RasterFunction; args: Record<string, unknown> }[] = [
-    { op: 'hillshade', fn: hillshade, args: {} },
-    { op: 'hillshade multidirectional', fn: hillshade, args: { HillshadeType: 1 } },
-    { op: 'slope', fn: slope, args: {} },
-    { op: 'slope percent', fn: slope, args: { SlopeType: 2 } },
-    { op: 'aspect', fn: aspect, args: {} },
-  ];
-  const rows = [];
-  for (const { op, fn, args } of ops) {
-    const ts = px / (medianMs(await kernelTask(fn, args, dem, false), repeats) / 1000);
-    const wa = wasm.enabled ? px / (medianMs(await kernelTask(fn, args, dem, true), repeats) / 1000) : undefined;
-    const gd = peer('gdaldem', op);
-    const np = peer('numpy', op);
-    const sp = peer('scipy', op);
-    rows.push({
-      op,
-      'TS Mpx/s': fmt(ts),
-      'wasm Mpx/s': fmt(wa),
-      'gdaldem Mpx/s': fmt(gd),
-      'TS/gdaldem': fmt(gd && ts / gd, 2),
-      'wasm/gdaldem': fmt(gd && wa && wa / gd, 2),
-      'NumPy Mpx/s': fmt(np),
-      'wasm/NumPy': fmt(np && wa && wa / np, 2),
-      'SciPy Mpx/s': fmt(sp),
-      'wasm/SciPy': fmt(sp && wa && wa / sp, 2),
-    });
+  const { only, runs, size, repeats } = parseArgs(process.argv.slice(2));
+  const files = readdirSync(import.meta.dirname)
+    .filter((f) => f.endsWith('.peers.ts'))
+    .sort();
+  const families: PeerFamily[] = [];
+  for (const f of files) {
+    const { family } = (await import(`./${f}`)) as { family: PeerFamily };
+    if (only === undefined || only.has(family.name)) families.push(family);
   }
-  console.log(`terrain, ${size}x${size} F32, one thread, median of ${repeats}; node ${process.version}`);
-  console.table(rows);
+  const wasm = wasmStatus();
+  if (!wasm.enabled) console.log(`no wasm figures: ${wasm.detail}`);
+  const said = new Set<string>();
+  const say = (line: string): void => {
+    if (!said.has(line)) console.log(line);
+    said.add(line);
+  };
+  for (const family of families) {
+    const results: PeerRow[][] = [];
+    for (let r = 0; r < runs; r++) results.push(await family.run(size, repeats, say));
+    console.log(
+      `${family.name}, ${size}x${size}, one thread, median of ${repeats}${runs > 1 ? `, range over ${runs} runs` : ''}; node ${process.version}`,
+    );
+    console.table(table(results));
+  }
 }
 
 await main();
