@@ -27,6 +27,10 @@ export function residentAddress(k: Kernels, plane: ArrayBufferView): number | un
 
 const align16 = (n: number): number => Math.ceil(n / 16) * 16;
 
+let copied = 0;
+/** Bytes kernel calls copied into and out of wasm memory in this thread (planes not resident there). */
+export const wasmCopiedBytes = (): number => copied;
+
 export class WasmCall {
   private readonly k: Kernels;
   private readonly blocks: number[] = [];
@@ -51,6 +55,7 @@ export class WasmCall {
     if (ptr === undefined) return undefined;
     const p = plane as PlaneArray;
     new (p.constructor as PlaneCtor)(this.k.arena.buffer, ptr, p.length).set(p as never);
+    copied += p.byteLength;
     return ptr;
   }
 
@@ -81,7 +86,10 @@ export class WasmCall {
   /** Copy the outputs computed in blocks to their planes, then give the blocks back. */
   finish(): void {
     try {
-      for (const { plane, ptr } of this.copyBack) plane.set(this.view(plane, ptr, plane.length) as never);
+      for (const { plane, ptr } of this.copyBack) {
+        plane.set(this.view(plane, ptr, plane.length) as never);
+        copied += plane.byteLength;
+      }
     } finally {
       this.release();
     }
