@@ -19,6 +19,7 @@ import { encodeAs } from '../io/encode.js';
 import { TiffMemoryWriter } from '../io/tiff-stream-writer.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
+import { createPool } from '../workers/pool.js';
 import { transferable } from '../workers/tile-worker.js';
 import { closingOpener, firstDifference } from '../../test/helpers.js';
 import { WasmArena, type WasmMemory } from './arena.js';
@@ -103,6 +104,18 @@ describe.runIf(wasmOn)('planes living in wasm memory through a chain', () => {
     expect(inWasmMemory(resident.block)).toBe(false);
     expect(arenaLive()).toBe(0);
     expect(tileBlocksInUse()).toBe(0);
+  });
+
+  it('a worker pool (each worker its own wasm memory) gives the same pixels as the TypeScript path inline', async () => {
+    const root = await graph();
+    const ts = await renderWith(root, 'ts');
+    const pool = createPool({ size: 2 });
+    try {
+      const pooled = await render(root, { tileSize: 77, pool, recipe: { rule: CHAIN, sources: { $$: DEM } } });
+      expect(firstDifference(ts.block, pooled)).toBeUndefined();
+    } finally {
+      await pool.destroy();
+    }
   });
 
   it('tiled equals whole with resident planes (odd tiles, halos across tile edges)', async () => {
