@@ -4,6 +4,16 @@
  * scoped to one tile, lets branches of the DAG that need the same pixels share them. Nodes that
  * need request statistics must be bound first (`render`/`renderTiles` do it; request-statistics.ts):
  * evaluating an unbound one is a programming error, never a silent per-tile statistic.
+ *
+ * Memory: when the wasm kernels are on, a tile's source reads (`readInto`) and function outputs
+ * are allocated in wasm memory (wasm/planes.ts `TileBlocks`), so every wasm kernel of a chain
+ * binds its planes in place (no per-node copy), and they are all given back when the tile is done.
+ * A tile's result leaves as ordinary JS memory (`evaluateTile`: one copy per tile), or stays in
+ * wasm memory until its consumer releases it (`evaluateTileHeld`; `renderTiles` with `transient`).
+ * Decision: the GeoTIFF source still decodes into its shared block cache and copies the window
+ * into the block's planes (now in wasm memory): a tile's window is grown by the chain's halo, so it
+ * never is one whole file block, and the cache is what lets neighbouring tiles share the blocks
+ * their halos cross; that copy replaces the first kernel's copy in, it is not an extra one.
  */
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
