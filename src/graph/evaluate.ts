@@ -6,7 +6,7 @@
  * evaluating an unbound one is a programming error, never a silent per-tile statistic.
  *
  * Memory: when the wasm kernels are on, a tile's source reads (`readInto`) and function outputs
- * are allocated in wasm memory (wasm/planes.ts `TileBlocks`), so every wasm kernel of a chain
+ * are allocated in wasm memory (src/wasm/planes.ts `TileBlocks`), so every wasm kernel of a chain
  * binds its planes in place (no per-node copy), and they are all given back when the tile is done.
  * A tile's result leaves as ordinary JS memory (`evaluateTile`: one copy per tile), or stays in
  * wasm memory until its consumer releases it (`evaluateTileHeld`; `renderTiles` with `transient`).
