@@ -126,6 +126,13 @@ export function setResidentPlanes(enabled: boolean): boolean {
   return was;
 }
 
+/*
+ * Decision: no FinalizationRegistry backstop for tiles never released. A view made from a
+ * resident plane (a `subarray`, a DataView) keeps the memory's buffer alive, not the plane object,
+ * so a finalizer on the planes could give back memory still referenced: the one mistake worse than
+ * a leak. A leak is bounded instead: past RESIDENT_BUDGET the arena refuses and the evaluator
+ * allocates JS planes (slower, same results); `tileBlocksInUse` counts tiles not given back.
+ */
 let blocksInUse = 0;
 /** Tile allocators holding blocks in this thread (not yet released): tests check it returns to 0. */
 export const tileBlocksInUse = (): number => blocksInUse;
