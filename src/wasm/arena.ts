@@ -12,15 +12,14 @@
  *
  * Blocks come in power-of-two size classes (at least 4 KiB, so every block is 16-byte aligned for
  * v128 loads) and go back to a free list of their class. A request the free list cannot serve is
- * carved from the top of the used memory, growing the memory when needed. When no block is in use
- * and a request finds no free block of its class (the tile size changed), the arena starts over
- * from its base: memory cannot shrink, but it is then reused rather than extended. The terrain
- * path holds one block per kernel call (its planes), so the memory the arena spans is the largest
- * such block's class: less than twice the largest tile's planes, whatever the sequence of tile
- * sizes (arena.test.ts checks it). With several blocks held at once (chains, a later step), the
- * span is bounded by the blocks held at once plus one free block per size class. A request past
- * `limit` bytes, or one the engine cannot grow the memory for, gets undefined and the caller runs
- * its TypeScript path.
+ * carved from the top of the used memory (growing the memory when allowed). When no block is in
+ * use and a request finds no free block of its class (the tile size changed), the arena starts
+ * over from its base: memory cannot shrink, but it is then reused rather than extended. One block
+ * held at a time spans less than twice the largest block (arena.test.ts checks it). With several
+ * held at once (a tile's planes, tiles in flight), the span is bounded by the most bytes held at
+ * once, per size class: the pages the arena touched, so its share of RSS (a 256-px Hillshade
+ * render with 16 tiles in flight: 12.6 MiB). A request past `limit` bytes, past `maxLive`, or one
+ * the memory cannot hold, gets undefined and the caller falls back.
  */
 
 /** The part of WasmMemory the arena uses (the project's lib settings carry no WebAssembly types). */
