@@ -14,6 +14,7 @@
  * streaming writer does. Rows: Mpx/s of output; the resident row's `reference` is the copy
  * path's, so `ratio` is resident / copy.
  */
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { PixelBlock } from '../src/core/pixel-block.js';
 import { intersect, type Rect } from '../src/core/rect.js';
@@ -66,13 +67,16 @@ function chainOf(dem: Dem): RasterNode {
   return applyFunction(aspect, {}, [h]);
 }
 
-async function once(root: RasterNode): Promise<number> {
+/** Wall and CPU milliseconds of one render (CPU: this process, every thread; inline, so mostly this one). */
+async function once(root: RasterNode): Promise<{ ms: number; cpuMs: number }> {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   let sink = 0;
   for await (const t of renderTiles(root, { tileSize: 256, transient: true })) sink += t.bands[0]![0]!;
   const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
   if (Number.isNaN(sink)) throw new Error('unreachable');
-  return ms;
+  return { ms, cpuMs: (c.user + c.system) / 1000 };
 }
 
 const median = (a: readonly number[]): number => {
@@ -105,14 +109,18 @@ export async function chainBench(): Promise<BenchRow[]> {
   const ts: number[] = [];
   const copy: number[] = [];
   const resident: number[] = [];
+  const cpu = { ts: [] as number[], copy: [] as number[], resident: [] as number[] };
   let copiedPerRender = 0;
   const run = async (mode: 'ts' | 'copy' | 'resident', into: number[] | undefined): Promise<void> => {
     setWasmEnabled(mode !== 'ts');
     setResidentPlanes(mode === 'resident');
     const c0 = wasmCopiedBytes();
     try {
-      const ms = await once(root);
-      into?.push(ms);
+      const { ms, cpuMs } = await once(root);
+      if (into) {
+        into.push(ms);
+        cpu[mode].push(cpuMs);
+      }
       if (mode === 'copy') copiedPerRender = wasmCopiedBytes() - c0;
       else if (mode === 'resident' && wasmCopiedBytes() !== c0) throw new Error('chain bench: the resident path copied planes');
     } finally {
@@ -129,12 +137,18 @@ export async function chainBench(): Promise<BenchRow[]> {
   }
   const label = `chain Slope->Hillshade->Aspect ${SIZE}x${SIZE} (256-px tiles)`;
   console.log(
-    `chain bench: copy path moves ${(copiedPerRender / 2 ** 20).toFixed(0)} MiB per render; resident/copy ${(median(copy) / median(resident)).toFixed(2)}x`,
+    `chain bench: copy path moves ${(copiedPerRender / 2 ** 20).toFixed(0)} MiB per render; resident vs copy: ` +
+      `wall ${(median(copy) / median(resident)).toFixed(2)}x, CPU ${(median(cpu.copy) / median(cpu.resident)).toFixed(2)}x ` +
+      `(CPU medians ms: TypeScript ${median(cpu.ts).toFixed(0)}, copy ${median(cpu.copy).toFixed(0)}, resident ${median(cpu.resident).toFixed(0)}; load ${loadavg()[0]!.toFixed(1)})`,
   );
+  // On a shared machine wall time follows the load; CPU time of the (inline) render resists it.
   return [
     row(`${label}, TypeScript`, ts),
     row(`${label}, wasm, per-node copies`, copy),
     row(`${label}, wasm, resident planes (ratio: vs copies)`, resident, copy),
+    row(`${label}, TypeScript, CPU time`, cpu.ts),
+    row(`${label}, wasm, per-node copies, CPU time`, cpu.copy),
+    row(`${label}, wasm, resident planes, CPU time (ratio: vs copies)`, cpu.resident, cpu.copy),
   ];
 }
 
