@@ -154,6 +154,18 @@ describe.runIf(wasmOn)('planes living in wasm memory through a chain', () => {
     expect(tileBlocksInUse()).toBe(0);
   });
 
+  it('renderTiles without `transient` gives tiles the consumer may keep (ordinary JS memory)', async () => {
+    const root = await graph();
+    const kept: PixelBlock[] = [];
+    for await (const t of renderTiles(root, { tileSize: 128 })) kept.push(t);
+    expect(kept.some(inWasmMemory)).toBe(false);
+    expect(arenaLive()).toBe(0);
+    // Rendering more reuses the arena's blocks: the kept tiles must not change.
+    const copies = kept.map(ownMemory).map((b) => ({ ...b, bands: b.bands.map((p) => p.slice()), mask: b.mask.slice() }));
+    await render(root, { tileSize: 128 });
+    kept.forEach((b, i) => expect(firstDifference(b, copies[i]!)).toBeUndefined());
+  });
+
   it('the memory is reserved once and never grows, whatever is rendered', async () => {
     const k = wasmKernels()!;
     const before = k.arena.buffer;
