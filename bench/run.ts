@@ -20,6 +20,7 @@ const SUITES: Readonly<Record<string, () => Promise<BenchRow[]>>> = {
   render: () => renderBench(),
   radiometric: async () => (await import('./radiometric.bench.js')).radiometricBench(),
   chipper: async () => (await import('./chipper.bench.js')).chipperBench(),
+  chain: async () => (await import('./chain.bench.js')).chainBench(),
   io: async () => (await import('./io.bench.js')).ioBench(),
 };
 

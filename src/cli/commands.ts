@@ -645,7 +645,17 @@ export function run(program: Command, io: CliIo): Command {
         };
         // Inline, tiles in flight let block reads and inflates (codec threads) run ahead of the
         // kernels: 16 (about a row of 256-px tiles of a 4096-px raster) measured best here.
-        const renderOptions = { rect: window, tileSize: tile, pool, recipe, signal, ...(pool.size === 0 ? { concurrency: 16 } : {}) };
+        // Transient tiles: the writer encodes each tile (and copyInto copies it) before asking for
+        // the next, so tiles stay in wasm memory where the kernels computed them (no copy out).
+        const renderOptions = {
+          rect: window,
+          tileSize: tile,
+          pool,
+          recipe,
+          signal,
+          transient: true,
+          ...(pool.size === 0 ? { concurrency: 16 } : {}),
+        };
         const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
         const progress = progressBar(io, total, started);
         const stdout = io.stdout ?? process.stdout;

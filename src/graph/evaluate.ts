@@ -4,10 +4,21 @@
  * scoped to one tile, lets branches of the DAG that need the same pixels share them. Nodes that
  * need request statistics must be bound first (`render`/`renderTiles` do it; request-statistics.ts):
  * evaluating an unbound one is a programming error, never a silent per-tile statistic.
+ *
+ * Memory: when the wasm kernels are on, a tile's source reads (`readInto`) and function outputs
+ * are allocated in wasm memory (src/wasm/planes.ts `TileBlocks`), so every wasm kernel of a chain
+ * binds its planes in place (no per-node copy), and they are all given back when the tile is done.
+ * A tile's result leaves as ordinary JS memory (`evaluateTile`: one copy per tile), or stays in
+ * wasm memory until its consumer releases it (`evaluateTileHeld`; `renderTiles` with `transient`).
+ * Decision: the GeoTIFF source still decodes into its shared block cache and copies the window
+ * into the block's planes (now in wasm memory): a tile's window is grown by the chain's halo, so it
+ * never is one whole file block, and the cache is what lets neighbouring tiles share the blocks
+ * their halos cross; that copy replaces the first kernel's copy in, it is not an extra one.
  */
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
 import { grow, rectKey, type Rect } from '../core/rect.js';
+import { inWasmMemory, ownMemory, sharesMemory, tileBlocks, type TileBlocks } from '../wasm/planes.js';
 import type { FunctionNode, RasterNode, SourceNode } from './types.js';
 
 export interface EvalContext {
@@ -15,6 +26,20 @@ export interface EvalContext {
   readonly memo: Map<string, Promise<PixelBlock>>;
   /** Source blocks read into recycled blocks for this tile; `evaluateTile` recycles them again. */
   readonly reads?: PixelBlock[];
+  /**
+   * The tile's allocator when planes live in wasm memory (wasm on): source reads and function
+   * outputs are allocated there and given back together when the tile is done.
+   */
+  readonly blocks?: TileBlocks;
+}
+
+/**
+ * A tile whose planes may live in wasm memory until `release()` (`evaluateTileHeld`): the consumer
+ * reads (copies, encodes) the block, then releases it, after which no plane of it may be used.
+ */
+export interface HeldBlock {
+  readonly block: PixelBlock;
+  release(): void;
 }
 
 export function evaluate(node: RasterNode, r: Rect, ctx: EvalContext): Promise<PixelBlock> {
@@ -42,6 +67,7 @@ const bytesOf = (b: PixelBlock): number => b.mask.byteLength + b.bands.reduce((n
 
 function readSource(node: SourceNode, r: Rect, ctx: EvalContext): Promise<PixelBlock> {
   if (!node.readInto || !ctx.reads) return node.read(r, ctx.signal);
+  if (ctx.blocks) return node.readInto(ctx.blocks.allocate(r, node.info.pixelType, node.info.bandCount), ctx.signal);
   const { pixelType, bandCount } = node.info;
   const used = recycled.get(recycleKey(pixelType, bandCount, r))?.pop();
   if (used) recycledBytes -= bytesOf(used);
@@ -53,12 +79,14 @@ function readSource(node: SourceNode, r: Rect, ctx: EvalContext): Promise<PixelB
 /**
  * Give the tile's source blocks back, unless the result holds any of their memory (a kernel may
  * pass an input plane through; kernels never keep inputs past their call). Only after success:
- * after a failure, reads may still be running.
+ * after a failure, reads may still be running. Memory is compared by address range, not by
+ * `.buffer` (views may share one buffer: every plane in wasm memory does).
  */
 function recycle(reads: readonly PixelBlock[], result: PixelBlock): void {
-  const held = new Set<ArrayBufferLike>([result.mask.buffer, ...result.bands.map((b) => b.buffer)]);
+  const held: ArrayBufferView[] = [result.mask, ...result.bands];
+  const isHeld = (p: ArrayBufferView): boolean => held.some((h) => sharesMemory(h, p));
   for (const b of reads) {
-    if (held.has(b.mask.buffer) || b.bands.some((p) => held.has(p.buffer))) continue;
+    if (isHeld(b.mask) || b.bands.some(isHeld)) continue;
     const key = recycleKey(b.pixelType, b.bands.length, b.rect);
     const list = recycled.get(key) ?? [];
     const bytes = bytesOf(b);
@@ -80,15 +108,56 @@ async function run(node: FunctionNode, r: Rect, ctx: EvalContext): Promise<Pixel
   }
   const grown = grow(r, halo);
   const inputs = await Promise.all(node.inputs.map((input, i) => evaluate(input, inputRect ? inputRect(r, i) : grown, ctx)));
-  const out = allocateBlock(r, node.plan.info.pixelType, node.plan.info.bandCount);
+  const { pixelType, bandCount } = node.plan.info;
+  const out = ctx.blocks ? ctx.blocks.allocate(r, pixelType, bandCount) : allocateBlock(r, pixelType, bandCount);
   node.fn.kernel(node.plan.params, inputs, out);
   return out;
 }
 
-/** Evaluate `node` over `r` with a fresh memo (one tile); its source blocks are recycled after. */
+/**
+ * Evaluate `node` over `r` with a fresh memo (one tile); its source blocks are recycled after.
+ * The result is ordinary JS memory, the caller's to keep: when it lives in wasm memory it is
+ * copied out (once per tile) and the tile's blocks are given back.
+ */
 export async function evaluateTile(node: RasterNode, r: Rect, signal?: AbortSignal): Promise<PixelBlock> {
+  const held = await evaluateTileHeld(node, r, signal);
+  const own = ownMemory(held.block);
+  held.release();
+  return own;
+}
+
+/**
+ * `evaluateTile` whose result may stay in wasm memory (when wasm is on): no copy. The caller reads
+ * the block, then calls `release()`, which gives back every block of the tile (intermediates,
+ * source reads and the result); the block must not be used after. Intermediates are given back
+ * when the tile is done, whatever the result; after a failure, once every node of the tile has
+ * settled (a read may still be writing into its block until then).
+ */
+export async function evaluateTileHeld(node: RasterNode, r: Rect, signal?: AbortSignal): Promise<HeldBlock> {
   const reads: PixelBlock[] = [];
-  const out = await evaluate(node, r, { signal, memo: new Map(), reads });
+  const blocks = tileBlocks();
+  const memo = new Map<string, Promise<PixelBlock>>();
+  let out: PixelBlock;
+  try {
+    out = await evaluate(node, r, { signal, memo, reads, ...(blocks ? { blocks } : {}) });
+  } catch (e) {
+    if (blocks) await settled(memo).finally(() => blocks.release());
+    throw e;
+  }
   recycle(reads, out);
-  return out;
+  if (blocks === undefined) return { block: out, release: () => undefined };
+  if (!inWasmMemory(out)) {
+    blocks.release();
+    return { block: out, release: () => undefined };
+  }
+  return { block: out, release: () => blocks.release() };
+}
+
+/** Wait until every evaluation in the memo has settled, including those started meanwhile. */
+async function settled(memo: ReadonlyMap<string, Promise<PixelBlock>>): Promise<void> {
+  let seen = -1;
+  while (seen !== memo.size) {
+    seen = memo.size;
+    await Promise.allSettled([...memo.values()]);
+  }
 }

@@ -9,7 +9,7 @@
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, copyInto, type PixelBlock } from '../core/pixel-block.js';
 import { rect, tiles, type Rect } from '../core/rect.js';
-import { evaluateTile } from './evaluate.js';
+import { evaluateTile, evaluateTileHeld, type HeldBlock } from './evaluate.js';
 import { bindRequestStatistics } from './request-statistics.js';
 import type { WarpGrid, WarpMethod } from './warp.js';
 import type { RasterNode } from './types.js';
@@ -40,9 +40,18 @@ export interface Recipe {
 export interface TilePool {
   readonly size: number;
   run(root: RasterNode, tile: Rect, signal?: AbortSignal, recipe?: Recipe): Promise<PixelBlock>;
+  /**
+   * Optional: `run` whose result may stay in memory the pool lends (wasm memory) until released
+   * (evaluate.ts `evaluateTileHeld`); renders with `transient` tiles use it.
+   */
+  runHeld?(root: RasterNode, tile: Rect, signal?: AbortSignal, recipe?: Recipe): Promise<HeldBlock>;
 }
 
-export const inlinePool: TilePool = { size: 0, run: (root, tile, signal) => evaluateTile(root, tile, signal) };
+export const inlinePool: TilePool = {
+  size: 0,
+  run: (root, tile, signal) => evaluateTile(root, tile, signal),
+  runHeld: (root, tile, signal) => evaluateTileHeld(root, tile, signal),
+};
 
 export interface RenderOptions {
   /** Output rectangle; default the whole raster. */
@@ -55,6 +64,13 @@ export interface RenderOptions {
   readonly concurrency?: number;
   /** Lets a worker pool rebuild the DAG; without it every pool computes inline. */
   readonly recipe?: Recipe;
+  /**
+   * `renderTiles`: each yielded tile is valid only until the consumer asks for the next one (or
+   * stops): it copies or encodes it at once and keeps no reference to its planes. Tiles then stay
+   * where the evaluator computed them (wasm memory) instead of being copied out per tile.
+   * Default false: tiles are the consumer's to keep.
+   */
+  readonly transient?: boolean;
 }
 
 const DEFAULT_TILE = 256;
@@ -79,26 +95,42 @@ export async function* renderTiles(graph: RasterNode, opts: RenderOptions = {}):
   const recipe = opts.recipe === undefined || root === graph ? opts.recipe : { ...opts.recipe, bound: bound.bound, boundKey: root.id };
   const pool = opts.pool ?? inlinePool;
   const inFlight = Math.max(1, opts.concurrency ?? (pool.size === 0 ? 1 : 2 * pool.size));
-  const pending: Promise<PixelBlock>[] = [];
+  const held = opts.transient === true && pool.runHeld !== undefined;
+  const pending: Promise<HeldBlock>[] = [];
   let next = 0;
   const launch = (): void => {
     const t = tileRects[next++]!;
-    const p = pool.run(root, t, opts.signal, recipe);
+    const p = held ? pool.runHeld!(root, t, opts.signal, recipe) : pool.run(root, t, opts.signal, recipe).then(kept);
     p.catch(() => undefined); // observed when awaited below; avoid unhandled rejections meanwhile
     pending.push(p);
   };
-  while (next < tileRects.length && pending.length < inFlight) launch();
-  while (pending.length > 0) {
-    const block = await pending.shift()!;
-    if (next < tileRects.length) launch();
-    yield block;
+  let current: HeldBlock | undefined;
+  try {
+    while (next < tileRects.length && pending.length < inFlight) launch();
+    while (pending.length > 0) {
+      current = await pending.shift()!;
+      if (next < tileRects.length) launch();
+      yield current.block;
+      current.release();
+      current = undefined;
+    }
+  } finally {
+    // The consumer stopped (or a tile failed): give back the tile it held and those still coming.
+    current?.release();
+    for (const p of pending)
+      p.then(
+        (h) => h.release(),
+        () => undefined,
+      );
   }
 }
+
+const kept = (block: PixelBlock): HeldBlock => ({ block, release: () => undefined });
 
 /** The whole requested rectangle as one block. */
 export async function render(root: RasterNode, opts: RenderOptions = {}): Promise<PixelBlock> {
   const { area } = plan(root, opts);
   const out = allocateBlock(area, root.info.pixelType, root.info.bandCount);
-  for await (const tile of renderTiles(root, opts)) copyInto(tile, out);
+  for await (const tile of renderTiles(root, { ...opts, transient: true })) copyInto(tile, out);
   return out;
 }

@@ -71,6 +71,21 @@ describe('WasmArena', () => {
     expect(a.alloc(64 * 1024)).toBeDefined();
   });
 
+  it('with grow: false never grows the memory (views on it stay attached): past its size it refuses', () => {
+    const mem = fakeMemory(8);
+    const a = new WasmArena(mem, Infinity, { grow: false, base: 0 });
+    const before = mem.buffer;
+    const view = new Float32Array(before, 65536, 4);
+    const p = a.alloc(4 * 65536)!;
+    expect(p).toBe(65536);
+    expect(a.alloc(4 * 65536)).toBeUndefined(); // 64 KiB base + 2 x 256 KiB > 8 pages
+    expect(a.alloc(2 * 65536)).toBeDefined();
+    expect(mem.grows).toBe(0);
+    expect(mem.buffer).toBe(before);
+    expect(view.length).toBe(4);
+    expect(a.stats().liveBytes).toBe(6 * 65536);
+  });
+
   it('throws on a release of a block it did not give', () => {
     const a = new WasmArena(fakeMemory());
     const p = a.alloc(10)!;

@@ -108,7 +108,7 @@ function load(): void {
         },
       });
       const exports = instance.exports as unknown as KernelExports;
-      loaded = { exports, arena: new WasmArena(exports.memory) };
+      loaded = { exports, arena: reserve(exports.memory) };
       status = { enabled: true, detail: fileURLToPath(url) };
     } catch (e) {
       status = { enabled: false, detail: `the wasm kernels did not load: ${(e as Error).message}` };
@@ -118,10 +118,50 @@ function load(): void {
   status = { enabled: false, detail: 'the wasm kernels are not built (npm run build:wasm)' };
 }
 
+/**
+ * Decision: the module's memory is reserved once, at load, and never grown (model (a) of the
+ * choices: a shared memory would not detach views on growth either, but SharedArrayBuffer-backed
+ * planes would be shared, not transferred, by the worker replies, and zlib, TextDecoder, Buffer and
+ * geotiff.js each need checking with them). Planes live in wasm memory through a chain
+ * (planes.ts `TileBlocks`), and growing a non-shared memory detaches every view on it. Pages that
+ * are reserved but never touched cost address space, not RSS (the engine maps them on first
+ * write), so the reservation is large: RESERVE_BYTES, or the largest of its halves the runtime
+ * grants (a host with strict overcommit), down to MIN_RESERVE_BYTES. What is resident is what the
+ * arena touched: its blocks in use plus one free block per size class (arena.ts), itself bounded
+ * for the evaluator's planes by planes.ts `RESIDENT_BUDGET`. A request the reservation cannot hold
+ * falls back: to an ordinary JS plane (the evaluator), to the TypeScript kernel (a kernel call).
+ */
+const RESERVE_BYTES = 1024 * 2 ** 20;
+const MIN_RESERVE_BYTES = 64 * 2 ** 20;
+const PAGE = 65536;
+
+function reserve(memory: KernelExports['memory']): WasmArena {
+  const own = memory.buffer.byteLength; // the module's own data, below the arena
+  for (let bytes = RESERVE_BYTES; bytes >= MIN_RESERVE_BYTES; bytes /= 2) {
+    const want = Math.ceil((own + bytes) / PAGE) - own / PAGE;
+    try {
+      memory.grow(want);
+      break;
+    } catch {
+      // less, then
+    }
+  }
+  return new WasmArena(memory, memory.buffer.byteLength, { grow: false, base: own });
+}
+
 /** The kernels, or undefined when wasm is off, unsupported or not built (the TypeScript paths run). */
 export function wasmKernels(): Kernels | undefined {
   if (status === undefined) load();
   return override ? loaded : undefined;
+}
+
+/**
+ * The loaded module's memory buffer, whether or not `setWasmEnabled` switched the kernels off
+ * (planes allocated while they were on still live there); undefined when no module is loaded.
+ */
+export function wasmMemoryBuffer(): ArrayBuffer | undefined {
+  if (status === undefined) load();
+  return loaded?.arena.buffer;
 }
 
 export function wasmStatus(): WasmStatus {

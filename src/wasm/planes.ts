@@ -8,8 +8,10 @@
  * at `finish` (outputs). Addresses stay valid across the call; views do not (growing the memory
  * detaches them): take a view with `view` after the last `input`/`output`/`constants` of the call.
  */
-import type { Plane } from '../core/pixel-type.js';
-import type { Kernels } from './module.js';
+import type { PixelBlock } from '../core/pixel-block.js';
+import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+import type { Rect } from '../core/rect.js';
+import { type Kernels, wasmKernels, wasmMemoryBuffer } from './module.js';
 
 /** A typed-array constructor of the planes the kernels read or write. */
 export type PlaneArray = Float32Array | Float64Array | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array;
@@ -24,6 +26,10 @@ export function residentAddress(k: Kernels, plane: ArrayBufferView): number | un
 }
 
 const align16 = (n: number): number => Math.ceil(n / 16) * 16;
+
+let copied = 0;
+/** Bytes kernel calls copied into and out of wasm memory in this thread (planes not resident there). */
+export const wasmCopiedBytes = (): number => copied;
 
 export class WasmCall {
   private readonly k: Kernels;
@@ -49,6 +55,7 @@ export class WasmCall {
     if (ptr === undefined) return undefined;
     const p = plane as PlaneArray;
     new (p.constructor as PlaneCtor)(this.k.arena.buffer, ptr, p.length).set(p as never);
+    copied += p.byteLength;
     return ptr;
   }
 
@@ -79,7 +86,10 @@ export class WasmCall {
   /** Copy the outputs computed in blocks to their planes, then give the blocks back. */
   finish(): void {
     try {
-      for (const { plane, ptr } of this.copyBack) plane.set(this.view(plane, ptr, plane.length) as never);
+      for (const { plane, ptr } of this.copyBack) {
+        plane.set(this.view(plane, ptr, plane.length) as never);
+        copied += plane.byteLength;
+      }
     } finally {
       this.release();
     }
@@ -91,4 +101,116 @@ export class WasmCall {
     this.blocks.length = 0;
     this.copyBack.length = 0;
   }
+}
+
+// ---- Planes that live in wasm memory through a chain
+
+/**
+ * Bytes of arena blocks the evaluator's planes may hold at once in one thread (one tile's planes
+ * are a few MiB; whole-image functions read up to 4096 x 4096 per tile). Past it, planes are
+ * ordinary JS memory (and kernel calls copy them, as before). The rest of the reservation
+ * (module.ts) stays for kernel calls' own blocks.
+ */
+export const RESIDENT_BUDGET = 256 * 2 ** 20;
+
+let residentOn = true;
+
+/**
+ * Switch planes living in wasm memory off (false: the evaluator allocates ordinary JS planes and
+ * every kernel call copies its planes in and out) or back on, in this thread: the copy path kept
+ * for benchmarks and tests that compare the two. @returns the previous setting.
+ */
+export function setResidentPlanes(enabled: boolean): boolean {
+  const was = residentOn;
+  residentOn = enabled;
+  return was;
+}
+
+/*
+ * Decision: no FinalizationRegistry backstop for tiles never released. A view made from a
+ * resident plane (a `subarray`, a DataView) keeps the memory's buffer alive, not the plane object,
+ * so a finalizer on the planes could give back memory still referenced: the one mistake worse than
+ * a leak. A leak is bounded instead: past RESIDENT_BUDGET the arena refuses and the evaluator
+ * allocates JS planes (slower, same results); `tileBlocksInUse` counts tiles not given back.
+ */
+let blocksInUse = 0;
+/** Tile allocators holding blocks in this thread (not yet released): tests check it returns to 0. */
+export const tileBlocksInUse = (): number => blocksInUse;
+
+/**
+ * One tile's blocks: planes and masks in wasm memory (arena blocks) where the budget allows,
+ * ordinary JS memory otherwise, all given back at once by `release`. The evaluator makes one per
+ * tile when wasm is on (`tileBlocks()`); source reads and function outputs are allocated here, so a
+ * chain's planes are bound in place by every kernel's `WasmCall`.
+ *
+ * Every resident plane shares ONE `.buffer` (the memory's): compare planes by address ranges
+ * (`sharesMemory`), never by `.buffer`, and never transfer or clone such a plane's buffer (a
+ * worker reply takes `ownMemory(block)`).
+ */
+export class TileBlocks {
+  private readonly k: Kernels;
+  private readonly ptrs: number[] = [];
+  private released = false;
+
+  constructor(k: Kernels) {
+    this.k = k;
+    blocksInUse++;
+  }
+
+  /** A block like `allocateBlock`'s (zeroed bands, mask all 1), its planes in wasm memory where they fit. */
+  allocate(rect: Rect, pixelType: PixelType, bandCount: number): PixelBlock {
+    const n = rect.width * rect.height;
+    const info = PIXEL_TYPE_INFO[pixelType];
+    const bands: Plane[] = [];
+    for (let b = 0; b < bandCount; b++) bands.push(this.plane(info.array as unknown as PlaneCtor, info.complex ? 2 * n : n).fill(0));
+    const mask = this.plane(Uint8Array as unknown as PlaneCtor, n).fill(1) as Uint8Array;
+    return { rect, pixelType, bands, mask };
+  }
+
+  private plane(ctor: PlaneCtor, length: number): PlaneArray {
+    if (this.released) throw new Error('TileBlocks: allocate after release');
+    const ptr = length === 0 ? undefined : this.k.arena.alloc(length * ctor.BYTES_PER_ELEMENT, RESIDENT_BUDGET);
+    if (ptr === undefined) return new (ctor as unknown as new (n: number) => PlaneArray)(length);
+    this.ptrs.push(ptr);
+    return new ctor(this.k.arena.buffer, ptr, length);
+  }
+
+  /** Give every block back (once; later calls do nothing). No plane allocated here may be used after. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    blocksInUse--;
+    for (const ptr of this.ptrs) this.k.arena.release(ptr);
+    this.ptrs.length = 0;
+  }
+}
+
+/** A tile allocator when wasm is on and planes may live in wasm memory; undefined otherwise (JS planes). */
+export function tileBlocks(): TileBlocks | undefined {
+  if (!residentOn) return undefined;
+  const k = wasmKernels();
+  return k === undefined ? undefined : new TileBlocks(k);
+}
+
+/** Whether two views overlap in memory (the same buffer and intersecting byte ranges). */
+export function sharesMemory(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
+}
+
+/**
+ * `block` with every plane (and the mask) that lives in wasm memory copied to ordinary JS memory
+ * (planes elsewhere are kept): for blocks that leave the tile's lifetime (a worker reply, a
+ * caller without a release).
+ */
+export function ownMemory(block: PixelBlock): PixelBlock {
+  const mem = wasmMemoryBuffer();
+  if (mem === undefined || !inWasmMemory(block)) return block;
+  const own = <T extends ArrayBufferView>(p: T): T => (p.buffer === mem ? ((p as unknown as PlaneArray).slice() as unknown as T) : p);
+  return { ...block, bands: block.bands.map(own), mask: own(block.mask) };
+}
+
+/** Whether any plane of `block` (or its mask) lives in the kernels' memory. */
+export function inWasmMemory(block: PixelBlock): boolean {
+  const mem = wasmMemoryBuffer();
+  return mem !== undefined && (block.mask.buffer === mem || block.bands.some((p) => p.buffer === mem));
 }
