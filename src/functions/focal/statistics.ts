@@ -28,13 +28,15 @@
  * gather and sort each window (limited to MAX_RANK_AREA pixels).
  */
 import { EngineError, unsupportedInput } from '../../core/errors.js';
-import type { RasterInfo } from '../../core/pixel-block.js';
-import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
+import { isComplex, isInteger, type PixelType, type Plane } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { FocalBand } from '../../wasm/focal.js';
 import {
   bandValues,
+  type BlockGeometry,
   CANCELLATION,
   directVariance,
   exactSquares,
@@ -210,6 +212,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
         }
         continue;
       }
+      // The WebAssembly path (src/wasm/focal.ts) when it takes this band; else the loops below.
+      if (full && !fillOnly && statisticsWasm(p, src, b, out.bands[b]!, outMask, g, inside)) continue;
       const counts = full ? undefined : new WindowReducer(maskValues(mask), g, win, ReduceMode.Sum);
       const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
       const values: Values = moments ? bandValues(src, b, 0) : raw;
@@ -400,6 +404,102 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
     }
   },
 });
+
+/**
+ * Mean, StandardDeviation, Min or Max over 3x3 windows of an F32 band without NoData inside the
+ * raster, into an F32 band, in WebAssembly: the same results bit for bit (wasm/focal.ts). Pixels
+ * the row function leaves NaN are finished here as the TypeScript path does (StandardDeviation:
+ * recomputed, with the two-pass fallback; otherwise NoData). @returns false when not supported.
+ */
+function statisticsWasm(
+  p: StatisticsParams,
+  src: PixelBlock,
+  b: number,
+  dst: Plane,
+  outMask: Uint8Array,
+  g: BlockGeometry,
+  inside: { rows: Float64Array; cols: Float64Array },
+): boolean {
+  const type = p.type;
+  if (p.win.cols !== 3 || p.win.rows !== 3 || p.store.integer || type > StatisticsType.StandardDeviation) return false;
+  const plane = src.bands[b]!;
+  if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return false;
+  const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
+  const mask = src.mask;
+  // Masked pixels (outside the raster: none inside) hold the identity: 0 for sums, +-Infinity for Min/Max.
+  const values = moments ? bandValues(src, b, 0) : identityValues(plane, mask, type === StatisticsType.Max);
+  const band = FocalBand.bind(values, dst, [Array.from(inside.cols)]);
+  if (band === undefined) return false;
+  let done = false;
+  try {
+    const { fx, view } = band;
+    const cols = band.constants[0]!;
+    const { inW, outW, outH, ox, oy } = g;
+    const stride = 4 * inW;
+    const fill = p.store.fill;
+    const exact = p.exact ? 1 : 0;
+    for (let y = 0; y < outH; y++) {
+      const o = y * outW;
+      const ry = inside.rows[y]!;
+      const s = band.at((oy + y - 1) * inW + ox - 1);
+      const d = band.out(o);
+      const nans =
+        type === StatisticsType.Mean
+          ? fx.focalMean3F32(s, d, outW, stride, ry, cols)
+          : type === StatisticsType.StandardDeviation
+            ? fx.focalStd3F32(s, d, outW, stride, ry, cols, exact, CANCELLATION)
+            : type === StatisticsType.Min
+              ? fx.focalMin3F32(s, d, outW, stride)
+              : fx.focalMax3F32(s, d, outW, stride);
+      if (nans === 0) continue;
+      const cy = oy + y;
+      for (let x = 0; x < outW; x++) {
+        if (view[o + x] === view[o + x]) continue;
+        const r = type === StatisticsType.StandardDeviation ? std3At(values, mask, inW, p, ox + x, cy, ry * inside.cols[x]!) : Number.NaN;
+        if (r !== r) {
+          outMask[o + x] = 0;
+          view[o + x] = fill;
+        } else view[o + x] = r;
+      }
+    }
+    band.finish();
+    done = true;
+    return true;
+  } finally {
+    if (!done) band.release();
+  }
+}
+
+/** The plane itself when nothing is masked, else a copy with +Infinity (Max: -Infinity) where masked. */
+function identityValues(plane: Float32Array, mask: Uint8Array, max: boolean): Float32Array {
+  if (mask.indexOf(0) < 0) return plane;
+  const v = new Float32Array(plane);
+  const id = max ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  for (let i = mask.indexOf(0); i >= 0; i = mask.indexOf(0, i + 1)) v[i] = id;
+  return v;
+}
+
+/** The fused 3x3 StandardDeviation of one pixel (centre cx, cy): the same operands and order as the loop above. */
+function std3At(values: Values, mask: Uint8Array, inW: number, p: StatisticsParams, cx: number, cy: number, count: number): number {
+  if (count === 0 || mask[cy * inW + cx] === 0) return Number.NaN;
+  const r0 = (cy - 1) * inW + cx - 1;
+  const r1 = r0 + inW;
+  const r2 = r1 + inW;
+  let sum = 0;
+  let square = 0;
+  for (let j = 0; j < 3; j++) {
+    const a = values[r0 + j]!;
+    const bb = values[r1 + j]!;
+    const c = values[r2 + j]!;
+    const s = a + bb + c;
+    const q = a * a + bb * bb + c * c;
+    sum = j === 0 ? s : sum + s;
+    square = j === 0 ? q : square + q;
+  }
+  const nq = count * square;
+  const d = nq - sum * sum;
+  return Math.sqrt(p.exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, p.win, cx, cy));
+}
 
 /** Median, Majority or Minority of the valid pixels of one window (NaN when none is valid). */
 function rankStatistic(
