@@ -48,7 +48,14 @@ interface Input {
   readonly mask?: Uint8Array;
 }
 
-async function run(fn: RasterFunction, args: Record<string, unknown>, input: Input, tileSize: number, wasm: boolean, to?: PixelType): Promise<Result> {
+async function run(
+  fn: RasterFunction,
+  args: Record<string, unknown>,
+  input: Input,
+  tileSize: number,
+  wasm: boolean,
+  to?: PixelType,
+): Promise<Result> {
   setWasmEnabled(wasm);
   try {
     const node = applyFunction(fn, args, [memorySource('in', input.info, [input.z], input.mask)], to);
@@ -77,7 +84,8 @@ function magnitude(input: Input, k: { w: Float64Array; cols: number; rows: numbe
   const top = k.rows >> 1;
   if (x - left < 0 || y - top < 0 || x - left + k.cols > width || y - top + k.rows > height) return undefined;
   let s = 0;
-  for (let r = 0; r < k.rows; r++) for (let c = 0; c < k.cols; c++) s += Math.abs(k.w[r * k.cols + c]! * input.z[(y - top + r) * width + x - left + c]!);
+  for (let r = 0; r < k.rows; r++)
+    for (let c = 0; c < k.cols; c++) s += Math.abs(k.w[r * k.cols + c]! * input.z[(y - top + r) * width + x - left + c]!);
   return s;
 }
 
@@ -85,7 +93,13 @@ function magnitude(input: Input, k: { w: Float64Array; cols: number; rows: numbe
  * Both paths; the first difference beyond what the function allows (bit for bit, or the
  * convolution bound above), or undefined. Throws when the wasm path did not run.
  */
-async function compare(fn: RasterFunction, args: Record<string, unknown>, input: Input, tileSize: number, to?: PixelType): Promise<string | undefined> {
+async function compare(
+  fn: RasterFunction,
+  args: Record<string, unknown>,
+  input: Input,
+  tileSize: number,
+  to?: PixelType,
+): Promise<string | undefined> {
   const ts = await run(fn, args, input, tileSize, false, to);
   const before = focalWasmCallCount();
   const wa = await run(fn, args, input, tileSize, true, to);
@@ -234,7 +248,9 @@ describe('wasm focal kernels', () => {
     await render(applyFunction(convolution, { Type: 11 }, [memorySource('u8', info, [z])]), { tileSize: 64 });
     await render(applyFunction(convolution, { Type: 11 }, [memorySource('f', f32, [Float32Array.from(z)])], 'F64'), { tileSize: 64 });
     await render(applyFunction(convolution, { Type: 11 }, [memorySource('f', f32, [Float32Array.from(z)])], 'S16'), { tileSize: 64 });
-    await render(applyFunction(statistics, { Type: 3, Columns: 5, Rows: 5 }, [memorySource('f', f32, [Float32Array.from(z)])]), { tileSize: 64 });
+    await render(applyFunction(statistics, { Type: 3, Columns: 5, Rows: 5 }, [memorySource('f', f32, [Float32Array.from(z)])]), {
+      tileSize: 64,
+    });
     expect(focalWasmCallCount()).toBe(before);
   });
 
