@@ -89,6 +89,7 @@ function plainMin3(z: Float32Array, out: Float32Array, w: number, h: number): vo
 
 const CASES: readonly FocalCase[] = [
   { wasm: true, label: 'Convolution 3x3 Smoothing3x3', fn: convolution, args: { Type: 11 }, scipy: 'correlate3', plain: plainConv3 },
+  { wasm: true, label: 'Convolution 3x3 Sharpening3x3', fn: convolution, args: { Type: 13 } },
   { wasm: true, label: 'Convolution 5x5 Smoothing5x5', fn: convolution, args: { Type: 12 }, scipy: 'correlate5' },
   { wasm: true, label: 'Convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
   {

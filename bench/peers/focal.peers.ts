@@ -5,6 +5,9 @@
  * synthetic F32 raster. rasterflow's three paths are timed alternately in one loop (A/B/C per
  * repeat), so a load that drifts during the run weighs on them alike.
  *
+ * Convolution 3x3 is Smoothing3x3, a rank-one kernel (the wasm path runs it as one fused
+ * column-then-row pass); `3x3 sharpening` (Sharpening3x3, rank two) is the general 3x3 path.
+ *
  * Std: the `SciPy` column is sqrt(E[x^2] - E[x]^2) from two uniform_filter passes (what a SciPy
  * user writes for speed); `SciPy generic` is generic_filter(np.std), the issue's named peer (a
  * Python call per pixel, timed on a crop). The std target ratio is taken against the former, the
@@ -63,6 +66,7 @@ export const family: PeerFamily = {
     saySkipped(lines, say);
     const ops: { op: string; fn: RasterFunction; args: Record<string, unknown> }[] = [
       { op: 'convolution 3x3', fn: convolution, args: { Type: 11 } },
+      { op: 'convolution 3x3 sharpening', fn: convolution, args: { Type: 13 } },
       { op: 'convolution 5x5', fn: convolution, args: { Type: 12 } },
       { op: 'convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
       { op: 'mean 3x3', fn: statistics, args: { Type: 3 } },

@@ -6,7 +6,7 @@ The raster is SIZE x SIZE little-endian float32. Prints one JSON object per line
 
 One thread each: OpenCV with cv2.setNumThreads(1); SciPy's ndimage is single-threaded. float32 in
 and out, as rasterflow's F32 path. Kernels as rasterflow normalises them (Smoothing3x3,
-Smoothing5x5 / 60, a 9x9 box as a separable kernel).
+Sharpening3x3 (not separable), Smoothing5x5 / 60, a 9x9 box as a separable kernel).
 - scipy: ndimage.correlate (3x3, 5x5, 9x9), uniform_filter (mean), std from uniform_filter of x
   and x^2 (sqrt(E[x^2] - E[x]^2)), std through generic_filter(np.std) (a Python call per pixel:
   timed on a 256 x 256 crop, the figure is per pixel all the same), minimum_filter, maximum_filter.
@@ -50,6 +50,7 @@ def main():
     z = np.fromfile(path, dtype="<f4").reshape(size, size)
     pixels = size * size
     k3 = np.array(SMOOTH3, dtype=np.float32).reshape(3, 3)
+    sharp3 = np.array([-1, -1, -1, -1, 9, -1, -1, -1, -1], dtype=np.float32).reshape(3, 3)
     k5 = (np.array(SMOOTH5, dtype=np.float64) / 60).astype(np.float32).reshape(5, 5)
     k9 = np.full((9, 9), 1 / 81, dtype=np.float32)
     box9 = np.full(9, 1 / 9, dtype=np.float32)
@@ -63,6 +64,7 @@ def main():
 
         ops = {
             "convolution 3x3": lambda: ndimage.correlate(z, k3),
+            "convolution 3x3 sharpening": lambda: ndimage.correlate(z, sharp3),
             "convolution 5x5": lambda: ndimage.correlate(z, k5),
             "convolution 9x9 separable": lambda: ndimage.correlate(z, k9),
             "mean 3x3": lambda: ndimage.uniform_filter(z, 3),
@@ -91,6 +93,7 @@ def main():
 
         ops = {
             "convolution 3x3": lambda: cv2.filter2D(z, -1, k3),
+            "convolution 3x3 sharpening": lambda: cv2.filter2D(z, -1, sharp3),
             "convolution 5x5": lambda: cv2.filter2D(z, -1, k5),
             "convolution 9x9 separable": lambda: cv2.sepFilter2D(z, -1, box9, box9),
             "mean 3x3": lambda: cv2.blur(z, (3, 3)),

@@ -22,6 +22,7 @@ export interface FocalExports {
   focalConv3F32(src: number, dst: number, n: number, stride: number, w: number): number;
   focalConv5F32(src: number, dst: number, n: number, stride: number, w: number): number;
   focalConvTapsF32(src: number, dst: number, n: number, off: number, w: number, taps: number): number;
+  focalSep3F32(src: number, dst: number, n: number, stride: number, col: number, row: number): number;
   focalSepF32(src: number, dst: number, n: number, stride: number, tmp: number, col: number, kh: number, row: number, kw: number): number;
   focalMean3F32(src: number, dst: number, n: number, stride: number, ry: number, cols: number): number;
   focalStd3F32(src: number, dst: number, n: number, stride: number, ry: number, cols: number, exact: number, cancellation: number): number;
