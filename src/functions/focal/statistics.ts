@@ -426,8 +426,10 @@ function statisticsWasm(
   if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return false;
   const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
   const mask = src.mask;
-  // Masked pixels (outside the raster: none inside) hold the identity: 0 for sums, +-Infinity for Min/Max.
-  const values = moments ? bandValues(src, b, 0) : identityValues(plane, mask, type === StatisticsType.Max);
+  // Masked pixels (outside the raster: none inside) count as the identity. Mean and
+  // StandardDeviation read values holding 0 there (as the TypeScript path); Min and Max read the
+  // plane itself and compute the pixels whose window reaches outside the raster here (minMax3At).
+  const values = moments ? bandValues(src, b, 0) : plane;
   const band = FocalBand.bind(values, dst, [Array.from(inside.cols)]);
   if (band === undefined) return false;
   let done = false;
@@ -438,22 +440,36 @@ function statisticsWasm(
     const stride = 4 * inW;
     const fill = p.store.fill;
     const exact = p.exact ? 1 : 0;
+    const max = type === StatisticsType.Max;
+    // Min/Max: output columns [xLo, xHi) of rows inside [yLo, yHi) have their window inside the raster.
+    const X0 = g.inX + ox;
+    const Y0 = g.inY + oy;
+    const xLo = moments ? 0 : X0 === 0 ? 1 : 0;
+    const xHi = moments ? outW : Math.max(xLo, X0 + outW === p.width ? outW - 1 : outW);
     for (let y = 0; y < outH; y++) {
       const o = y * outW;
       const ry = inside.rows[y]!;
-      const s = band.at((oy + y - 1) * inW + ox - 1);
-      const d = band.out(o);
+      if (!moments && (Y0 + y === 0 || Y0 + y === p.height - 1 || xHi === xLo)) {
+        for (let x = 0; x < outW; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+        continue;
+      }
+      if (!moments) {
+        for (let x = 0; x < xLo; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+        for (let x = xHi; x < outW; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+      }
+      const s = band.at((oy + y - 1) * inW + ox + xLo - 1);
+      const d = band.out(o + xLo);
       const nans =
         type === StatisticsType.Mean
           ? fx.focalMean3F32(s, d, outW, stride, ry, cols)
           : type === StatisticsType.StandardDeviation
             ? fx.focalStd3F32(s, d, outW, stride, ry, cols, exact, CANCELLATION)
             : type === StatisticsType.Min
-              ? fx.focalMin3F32(s, d, outW, stride)
-              : fx.focalMax3F32(s, d, outW, stride);
+              ? fx.focalMin3F32(s, d, xHi - xLo, stride)
+              : fx.focalMax3F32(s, d, xHi - xLo, stride);
       if (nans === 0) continue;
       const cy = oy + y;
-      for (let x = 0; x < outW; x++) {
+      for (let x = xLo; x < xHi; x++) {
         if (view[o + x] === view[o + x]) continue;
         const r = type === StatisticsType.StandardDeviation ? std3At(values, mask, inW, p, ox + x, cy, ry * inside.cols[x]!) : Number.NaN;
         if (r !== r) {
@@ -470,13 +486,48 @@ function statisticsWasm(
   }
 }
 
-/** The plane itself when nothing is masked, else a copy with +Infinity (Max: -Infinity) where masked. */
-function identityValues(plane: Float32Array, mask: Uint8Array, max: boolean): Float32Array {
-  if (mask.indexOf(0) < 0) return plane;
-  const v = new Float32Array(plane);
+/** storeRow's rule for one float pixel (its centre is valid here). */
+function storeF32(view: Float32Array, outMask: Uint8Array, i: number, r: number, fill: number): void {
+  if (r !== r) {
+    outMask[i] = 0;
+    view[i] = fill;
+  } else view[i] = r;
+}
+
+/**
+ * Min (Max) of the 3x3 window centred on input pixel (cx, cy), masked pixels counting as +Infinity
+ * (-Infinity): window.ts fused3's comparisons in its order (column m = r0; m = r1 < m ? r1 : m;
+ * m = r2 < m ? r2 : m; then u = c0 < c1 ? c0 : c1; u < c2 ? u : c2), Max as -min(-v) selects.
+ */
+function minMax3At(v: Float32Array, mask: Uint8Array, inW: number, cx: number, cy: number, max: boolean): number {
   const id = max ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-  for (let i = mask.indexOf(0); i >= 0; i = mask.indexOf(0, i + 1)) v[i] = id;
-  return v;
+  let c0 = 0;
+  let c1 = 0;
+  let r = 0;
+  for (let j = 0; j < 3; j++) {
+    const i0 = (cy - 1) * inW + cx - 1 + j;
+    const a = mask[i0] !== 0 ? v[i0]! : id;
+    const b = mask[i0 + inW] !== 0 ? v[i0 + inW]! : id;
+    const c = mask[i0 + 2 * inW] !== 0 ? v[i0 + 2 * inW]! : id;
+    let m = a;
+    if (max) {
+      m = m < b ? b : m;
+      m = m < c ? c : m;
+    } else {
+      m = b < m ? b : m;
+      m = c < m ? c : m;
+    }
+    if (j === 0) c0 = m;
+    else if (j === 1) c1 = m;
+    else if (max) {
+      const u = c1 < c0 ? c0 : c1;
+      r = m < u ? u : m;
+    } else {
+      const u = c0 < c1 ? c0 : c1;
+      r = u < m ? u : m;
+    }
+  }
+  return r;
 }
 
 /** The fused 3x3 StandardDeviation of one pixel (centre cx, cy): the same operands and order as the loop above. */
