@@ -24,8 +24,9 @@
  *   - Min and Max are f32x4 pmin/pmax with the TypeScript comparisons' operands in its order
  *     (`b < a ? b : a`), so NaN and signed zeros come out as they do there: bit for bit.
  *
- * Every function returns how many results are NaN (StandardDeviation: NaN or to be recomputed);
- * the caller turns those into NoData (or recomputes them) and skips the scan when there are none.
+ * Every function returns a count that is 0 when no result is NaN (StandardDeviation: NaN or to be
+ * recomputed), else positive (pixels or vector positions holding NaN); the caller then scans the
+ * row and turns those into NoData (or recomputes them).
  * Pointers are byte addresses in this module's memory (src/wasm/arena.ts; nothing here allocates);
  * `stride` is the input block's row length in bytes; `n` output pixels are written from `dst`.
  */
@@ -354,6 +355,7 @@ export function focalMean3F32(src: usize, dst: usize, n: i32, stride: usize, ry:
   const b = m + stride;
   const vry = f64x2.splat(ry);
   let nan = 0;
+  let nans = i64x2.splat(0);
   let c01 = f64x2.add(f64x2.add(ld2(src), ld2(m)), ld2(b));
   let x = 0;
   for (; x + 4 <= n; x += 4) {
@@ -367,9 +369,10 @@ export function focalMean3F32(src: usize, dst: usize, n: i32, stride: usize, ry:
     const r1 = f64x2.div(s1, f64x2.mul(vry, v128.load(q, 16)));
     const d = dst + (<usize>x << 2);
     v128.store(d, f32x4.shuffle(f32x4.demote_f64x2_zero(r0), f32x4.demote_f64x2_zero(r1), 0, 1, 4, 5));
-    if (v128.any_true(v128.or(f64x2.ne(r0, r0), f64x2.ne(r1, r1)))) nan += nan2(r0) + nan2(r1);
+    nans = i64x2.sub(nans, v128.or(f64x2.ne(r0, r0), f64x2.ne(r1, r1)));
     c01 = c45;
   }
+  nan += <i32>(i64x2.extract_lane(nans, 0) + i64x2.extract_lane(nans, 1));
   for (; x < n; x++) {
     const o = <usize>x << 2;
     const s =
@@ -420,6 +423,7 @@ export function focalStd3F32(src: usize, dst: usize, n: i32, stride: usize, ry: 
   const cancel = f64x2.splat(cancellation);
   const ex = exact != 0;
   let nan = 0;
+  let nans = i64x2.splat(0);
   let s01 = colSum(src, stride);
   let q01 = colSquares(src, stride);
   let x = 0;
@@ -437,10 +441,11 @@ export function focalStd3F32(src: usize, dst: usize, n: i32, stride: usize, ry: 
     const r0 = std2(S0, Q0, f64x2.mul(vry, v128.load(c)), ex, cancel);
     const r1 = std2(S1, Q1, f64x2.mul(vry, v128.load(c, 16)), ex, cancel);
     v128.store(dst + (<usize>x << 2), f32x4.shuffle(f32x4.demote_f64x2_zero(r0), f32x4.demote_f64x2_zero(r1), 0, 1, 4, 5));
-    if (v128.any_true(v128.or(f64x2.ne(r0, r0), f64x2.ne(r1, r1)))) nan += nan2(r0) + nan2(r1);
+    nans = i64x2.sub(nans, v128.or(f64x2.ne(r0, r0), f64x2.ne(r1, r1)));
     s01 = s45;
     q01 = q45;
   }
+  nan += <i32>(i64x2.extract_lane(nans, 0) + i64x2.extract_lane(nans, 1));
   // The tail a pair at a time; an odd last pixel is computed with its left neighbour (the same
   // value again for that one) so that no read passes the window's last column; n = 1 alone.
   if (n == 1) return std1(src, dst, stride, ry * load<f64>(cols), ex, cancellation);

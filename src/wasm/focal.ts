@@ -68,6 +68,11 @@ export class FocalBand {
     this.view = view;
   }
 
+  /** Whether the wasm kernels are on in this thread (a kernel checks before preparing anything for them). */
+  static available(): boolean {
+    return wasmKernels() !== undefined;
+  }
+
   /**
    * Bind `values` (read) and `out` (written) with f64 `constants` blocks and `scratchBytes` of
    * scratch; undefined when wasm is off, a plane is not F32, or memory is out (nothing bound).

@@ -284,6 +284,7 @@ function convolveWasm(
   X0: number,
   Y0: number,
 ): boolean {
+  if (!FocalBand.available() || !(v instanceof Float32Array) || !(dst instanceof Float32Array)) return false;
   const { inW, outW, outH, ox, oy } = g;
   const win = p.win;
   const dense3 = win.cols === 3 && win.rows === 3;

@@ -421,7 +421,8 @@ function statisticsWasm(
   inside: { rows: Float64Array; cols: Float64Array },
 ): boolean {
   const type = p.type;
-  if (p.win.cols !== 3 || p.win.rows !== 3 || p.store.integer || type > StatisticsType.StandardDeviation) return false;
+  if (p.win.cols !== 3 || p.win.rows !== 3 || p.store.integer || type > StatisticsType.StandardDeviation || !FocalBand.available())
+    return false;
   const plane = src.bands[b]!;
   if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return false;
   const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
