@@ -7,11 +7,14 @@
  *
  * Precision, against the TypeScript kernels (the reference):
  *   - Convolution computes in f32x4 lanes (four pixels per vector): the weights are rounded to f32,
- *     each product and partial sum is rounded to f32, in the TypeScript kernel's order (row-major
- *     taps; separable kernels: down the column first, then along the row). The TypeScript kernel
- *     sums in float64 and rounds once, so results differ by at most about (taps + 2) * 2^-24 *
- *     sum |w_i x_i| (the standard bound of a recursive sum, plus the weights' and the store's
- *     rounding; src/wasm/focal.test.ts checks it). Decision: f32 lanes, not f64: twice the pixels
+ *     each product and partial sum is rounded to f32. 3x3 and 5x5 kernels sum each kernel row,
+ *     then the rows, as short trees (shorter dependency chains than one running sum); rank-one
+ *     kernels go down the column first, then along the row; other kernels sum their taps in
+ *     row-major order. The TypeScript kernel sums in float64 and rounds once, so results differ by
+ *     at most about (taps + 2) * 2^-24 * sum |w_i x_i| (the bound of any f32 summation order of
+ *     `taps` products, plus the weights' and the store's rounding; src/wasm/focal.test.ts checks
+ *     it). A pixel's result does not depend on where its row or tile starts (the vector loops and
+ *     the scalar tails evaluate the same expression), so tiled renders equal whole ones. Decision: f32 lanes, not f64: twice the pixels
  *     per instruction, which the 3x3 target needs; an absolute bound is the honest measure for
  *     mixed-sign kernels (edge detectors cancel, so ULPs of the result mean nothing).
  *     Intermediate f32 overflow: products or partial sums beyond 3.4e38 become Infinity where the
