@@ -243,7 +243,7 @@ describe.skipIf(off)('wasm focal kernels', () => {
     for (const Type of [1, 2, 3, 4]) for (const tile of [16, 64]) expect(await compare(statistics, { Type }, input, tile)).toBeUndefined();
   });
 
-  it('fall back to TypeScript for what they do not take (a U8 input, an F64 or integer output, 5x5 statistics)', async () => {
+  it('fall back to TypeScript for what they do not take (a U8 input, an F64 or integer output, 5x5 statistics, a kernel of zeros)', async () => {
     const info = gridInfo({ width: 20, height: 20, pixelType: 'U8' });
     const z = Uint8Array.from({ length: 400 }, (_, i) => (i * 37) % 101);
     const f32 = gridInfo({ width: 20, height: 20 });
@@ -254,6 +254,12 @@ describe.skipIf(off)('wasm focal kernels', () => {
     await render(applyFunction(statistics, { Type: 3, Columns: 5, Rows: 5 }, [memorySource('f', f32, [Float32Array.from(z)])]), {
       tileSize: 64,
     });
+    // A user kernel of zeros (no taps) stays in TypeScript; its result is 0.
+    const zeros = await render(
+      applyFunction(convolution, { Columns: 4, Rows: 3, Kernel: Array(12).fill(0) }, [memorySource('f', f32, [Float32Array.from(z)])]),
+      { tileSize: 64 },
+    );
+    expect(zeros.bands[0]![10 * 20 + 10]).toBe(0);
     expect(focalWasmCallCount()).toBe(before);
   });
 

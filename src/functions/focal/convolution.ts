@@ -290,6 +290,8 @@ function convolveWasm(
   const dense3 = win.cols === 3 && win.rows === 3;
   const dense5 = win.cols === 5 && win.rows === 5;
   const sep = p.separable;
+  // (A kernel of zeros on the taps path: the TypeScript path fills the zeros.)
+  if (!dense3 && !dense5 && !sep && taps.w.length === 0) return false;
   const yLo = Math.max(0, win.top - Y0);
   const yHi = Math.min(outH, p.height - win.bottom - Y0);
   const xLo = Math.max(0, win.left - X0);
