@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { Bench } from 'tinybench';
+import { Bench, type Task } from 'tinybench';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
 import { grow, rect } from '../src/core/rect.js';
 import { convolution } from '../src/functions/focal/convolution.js';
@@ -16,6 +16,7 @@ import { speckle } from '../src/functions/focal/speckle.js';
 import { statistics } from '../src/functions/focal/statistics.js';
 import { memorySource } from '../src/graph/memory-source.js';
 import type { RasterFunction } from '../src/graph/types.js';
+import { setWasmEnabled, wasmKernels, wasmStatus } from '../src/wasm/module.js';
 import { applyFunction } from '../test/helpers.js';
 import { type BenchRow, rowsOf } from './rows.js';
 import { syntheticDem } from './terrain.bench.js';
@@ -39,6 +40,8 @@ interface FocalCase {
   readonly args: Record<string, unknown>;
   readonly scipy?: ScipyOp;
   readonly plain?: (z: Float32Array, out: Float32Array, w: number, h: number) => void;
+  /** Has a WebAssembly path. */
+  readonly wasm?: boolean;
 }
 
 const SMOOTH = [0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625];
@@ -85,10 +88,12 @@ function plainMin3(z: Float32Array, out: Float32Array, w: number, h: number): vo
 }
 
 const CASES: readonly FocalCase[] = [
-  { label: 'Convolution 3x3 Smoothing3x3', fn: convolution, args: { Type: 11 }, scipy: 'correlate3', plain: plainConv3 },
-  { label: 'Convolution 5x5 Smoothing5x5', fn: convolution, args: { Type: 12 }, scipy: 'correlate5' },
-  { label: 'Convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
+  { wasm: true, label: 'Convolution 3x3 Smoothing3x3', fn: convolution, args: { Type: 11 }, scipy: 'correlate3', plain: plainConv3 },
+  { wasm: true, label: 'Convolution 3x3 Sharpening3x3', fn: convolution, args: { Type: 13 } },
+  { wasm: true, label: 'Convolution 5x5 Smoothing5x5', fn: convolution, args: { Type: 12 }, scipy: 'correlate5' },
+  { wasm: true, label: 'Convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
   {
+    wasm: true,
     label: 'Statistics Mean 3x3',
     fn: statistics,
     args: { Type: 3 },
@@ -96,13 +101,14 @@ const CASES: readonly FocalCase[] = [
     plain: (z, o, w, h) => plainMoments3(z, o, w, h, false),
   },
   {
+    wasm: true,
     label: 'Statistics StdDev 3x3',
     fn: statistics,
     args: { Type: 4 },
     scipy: 'std3',
     plain: (z, o, w, h) => plainMoments3(z, o, w, h, true),
   },
-  { label: 'Statistics Min 3x3', fn: statistics, args: { Type: 1 }, scipy: 'min3', plain: plainMin3 },
+  { wasm: true, label: 'Statistics Min 3x3', fn: statistics, args: { Type: 1 }, scipy: 'min3', plain: plainMin3 },
   { label: 'Statistics Mean 15x15', fn: statistics, args: { Type: 3, Columns: 15, Rows: 15 } },
   { label: 'Speckle Lee 3x3', fn: speckle, args: {} },
   { label: 'Speckle Frost 5x5', fn: speckle, args: { FilterType: 2, FilterSize: 1 } },
@@ -153,13 +159,76 @@ function scipyTimings(n: number): Partial<Record<ScipyOp, number>> | undefined {
   }
 }
 
-async function kernelTask(fn: RasterFunction, args: Record<string, unknown>, info: RasterInfo, z: Float32Array): Promise<() => void> {
+/** How a kernel task runs: the TypeScript path, the wasm path, or the wasm path with planes in wasm memory. */
+export type FocalPath = 'ts' | 'wasm' | 'resident';
+
+/** A kernel call on the whole raster and what gives its wasm memory back. */
+export interface FocalTask {
+  readonly run: () => void;
+  readonly dispose: () => void;
+}
+
+/**
+ * A planes-in-wasm-memory copy of `block` and an output block there, for the 'resident' path.
+ * Blocks of the sizes a call takes (constants, scratch, and the copies the 'wasm' path makes when
+ * it alternates with this one) are taken and given back first, so calls find them on the arena's
+ * free lists and the memory does not grow (which would detach these views).
+ */
+function residentBlocks(block: PixelBlock, out: PixelBlock): { block: PixelBlock; out: PixelBlock; dispose: () => void } | undefined {
+  const k = wasmKernels();
+  if (k === undefined) return undefined;
+  const plane = block.bands[0]!;
+  const dst = out.bands[0]!;
+  if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return undefined;
+  const a = k.arena.alloc(plane.byteLength);
+  const d = k.arena.alloc(dst.byteLength);
+  const sizes = [plane.byteLength, dst.byteLength, 4096, 4096, 8 * (out.rect.width + 64), 4 * (out.rect.width + 64)];
+  for (const w of sizes.map((b) => k.arena.alloc(b))) if (w !== undefined) k.arena.release(w);
+  if (a === undefined || d === undefined) return undefined;
+  const inPlane = new Float32Array(k.arena.buffer, a, plane.length);
+  inPlane.set(plane);
+  return {
+    block: { ...block, bands: [inPlane] },
+    out: { ...out, bands: [new Float32Array(k.arena.buffer, d, dst.length)] },
+    dispose: () => {
+      k.arena.release(a);
+      k.arena.release(d);
+    },
+  };
+}
+
+/** A kernel call on the whole raster (one block), on the given path; undefined when that path is not available. */
+export async function focalKernelTask(
+  fn: RasterFunction,
+  args: Record<string, unknown>,
+  info: RasterInfo,
+  z: Float32Array,
+  path: FocalPath = 'ts',
+): Promise<FocalTask | undefined> {
   const source = memorySource('bench:focal', info, [z]);
   const node = applyFunction(fn, args, [source]);
-  const out = allocateBlock(rect(0, 0, info.width, info.height), node.info.pixelType, 1);
+  let out = allocateBlock(rect(0, 0, info.width, info.height), node.info.pixelType, 1);
   const plan = node.plan;
-  const block: PixelBlock = await source.read(plan.inputRect ? plan.inputRect(out.rect, 0) : grow(out.rect, plan.halo));
-  return () => fn.kernel(plan.params, [block], out);
+  let block: PixelBlock = await source.read(plan.inputRect ? plan.inputRect(out.rect, 0) : grow(out.rect, plan.halo));
+  let dispose = (): void => {};
+  if (path === 'resident') {
+    const r = residentBlocks(block, out);
+    if (r === undefined) return undefined;
+    ({ block, out, dispose } = r);
+  }
+  const wasm = path !== 'ts';
+  return {
+    run: () => {
+      const was = setWasmEnabled(wasm);
+      try {
+        if (out.bands[0]!.length === 0) throw new Error('the wasm memory grew: resident planes detached');
+        fn.kernel(plan.params, [block], out);
+      } finally {
+        setWasmEnabled(was);
+      }
+    },
+    dispose,
+  };
 }
 
 export async function focalBench(opts: FocalBenchOptions = {}): Promise<BenchRow[]> {
@@ -175,13 +244,28 @@ export async function focalBench(opts: FocalBenchOptions = {}): Promise<BenchRow
     spatialReference: { wkid: 32616, metersPerUnit: 1 },
   };
   const scipy = opts.noScipy ? undefined : scipyTimings(size);
-  const bench = new Bench({ name: 'focal', time: opts.time ?? 500, iterations: opts.iterations ?? 5 });
   const pairs: { ours: string; reference?: string; pixels: number }[] = [];
   const scratch = new Float32Array(size * size);
   const suffix = `${size}x${size}`;
+  const wasm = wasmStatus().enabled;
+  const wasmPairs: { ours: string; reference: string; pixels: number }[] = [];
+  const tasks: Task[] = [];
+  // One tinybench run per case: a case's resident planes are given back before the next case's.
   for (const c of CASES) {
+    const bench = new Bench({ name: 'focal', time: opts.time ?? 500, iterations: opts.iterations ?? 5 });
+    const disposers: (() => void)[] = [];
     const ours = `${c.label} kernel, ${suffix}`;
-    bench.add(ours, await kernelTask(c.fn, c.args, info, z));
+    bench.add(ours, (await focalKernelTask(c.fn, c.args, info, z, 'ts'))!.run);
+    if (wasm && c.wasm) {
+      for (const path of ['wasm', 'resident'] as const) {
+        const task = await focalKernelTask(c.fn, c.args, info, z, path);
+        if (task === undefined) continue;
+        disposers.push(task.dispose);
+        const name = `${c.label} kernel ${path === 'wasm' ? 'wasm' : 'wasm resident'}, ${suffix}`;
+        bench.add(name, task.run);
+        wasmPairs.push({ ours: name, reference: ours, pixels: size * size });
+      }
+    }
     let reference: string | undefined;
     if (!scipy && c.plain) {
       reference = `${c.label} plain loop, ${suffix}`;
@@ -189,16 +273,23 @@ export async function focalBench(opts: FocalBenchOptions = {}): Promise<BenchRow
       bench.add(reference, () => plain(z, scratch, size, size));
     }
     pairs.push({ ours, ...(reference ? { reference } : {}), pixels: size * size });
+    try {
+      await bench.run();
+    } finally {
+      for (const d of disposers) d();
+    }
+    tasks.push(...bench.tasks);
   }
-  await bench.run();
-  const rows = rowsOf(bench.tasks, pairs);
-  if (!scipy) return rows;
+  const rows = rowsOf(tasks, pairs);
+  // wasm rows, each after its TypeScript row, which is their reference (ratio = wasm / TS).
+  const wasmRows = rowsOf(tasks, wasmPairs);
+  const beside = (r: BenchRow, name: string): BenchRow[] => [r, ...wasmRows.filter((_, j) => wasmPairs[j]!.reference === name)];
   // SciPy reference: same operation and size, timed in the subprocess.
-  return rows.map((r, i) => {
+  return rows.flatMap((r, i) => {
     const op = CASES[i]!.scipy;
-    const seconds = op ? scipy[op] : undefined;
-    if (seconds === undefined) return r;
+    const seconds = op && scipy ? scipy[op] : undefined;
+    if (seconds === undefined) return beside(r, r.name);
     const reference = (size * size) / 1e6 / seconds;
-    return { ...r, name: `${r.name} (reference: SciPy ${op})`, reference, ratio: r.mpxPerSec / reference };
+    return beside({ ...r, name: `${r.name} (reference: SciPy ${op})`, reference, ratio: r.mpxPerSec / reference }, r.name);
   });
 }

@@ -28,13 +28,15 @@
  * gather and sort each window (limited to MAX_RANK_AREA pixels).
  */
 import { EngineError, unsupportedInput } from '../../core/errors.js';
-import type { RasterInfo } from '../../core/pixel-block.js';
-import { isComplex, isInteger, type PixelType } from '../../core/pixel-type.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
+import { isComplex, isInteger, type PixelType, type Plane } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { computedNoData, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { FocalBand } from '../../wasm/focal.js';
 import {
   bandValues,
+  type BlockGeometry,
   CANCELLATION,
   directVariance,
   exactSquares,
@@ -210,6 +212,8 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
         }
         continue;
       }
+      // The WebAssembly path (src/wasm/focal.ts) when it takes this band; else the loops below.
+      if (full && !fillOnly && statisticsWasm(p, src, b, out.bands[b]!, outMask, g, inside)) continue;
       const counts = full ? undefined : new WindowReducer(maskValues(mask), g, win, ReduceMode.Sum);
       const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
       const values: Values = moments ? bandValues(src, b, 0) : raw;
@@ -400,6 +404,154 @@ export const statistics = defineFunction<typeof args, StatisticsParams>({
     }
   },
 });
+
+/**
+ * Mean, StandardDeviation, Min or Max over 3x3 windows of an F32 band without NoData inside the
+ * raster, into an F32 band, in WebAssembly: the same results bit for bit (wasm/focal.ts). Pixels
+ * the row function leaves NaN are finished here as the TypeScript path does (StandardDeviation:
+ * recomputed, with the two-pass fallback; otherwise NoData). @returns false when not supported.
+ */
+function statisticsWasm(
+  p: StatisticsParams,
+  src: PixelBlock,
+  b: number,
+  dst: Plane,
+  outMask: Uint8Array,
+  g: BlockGeometry,
+  inside: { rows: Float64Array; cols: Float64Array },
+): boolean {
+  const type = p.type;
+  if (p.win.cols !== 3 || p.win.rows !== 3 || p.store.integer || type > StatisticsType.StandardDeviation || !FocalBand.available())
+    return false;
+  const plane = src.bands[b]!;
+  if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return false;
+  const moments = type === StatisticsType.Mean || type === StatisticsType.StandardDeviation;
+  const mask = src.mask;
+  // Masked pixels (outside the raster: none inside) count as the identity. Mean and
+  // StandardDeviation read values holding 0 there (as the TypeScript path); Min and Max read the
+  // plane itself and compute the pixels whose window reaches outside the raster here (minMax3At).
+  const values = moments ? bandValues(src, b, 0) : plane;
+  const band = FocalBand.bind(values, dst, [Array.from(inside.cols)]);
+  if (band === undefined) return false;
+  let done = false;
+  try {
+    const { fx, view } = band;
+    const cols = band.constants[0]!;
+    const { inW, outW, outH, ox, oy } = g;
+    const stride = 4 * inW;
+    const fill = p.store.fill;
+    const exact = p.exact ? 1 : 0;
+    const max = type === StatisticsType.Max;
+    // Min/Max: output columns [xLo, xHi) of rows inside [yLo, yHi) have their window inside the raster.
+    const X0 = g.inX + ox;
+    const Y0 = g.inY + oy;
+    const xLo = moments ? 0 : X0 === 0 ? 1 : 0;
+    const xHi = moments ? outW : Math.max(xLo, X0 + outW === p.width ? outW - 1 : outW);
+    for (let y = 0; y < outH; y++) {
+      const o = y * outW;
+      const ry = inside.rows[y]!;
+      if (!moments && (Y0 + y === 0 || Y0 + y === p.height - 1 || xHi === xLo)) {
+        for (let x = 0; x < outW; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+        continue;
+      }
+      if (!moments) {
+        for (let x = 0; x < xLo; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+        for (let x = xHi; x < outW; x++) storeF32(view, outMask, o + x, minMax3At(plane, mask, inW, ox + x, oy + y, max), fill);
+      }
+      const s = band.at((oy + y - 1) * inW + ox + xLo - 1);
+      const d = band.out(o + xLo);
+      const nans =
+        type === StatisticsType.Mean
+          ? fx.focalMean3F32(s, d, outW, stride, ry, cols)
+          : type === StatisticsType.StandardDeviation
+            ? fx.focalStd3F32(s, d, outW, stride, ry, cols, exact, CANCELLATION)
+            : type === StatisticsType.Min
+              ? fx.focalMin3F32(s, d, xHi - xLo, stride)
+              : fx.focalMax3F32(s, d, xHi - xLo, stride);
+      if (nans === 0) continue;
+      const cy = oy + y;
+      for (let x = xLo; x < xHi; x++) {
+        if (view[o + x] === view[o + x]) continue;
+        const r = type === StatisticsType.StandardDeviation ? std3At(values, mask, inW, p, ox + x, cy, ry * inside.cols[x]!) : Number.NaN;
+        if (r !== r) {
+          outMask[o + x] = 0;
+          view[o + x] = fill;
+        } else view[o + x] = r;
+      }
+    }
+    band.finish();
+    done = true;
+    return true;
+  } finally {
+    if (!done) band.release();
+  }
+}
+
+/** storeRow's rule for one float pixel (its centre is valid here). */
+function storeF32(view: Float32Array, outMask: Uint8Array, i: number, r: number, fill: number): void {
+  if (r !== r) {
+    outMask[i] = 0;
+    view[i] = fill;
+  } else view[i] = r;
+}
+
+/**
+ * Min (Max) of the 3x3 window centred on input pixel (cx, cy), masked pixels counting as +Infinity
+ * (-Infinity): window.ts fused3's comparisons in its order (column m = r0; m = r1 < m ? r1 : m;
+ * m = r2 < m ? r2 : m; then u = c0 < c1 ? c0 : c1; u < c2 ? u : c2), Max as -min(-v) selects.
+ */
+function minMax3At(v: Float32Array, mask: Uint8Array, inW: number, cx: number, cy: number, max: boolean): number {
+  const id = max ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  let c0 = 0;
+  let c1 = 0;
+  let r = 0;
+  for (let j = 0; j < 3; j++) {
+    const i0 = (cy - 1) * inW + cx - 1 + j;
+    const a = mask[i0] !== 0 ? v[i0]! : id;
+    const b = mask[i0 + inW] !== 0 ? v[i0 + inW]! : id;
+    const c = mask[i0 + 2 * inW] !== 0 ? v[i0 + 2 * inW]! : id;
+    let m = a;
+    if (max) {
+      m = m < b ? b : m;
+      m = m < c ? c : m;
+    } else {
+      m = b < m ? b : m;
+      m = c < m ? c : m;
+    }
+    if (j === 0) c0 = m;
+    else if (j === 1) c1 = m;
+    else if (max) {
+      const u = c1 < c0 ? c0 : c1;
+      r = m < u ? u : m;
+    } else {
+      const u = c0 < c1 ? c0 : c1;
+      r = u < m ? u : m;
+    }
+  }
+  return r;
+}
+
+/** The fused 3x3 StandardDeviation of one pixel (centre cx, cy): the same operands and order as the loop above. */
+function std3At(values: Values, mask: Uint8Array, inW: number, p: StatisticsParams, cx: number, cy: number, count: number): number {
+  if (count === 0 || mask[cy * inW + cx] === 0) return Number.NaN;
+  const r0 = (cy - 1) * inW + cx - 1;
+  const r1 = r0 + inW;
+  const r2 = r1 + inW;
+  let sum = 0;
+  let square = 0;
+  for (let j = 0; j < 3; j++) {
+    const a = values[r0 + j]!;
+    const bb = values[r1 + j]!;
+    const c = values[r2 + j]!;
+    const s = a + bb + c;
+    const q = a * a + bb * bb + c * c;
+    sum = j === 0 ? s : sum + s;
+    square = j === 0 ? q : square + q;
+  }
+  const nq = count * square;
+  const d = nq - sum * sum;
+  return Math.sqrt(p.exact || d > CANCELLATION * nq ? (d > 0 ? d / (count * count) : 0) : directVariance(values, mask, inW, p.win, cx, cy));
+}
 
 /** Median, Majority or Minority of the valid pixels of one window (NaN when none is valid). */
 function rankStatistic(

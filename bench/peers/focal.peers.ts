@@ -1,0 +1,124 @@
+/**
+ * Focal: the TypeScript kernel, the WebAssembly SIMD128 kernel (src/wasm/focal.ts) with its planes
+ * copied in and out (`wasm`) and with planes that already live in wasm memory (`wasm resident`, a
+ * chain's case), and, through focal_peers.py, SciPy's ndimage and OpenCV (one thread) on the same
+ * synthetic F32 raster. rasterflow's three paths are timed alternately in one loop (A/B/C per
+ * repeat), so a load that drifts during the run weighs on them alike.
+ *
+ * Convolution 3x3 is Smoothing3x3, a rank-one kernel (the wasm path runs it as one fused
+ * column-then-row pass); `3x3 sharpening` (Sharpening3x3, rank two) is the general 3x3 path.
+ *
+ * Std: the `SciPy` column is sqrt(E[x^2] - E[x]^2) from two uniform_filter passes (what a SciPy
+ * user writes for speed); `SciPy generic` is generic_filter(np.std), the issue's named peer (a
+ * Python call per pixel, timed on a crop). The std target ratio is taken against the former, the
+ * stricter one.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { RasterInfo } from '../../src/core/pixel-block.js';
+import { convolution } from '../../src/functions/focal/convolution.js';
+import { statistics } from '../../src/functions/focal/statistics.js';
+import type { RasterFunction } from '../../src/graph/types.js';
+import { wasmStatus } from '../../src/wasm/module.js';
+import { type FocalPath, focalKernelTask, type FocalTask } from '../focal.bench.js';
+import { syntheticDem } from '../terrain.bench.js';
+import { type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
+
+/** Median wall time (ms) of each task, the tasks run in turn `repeats` times after one warm-up round. */
+function alternating(tasks: readonly (() => void)[], repeats: number): number[] {
+  for (const t of tasks) t();
+  const times = tasks.map(() => [] as number[]);
+  for (let i = 0; i < repeats; i++) {
+    tasks.forEach((t, j) => {
+      const t0 = performance.now();
+      t();
+      times[j]!.push(performance.now() - t0);
+    });
+  }
+  return times.map((ts) => ts.sort((a, b) => a - b)[ts.length >> 1]!);
+}
+
+export const family: PeerFamily = {
+  name: 'focal',
+  async run(size, repeats, say) {
+    const z = syntheticDem(size);
+    const info: RasterInfo = {
+      width: size,
+      height: size,
+      bandCount: 1,
+      pixelType: 'F32',
+      extent: { xmin: 0, ymin: 0, xmax: size * 10, ymax: size * 10 },
+      cellSize: { x: 10, y: 10 },
+      spatialReference: { wkid: 32616, metersPerUnit: 1 },
+    };
+    const px = (size * size) / 1e6;
+    const wasm = wasmStatus().enabled;
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    let lines;
+    try {
+      const file = join(dir, 'raster.f32');
+      writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
+      lines = runPython(resolve(import.meta.dirname, 'focal_peers.py'), [file, String(size), String(repeats)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    saySkipped(lines, say);
+    const ops: { op: string; fn: RasterFunction; args: Record<string, unknown> }[] = [
+      { op: 'convolution 3x3', fn: convolution, args: { Type: 11 } },
+      { op: 'convolution 3x3 sharpening', fn: convolution, args: { Type: 13 } },
+      { op: 'convolution 5x5', fn: convolution, args: { Type: 12 } },
+      { op: 'convolution 9x9 separable', fn: convolution, args: { Columns: 9, Rows: 9, Kernel: Array(81).fill(1) } },
+      { op: 'mean 3x3', fn: statistics, args: { Type: 3 } },
+      { op: 'std 3x3', fn: statistics, args: { Type: 4 } },
+      { op: 'min 3x3', fn: statistics, args: { Type: 1 } },
+      { op: 'max 3x3', fn: statistics, args: { Type: 2 } },
+    ];
+    const rows: PeerRow[] = [];
+    for (const { op, fn, args } of ops) {
+      const paths: FocalPath[] = wasm ? ['ts', 'wasm', 'resident'] : ['ts'];
+      const tasks: FocalTask[] = [];
+      const named: string[] = [];
+      let ms: number[];
+      try {
+        for (const path of paths) {
+          const t = await focalKernelTask(fn, args, info, z, path);
+          if (t === undefined) continue;
+          tasks.push(t);
+          named.push(path);
+        }
+        ms = alternating(
+          tasks.map((t) => t.run),
+          repeats,
+        );
+      } finally {
+        for (const t of tasks) t.dispose();
+      }
+      const rate = (path: FocalPath): number | undefined => {
+        const i = named.indexOf(path);
+        return i < 0 ? undefined : px / (ms[i]! / 1000);
+      };
+      const std = op.startsWith('std');
+      rows.push({
+        op,
+        measures: {
+          TS: rate('ts'),
+          wasm: rate('wasm'),
+          'wasm resident': rate('resident'),
+          SciPy: peerValue(lines, 'scipy', op),
+          ...(std ? { 'SciPy generic': peerValue(lines, 'scipy-generic', op) } : {}),
+          OpenCV: peerValue(lines, 'opencv', op),
+        },
+        ratios: [
+          ['wasm', 'TS'],
+          ['wasm', 'SciPy'],
+          ['wasm resident', 'SciPy'],
+          ...(std ? ([['wasm', 'SciPy generic']] as const) : []),
+          ['wasm', 'OpenCV'],
+          ['wasm resident', 'OpenCV'],
+        ],
+      });
+    }
+    return rows;
+  },
+};

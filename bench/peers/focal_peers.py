@@ -1,0 +1,111 @@
+"""Native peers of rasterflow's focal kernels, timed on the same raster (bench/peers/run.ts).
+
+Usage: /usr/bin/python3 focal_peers.py RASTER.f32 SIZE REPEATS
+The raster is SIZE x SIZE little-endian float32. Prints one JSON object per line:
+{"peer", "op", "medianMs", "mpxPerSec"[, "note"]} or {"peer", "skipped": reason}.
+
+One thread each: OpenCV with cv2.setNumThreads(1); SciPy's ndimage is single-threaded. float32 in
+and out, as rasterflow's F32 path. Kernels as rasterflow normalises them (Smoothing3x3,
+Sharpening3x3 (not separable), Smoothing5x5 / 60, a 9x9 box as a separable kernel).
+- scipy: ndimage.correlate (3x3, 5x5, 9x9), uniform_filter (mean), std from uniform_filter of x
+  and x^2 (sqrt(E[x^2] - E[x]^2)), std through generic_filter(np.std) (a Python call per pixel:
+  timed on a 256 x 256 crop, the figure is per pixel all the same), minimum_filter, maximum_filter.
+- opencv: filter2D (3x3, 5x5), sepFilter2D (9x9), blur (box mean), std from blur of x and x^2,
+  erode / dilate with a 3x3 rectangle (min / max).
+"""
+import json
+import sys
+import time
+
+
+def median_ms(fn, repeats):
+    fn()  # warm up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def emit(peer, op, ms, pixels, note=None):
+    line = {"peer": peer, "op": op, "medianMs": ms, "mpxPerSec": pixels / 1e6 / (ms / 1000)}
+    if note:
+        line["note"] = note
+    print(json.dumps(line), flush=True)
+
+
+SMOOTH3 = [0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625]
+SMOOTH5 = [1, 1, 1, 1, 1, 1, 4, 4, 4, 1, 1, 4, 12, 4, 1, 1, 4, 4, 4, 1, 1, 1, 1, 1, 1]
+
+
+def main():
+    path, size, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    try:
+        import numpy as np
+    except ImportError as e:
+        print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
+        return
+    z = np.fromfile(path, dtype="<f4").reshape(size, size)
+    pixels = size * size
+    k3 = np.array(SMOOTH3, dtype=np.float32).reshape(3, 3)
+    sharp3 = np.array([-1, -1, -1, -1, 9, -1, -1, -1, -1], dtype=np.float32).reshape(3, 3)
+    k5 = (np.array(SMOOTH5, dtype=np.float64) / 60).astype(np.float32).reshape(5, 5)
+    k9 = np.full((9, 9), 1 / 81, dtype=np.float32)
+    box9 = np.full(9, 1 / 9, dtype=np.float32)
+
+    try:
+        from scipy import ndimage
+
+        def sp_std_uniform():
+            m = ndimage.uniform_filter(z, 3)
+            return np.sqrt(np.maximum(ndimage.uniform_filter(z * z, 3) - m * m, 0))
+
+        ops = {
+            "convolution 3x3": lambda: ndimage.correlate(z, k3),
+            "convolution 3x3 sharpening": lambda: ndimage.correlate(z, sharp3),
+            "convolution 5x5": lambda: ndimage.correlate(z, k5),
+            "convolution 9x9 separable": lambda: ndimage.correlate(z, k9),
+            "mean 3x3": lambda: ndimage.uniform_filter(z, 3),
+            "std 3x3": sp_std_uniform,
+            "min 3x3": lambda: ndimage.minimum_filter(z, 3),
+            "max 3x3": lambda: ndimage.maximum_filter(z, 3),
+        }
+        for op, fn in ops.items():
+            emit("scipy", op, median_ms(fn, repeats), pixels)
+        crop = np.ascontiguousarray(z[:256, :256])
+        ms = median_ms(lambda: ndimage.generic_filter(crop, np.std, size=3), max(1, min(repeats, 3)))
+        # Scaled to the full raster's pixel count: the per-pixel cost of a Python call does not depend on the size.
+        emit("scipy-generic", "std 3x3", ms * pixels / crop.size, pixels, "generic_filter(np.std) timed on a 256x256 crop")
+    except ImportError as e:
+        print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
+
+    try:
+        import cv2
+
+        cv2.setNumThreads(1)
+        rect3 = np.ones((3, 3), np.uint8)
+
+        def cv_std():
+            m = cv2.blur(z, (3, 3))
+            return np.sqrt(np.maximum(cv2.blur(z * z, (3, 3)) - m * m, 0))
+
+        ops = {
+            "convolution 3x3": lambda: cv2.filter2D(z, -1, k3),
+            "convolution 3x3 sharpening": lambda: cv2.filter2D(z, -1, sharp3),
+            "convolution 5x5": lambda: cv2.filter2D(z, -1, k5),
+            "convolution 9x9 separable": lambda: cv2.sepFilter2D(z, -1, box9, box9),
+            "mean 3x3": lambda: cv2.blur(z, (3, 3)),
+            "std 3x3": cv_std,
+            "min 3x3": lambda: cv2.erode(z, rect3),
+            "max 3x3": lambda: cv2.dilate(z, rect3),
+        }
+        for op, fn in ops.items():
+            emit("opencv", op, median_ms(fn, repeats), pixels)
+    except ImportError as e:
+        print(json.dumps({"peer": "opencv", "skipped": f"no OpenCV ({e})"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
