@@ -301,16 +301,6 @@ async function exportWith(
     },
   };
   const journal = await Journal.open(p, firstCandidate);
-  // The files of one chip are written (and the chip recorded) while the next chip is encoded: at
-  // most one chip's writes in flight, recorded strictly in order (`recording`). Every exit waits for
-  // them: no write is left running behind an error; the chip being written when another error
-  // stops the export is recorded once its files are in place, as when chips were written one by one.
-  let recording: Promise<void> | undefined;
-  const settle = async (): Promise<void> => {
-    const r = recording;
-    recording = undefined;
-    await r;
-  };
   try {
     // Render ahead (any pool), consume strictly in candidate order.
     const inFlight = Math.max(1, 2 * Math.max(1, options.pool?.size ?? 1));
@@ -329,8 +319,6 @@ async function exportWith(
     for (let k = 0; k < Math.min(inFlight, planned.length); k++) start(k);
 
     const written: ChipEntry[] = [...done];
-    /** Chips written or being written (the one in flight is recorded whatever stops the export). */
-    let issued = done.length;
     // The byte budget (options.maxBytes): a chip is bounded by its raw pixels plus its side files,
     // or by the largest chip so far if that is larger.
     const budget = options.maxBytes;
@@ -358,7 +346,7 @@ async function exportWith(
       start(k + inFlight);
       const pl = planned[k]!;
       const c = pl.c;
-      options.onProgress?.({ done: c.id + 1, total, chips: issued, message: `chip ${c.id + 1} of ${total}` });
+      options.onProgress?.({ done: c.id + 1, total, chips: written.length, message: `chip ${c.id + 1} of ${total}` });
       if (pl.pixels === undefined) {
         skipped.noLabels++;
         continue;
@@ -388,8 +376,6 @@ async function exportWith(
         for (const o of objects) classRaster([o], w, h, inside);
         for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
       }
-      // With a byte budget the chip before is recorded first: the check needs the bytes written so far.
-      if (budget !== undefined) await settle();
       overBudget(Math.max(largest, rawChip));
       const index = nextIndex++;
       const stem = String(index).padStart(p.indexDigits, '0');
@@ -403,32 +389,16 @@ async function exportWith(
         instanceObjects: pl.instanceObjects,
         ...(classValuesChip ? { classValues: classValuesChip } : {}),
       };
-      // Encoded now (writeChip's synchronous part); its files are written while the next chip is made.
-      const entry = writeChip(run, c, index, chip, empty, image, image2);
-      issued++;
-      const previous = recording;
-      recording = (async () => {
-        try {
-          await previous;
-        } catch (err) {
-          await entry.catch(() => undefined); // not recorded after a failed chip; its writes end first
-          throw err;
-        }
-        const e = await entry;
-        // A chip that passed the budget after all is not recorded: a resume writes it again.
-        overBudget(e.bytes);
-        bytesSoFar += e.bytes;
-        largest = Math.max(largest, e.bytes);
-        await journal.append(e);
-        written.push(e);
-      })();
-      recording.catch(() => undefined);
-      await previous; // the chip before is recorded (or its failure thrown) before the next one starts
-      // Counted now, for the next chip's empty-ratio test (an export whose write fails stops anyway).
+      const entry = await writeChip(run, c, index, chip, empty, image, image2);
+      // A chip that passed the budget after all is not recorded: a resume writes it again.
+      overBudget(entry.bytes);
+      bytesSoFar += entry.bytes;
+      largest = Math.max(largest, entry.bytes);
+      await journal.append(entry);
+      written.push(entry);
       kept++;
       if (empty) emptyKept++;
     }
-    await settle();
 
     const summary = await writeMetadata(run, written, earlier, classValues);
     await journal.remove();
@@ -448,7 +418,6 @@ async function exportWith(
       ...(done.length > 0 ? { resumedFrom: done.length } : {}),
     };
   } finally {
-    await settle().catch(() => undefined);
     await journal.close();
   }
 }
