@@ -21,7 +21,8 @@ import type { BenchRow } from './rows.js';
 const ROOT = resolve(import.meta.dirname, '..');
 const SIZE = 8192;
 
-async function upscaled(): Promise<string> {
+/** The 8192 x 8192 Landsat bench raster (made once into the system temp folder); its path. */
+export async function upscaled(): Promise<string> {
   const dir = join(tmpdir(), 'rasterflow-bench');
   const path = join(dir, `l7-upscaled-${SIZE}.tif`);
   if (existsSync(path)) return path;

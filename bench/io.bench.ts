@@ -102,7 +102,11 @@ export async function ioBench(): Promise<BenchRow[]> {
     '--format=esm',
     '--target=node20',
     '--packages=external',
-    `--outfile=${cli}`,
+    // As package.json's "bundle": split, so a command loads only the packages it uses.
+    '--splitting',
+    `--outdir=${resolve(DIST, 'cli')}`,
+    '--entry-names=rasterflow',
+    '--chunk-names=rasterflow-[hash]',
     '--log-level=warning',
   ];
   spawnSync(resolve(ROOT, 'node_modules/.bin/esbuild'), bundle, { cwd: ROOT, stdio: 'ignore' });

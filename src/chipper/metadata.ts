@@ -6,7 +6,7 @@
  * M2 = sum of squared deviations, Num = valid pixels; NoData excluded), one record per chip merged
  * in chip order, so a resumed export and an uninterrupted one give the same bits.
  */
-import type { RasterInfo } from '../core/pixel-block.js';
+import { maskAllValid, type RasterInfo } from '../core/pixel-block.js';
 
 export interface BandMoments {
   min: number;
@@ -36,6 +36,7 @@ export function mergeMoments(a: BandMoments, b: BandMoments): void {
 
 /** Moments of one band's valid pixels (two passes: mean, then squared deviations). */
 export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoments {
+  if (band instanceof Uint8Array && band.length >= mask.length && mask.length < 2 ** 32) return byteMoments(band, mask);
   let n = 0;
   let sum = 0;
   let min = Infinity;
@@ -60,6 +61,60 @@ export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoment
   }
   return { min, max, m1: mean, m2, num: n };
 }
+
+/** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value. */
+const byteHistogram = new Uint32Array(1024);
+const squaredDeviation = new Float64Array(256);
+
+/**
+ * `momentsOf` for U8 bands, the same bits: the first pass counts values into a histogram (n, the
+ * sum, min and max are integers, exact in any order); the second adds each valid pixel's squared
+ * deviation in pixel order as the loop does, read from a table of the 256 values computed by the
+ * same expression, so every rounding is the same.
+ */
+function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
+  const len = mask.length;
+  const h = byteHistogram;
+  h.fill(0);
+  const all = maskAllValid(mask, 0, len);
+  if (all) {
+    let i = 0;
+    for (; i + 3 < len; i += 4) {
+      inc(h, band[i]!);
+      inc(h, 256 + band[i + 1]!);
+      inc(h, 512 + band[i + 2]!);
+      inc(h, 768 + band[i + 3]!);
+    }
+    for (; i < len; i++) inc(h, band[i]!);
+  } else {
+    for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
+  }
+  let n = 0;
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let v = 0; v < 256; v++) {
+    const c = h[v]! + h[256 + v]! + h[512 + v]! + h[768 + v]!;
+    if (c === 0) continue;
+    n += c;
+    sum += v * c;
+    if (v < min) min = v;
+    max = v;
+  }
+  if (n === 0) return emptyMoments();
+  const mean = sum / n;
+  const t = squaredDeviation;
+  for (let v = 0; v < 256; v++) t[v] = (v - mean) * (v - mean);
+  let m2 = 0;
+  if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
+  else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
+  return { min, max, m1: mean, m2, num: n };
+}
+
+/** One more count in bin `j`. */
+const inc = (h: Uint32Array, j: number): void => {
+  h[j] = h[j]! + 1;
+};
 
 export interface ClassInfo {
   readonly value: number;

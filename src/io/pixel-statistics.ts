@@ -15,7 +15,7 @@
  * 0..255, NDVI -1..1, Slope 0..90) are nominal ranges, never the pixels' statistics: writers never
  * put those into a file.
  */
-import type { BandStatistics } from '../core/pixel-block.js';
+import { maskAllValid, type BandStatistics } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 
 /** One band's statistics as a file carries them. */
@@ -27,6 +27,14 @@ export interface FileBandStatistics extends BandStatistics {
   readonly validPercent: number;
 }
 
+/** One more count in bin `j`. */
+const inc = (h: Uint32Array, j: number): void => {
+  h[j] = h[j]! + 1;
+};
+
+/** Byte pixels per band whose sums of squared deviations (at most 255^2 each) stay below 2^53. */
+const EXACT_BYTE_PIXELS = Math.floor(2 ** 53 / (255 * 255));
+
 export class PixelStatistics {
   private readonly n: Float64Array;
   private readonly min: Float64Array;
@@ -37,6 +45,7 @@ export class PixelStatistics {
   private readonly k: number;
   private readonly noData: number | undefined;
   private readonly ceiling: number;
+  private histogram: Uint32Array | undefined;
 
   /**
    * `noData`: the value the file declares as NoData (undefined: none, or NaN); `bits`: bits per
@@ -69,6 +78,12 @@ export class PixelStatistics {
   }
 
   private addBand(b: number, p: Plane, mask: Uint8Array, start: number, width: number, rows: number, stride: number): void {
+    // Bytes: counted into a histogram (a third of the time); the sums stay exact integers, so the
+    // result is the same bit for bit as the loop below while they stay under 2^53.
+    if ((p instanceof Uint8Array || p instanceof Int8Array) && width * rows < 2 ** 32 && this.n[b]! + width * rows <= EXACT_BYTE_PIXELS) {
+      this.addBytes(b, p, mask, start, width, rows, stride);
+      return;
+    }
     const k = this.k;
     const nd = this.noData;
     const ceiling = this.ceiling;
@@ -119,6 +134,84 @@ export class PixelStatistics {
           n++;
         }
       }
+    }
+    this.n[b] = n;
+    this.min[b] = lo;
+    this.max[b] = hi;
+    this.shift[b] = shift;
+    this.s[b] = s;
+    this.ss[b] = ss;
+  }
+
+  /**
+   * `addBand` for U8 / S8 planes: a histogram of the valid pixels, then the same sums from the
+   * histogram. Every partial sum is an integer below 2^53 (at most EXACT_BYTE_PIXELS pixels of
+   * squared deviation at most 255^2), so float64 adds them exactly in any order: the same figures
+   * as pixel by pixel. The shift is still the band's first valid value in pixel order.
+   */
+  private addBytes(
+    b: number,
+    p: Uint8Array | Int8Array,
+    mask: Uint8Array,
+    start: number,
+    width: number,
+    rows: number,
+    stride: number,
+  ): void {
+    const u = p instanceof Uint8Array ? p : new Uint8Array(p.buffer, p.byteOffset, p.length);
+    const signed = p instanceof Int8Array;
+    const nd = this.noData;
+    const ceiling = this.ceiling;
+    let shift = this.shift[b]!;
+    for (let r = 0; r < rows && shift !== shift; r++) {
+      const i0 = start + r * stride;
+      for (let i = i0; i < i0 + width; i++) {
+        if (mask[i] === 0) continue;
+        let v = p[i]!;
+        if (v > ceiling) v = ceiling;
+        if (v === nd) continue;
+        shift = v;
+        break;
+      }
+    }
+    if (shift !== shift) return; // no valid pixel here (none before either)
+    // Four interleaved histograms (pixel i into the (i % 4)th): consecutive equal values would
+    // otherwise wait on each other's increments. Rows without a masked pixel skip the mask tests.
+    const h = (this.histogram ??= new Uint32Array(1024));
+    h.fill(0);
+    for (let r = 0; r < rows; r++) {
+      const i0 = start + r * stride;
+      const i1 = i0 + width;
+      if (maskAllValid(mask, i0, width)) {
+        let i = i0;
+        for (; i + 3 < i1; i += 4) {
+          inc(h, u[i]!);
+          inc(h, 256 + u[i + 1]!);
+          inc(h, 512 + u[i + 2]!);
+          inc(h, 768 + u[i + 3]!);
+        }
+        for (; i < i1; i++) inc(h, u[i]!);
+      } else {
+        for (let i = i0; i < i1; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | u[i]!);
+      }
+    }
+    let n = this.n[b]!;
+    let lo = this.min[b]!;
+    let hi = this.max[b]!;
+    let s = this.s[b]!;
+    let ss = this.ss[b]!;
+    for (let bin = 0; bin < 256; bin++) {
+      const c = h[bin]! + h[256 + bin]! + h[512 + bin]! + h[768 + bin]!;
+      if (c === 0) continue;
+      let v = signed && bin > 127 ? bin - 256 : bin;
+      if (v > ceiling) v = ceiling;
+      if (v === nd) continue;
+      const d = v - shift;
+      s += d * c;
+      ss += d * d * c;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+      n += c;
     }
     this.n[b] = n;
     this.min[b] = lo;

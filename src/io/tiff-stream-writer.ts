@@ -136,7 +136,6 @@ abstract class TiffBlockEncoder {
   protected metadataEntry: Entry | undefined;
   private readonly average: boolean;
   private readonly offset: { x: number; y: number };
-  private validMaskBlock: Uint8Array | undefined;
 
   protected constructor(
     readonly info: RasterInfo,
@@ -465,8 +464,7 @@ abstract class TiffBlockEncoder {
 
   /** A full mask block of valid pixels: the same bytes every time. */
   private validMask(ifd: ImageIfd, index: number): RawBlock {
-    this.validMaskBlock ??= packMask(new Uint8Array(this.bw * this.bh).fill(1), 0, this.bw, this.bw, this.bh, this.bh, this.bw);
-    return { ifd, index, bytes: this.validMaskBlock, constant: true };
+    return { ifd, index, bytes: packedValidMask(this.bw, this.bh), constant: true };
   }
 
   /**
@@ -530,6 +528,30 @@ abstract class TiffBlockEncoder {
     else if (this.predictor === 3) floatingPointDifference(bytes, this.bw, rows, ti.bits / 8);
     return bytes;
   }
+}
+
+/**
+ * The packed mask block of a bw x bh block of valid pixels: the same bytes for every writer, made
+ * once per size. Shared: never modified, never transferred.
+ */
+const validMasks = new Map<string, Uint8Array>();
+function packedValidMask(bw: number, bh: number): Uint8Array {
+  const key = `${bw}x${bh}`;
+  let m = validMasks.get(key);
+  if (!m) validMasks.set(key, (m = packMask(new Uint8Array(bw * bh).fill(1), 0, bw, bw, bh, bh, bw)));
+  return m;
+}
+
+/** packedValidMask deflated at `level` (zlib is deterministic for given options), made once. */
+const deflatedMasks = new Map<string, Uint8Array>();
+function deflatedValidMask(bw: number, bh: number, level: number): Uint8Array {
+  const key = `${bw}x${bh}@${level}`;
+  let m = deflatedMasks.get(key);
+  if (!m) {
+    const z = deflateSync(packedValidMask(bw, bh), { level });
+    deflatedMasks.set(key, (m = new Uint8Array(z.buffer, z.byteOffset, z.length)));
+  }
+  return m;
 }
 
 // ---- Output to a file
@@ -647,7 +669,8 @@ export class TiffStreamWriter extends TiffBlockEncoder {
   protected emit(level: Level, blocks: RawBlock[], size: number): void {
     const jobs = blocks.map((b) => ({
       ...b,
-      bytes: b.constant ? (this.validMaskTile ??= this.compress(b.bytes)) : this.compress(b.bytes),
+      // The constant block is shared (packedValidMask): compressed from a copy, never given up.
+      bytes: b.constant ? (this.validMaskTile ??= this.compress(b.bytes, false)) : this.compress(b.bytes),
     }));
     const sink = this.sinks[level.index]!;
     this.inFlight += size;
@@ -666,9 +689,9 @@ export class TiffStreamWriter extends TiffBlockEncoder {
   }
 
   /** DEFLATE on the codec threads (codec-pool.ts); `bytes` is given up (every caller made it). */
-  private compress(bytes: Uint8Array): Promise<Uint8Array> {
+  private compress(bytes: Uint8Array, transfer = true): Promise<Uint8Array> {
     if (this.level === undefined) return Promise.resolve(bytes);
-    return deflateBlock(bytes, this.level, true);
+    return deflateBlock(bytes, this.level, transfer);
   }
 
   /** Wait for every block, write the IFDs and offsets, rename into place. */
@@ -802,9 +825,11 @@ export async function writeTiffStream(
  * say. The internal mask IFD is written only when a pixel was masked, and the GDAL_METADATA
  * value takes exactly the room it needs (nothing is reserved: the layout is made at the end).
  */
+/** A TiffMemoryWriter block to be filled in at the end: the mask block of valid pixels. */
+const VALID_MASK = new Uint8Array(0);
+
 export class TiffMemoryWriter extends TiffBlockEncoder {
   private readonly blocks = new Map<ImageIfd, Uint8Array[]>();
-  private validMaskTile: Uint8Array | undefined;
 
   constructor(info: RasterInfo, options: StreamTiffOptions = {}) {
     super(info, { ...options, cog: false });
@@ -819,7 +844,8 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
     for (const b of blocks) {
       let list = this.blocks.get(b.ifd);
       if (!list) this.blocks.set(b.ifd, (list = []));
-      list[b.index] = b.constant ? (this.validMaskTile ??= this.compress(b.bytes)) : this.compress(b.bytes);
+      // The mask block of valid pixels: compressed at the end, if the mask is written at all.
+      list[b.index] = b.constant ? VALID_MASK : this.compress(b.bytes);
     }
   }
 
@@ -843,6 +869,8 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
       const list = this.blocks.get(ifd) ?? [];
       for (let i = 0; i < ifd.offsets.length; i++) {
         if (list[i] === undefined) throw new EngineError('INTERNAL', 'TiffMemoryWriter: the raster was not completely written');
+        if (list[i] === VALID_MASK)
+          list[i] = this.level === undefined ? packedValidMask(this.bw, this.bh) : deflatedValidMask(this.bw, this.bh, this.level);
       }
       return list;
     });

@@ -1,0 +1,225 @@
+/**
+ * The whole process, as a user runs it: `rasterflow render` of Hillshade (the built CLI,
+ * `node dist/cli/rasterflow.js`, as `npm run build` makes it) on the 4096 x 4096 DEFLATE-tiled F32
+ * DEM (bench/make-big-dem.sh) to a DEFLATE-tiled GeoTIFF, beside `gdaldem hillshade -co TILED=YES
+ * -co COMPRESS=DEFLATE` (GDAL_NUM_THREADS=1) on the same input: wall time of each process,
+ * alternating, median of `repeats` after a warm-up pair; Mpx/s = 16.8 Mpx / wall time.
+ *
+ * Two rows: the machine as it is (rasterflow's codec threads may use the second core), and one
+ * core (both processes pinned to CPU 0 with taskset, rasterflow with RASTERFLOW_CODEC_THREADS=0).
+ * The machine is shared: the CPU time (user + system, every thread) of both is said too.
+ *
+ * Then where rasterflow's time goes: one run with --cpu-prof, everything on the main thread
+ * (RASTERFLOW_CODEC_THREADS=0, so the profile sees every inflate and deflate), its samples put in
+ * categories by the source file of the nearest bundled frame (esbuild marks each module with a
+ * `// src/...` line) or by the zlib call above them: startup (module loading), read, inflate,
+ * kernel, encode (tiling, predictor), statistics, deflate, write, engine (blocks, evaluation), GC.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { PeerFamily, PeerRow } from './common.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = resolve(ROOT, 'dist/cli/rasterflow.js');
+const DATA = resolve(ROOT, 'bench/data');
+const DEM = resolve(DATA, 'dem4096-deflate.tif');
+const PX = (4096 * 4096) / 1e6;
+const RULE = '{"rasterFunction":"Hillshade"}';
+
+interface Timed {
+  readonly ms: number;
+  readonly cpuMs: number;
+}
+
+/** Wall and CPU time of one process (through /usr/bin/time), pinned to CPU 0 when `oneCore`. */
+function timed(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, oneCore: boolean): Timed {
+  const argv = oneCore ? ['taskset', '-c', '0', cmd, ...args] : [cmd, ...args];
+  const t = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', ...argv], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const ms = performance.now() - t;
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr.slice(-500)}`);
+  const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number];
+  return { ms, cpuMs: (user + sys) * 1000 };
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+const rfArgs = (out: string): string[] => [
+  CLI,
+  'render',
+  '--rule',
+  RULE,
+  '--input',
+  DEM,
+  '--output',
+  out,
+  '--co',
+  'TILED=YES',
+  '--co',
+  'COMPRESS=DEFLATE',
+];
+const gdalArgs = (out: string): string[] => ['hillshade', '-q', '-co', 'TILED=YES', '-co', 'COMPRESS=DEFLATE', DEM, out];
+
+/** Alternating runs of both processes; medians. */
+function race(dir: string, repeats: number, oneCore: boolean): { rf: Timed; gdal: Timed } {
+  const rfEnv = oneCore ? { RASTERFLOW_CODEC_THREADS: '0' } : {};
+  const gdalEnv = { GDAL_NUM_THREADS: '1', GDAL_PAM_ENABLED: 'NO' };
+  const rf: Timed[] = [];
+  const gdal: Timed[] = [];
+  for (let i = 0; i <= repeats; i++) {
+    const a = timed(process.execPath, rfArgs(join(dir, 'rf.tif')), rfEnv, oneCore);
+    const g = timed('gdaldem', gdalArgs(join(dir, 'gdal.tif')), gdalEnv, oneCore);
+    if (i === 0) continue; // warm-up pair (page cache, first compilation)
+    rf.push(a);
+    gdal.push(g);
+  }
+  const med = (ts: Timed[]): Timed => ({ ms: median(ts.map((t) => t.ms)), cpuMs: median(ts.map((t) => t.cpuMs)) });
+  return { rf: med(rf), gdal: med(gdal) };
+}
+
+// ---- The breakdown from a CPU profile
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
+}
+
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+/** Category of a source file of the bundle. */
+function categoryOfSource(src: string): string {
+  if (/^src\/(functions|wasm)\//.test(src)) return 'kernel';
+  if (/^src\/io\/(geotiff-source|tiff-reader|decoders|tile-cache|source|tiff-predictors-decode)/.test(src)) return 'read/decode';
+  if (/^src\/io\/(tiff-stream-writer|tiff-predictors|tiff-ifd|tiff-options)/.test(src)) return 'encode (tiling, predictor)';
+  if (src === 'src/io/pixel-statistics.ts') return 'statistics';
+  if (src === 'src/io/codec-pool.ts') return 'codec dispatch';
+  if (/^src\/cli\//.test(src)) return 'cli';
+  return 'engine (blocks, evaluation)';
+}
+
+/** Source file of each line of a bundle chunk (esbuild's `// src/...` module markers). */
+function sourceMap(url: string, cache: Map<string, string[]>): string[] {
+  let lines = cache.get(url);
+  if (lines) return lines;
+  lines = [];
+  try {
+    const text = readFileSync(new URL(url), 'utf8').split('\n');
+    let current = '';
+    for (const l of text) {
+      const m = /^\/\/ (src\/\S+\.ts)$/.exec(l);
+      if (m) current = m[1]!;
+      lines.push(current);
+    }
+  } catch {
+    // not a file: no sources
+  }
+  cache.set(url, lines);
+  return lines;
+}
+
+/** Milliseconds of the profile per category. */
+export function breakdown(profile: Profile): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const sources = new Map<string, string[]>();
+  const memo = new Map<number, string>();
+  const classify = (leaf: number): string => {
+    const n = byId.get(leaf)!;
+    const name = n.callFrame.functionName;
+    if (name === '(garbage collector)') return 'GC';
+    if (name === '(idle)') return 'idle (waiting)';
+    if (name === '(program)') return 'other (native)';
+    // zlib's frames carry no hint of the direction (node:zlib's convenience methods are all
+    // `syncBufferWrapper`): the codec-pool call above them (inline here) or the module that called
+    // zlib says which.
+    let zlib = false;
+    let first: string | undefined;
+    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+      const f = byId.get(id)!.callFrame;
+      if (f.functionName === 'inflateBlock') return 'inflate';
+      if (f.functionName === 'deflateBlock') return 'deflate';
+      if (f.functionName === 'writeAll') return 'write';
+      if (f.url === 'node:zlib') zlib = true;
+      if (f.url.startsWith('wasm://')) return 'kernel';
+      if (first === undefined && /\/dist\/cli\/rasterflow[^/]*\.js$/.test(f.url)) {
+        const src = sourceMap(f.url, sources)[f.lineNumber] ?? '';
+        if (src !== '') first = categoryOfSource(src);
+      }
+    }
+    if (zlib && first !== undefined) return first.startsWith('encode') ? 'deflate' : first === 'read/decode' ? 'inflate' : first;
+    if (first !== undefined) return first;
+    return 'startup (module loading) and other';
+  };
+  const out = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    let c = memo.get(id);
+    if (c === undefined) memo.set(id, (c = classify(id)));
+    out.set(c, (out.get(c) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  return out;
+}
+
+function profiledRun(dir: string): Map<string, number> | undefined {
+  const profDir = join(dir, 'prof');
+  const r = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...rfArgs(join(dir, 'rf-prof.tif'))], {
+    encoding: 'utf8',
+    env: { ...process.env, RASTERFLOW_CODEC_THREADS: '0' },
+  });
+  if (r.status !== 0) return undefined;
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  return file ? breakdown(JSON.parse(readFileSync(join(profDir, file), 'utf8')) as Profile) : undefined;
+}
+
+export const family: PeerFamily = {
+  name: 'render',
+  async run(_size, repeats, say) {
+    if (!existsSync(CLI)) {
+      say(`render: ${CLI} not built (npm run build): no whole-process row`);
+      return [];
+    }
+    if (spawnSync('gdalinfo', ['--version']).status !== 0 || spawnSync('gdaldem', ['--help'], { stdio: 'ignore' }).error !== undefined) {
+      say('render: gdaldem not found: no whole-process row');
+      return [];
+    }
+    if (!existsSync(DEM)) spawnSync(resolve(ROOT, 'bench/make-big-dem.sh'), [DATA], { stdio: 'ignore' });
+    if (!existsSync(DEM)) {
+      say(`render: ${DEM} could not be made (bench/make-big-dem.sh)`);
+      return [];
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-render-peers-'));
+    try {
+      const rows: PeerRow[] = [];
+      const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+      for (const oneCore of pinned ? [false, true] : [false]) {
+        const { rf, gdal } = race(dir, repeats, oneCore);
+        const op = `render Hillshade 4096² DEFLATE -> DEFLATE tiles${oneCore ? ', one core' : ''}`;
+        say(
+          `${op}: rasterflow ${rf.ms.toFixed(0)} ms wall, ${rf.cpuMs.toFixed(0)} ms CPU; gdaldem ${gdal.ms.toFixed(0)} ms wall, ${gdal.cpuMs.toFixed(0)} ms CPU`,
+        );
+        rows.push({
+          op,
+          measures: { rasterflow: PX / (rf.ms / 1000), gdaldem: PX / (gdal.ms / 1000) },
+          ratios: [['rasterflow', 'gdaldem']],
+        });
+      }
+      if (!pinned) say('render: taskset not found: no one-core row');
+      const parts = profiledRun(dir);
+      if (parts) {
+        const total = [...parts.values()].reduce((a, b) => a + b, 0);
+        const list = [...parts].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`);
+        say(`render: where rasterflow's main thread goes, all inline (ms of ${total.toFixed(0)}): ${list.join(', ')}`);
+      }
+      return rows;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

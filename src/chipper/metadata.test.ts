@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { momentsOf } from './metadata.js';
+
+/** A small deterministic generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('momentsOf on U8 bands', () => {
+  // The histogram path (Uint8Array) against the pixel loop (the same values in a Float64Array):
+  // every figure equal bit for bit, whatever the mask, the length (tails of the 4-way unrolling)
+  // and the spread of the values.
+  it('gives the same bits as the pixel loop', () => {
+    const next = rng(7);
+    for (let round = 0; round < 40; round++) {
+      const len = 1 + Math.floor(next() * 5000);
+      const band = new Uint8Array(len);
+      const spread = [2, 17, 256][round % 3]!;
+      const base = Math.floor(next() * (256 - spread));
+      for (let i = 0; i < len; i++) band[i] = base + Math.floor(next() * spread);
+      const mask = new Uint8Array(len).fill(1);
+      if (round % 2 === 1) for (let i = 0; i < len; i++) mask[i] = next() < 0.7 ? 1 : 0;
+      if (round === 5) mask.fill(0);
+      const a = momentsOf(band, mask);
+      const b = momentsOf(Float64Array.from(band), mask);
+      expect(a).toEqual(b);
+      for (const k of ['min', 'max', 'm1', 'm2', 'num'] as const) expect(Object.is(a[k], b[k])).toBe(true);
+    }
+  });
+
+  it('a band without a valid pixel has empty moments', () => {
+    expect(momentsOf(new Uint8Array([1, 2, 3]), new Uint8Array(3))).toEqual({ min: Infinity, max: -Infinity, m1: 0, m2: 0, num: 0 });
+  });
+});

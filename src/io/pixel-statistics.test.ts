@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { PixelStatistics } from './pixel-statistics.js';
+
+/** A small deterministic generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('PixelStatistics byte histogram path', () => {
+  // The U8/S8 histogram path against the pixel-by-pixel loop (taken for the same values in a
+  // Float64Array plane): equal bit for bit, over windows, strides, masks, NoData and NBITS.
+  const cases: { type: 'U8' | 'S8'; noData?: number; bits?: number }[] = [
+    { type: 'U8' },
+    { type: 'U8', noData: 0 },
+    { type: 'U8', noData: 200 },
+    { type: 'U8', bits: 5 },
+    { type: 'U8', bits: 5, noData: 31 },
+    { type: 'S8' },
+    { type: 'S8', noData: -128 },
+    { type: 'S8', noData: 7 },
+  ];
+  for (const c of cases) {
+    it(`${c.type} noData=${c.noData} bits=${c.bits}: the same figures as the pixel loop`, () => {
+      const next = rng(17 + (c.noData ?? 0) + (c.bits ?? 0) * 1000 + (c.type === 'S8' ? 99 : 0));
+      const w = 37;
+      const h = 23;
+      const fast = new PixelStatistics(2, c.type, c.noData, c.bits);
+      const slow = new PixelStatistics(2, c.type, c.noData, c.bits);
+      for (let round = 0; round < 12; round++) {
+        const bytes = c.type === 'U8' ? new Uint8Array(w * h) : new Int8Array(w * h);
+        const narrow = round % 3 === 0; // few distinct values, so NoData and the ceiling occur often
+        for (let i = 0; i < bytes.length; i++)
+          bytes[i] = narrow ? Math.floor(next() * 8) * 37 - (c.type === 'S8' ? 128 : 0) : Math.floor(next() * 256);
+        const mask = new Uint8Array(w * h);
+        // Round 0: all masked (no shift yet); round 1: the first rows masked; then random masks.
+        for (let i = 0; i < mask.length; i++) mask[i] = round === 0 ? 0 : round === 1 ? (i >= 5 * w ? 1 : 0) : next() < 0.8 ? 1 : 0;
+        const as64 = Float64Array.from(bytes);
+        // A window of the block: start, width and rows inside a stride of w.
+        const x = round % 5;
+        const y = round % 4;
+        const ww = w - x - (round % 3);
+        const rows = h - y - 1;
+        fast.add([bytes, bytes], mask, y * w + x, ww, rows, w);
+        slow.add([as64, as64], mask, y * w + x, ww, rows, w);
+      }
+      const a = fast.result(w * h * 12);
+      const b = slow.result(w * h * 12);
+      expect(a).toEqual(b);
+      expect(a[0]).toBeDefined();
+      for (let i = 0; i < 2; i++) {
+        expect(Object.is(a[i]!.mean, b[i]!.mean) && Object.is(a[i]!.stdDev, b[i]!.stdDev)).toBe(true);
+      }
+    });
+  }
+
+  it('a band without a valid pixel has no statistics, as before', () => {
+    const s = new PixelStatistics(1, 'U8', 0);
+    s.add([new Uint8Array(16)], new Uint8Array(16).fill(1), 0, 4, 4, 4);
+    expect(s.result(16)).toEqual([undefined]);
+    expect(s.any).toBe(false);
+  });
+});
