@@ -6,16 +6,16 @@
  * request on the other; the site backup lock holds across both; a job's webhook is delivered once; a
  * service changed on one leaves no stale tile on the other. Skips, saying so, without PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { siteBackupHolder } from '../src/adapters/admin/export-site.js';
 import { SITE_BACKUP_LOCK } from '../src/adapters/site.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { findPostgres, NO_POSTGRES, startPostgres, type PgServer } from './pg-harness.js';
-import { httpCall, type SimpleResponse } from './serve-helpers.js';
+import { httpCall, spawnChild, type Child, type SimpleResponse } from './serve-helpers.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const PASSWORD = 'a long enough password';
@@ -276,5 +276,69 @@ describe.skipIf(bin === undefined)('two rasterflow servers on one PostgreSQL sit
       `freshness check: ${perCheck.toFixed(3)} ms per counter read (sequential), 50 concurrent waits shared ${s2.checks - s1.checks} read(s); ` +
         `a token-verifying request (community/self over HTTPS, new connection each): ${perRequest.toFixed(2)} ms`,
     );
+  });
+});
+
+describe.skipIf(bin === undefined)('rasterflow serve --store: two processes on one PostgreSQL', { timeout: 90_000 }, () => {
+  let pg: PgServer;
+  const children: Child[] = [];
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    pg = await startPostgres(bin);
+  }, 60_000);
+  afterEach(() => {
+    for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    await pg?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const serve = (args: readonly string[]): Child => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'rf-two-cli-'));
+    dirs.push(dataDir);
+    const c = spawnChild('src/cli/main.ts', ['serve', '--port', '0', '--data', dataDir, ...args], {
+      ...process.env,
+      RASTERFLOW_ADMIN_PASSWORD: PASSWORD,
+    });
+    children.push(c);
+    return c;
+  };
+
+  it('two processes started at once share the site: a token from one is accepted by the other; SIGTERM stops both cleanly', async () => {
+    const url = await pg.createDatabase();
+    const servers = [serve(['--store', url]), serve(['--store', url])];
+    const origins: string[] = [];
+    for (const c of servers) {
+      const [, origin] = (await c.waitFor(/services: (https:\/\/127\.0\.0\.1:\d+)\/server\/rest\/services/)) as unknown as [string, string];
+      origins.push(origin);
+      await c.waitFor(/SIGINT or SIGTERM stops/);
+    }
+    expect(servers.filter((c) => /created the primary site administrator/.test(c.stderr()))).toHaveLength(1);
+    const ca = (i: number): string => readFileSync(join(dirs[i]!, 'tls', 'cert.pem'), 'utf8');
+    const form = (o: Record<string, string>): string => new URLSearchParams({ f: 'json', ...o }).toString();
+    const t = await httpCall(`${origins[0]}/portal/sharing/rest/generateToken`, {
+      ca: ca(0),
+      body: form({ username: 'admin', password: PASSWORD, client: 'referer', referer: REFERER }),
+    });
+    const token = (JSON.parse(t.body) as { token: string }).token;
+    const me = await httpCall(`${origins[1]}/portal/sharing/rest/community/self`, {
+      ca: ca(1),
+      headers: { referer: REFERER },
+      body: form({ token }),
+    });
+    expect(me.status).toBe(200);
+    expect(JSON.parse(me.body)).toMatchObject({ username: 'admin' });
+    for (const c of servers) c.proc.kill('SIGTERM');
+    expect(await Promise.all(servers.map((c) => c.exited))).toEqual([0, 0]);
+  });
+
+  it('an unreachable database or a wrong URL: exit 1, the error names --store and hides the password', async () => {
+    const refused = serve(['--store', 'postgres://bob:hunter2@127.0.0.1:1/site']);
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/error IO_ERROR at store: --store postgres:\/\/bob:\*\*\*@127\.0\.0\.1:1\/site: .*connection refused/);
+    const wrong = serve(['--store', 'mysql://bob:hunter2@db/site']);
+    expect(await wrong.exited).toBe(1);
+    expect(wrong.stderr()).toMatch(/error INVALID_ARGUMENT at store: --store mysql:\/\/bob:\*\*\*@db\/site: not a postgres:\/\/ URL/);
+    for (const c of [refused, wrong]) expect(c.stderr()).not.toContain('hunter2');
   });
 });
