@@ -370,10 +370,14 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
  * last, so the folder of an interrupted job is recognisably unfinished; the client submits again
  * (with `resume: true` to continue from the chipper's journal if it wants).
  */
-export async function recoverJobs(deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>): Promise<number> {
+export async function recoverJobs(
+  deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>,
+  /** Whether an unfinished job was left by a stopped server (default: every one is); a job another live server runs is not. */
+  isOrphan: (job: JobRecord) => Promise<boolean> = () => Promise.resolve(true),
+): Promise<number> {
   let n = 0;
   for (const job of await deps.store.listJobs()) {
-    if (isTerminal(job.status)) continue;
+    if (isTerminal(job.status) || !(await isOrphan(job))) continue;
     const { progress: _progress, ...rest } = job;
     const failed: JobRecord = {
       ...rest,
