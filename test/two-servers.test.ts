@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { siteBackupHolder } from '../src/adapters/admin/export-site.js';
-import { SITE_BACKUP_LOCK } from '../src/adapters/site.js';
+import { SITE_BACKUP_LOCK, type JobRecord } from '../src/adapters/site.js';
+import { jobLeaseName, leaseJobs } from '../src/server/job-leases.js';
+import { openPgStore } from '../src/server/pg-store.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { findPostgres, NO_POSTGRES, startPostgres, type PgServer } from './pg-harness.js';
 import { httpCall, spawnChild, type Child, type SimpleResponse } from './serve-helpers.js';
@@ -253,6 +255,69 @@ describe.skipIf(bin === undefined)('two rasterflow servers on one PostgreSQL sit
     expect(deliveries.map((d) => d.event)).toEqual(['jobSucceeded']);
     expect(JSON.parse(deliveries[0]!.body)).toMatchObject({ events: [{ jobId: submitted.jobId, jobStatus: 'geoJobSucceeded' }] });
   }, 90_000);
+
+  it('a server starting leaves the jobs other live servers run alone, and fails those of a server that stopped, once', async () => {
+    const raw = await openPgStore(storeUrl);
+    const now = Date.now();
+    const record = (id: string): JobRecord => ({
+      id,
+      task: 'System/RasterAnalysisTools/ExportTrainingDataforDeepLearning',
+      status: 'geoJobExecuting',
+      owner: 'root',
+      inputs: {},
+      messages: [],
+      created: now,
+      updated: now,
+    });
+    try {
+      deliveries.length = 0;
+      const token = await tokenFor(a);
+      const hook = await json(a, '/server/admin/services/System/RasterAnalysisTools.GPServer/webhooks/createWebhook', {
+        token,
+        name: 'failures',
+        changeTypes: 'jobFailed',
+        hookUrl,
+      });
+      expect(codeOf(hook), JSON.stringify(hook)).toBe(200);
+      await a.site.store.putJob(record('jRunningOnA')); // A leases it: A is alive
+      await raw.putJob(record('jOfDeadServer')); // written by a server that is gone: no lease
+      // A server that stopped holding a lease: it expires.
+      const dead = leaseJobs(raw, 'dead-server', { ttlMs: 300 });
+      await dead.store.putJob(record('jLeaseExpired'));
+      dead.stop();
+      await new Promise((r) => setTimeout(r, 400));
+
+      // A third server starts on the site: the jobs of stopped servers are failed, A's is not.
+      const dataDir = mkdtempSync(join(tmpdir(), 'rf-two-2-'));
+      dirs.push(dataDir);
+      const c = await startServer({ dataDir, port: 0, store: storeUrl, print: () => undefined });
+      try {
+        expect((await raw.getJob('jRunningOnA'))?.status).toBe('geoJobExecuting');
+        expect((await raw.getJob('jOfDeadServer'))?.status).toBe('geoJobFailed');
+        expect((await raw.getJob('jLeaseExpired'))?.status).toBe('geoJobFailed');
+        // The periodic sweep of a live server (run here at once) fails nothing more: each was failed once.
+        const sweeper = leaseJobs(raw, 'sweeper');
+        expect(await sweeper.recover({ store: raw, clock: { now: () => Date.now() }, emit: () => undefined }, false)).toBe(0);
+        sweeper.stop();
+        for (let i = 0; i < 100 && deliveries.length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 300));
+        // Per webhook (the earlier test's hook on jobFailed gets its own copy of each).
+        const failed = deliveries
+          .map((d) => JSON.parse(d.body) as { name: string; events: { jobId: string }[] })
+          .filter((d) => d.name === 'failures')
+          .map((d) => d.events[0]!.jobId)
+          .sort();
+        expect(failed).toEqual(['jLeaseExpired', 'jOfDeadServer']);
+      } finally {
+        await c.close();
+      }
+      // A's job ends: its lease goes with it.
+      await a.site.store.putJob({ ...record('jRunningOnA'), status: 'geoJobSucceeded' });
+      expect(await raw.lockHolder(jobLeaseName('jRunningOnA'))).toBeUndefined();
+    } finally {
+      await raw.close();
+    }
+  });
 
   it('the freshness check: one counter read per verification, shared by concurrent requests (cost measured)', async () => {
     const token = await tokenFor(a);

@@ -20,13 +20,14 @@ import { limitsOf, parseServiceDefinition, serviceKey, type Logger, type Service
 import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
-import { createGpService, recoverJobs } from '../adapters/gp/training-data-task.js';
+import { createGpService } from '../adapters/gp/training-data-task.js';
 import { imageServicesOf } from '../adapters/image/service.js';
 import { mapServicesOf } from '../adapters/map/service.js';
 import { siteRoutes } from './routes.js';
 import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
 import { isPostgresUrl, openPgStore, redactUrl } from './pg-store.js';
-import { startSiteSync, withStoreLock, type SiteSync } from './site-events.js';
+import { leaseJobs, serverIdOf } from './job-leases.js';
+import { hasChangeFeed, startSiteSync, withStoreLock, type SiteSync } from './site-events.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { siteTls, type TlsMaterial } from './tls.js';
 
@@ -165,7 +166,13 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   const tls = await siteTls(dataDir, config.tls);
   if (tls.origin === 'generated') print(`created a self-signed certificate ${tls.certFile} (SHA-256 ${tls.fingerprint})`);
 
-  const store = await openStore(options.store ?? config.store, dataDir, options.clock, options.log);
+  // The jobs this server runs are leased in the store, so that other servers on it leave them alone (job-leases.ts).
+  const leases = leaseJobs(
+    await openStore(options.store ?? config.store, dataDir, options.clock, options.log),
+    serverIdOf(dataDir),
+    options.log ? { log: options.log } : {},
+  );
+  const { store } = leases;
   const hooks: ShutdownHook[] = [];
   const lastHooks: ShutdownHook[] = [];
   let stopDelivery = (): void => undefined;
@@ -217,8 +224,12 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     });
 
     // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
-    // then the service runs jobs until close() cancels the ones still waiting or running.
-    await recoverJobs(site);
+    // then the service runs jobs until close() cancels the ones still waiting or running. On a shared
+    // store, jobs other live servers run are left to them, and those of a server that stopped are
+    // failed by the periodic sweep of any server.
+    await leases.recover(site, true);
+    if (hasChangeFeed(store)) leases.startSweeping(site);
+    lastHooks.push(() => leases.stop());
     // A site backup lease this server's own killed run left is released now, not after its time to live.
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
@@ -322,6 +333,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     };
   } catch (e) {
     stopDelivery();
+    leases.stop();
     for (const s of servers) {
       s.closeAllConnections();
       s.close();
