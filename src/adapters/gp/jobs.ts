@@ -41,6 +41,11 @@ export interface JobRunnerOptions {
   readonly outputBytes?: () => Promise<number>;
   /** Where a run may read inputs from, asked when it starts (the chipper checks again as it opens them). */
   readonly inputPolicy?: () => Promise<InputPolicy>;
+  /**
+   * A job not running here but unfinished in the store (another server on a shared store runs it):
+   * asks that server to cancel it and answers the record to show, or undefined when nobody runs it.
+   */
+  readonly cancelElsewhere?: (job: JobRecord) => Promise<JobRecord | undefined>;
 }
 
 export interface JobRunner {
@@ -327,6 +332,8 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const job = live.get(jobId);
       if (job === undefined) {
         const rec = await deps.store.getJob(jobId);
+        const asked = rec && !isTerminal(rec.status) && options.cancelElsewhere ? await options.cancelElsewhere(rec) : undefined;
+        if (asked) return asked;
         throw notCancellable(jobId, rec?.status ?? 'unknown');
       }
       const status = job.record.status;
