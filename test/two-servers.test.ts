@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { siteBackupHolder } from '../src/adapters/admin/export-site.js';
 import { SITE_BACKUP_LOCK, type JobRecord } from '../src/adapters/site.js';
-import { jobLeaseName, leaseJobs } from '../src/server/job-leases.js';
+import { cancelRequestName, jobLeaseName, leaseJobs } from '../src/server/job-leases.js';
 import { openPgStore } from '../src/server/pg-store.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { findPostgres, NO_POSTGRES, startPostgres, type PgServer } from './pg-harness.js';
@@ -255,6 +255,38 @@ describe.skipIf(bin === undefined)('two rasterflow servers on one PostgreSQL sit
     expect(deliveries.map((d) => d.event)).toEqual(['jobSucceeded']);
     expect(JSON.parse(deliveries[0]!.body)).toMatchObject({ events: [{ jobId: submitted.jobId, jobStatus: 'geoJobSucceeded' }] });
   }, 90_000);
+
+  it('a job running on one server is cancelled through the other', async () => {
+    const token = await tokenFor(a);
+    const submitted = (await json(a, `${GP}/submitJob`, {
+      token,
+      inputRaster: JSON.stringify({ url: join(ROOT, 'golden/data/L7_ETMs.tif') }),
+      inputClassData: JSON.stringify({ url: join(ROOT, 'golden/chipper/l7-labels.geojson') }),
+      outputLocation: 'two-cancel',
+      tileSize: '{"x":32,"y":32}',
+      strideSize: '{"x":2,"y":2}',
+      metadataFormat: 'PASCAL_VOC_rectangles',
+    })) as { jobId: string; jobStatus: string };
+    expect(submitted.jobStatus, JSON.stringify(submitted)).toBe('geoJobSubmitted');
+    const status = async (): Promise<string> =>
+      ((await json(b, `${GP}/jobs/${submitted.jobId}`, { token })) as { jobStatus: string }).jobStatus;
+    let s = '';
+    for (let i = 0; i < 300 && s !== 'geoJobExecuting'; i++) {
+      s = await status();
+      if (s !== 'geoJobExecuting') await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(s).toBe('geoJobExecuting');
+    const cancelled = await json(b, `${GP}/jobs/${submitted.jobId}/cancel`, { token });
+    expect(cancelled['jobStatus'], JSON.stringify(cancelled)).toBe('geoJobCancelling');
+    for (let i = 0; i < 300 && !['geoJobCancelled', 'geoJobSucceeded', 'geoJobFailed'].includes(s); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      s = await status();
+    }
+    expect(s).toBe('geoJobCancelled');
+    // Nothing left of the request, and the lease went with the job.
+    expect(await a.site.store.lockHolder(jobLeaseName(submitted.jobId))).toBeUndefined();
+    expect(await a.site.store.lockHolder(cancelRequestName(submitted.jobId))).toBeUndefined();
+  }, 60_000);
 
   it('a server starting leaves the jobs other live servers run alone, and fails those of a server that stopped, once', async () => {
     const raw = await openPgStore(storeUrl);

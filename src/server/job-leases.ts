@@ -7,6 +7,9 @@
  * the sweep every live server runs, under a store lock so that one server fails it and raises its
  * `jobFailed` event once.
  *
+ * A cancel asked of a server that does not run the job is passed on through the store: a request
+ * (`cancel:<id>`) the running server picks up within a second.
+ *
  * Decision: a server's lease holder id is kept in its data folder (`server-id`), so a server restarted
  * after a kill -9 recognises the leases of its previous run at once, rather than waiting out their
  * time to live (a single server behaves exactly as before: its unfinished jobs are failed at start).
@@ -47,6 +50,13 @@ export interface JobLeases {
   recover(deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>, atStart: boolean): Promise<number>;
   /** Starts the periodic sweep (every `ttlMs`). */
   startSweeping(deps: Pick<SiteDeps, 'store' | 'clock' | 'emit' | 'log'>): void;
+  /**
+   * Another server's job: records a cancel request for the server holding its lease and answers the
+   * job as cancelling; undefined when no live server runs it.
+   */
+  requestCancel(job: JobRecord): Promise<JobRecord | undefined>;
+  /** Calls `cancel` for each job of this server another server asked to cancel (checked every `pollMs`). */
+  onCancelRequest(cancel: (jobId: string) => Promise<unknown>): void;
   /** Ids of the jobs whose lease this server holds. */
   held(): string[];
   /** Stops renewing and sweeping (leases of jobs still unfinished then expire). */
@@ -55,14 +65,19 @@ export interface JobLeases {
 
 export interface JobLeaseOptions {
   readonly ttlMs?: number;
+  /** How often the jobs this server runs are checked for cancel requests of other servers (default 1 s). */
+  readonly pollMs?: number;
   readonly log?: Logger;
 }
+
+export const cancelRequestName = (jobId: string): string => `cancel:${jobId}`;
 
 /** Wraps `store` so that this server leases the jobs it runs. */
 export function leaseJobs(store: SiteStore, serverId: string, options: JobLeaseOptions = {}): JobLeases {
   const ttlMs = options.ttlMs ?? JOB_LEASE_TTL_MS;
   const held = new Set<string>();
   let sweeper: NodeJS.Timeout | undefined;
+  let poller: NodeJS.Timeout | undefined;
 
   const renew = async (): Promise<void> => {
     for (const id of held) {
@@ -106,10 +121,41 @@ export function leaseJobs(store: SiteStore, serverId: string, options: JobLeaseO
       }, ttlMs);
       sweeper.unref();
     },
+    // Decision: a job cancelled through another server answers geoJobCancelling (waiting or executing
+    // alike); the server running it cancels it within `pollMs` and records geoJobCancelled as usual.
+    async requestCancel(job) {
+      const holder = await store.lockHolder(jobLeaseName(job.id));
+      if (holder === undefined || holder === serverId) return undefined;
+      await store.acquireLock(cancelRequestName(job.id), serverId, ttlMs);
+      const { progress: _progress, ...rest } = job;
+      return { ...rest, status: 'geoJobCancelling' };
+    },
+    onCancelRequest(cancel) {
+      if (poller) return;
+      let busy = false;
+      poller = setInterval(() => {
+        if (busy || held.size === 0) return;
+        busy = true;
+        void (async () => {
+          for (const id of [...held]) {
+            const requester = await store.lockHolder(cancelRequestName(id));
+            if (requester === undefined) continue;
+            await store.releaseLock(cancelRequestName(id), requester);
+            await cancel(id).catch((e: unknown) =>
+              options.log?.warn('a cancel asked by another server failed', { jobId: id, error: String(e) }),
+            );
+          }
+        })()
+          .catch(() => undefined)
+          .finally(() => (busy = false));
+      }, options.pollMs ?? 1000);
+      poller.unref();
+    },
     held: () => [...held],
     stop() {
       clearInterval(renewer);
       if (sweeper) clearInterval(sweeper);
+      if (poller) clearInterval(poller);
     },
   };
 }

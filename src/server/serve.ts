@@ -233,7 +233,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     // A site backup lease this server's own killed run left is released now, not after its time to live.
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
-    const gp = createGpService(site);
+    // A cancel asked of this server for a job another server runs is passed on to it (job-leases.ts).
+    const gp = createGpService(site, { cancelElsewhere: (job) => leases.requestCancel(job) });
+    leases.onCancelRequest((id) => gp.runner.cancel(id));
     hooks.push(() => gp.close());
     // Image services keep their rasters open between requests: release them on close.
     hooks.push(() => imageServicesOf(site).close());
