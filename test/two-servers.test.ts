@@ -16,6 +16,7 @@ import { SITE_BACKUP_LOCK, type JobRecord } from '../src/adapters/site.js';
 import { cancelRequestName, jobLeaseName, leaseJobs } from '../src/server/job-leases.js';
 import { openPgStore } from '../src/server/pg-store.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
+import { olindaMapDefinition } from './map-fixture.js';
 import { findPostgres, NO_POSTGRES, startPostgres, type PgServer } from './pg-harness.js';
 import { httpCall, spawnChild, type Child, type SimpleResponse } from './serve-helpers.js';
 
@@ -203,6 +204,39 @@ describe.skipIf(bin === undefined)('two rasterflow servers on one PostgreSQL sit
     expect(afterB.headers['etag']).not.toBe(before.headers['etag']);
     expect(afterB.headers['etag']).toBe(afterA.headers['etag']);
     expect(afterB.body).toBe(afterA.body);
+  });
+
+  it('a map service changed on one server leaves no stale map tile on the other', async () => {
+    const token = await tokenFor(a);
+    // The change: the sun of the Relief layer's hillshade moves from the north-west to the south-east.
+    const def = (azimuth: number): string => {
+      const d = olindaMapDefinition();
+      const layers = (d.properties['layers'] as Json[]).map((l) =>
+        l['name'] === 'Relief'
+          ? {
+              ...l,
+              renderingRule: { rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: azimuth, Altitude: 45, ZFactor: 1 } },
+            }
+          : l,
+      );
+      return JSON.stringify({ serviceName: 'olinda', type: 'MapServer', properties: { ...d.properties, layers } });
+    };
+    expect(await json(a, '/server/admin/services/createService', { token, service: def(315) })).toMatchObject({
+      status: 'success',
+    });
+    const tile = (s: RunningServer): Promise<SimpleResponse> =>
+      httpCall(`${s.httpsUrl}/server/rest/directories/cache/olinda/Layers/_alllayers/L00/R00000000/C00000000.png`, { ca: s.tls.cert });
+    const before = await tile(b);
+    expect(before.status, before.body.slice(0, 200)).toBe(200);
+    expect((await tile(b)).headers['etag']).toBe(before.headers['etag']);
+    expect(await json(a, '/server/admin/services/olinda.MapServer/edit', { token, service: def(135) })).toMatchObject({
+      status: 'success',
+    });
+    const afterB = await tile(b);
+    const afterA = await tile(a);
+    expect(afterB.status).toBe(200);
+    expect(afterB.headers['etag']).not.toBe(before.headers['etag']);
+    expect(afterB.headers['etag']).toBe(afterA.headers['etag']);
   });
 
   it('the site backup lock taken through one server holds on the other', async () => {

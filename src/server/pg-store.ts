@@ -339,7 +339,11 @@ export async function openPgStore(url: string, options: PgStoreOptions = {}): Pr
     },
 
     changeVersions: async () => {
-      const { rows } = await q<{ kind: string; version: string }>('SELECT kind, version FROM site_versions', []);
+      // A named (prepared) statement: it runs before every token verification.
+      const { rows } = await pool.query<{ kind: string; version: string }>({
+        name: 'rasterflow_site_versions',
+        text: 'SELECT kind, version FROM site_versions',
+      });
       return new Map(rows.map((r) => [r.kind, Number(r.version)]));
     },
     schemaVersion: async () => {
