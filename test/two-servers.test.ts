@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { siteBackupHolder } from '../src/adapters/admin/export-site.js';
 import { SITE_BACKUP_LOCK, type JobRecord } from '../src/adapters/site.js';
-import { cancelRequestName, jobLeaseName, leaseJobs } from '../src/server/job-leases.js';
+import { cancelRequestName, jobLeaseName, leaseJobs, serverIdOf } from '../src/server/job-leases.js';
 import { openPgStore } from '../src/server/pg-store.js';
-import { startServer, type RunningServer } from '../src/server/serve.js';
+import { startServer, STARTUP_LOCK, type RunningServer } from '../src/server/serve.js';
 import { olindaMapDefinition } from './map-fixture.js';
 import { findPostgres, NO_POSTGRES, startPostgres, type PgServer } from './pg-harness.js';
 import { httpCall, spawnChild, type Child, type SimpleResponse } from './serve-helpers.js';
@@ -380,6 +380,23 @@ describe.skipIf(bin === undefined)('two rasterflow servers on one PostgreSQL sit
       // A's job ends: its lease goes with it.
       await a.site.store.putJob({ ...record('jRunningOnA'), status: 'geoJobSucceeded' });
       expect(await raw.lockHolder(jobLeaseName('jRunningOnA'))).toBeUndefined();
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('a server killed while starting up: its restart takes over the start-up lock it left at once', async () => {
+    const raw = await openPgStore(storeUrl);
+    const dataDir = mkdtempSync(join(tmpdir(), 'rf-two-3-'));
+    dirs.push(dataDir);
+    try {
+      // The lock as a killed start of this data folder's server left it (30 s to live).
+      expect(await raw.acquireLock(STARTUP_LOCK, `${STARTUP_LOCK}:${serverIdOf(dataDir)}`, 30_000)).toBe(true);
+      const t = performance.now();
+      const c = await startServer({ dataDir, port: 0, store: storeUrl, print: () => undefined });
+      await c.close();
+      expect(performance.now() - t).toBeLessThan(15_000);
+      expect(await raw.lockHolder(STARTUP_LOCK)).toBeUndefined();
     } finally {
       await raw.close();
     }

@@ -97,14 +97,23 @@ export function leaseJobs(store: SiteStore, serverId: string, options: JobLeaseO
     if (isTerminal(job.status) && held.delete(job.id)) await store.releaseLock(jobLeaseName(job.id), serverId).catch(() => undefined);
   };
 
+  // One sweep at a time in this server (the holder id is this server's, so a restart after a kill
+  // takes over at once a sweep lock its previous run left).
+  let sweeping: Promise<number> | undefined;
   const recover = (deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>, atStart: boolean): Promise<number> =>
-    withStoreLock(store, JOB_SWEEP_LOCK, () =>
-      recoverJobs(deps, async (job) => {
-        if (held.has(job.id)) return false;
-        const holder = await store.lockHolder(jobLeaseName(job.id));
-        return holder === undefined || (atStart && holder === serverId);
-      }),
-    );
+    (sweeping ??= withStoreLock(
+      store,
+      JOB_SWEEP_LOCK,
+      () =>
+        recoverJobs(deps, async (job) => {
+          if (held.has(job.id)) return false;
+          const holder = await store.lockHolder(jobLeaseName(job.id));
+          return holder === undefined || (atStart && holder === serverId);
+        }),
+      30_000,
+      30_000,
+      `${JOB_SWEEP_LOCK}:${serverId}`,
+    ).finally(() => (sweeping = undefined)));
 
   return {
     store: { ...store, putJob },

@@ -207,6 +207,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       },
       30_000,
       60_000,
+      `${STARTUP_LOCK}:${leases.serverId}`,
     );
     // Several servers on one store: tokens are signed and verified with the keys as the store has them now.
     const sync = startSiteSync(site);

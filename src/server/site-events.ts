@@ -42,10 +42,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /**
  * Runs `fn` holding the store lock `name` (a lease of `ttlMs`, for a holder that dies), waiting up to
- * `waitMs` for another holder to release it; SERVER_BUSY when it never does.
+ * `waitMs` for another holder to release it; SERVER_BUSY when it never does. `holder` defaults to a
+ * new id; a server passing its own stable id takes over at once a lock its killed previous run left.
  */
-export async function withStoreLock<T>(store: SiteStore, name: string, fn: () => Promise<T>, ttlMs = 30_000, waitMs = 30_000): Promise<T> {
-  const holder = `${name}:${randomUUID()}`;
+export async function withStoreLock<T>(
+  store: SiteStore,
+  name: string,
+  fn: () => Promise<T>,
+  ttlMs = 30_000,
+  waitMs = 30_000,
+  holder = `${name}:${randomUUID()}`,
+): Promise<T> {
   const started = Date.now();
   for (let delay = 5; !(await store.acquireLock(name, holder, ttlMs)); delay = Math.min(200, delay * 2)) {
     if (Date.now() - started > waitMs) {
