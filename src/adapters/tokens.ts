@@ -115,7 +115,8 @@ export function absorbKeyRing(ring: KeyRing, data: KeyRingData): void {
     if (i < 0) keys.push({ ...k });
     else if (k.retiredAt !== undefined && keys[i]!.retiredAt === undefined) keys[i] = { ...keys[i]!, retiredAt: k.retiredAt };
   }
-  keys.sort((a, b) => a.createdAt - b.createdAt || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+  // Stable: keys made in the same millisecond keep their order (a rotation's new key stays last here).
+  keys.sort((a, b) => a.createdAt - b.createdAt);
   for (const [subject, at] of Object.entries(data.revokedSubjects))
     revokedSubjects[subject] = Math.max(revokedSubjects[subject] ?? -Infinity, at);
   const now = ring.clock.now();
