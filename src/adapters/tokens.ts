@@ -96,9 +96,37 @@ interface RingInternals {
   readonly keys: SigningKey[];
   readonly revokedSubjects: Record<string, number>;
   readonly revokedIds: Record<string, number>;
+  /** Brings the ring up to date with the store before it signs or verifies (several servers on one store). */
+  sync?: () => Promise<void>;
 }
 
 const internals = (ring: KeyRing): RingInternals => ring as unknown as RingInternals;
+
+/**
+ * Merges a ring's persisted data (another server's changes) into `ring`: keys it lacks are added,
+ * retirements and revocations are kept from both (the later revocation instant of a subject), token
+ * ids past their expiry are dropped. Keys are ordered by creation, so every server that has the same
+ * keys signs with the same current one.
+ */
+export function absorbKeyRing(ring: KeyRing, data: KeyRingData): void {
+  const { keys, revokedSubjects, revokedIds } = internals(ring);
+  for (const k of data.keys) {
+    const i = keys.findIndex((x) => x.kid === k.kid);
+    if (i < 0) keys.push({ ...k });
+    else if (k.retiredAt !== undefined && keys[i]!.retiredAt === undefined) keys[i] = { ...keys[i]!, retiredAt: k.retiredAt };
+  }
+  // Stable: keys made in the same millisecond keep their order (a rotation's new key stays last here).
+  keys.sort((a, b) => a.createdAt - b.createdAt);
+  for (const [subject, at] of Object.entries(data.revokedSubjects))
+    revokedSubjects[subject] = Math.max(revokedSubjects[subject] ?? -Infinity, at);
+  const now = ring.clock.now();
+  for (const [id, exp] of Object.entries(data.revokedIds)) if (exp > now) revokedIds[id] = exp;
+}
+
+/** Sets what the ring awaits before each issueToken and verifyToken (the site's freshness check). */
+export function setKeyRingSync(ring: KeyRing, sync: (() => Promise<void>) | undefined): void {
+  internals(ring).sync = sync;
+}
 
 /** Tokens of `subject` issued before `at` are refused from now on (sign-out everywhere, password change). */
 export function revokeSubject(ring: KeyRing, subject: string, at: number = ring.clock.now()): void {
@@ -156,6 +184,7 @@ export async function issueToken(ring: KeyRing, options: IssueOptions): Promise<
   if (!Number.isFinite(options.expiresAt) || options.expiresAt <= iat) {
     throw new EngineError('INVALID_ARGUMENT', 'a token must expire after it is issued', { path: 'expiresAt' });
   }
+  await internals(ring).sync?.();
   const key = ring.current();
   const payload = {
     sub: options.subject,
@@ -192,6 +221,7 @@ const MAX_TOKEN_CHARS = 4096;
  */
 export async function verifyToken(ring: KeyRing, token: string, options: VerifyOptions): Promise<TokenClaims> {
   if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS || !COMPACT.test(token)) throw invalid('not a token');
+  await internals(ring).sync?.();
   const { keys, revokedSubjects, revokedIds } = internals(ring);
   let payloadBytes: Uint8Array;
   let kid: string;

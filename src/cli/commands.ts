@@ -814,7 +814,11 @@ export function run(program: Command, io: CliIo): Command {
     .option('--http-port <n>', 'also serve plain HTTP on this port (off unless given)')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--data <dir>', 'data folder: the site database and the TLS certificate (created when missing)', './rasterflow-site')
-    .option('--config <file>', 'config file (JSON): settings, tls {cert, key}, services, federatedServers')
+    .option('--config <file>', 'config file (JSON): settings, tls {cert, key}, services, federatedServers, store')
+    .option(
+      '--store <url>',
+      'site store shared by several servers: postgres://user@host:5432/database (default: SQLite in the data folder)',
+    )
     .addHelpText(
       'after',
       [
@@ -822,9 +826,13 @@ export function run(program: Command, io: CliIo): Command {
         'The first start creates the primary site administrator: RASTERFLOW_ADMIN_USERNAME (default admin) with',
         'RASTERFLOW_ADMIN_PASSWORD, or a generated password printed once. Without tls in the config a',
         'self-signed certificate for localhost is made in <data>/tls/ and kept.',
+        '',
+        'Several servers behind a load balancer share one site with --store postgres://...: users, tokens and',
+        'signing keys, services, webhooks and jobs. Give the password in PGPASSWORD rather than in the URL',
+        '(a command line is visible to other users of the machine).',
       ].join('\n'),
     )
-    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string }) => {
+    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string; store?: string }) => {
       const port = asUsage(() => parsePort(o.port, 'port'));
       const httpPort = o.httpPort === undefined ? undefined : asUsage(() => parsePort(o.httpPort!, 'http-port'));
       io.stopsGracefully?.();
@@ -836,6 +844,7 @@ export function run(program: Command, io: CliIo): Command {
         ...(httpPort === undefined ? {} : { httpPort }),
         host: o.host,
         ...(o.config === undefined ? {} : { configFile: o.config }),
+        ...(o.store === undefined ? {} : { store: o.store }),
         print: io.err,
         log: lineLogger(io.err),
       });

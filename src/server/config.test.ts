@@ -230,3 +230,17 @@ describe('map services in the config file', () => {
     expect(p.tables[0]!.path).toBe('/abs/t.json');
   });
 });
+
+describe('the site store in the config file', () => {
+  it('takes a postgres:// URL; anything else is an error at store that never shows a password', () => {
+    expect(parseConfig({ store: ' postgres://rf@db.example.com:5432/site ' }, FILE).store).toBe('postgres://rf@db.example.com:5432/site');
+    expect(parseConfig({ store: 'postgresql://rf@db/site' }, FILE).store).toBe('postgresql://rf@db/site');
+    expect(parseConfig({}, FILE).store).toBeUndefined();
+    const bad = issuesOf(() => parseConfig({ store: 'mysql://rf:hunter2@db/site' }, FILE));
+    expect(bad).toEqual([{ path: 'store', message: expect.stringContaining('must be a PostgreSQL URL') as string }]);
+    expect(bad[0]!.message).toContain('mysql://rf:***@db/site');
+    expect(bad[0]!.message).not.toContain('hunter2');
+    expect(issuesOf(() => parseConfig({ store: 42 }, FILE))[0]!.path).toBe('store');
+    expect(issuesOf(() => parseConfig({ stor: 'postgres://db/site' }, FILE))[0]!.message).toMatch(/did you mean store/);
+  });
+});

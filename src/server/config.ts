@@ -1,7 +1,8 @@
 /**
- * The `rasterflow serve --config FILE` file: site settings, the TLS certificate, the services to seed
- * and the federated servers. Every problem names the file and the JSON path of the value; unknown keys
- * are errors with a did-you-mean. Relative paths resolve against the config file's folder.
+ * The `rasterflow serve --config FILE` file: site settings, the TLS certificate, the services to seed,
+ * the federated servers and the site store (`store`: a postgres:// URL, as `--store`). Every problem
+ * names the file and the JSON path of the value; unknown keys are errors with a did-you-mean.
+ * Relative paths resolve against the config file's folder.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { closestSpelling } from '../graph/args.js';
 import { imageServiceSettings } from '../adapters/image/service.js';
 import { parseMapServiceProperties, withResolvedMapPaths } from '../adapters/map/config.js';
 import { normaliseServerUrl, parseServiceDefinition, type ServiceRecord, type SiteConfig } from '../adapters/site.js';
+import { isPostgresUrl, redactUrl } from './pg-store.js';
 
 /** The settings a config file may give (the rest of SiteConfig comes from the host). */
 export type ConfigSettings = Partial<Omit<SiteConfig, 'dataDir'>>;
@@ -21,6 +23,8 @@ export interface ServerConfig {
   /** Services to create or replace at start-up (`created` is set when they are stored). */
   readonly services: readonly Omit<ServiceRecord, 'created'>[];
   readonly federatedServers: readonly { readonly url: string; readonly name?: string }[];
+  /** The site store: a `postgres://` URL (several servers sharing one site); absent: SQLite in the data folder. */
+  readonly store?: string;
   /** Things worth telling the operator that are not errors. */
   readonly warnings: readonly string[];
 }
@@ -31,7 +35,7 @@ export const EMPTY_CONFIG: ServerConfig = { settings: {}, services: [], federate
 /** arcgis-rest-js signs in asking for this expiration (two weeks, in minutes). */
 export const CLIENT_DEFAULT_EXPIRATION = 20160;
 
-const TOP_KEYS = ['settings', 'tls', 'services', 'federatedServers'] as const;
+const TOP_KEYS = ['settings', 'tls', 'services', 'federatedServers', 'store'] as const;
 const TLS_KEYS = ['cert', 'key'] as const;
 const FEDERATED_KEYS = ['url', 'name'] as const;
 
@@ -240,6 +244,22 @@ export function parseConfig(json: unknown, source: string, now = Date.now()): Se
     });
   }
 
+  let store: string | undefined;
+  const rawStore = json['store'];
+  if (rawStore !== undefined) {
+    if (typeof rawStore !== 'string' || !isPostgresUrl(rawStore)) {
+      const shown = typeof rawStore === 'string' ? ` (got ${redactUrl(rawStore)})` : '';
+      problem('store', `must be a PostgreSQL URL such as postgres://rasterflow@db.example.com:5432/site${shown}`);
+    } else store = rawStore.trim();
+  }
+
   if (issues.length > 0) throw combinedError(issues);
-  return { settings: settings as ConfigSettings, ...(tls ? { tls } : {}), services, federatedServers, warnings };
+  return {
+    settings: settings as ConfigSettings,
+    ...(tls ? { tls } : {}),
+    services,
+    federatedServers,
+    ...(store ? { store } : {}),
+    warnings,
+  };
 }

@@ -1,8 +1,9 @@
 /**
- * `rasterflow serve`: opens the site in a data folder (SQLite store, signing keys, the primary
- * administrator on first start, services and federated servers from the config), and serves every
- * adapter route over HTTPS (and plain HTTP when asked) on @hono/node-server. close() drains: it stops
- * accepting, lets the requests in flight finish, runs the shutdown hooks and closes the store.
+ * `rasterflow serve`: opens the site in a data folder (the SQLite store, or a PostgreSQL one shared by
+ * several servers; signing keys, the primary administrator on first start, services and federated
+ * servers from the config), and serves every adapter route over HTTPS (and plain HTTP when asked) on
+ * @hono/node-server. close() drains: it stops accepting, lets the requests in flight finish, runs the
+ * shutdown hooks and closes the store.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -15,15 +16,18 @@ import { EngineError } from '../core/errors.js';
 import { clearOwnStaleSiteBackupLock } from '../adapters/admin/export-site.js';
 import { startWebhookDelivery } from '../adapters/admin/webhook-delivery.js';
 import { setBodyLimit, type Route } from '../adapters/rest.js';
-import { limitsOf, parseServiceDefinition, serviceKey, type Logger, type ServiceRecord } from '../adapters/site.js';
+import { limitsOf, parseServiceDefinition, serviceKey, type Logger, type ServiceRecord, type SiteStore } from '../adapters/site.js';
 import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
-import { createGpService, recoverJobs } from '../adapters/gp/training-data-task.js';
+import { createGpService } from '../adapters/gp/training-data-task.js';
 import { imageServicesOf } from '../adapters/image/service.js';
 import { mapServicesOf } from '../adapters/map/service.js';
 import { siteRoutes } from './routes.js';
 import { ensurePrimaryAdministrator, openSite, type Site } from './site.js';
+import { isPostgresUrl, openPgStore, redactUrl } from './pg-store.js';
+import { leaseJobs, serverIdOf } from './job-leases.js';
+import { hasChangeFeed, startSiteSync, withStoreLock, type SiteSync } from './site-events.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { siteTls, type TlsMaterial } from './tls.js';
 
@@ -53,6 +57,11 @@ export interface ServeOptions {
   readonly configFile?: string;
   /** A config object (as the file would hold it), instead of configFile. */
   readonly config?: unknown;
+  /**
+   * The site store: a `postgres://` URL shared by several servers (over the config's `store`);
+   * default SQLite `site.db` in the data folder.
+   */
+  readonly store?: string;
   /** Where RASTERFLOW_ADMIN_USERNAME / RASTERFLOW_ADMIN_PASSWORD are read (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
   /** Request and event log (default: silent). */
@@ -72,6 +81,8 @@ export interface RunningServer {
   /** `http://host:port` when the HTTP listener is on. */
   readonly httpUrl?: string;
   readonly site: Site;
+  /** The freshness check of the in-memory site state against a shared store (its counters). */
+  readonly sync: SiteSync;
   /** Absolute data folder. */
   readonly dataDir: string;
   readonly tls: TlsMaterial;
@@ -155,31 +166,52 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   const tls = await siteTls(dataDir, config.tls);
   if (tls.origin === 'generated') print(`created a self-signed certificate ${tls.certFile} (SHA-256 ${tls.fingerprint})`);
 
-  const store = openSqliteStore(join(dataDir, 'site.db'), options.clock ? { clock: options.clock } : {});
+  // The jobs this server runs are leased in the store, so that other servers on it leave them alone (job-leases.ts).
+  const leases = leaseJobs(
+    await openStore(options.store ?? config.store, dataDir, options.clock, options.log),
+    serverIdOf(dataDir),
+    options.log ? { log: options.log } : {},
+  );
+  const { store } = leases;
   const hooks: ShutdownHook[] = [];
   const lastHooks: ShutdownHook[] = [];
   let stopDelivery = (): void => undefined;
   const servers: HttpServer[] = [];
   try {
-    const site = await openSite({
+    // Servers starting at once on one shared store: one at a time makes the organization id, the
+    // signing keys, the primary administrator and the config's services (the others then find them).
+    const site = await withStoreLock(
       store,
-      dataDir,
-      config: config.settings,
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.log ? { log: options.log } : {}),
-    });
+      STARTUP_LOCK,
+      async () => {
+        const opened = await openSite({
+          store,
+          dataDir,
+          config: config.settings,
+          ...(options.clock ? { clock: options.clock } : {}),
+          ...(options.log ? { log: options.log } : {}),
+        });
 
-    const username = env['RASTERFLOW_ADMIN_USERNAME'] || 'admin';
-    const created = await ensurePrimaryAdministrator(site, username, env['RASTERFLOW_ADMIN_PASSWORD']);
-    if (created?.generatedPassword !== undefined) {
-      print(`created the primary site administrator '${created.username}' with the password: ${created.generatedPassword}`);
-      print('  (shown this once; set RASTERFLOW_ADMIN_PASSWORD before the first start to choose it)');
-    } else if (created) {
-      print(`created the primary site administrator '${created.username}' with the password from RASTERFLOW_ADMIN_PASSWORD`);
-    }
+        const username = env['RASTERFLOW_ADMIN_USERNAME'] || 'admin';
+        const created = await ensurePrimaryAdministrator(opened, username, env['RASTERFLOW_ADMIN_PASSWORD']);
+        if (created?.generatedPassword !== undefined) {
+          print(`created the primary site administrator '${created.username}' with the password: ${created.generatedPassword}`);
+          print('  (shown this once; set RASTERFLOW_ADMIN_PASSWORD before the first start to choose it)');
+        } else if (created) {
+          print(`created the primary site administrator '${created.username}' with the password from RASTERFLOW_ADMIN_PASSWORD`);
+        }
 
-    await seedServices(site, config);
-    await registerFederatedServers(site, config);
+        await seedServices(opened, config);
+        await registerFederatedServers(opened, config);
+        return opened;
+      },
+      30_000,
+      60_000,
+      `${STARTUP_LOCK}:${leases.serverId}`,
+    );
+    // Several servers on one store: tokens are signed and verified with the keys as the store has them now.
+    const sync = startSiteSync(site);
+    lastHooks.push(() => sync.stop());
 
     // Webhooks: delivered while the site runs. On close they drain after the registered hooks (a job
     // cancelled by one still has its event delivered), for at most WEBHOOK_DRAIN_MS.
@@ -193,12 +225,18 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     });
 
     // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
-    // then the service runs jobs until close() cancels the ones still waiting or running.
-    await recoverJobs(site);
+    // then the service runs jobs until close() cancels the ones still waiting or running. On a shared
+    // store, jobs other live servers run are left to them, and those of a server that stopped are
+    // failed by the periodic sweep of any server.
+    await leases.recover(site, true);
+    if (hasChangeFeed(store)) leases.startSweeping(site);
+    lastHooks.push(() => leases.stop());
     // A site backup lease this server's own killed run left is released now, not after its time to live.
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
-    const gp = createGpService(site);
+    // A cancel asked of this server for a job another server runs is passed on to it (job-leases.ts).
+    const gp = createGpService(site, { cancelElsewhere: (job) => leases.requestCancel(job) });
+    leases.onCancelRequest((id) => gp.runner.cancel(id));
     hooks.push(() => gp.close());
     // Image services keep their rasters open between requests: release them on close.
     hooks.push(() => imageServicesOf(site).close());
@@ -253,6 +291,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       httpUrl = `http://${urlHost(host, await listen(http, options.httpPort, host, 'http-port'))}`;
     }
 
+    if ('url' in store && typeof store.url === 'string') print(`site store: ${store.url}`);
     for (const origin of [httpsUrl, ...(httpUrl ? [httpUrl] : [])]) {
       print(`portal:   ${origin}/portal/sharing/rest`);
       print(`admin:    ${origin}/server/admin`);
@@ -288,6 +327,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       httpsUrl,
       ...(httpUrl ? { httpUrl } : {}),
       site,
+      sync,
       dataDir,
       tls,
       inFlight: () => inFlight.size,
@@ -296,6 +336,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     };
   } catch (e) {
     stopDelivery();
+    leases.stop();
     for (const s of servers) {
       s.closeAllConnections();
       s.close();
@@ -303,6 +344,35 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     await store.close();
     throw e;
   }
+}
+
+/** The store lock servers hold while they set a shared site up at start-up. */
+export const STARTUP_LOCK = 'siteStartup';
+
+/**
+ * Opens the site store: PostgreSQL for a `postgres://` URL, else the embedded SQLite `site.db`.
+ *
+ * Decision: the features that were about `site.db` work with either store, because they never
+ * touched the file: exportSite writes the store's records (collectSite reads them through the store
+ * interface) and importSite writes them back the same way, so an archive moves a site between the two
+ * stores; the site backup lock is a store lock, which on PostgreSQL holds across every server of the
+ * site. Backing up the database itself is the database's business (pg_dump; SQLite's .backup).
+ */
+export async function openStore(url: string | undefined, dataDir: string, clock?: Clock, log?: Logger): Promise<SiteStore> {
+  if (url === undefined || url.trim() === '') return openSqliteStore(join(dataDir, 'site.db'), clock ? { clock } : {});
+  if (!isPostgresUrl(url)) {
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `--store ${redactUrl(url)}: not a postgres:// URL; expected postgres://user@host:5432/database`,
+      {
+        path: 'store',
+      },
+    );
+  }
+  return openPgStore(url, {
+    ...(clock ? { clock } : {}),
+    onError: (e) => log?.warn('a site store connection failed; it is replaced', { error: e.message }),
+  });
 }
 
 /** Creates or replaces the config's services (keeping their creation time) and the System GP service. */

@@ -15,6 +15,7 @@ import {
   type SiteStore,
 } from '../adapters/site.js';
 import { createKeyRing, systemClock, type Clock, type KeyRingData } from '../adapters/tokens.js';
+import { saveKeyRing, SIGNING_KEYS_SETTING } from './site-events.js';
 
 export interface OpenSiteOptions {
   readonly store: SiteStore;
@@ -30,7 +31,7 @@ export interface Site extends SiteDeps {
   on(listener: (event: SiteEvent) => void): () => void;
 }
 
-const KEYS = 'signingKeys';
+const KEYS = SIGNING_KEYS_SETTING;
 const PORTAL_ID = 'portalId';
 
 /** Loads (or creates and saves) the signing keys and the organization id, and wires the event bus. */
@@ -48,7 +49,8 @@ export async function openSite(options: OpenSiteOptions): Promise<Site> {
   }
   const saved = await store.getSetting<KeyRingData>(KEYS);
   const keys = createKeyRing(clock, saved ?? {});
-  const saveKeys = (): Promise<void> => store.putSetting(KEYS, keys.data());
+  // Merged with what other servers on the same store saved meanwhile, under a store lock (site-events.ts).
+  const saveKeys = (): Promise<void> => saveKeyRing(store, keys);
   if (!saved) await saveKeys();
   const listeners = new Set<(event: SiteEvent) => void>();
   const log = options.log ?? silentLogger;

@@ -41,6 +41,11 @@ export interface JobRunnerOptions {
   readonly outputBytes?: () => Promise<number>;
   /** Where a run may read inputs from, asked when it starts (the chipper checks again as it opens them). */
   readonly inputPolicy?: () => Promise<InputPolicy>;
+  /**
+   * A job not running here but unfinished in the store (another server on a shared store runs it):
+   * asks that server to cancel it and answers the record to show, or undefined when nobody runs it.
+   */
+  readonly cancelElsewhere?: (job: JobRecord) => Promise<JobRecord | undefined>;
 }
 
 export interface JobRunner {
@@ -327,6 +332,8 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const job = live.get(jobId);
       if (job === undefined) {
         const rec = await deps.store.getJob(jobId);
+        const asked = rec && !isTerminal(rec.status) && options.cancelElsewhere ? await options.cancelElsewhere(rec) : undefined;
+        if (asked) return asked;
         throw notCancellable(jobId, rec?.status ?? 'unknown');
       }
       const status = job.record.status;
@@ -370,10 +377,14 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
  * last, so the folder of an interrupted job is recognisably unfinished; the client submits again
  * (with `resume: true` to continue from the chipper's journal if it wants).
  */
-export async function recoverJobs(deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>): Promise<number> {
+export async function recoverJobs(
+  deps: Pick<SiteDeps, 'store' | 'clock' | 'emit'>,
+  /** Whether an unfinished job was left by a stopped server (default: every one is); a job another live server runs is not. */
+  isOrphan: (job: JobRecord) => Promise<boolean> = () => Promise.resolve(true),
+): Promise<number> {
   let n = 0;
   for (const job of await deps.store.listJobs()) {
-    if (isTerminal(job.status)) continue;
+    if (isTerminal(job.status) || !(await isOrphan(job))) continue;
     const { progress: _progress, ...rest } = job;
     const failed: JobRecord = {
       ...rest,
