@@ -1,2 +1,3 @@
 // The module's exports: every kernel family's row functions (one module, one memory).
 export * from './terrain';
+export * from './local';
