@@ -234,7 +234,7 @@ export function stretchLinearViaWasm(
 ): boolean {
   const from = typeCode(s);
   const to = typeCode(d);
-  if (from === undefined || from < 4 || to === undefined || round === (to >= 6)) return false;
+  if (from === undefined || from < 4 || to === undefined || round === to >= 6) return false;
   const n = mask.length;
   if (s.length < n || d.length < n) return false;
   const sat = (v: number): number => (round ? Math.min(thi, Math.max(tlo, Math.floor(v + 0.5))) : v);

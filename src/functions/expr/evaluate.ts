@@ -263,11 +263,10 @@ function runViaWasm(
 ): boolean {
   let ws = wasmSteps.get(steps);
   if (ws === undefined) {
-    ws = steps.map(
-      (s): ExprStep =>
-        s.mode === Mode.ND
-          ? { ...s.ins, nd: { x: s.x, y: s.y, zero: s.ins.op === Op.DIV ? 'nan' : 'zero' } }
-          : { op: s.ins.op, dst: s.ins.dst, args: s.ins.args, params: s.ins.params },
+    ws = steps.map((s): ExprStep =>
+      s.mode === Mode.ND
+        ? { ...s.ins, nd: { x: s.x, y: s.y, zero: s.ins.op === Op.DIV ? 'nan' : 'zero' } }
+        : { op: s.ins.op, dst: s.ins.dst, args: s.ins.args, params: s.ins.params },
     );
     wasmSteps.set(steps, ws);
   }
