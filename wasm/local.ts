@@ -125,10 +125,9 @@ const NDVI_SCALED_U8: i32 = 2;
  * NoData where the source mask is 0, or x is not finite (U8: NaN); written NaN (floats) or 0 (U8).
  */
 // @ts-ignore: decorator
-@inline function ndviLoop<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+@inline function ndviStep<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, i: i32, lanes: i32): void {
   const fill: f64 = mode == NDVI_SCALED_U8 ? 0.0 : NaN;
-  for (let i = 0; i < n; ) {
-    const lanes = i + 2 <= n ? 2 : 1;
+  {
     const r = ldn<T>(ir + (<usize>i) * sizeof<T>(), lanes);
     const v = ldn<T>(vis + (<usize>i) * sizeof<T>(), lanes);
     const s = f64x2.add(r, v);
@@ -149,8 +148,14 @@ const NDVI_SCALED_U8: i32 = 2;
         }
       }
     }
-    i += lanes;
   }
+}
+
+// @ts-ignore: decorator
+@inline function ndviLoop<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  let i = 0;
+  for (; i + 2 <= n; i += 2) ndviStep<T, D>(mode, ir, vis, sm, dst, m, i, 2);
+  if ((n & 1) != 0) ndviStep<T, D>(mode, ir, vis, sm, dst, m, n - 1, 1);
 }
 
 /** Lane j (0 or 1) of x. */
@@ -184,6 +189,7 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
 
 // ---- Arithmetic (src/functions/local/arithmetic.ts): plus, minus, multiply, divide.
 
+/** The operation (a run-time value: one well-predicted branch per vector, and a quarter of the code). */
 // @ts-ignore: decorator
 @inline function arith(op: i32, x: v128, y: v128): v128 {
   if (op == 1) return f64x2.add(x, y);
@@ -197,11 +203,8 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
  * NoData (mask 0) where the stored value is not finite; pixels whose mask is 0 are written NaN.
  */
 // @ts-ignore: decorator
-@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  const va = f64x2.splat(ca);
-  const vb = f64x2.splat(cb);
-  for (let i = 0; i < n; ) {
-    const lanes = i + 2 <= n ? 2 : 1;
+@inline function arithStep<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32, lanes: i32): void {
+  {
     const x = shape == 2 ? va : ldn<T>(a + (<usize>i) * sizeof<T>(), lanes);
     const y = shape == 1 ? vb : ldn<T>(b + (<usize>i) * sizeof<T>(), lanes);
     const r = arith(op, x, y);
@@ -218,34 +221,22 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
         }
       }
     }
-    i += lanes;
   }
 }
 
 // @ts-ignore: decorator
-@inline function arithOp<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  if (shape == 0) {
-    if (op == 1) arithLoop<T, D>(1, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, D>(2, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, D>(3, 0, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, D>(4, 0, a, ca, b, cb, dst, m, n);
-  } else if (shape == 1) {
-    if (op == 1) arithLoop<T, D>(1, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, D>(2, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, D>(3, 1, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, D>(4, 1, a, ca, b, cb, dst, m, n);
-  } else {
-    if (op == 1) arithLoop<T, D>(1, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, D>(2, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, D>(3, 2, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, D>(4, 2, a, ca, b, cb, dst, m, n);
-  }
+@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+  const va = f64x2.splat(ca);
+  const vb = f64x2.splat(cb);
+  let i = 0;
+  for (; i + 2 <= n; i += 2) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 2);
+  if ((n & 1) != 0) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, n - 1, 1);
 }
 
 // @ts-ignore: decorator
 @inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
-  if (f64out != 0) arithOp<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
-  else arithOp<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
+  if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
+  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
 }
 
 /**
@@ -299,11 +290,8 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
  * conversion; NaN: mask 0.
  */
 // @ts-ignore: decorator
-@inline function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
-  const vlo = f64x2.splat(lo);
-  const vhi = f64x2.splat(hi);
-  for (let i = 0; i < n; ) {
-    const lanes = i + 2 <= n ? 2 : 1;
+@inline function castStep<S, D>(src: usize, dst: usize, m: usize, vlo: v128, vhi: v128, i: i32, lanes: i32): void {
+  {
     const v = ldn<S>(src + (<usize>i) * sizeof<S>(), lanes);
     let r = v;
     if (!isFloat<D>()) {
@@ -322,8 +310,16 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
         if ((nan & 2) != 0) store<u8>(m + i + 1, 0);
       }
     }
-    i += lanes;
   }
+}
+
+// @ts-ignore: decorator
+@inline function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
+  const vlo = f64x2.splat(lo);
+  const vhi = f64x2.splat(hi);
+  let i = 0;
+  for (; i + 2 <= n; i += 2) castStep<S, D>(src, dst, m, vlo, vhi, i, 2);
+  if ((n & 1) != 0) castStep<S, D>(src, dst, m, vlo, vhi, n - 1, 1);
 }
 
 // @ts-ignore: decorator
@@ -360,18 +356,23 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
  * bottom; NaN: mask 0 and the output pixel is left as it was (the lane is written back).
  */
 // @ts-ignore: decorator
-@inline function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
-  const lo = v128.load64_splat(k);
-  const hi = v128.load64_splat(k, 8);
-  const span = v128.load64_splat(k, 16);
-  const outMin = v128.load64_splat(k, 24);
-  const range = v128.load64_splat(k, 32);
-  const top = v128.load64_splat(k, 40);
-  const bottom = v128.load64_splat(k, 48);
-  const tlo = v128.load64_splat(k, 56);
-  const thi = v128.load64_splat(k, 64);
-  for (let i = 0; i < n; ) {
-    const lanes = i + 2 <= n ? 2 : 1;
+@inline function stretchStep<S, D>(
+  src: usize,
+  dst: usize,
+  m: usize,
+  lo: v128,
+  hi: v128,
+  span: v128,
+  outMin: v128,
+  range: v128,
+  top: v128,
+  bottom: v128,
+  tlo: v128,
+  thi: v128,
+  i: i32,
+  lanes: i32,
+): void {
+  {
     const v = ldn<S>(src + (<usize>i) * sizeof<S>(), lanes);
     const pd = dst + (<usize>i) * sizeof<D>();
     let x = f64x2.add(outMin, f64x2.mul(range, f64x2.div(f64x2.sub(v, lo), span)));
@@ -391,8 +392,23 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
         else stn<D>(pd + (<usize>j) * sizeof<D>(), j == 0 ? x : f64x2.splat(f64x2.extract_lane(x, 1)), 1);
       }
     }
-    i += lanes;
   }
+}
+
+// @ts-ignore: decorator
+@inline function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
+  const lo = v128.load64_splat(k);
+  const hi = v128.load64_splat(k, 8);
+  const span = v128.load64_splat(k, 16);
+  const outMin = v128.load64_splat(k, 24);
+  const range = v128.load64_splat(k, 32);
+  const top = v128.load64_splat(k, 40);
+  const bottom = v128.load64_splat(k, 48);
+  const tlo = v128.load64_splat(k, 56);
+  const thi = v128.load64_splat(k, 64);
+  let i = 0;
+  for (; i + 2 <= n; i += 2) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, i, 2);
+  if ((n & 1) != 0) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, n - 1, 1);
 }
 
 // @ts-ignore: decorator
@@ -559,16 +575,21 @@ function exprStep(op: i32, d: usize, a: usize, b: usize, c: usize, len: i32): vo
 
 /** LOAD: the plane's values as f64; with `nanMask`, pixels whose mask byte is 0 become NaN. */
 // @ts-ignore: decorator
-@inline function exprLoadT<T>(d: usize, src: usize, sm: usize, nanMask: i32, len: i32): void {
-  for (let i = 0; i < len; ) {
-    const lanes = i + 2 <= len ? 2 : 1;
+@inline function exprLoadStep<T>(d: usize, src: usize, sm: usize, nanMask: i32, i: i32, lanes: i32): void {
+  {
     const v = ldn<T>(src + (<usize>i) * sizeof<T>(), lanes);
     v128.store(d + (<usize>i << 3), v);
     if (nanMask != 0 && maskBits(sm + i, lanes) != 0) {
       for (let j = 0; j < lanes; j++) if (load<u8>(sm + i + j) == 0) store<f64>(d + (<usize>(i + j) << 3), NaN);
     }
-    i += lanes;
   }
+}
+
+// @ts-ignore: decorator
+@inline function exprLoadT<T>(d: usize, src: usize, sm: usize, nanMask: i32, len: i32): void {
+  let i = 0;
+  for (; i + 2 <= len; i += 2) exprLoadStep<T>(d, src, sm, nanMask, i, 2);
+  if ((len & 1) != 0) exprLoadStep<T>(d, src, sm, nanMask, len - 1, 1);
 }
 
 function exprLoad(type: i32, d: usize, src: usize, sm: usize, nanMask: i32, len: i32): void {
@@ -587,11 +608,8 @@ function exprLoad(type: i32, d: usize, src: usize, sm: usize, nanMask: i32, len:
  * stored) and the mask is not 0; else mask 0 and dst NaN (evaluate.ts storeFloat with fill).
  */
 // @ts-ignore: decorator
-@inline function exprStoreT<D>(dst: usize, r: usize, m: usize, len: i32, inf: f64): void {
-  const hi = f64x2.splat(inf);
-  const lo = f64x2.splat(-inf);
-  for (let i = 0; i < len; ) {
-    const lanes = i + 2 <= len ? 2 : 1;
+@inline function exprStoreStep<D>(dst: usize, r: usize, m: usize, lo: v128, hi: v128, inf: f64, i: i32, lanes: i32): void {
+  {
     const v = v128.load(r + (<usize>i << 3));
     const pd = dst + (<usize>i) * sizeof<D>();
     stn<D>(pd, v, lanes);
@@ -606,8 +624,16 @@ function exprLoad(type: i32, d: usize, src: usize, sm: usize, nanMask: i32, len:
         }
       }
     }
-    i += lanes;
   }
+}
+
+// @ts-ignore: decorator
+@inline function exprStoreT<D>(dst: usize, r: usize, m: usize, len: i32, inf: f64): void {
+  const hi = f64x2.splat(inf);
+  const lo = f64x2.splat(-inf);
+  let i = 0;
+  for (; i + 2 <= len; i += 2) exprStoreStep<D>(dst, r, m, lo, hi, inf, i, 2);
+  if ((len & 1) != 0) exprStoreStep<D>(dst, r, m, lo, hi, inf, len - 1, 1);
 }
 
 /**
