@@ -113,6 +113,26 @@ const C1005: v128 = f64x2(100.5, 100.5);
   return i64x2.bitmask(f64x2.ne(f64x2.sub(x, x), ZERO)) & ((1 << lanes) - 1);
 }
 
+/** Four lanes (lo: pixels 0, 1; hi: 2, 3) stored into D at p, as `stn` stores them. */
+// @ts-ignore: decorator
+@inline function st4<D>(p: usize, lo: v128, hi: v128): void {
+  if (isFloat<D>() && sizeof<D>() == 4) {
+    v128.store(p, v128.shuffle<i32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5));
+  } else if (isFloat<D>()) {
+    v128.store(p, lo);
+    v128.store(p, hi, 16);
+  } else {
+    stn<D>(p, lo, 2);
+    stn<D>(p + 2 * sizeof<D>(), hi, 2);
+  }
+}
+
+/** Whether the four mask bytes at m are not all 1. */
+// @ts-ignore: decorator
+@inline function maskNot4(m: usize): bool {
+  return load<u32>(m) != 0x01010101;
+}
+
 // ---- NDVI (src/functions/spectral/ndvi.ts).
 
 const NDVI_SCI: i32 = 0;
@@ -124,6 +144,42 @@ const NDVI_SCALED_U8: i32 = 2;
  * (scaled U8, truncated by the store: the U8 store's saturation is the kernel's 0..255 clamp).
  * NoData where the source mask is 0, or x is not finite (U8: NaN); written NaN (floats) or 0 (U8).
  */
+/** The NDVI value of two lanes (mode as ndviStep). */
+// @ts-ignore: decorator
+@inline function ndviX(mode: i32, r: v128, v: v128): v128 {
+  const s = f64x2.add(r, v);
+  let q = f64x2.div(f64x2.sub(r, v), s);
+  if (mode == NDVI_SCALED_FLOAT) q = f64x2.add(f64x2.mul(q, C100), C100);
+  else if (mode == NDVI_SCALED_U8) q = f64x2.add(f64x2.mul(q, C100), C1005);
+  return v128.bitselect(ZERO, q, f64x2.eq(s, ZERO));
+}
+
+/** Lanes of x that are NoData for the mode (U8: NaN; floats: not finite), as bits. */
+// @ts-ignore: decorator
+@inline function ndviBad(mode: i32, x: v128): i32 {
+  return mode == NDVI_SCALED_U8 ? i64x2.bitmask(f64x2.ne(x, x)) : nonFinite(x, 2);
+}
+
+/** Four pixels from i: two vectors, one mask test; the lanes to fix one by one. */
+// @ts-ignore: decorator
+@inline function ndviStep4<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, i: i32): void {
+  const o = (<usize>i) * sizeof<T>();
+  const x0 = ndviX(mode, ld2<T>(ir + o), ld2<T>(vis + o));
+  const x1 = ndviX(mode, ld2<T>(ir + o + 2 * sizeof<T>()), ld2<T>(vis + o + 2 * sizeof<T>()));
+  const pd = dst + (<usize>i) * sizeof<D>();
+  st4<D>(pd, x0, x1);
+  const bad = ndviBad(mode, x0) | (ndviBad(mode, x1) << 2);
+  if (bad != 0 || maskNot4(sm + i)) {
+    const fill: f64 = mode == NDVI_SCALED_U8 ? 0.0 : NaN;
+    for (let j = 0; j < 4; j++) {
+      if (((bad >> j) & 1) != 0 || load<u8>(sm + i + j) == 0) {
+        store<u8>(m + i + j, 0);
+        store<D>(pd + (<usize>j) * sizeof<D>(), <D>fill);
+      }
+    }
+  }
+}
+
 // @ts-ignore: decorator
 @inline function ndviStep<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, i: i32, lanes: i32): void {
   const fill: f64 = mode == NDVI_SCALED_U8 ? 0.0 : NaN;
@@ -154,8 +210,8 @@ const NDVI_SCALED_U8: i32 = 2;
 // @ts-ignore: decorator
 @inline function ndviLoop<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
   let i = 0;
-  for (; i + 2 <= n; i += 2) ndviStep<T, D>(mode, ir, vis, sm, dst, m, i, 2);
-  if ((n & 1) != 0) ndviStep<T, D>(mode, ir, vis, sm, dst, m, n - 1, 1);
+  for (; i + 4 <= n; i += 4) ndviStep4<T, D>(mode, ir, vis, sm, dst, m, i);
+  for (; i < n; i++) ndviStep<T, D>(mode, ir, vis, sm, dst, m, i, 1);
 }
 
 /** Lane j (0 or 1) of x. */
@@ -189,7 +245,7 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
 
 // ---- Arithmetic (src/functions/local/arithmetic.ts): plus, minus, multiply, divide.
 
-/** The operation (a run-time value: one well-predicted branch per vector, and a quarter of the code). */
+/** The operation: a constant of its loop for F32 outputs, a run-time value (one well-predicted branch per vector) for F64. */
 // @ts-ignore: decorator
 @inline function arith(op: i32, x: v128, y: v128): v128 {
   if (op == 1) return f64x2.add(x, y);
@@ -202,6 +258,33 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
  * dst = a op b for one band; `shape` 0: both rasters, 1: b is the constant cb, 2: a is the constant ca.
  * NoData (mask 0) where the stored value is not finite; pixels whose mask is 0 are written NaN.
  */
+/** Four pixels from i (arithStep's rules): two vectors, one mask test, the lanes to fix one by one. */
+// @ts-ignore: decorator
+@inline function arithStep4<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32): void {
+  const o = (<usize>i) * sizeof<T>();
+  const o2 = o + 2 * sizeof<T>();
+  const r0 = arith(op, shape == 2 ? va : ld2<T>(a + o), shape == 1 ? vb : ld2<T>(b + o));
+  const r1 = arith(op, shape == 2 ? va : ld2<T>(a + o2), shape == 1 ? vb : ld2<T>(b + o2));
+  const pd = dst + (<usize>i) * sizeof<D>();
+  let bad: i32;
+  if (sizeof<D>() == 4) {
+    // The stored F32 values: infinite past the F32 range.
+    const d = v128.shuffle<i32>(f32x4.demote_f64x2_zero(r0), f32x4.demote_f64x2_zero(r1), 0, 1, 4, 5);
+    v128.store(pd, d);
+    bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), f32x4.splat(0)));
+  } else {
+    v128.store(pd, r0);
+    v128.store(pd, r1, 16);
+    bad = nonFinite(r0, 2) | (nonFinite(r1, 2) << 2);
+  }
+  if (bad != 0 || maskNot4(m + i)) {
+    for (let j = 0; j < 4; j++) {
+      if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
+      if (load<u8>(m + i + j) == 0) store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
+    }
+  }
+}
+
 // @ts-ignore: decorator
 @inline function arithStep<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32, lanes: i32): void {
   {
@@ -229,14 +312,35 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
   const va = f64x2.splat(ca);
   const vb = f64x2.splat(cb);
   let i = 0;
-  for (; i + 2 <= n; i += 2) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 2);
-  if ((n & 1) != 0) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, n - 1, 1);
+  for (; i + 4 <= n; i += 4) arithStep4<T, D>(op, shape, a, va, b, vb, dst, m, i);
+  for (; i < n; i++) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 1);
+}
+
+/** F32 outputs, the common case: the operation and the operand shape are compile-time constants of their loop. */
+// @ts-ignore: decorator
+@inline function arithF32<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+  if (shape == 0) {
+    if (op == 1) arithLoop<T, f32>(1, 0, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop<T, f32>(2, 0, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop<T, f32>(3, 0, a, ca, b, cb, dst, m, n);
+    else arithLoop<T, f32>(4, 0, a, ca, b, cb, dst, m, n);
+  } else if (shape == 1) {
+    if (op == 1) arithLoop<T, f32>(1, 1, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop<T, f32>(2, 1, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop<T, f32>(3, 1, a, ca, b, cb, dst, m, n);
+    else arithLoop<T, f32>(4, 1, a, ca, b, cb, dst, m, n);
+  } else {
+    if (op == 1) arithLoop<T, f32>(1, 2, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop<T, f32>(2, 2, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop<T, f32>(3, 2, a, ca, b, cb, dst, m, n);
+    else arithLoop<T, f32>(4, 2, a, ca, b, cb, dst, m, n);
+  }
 }
 
 // @ts-ignore: decorator
 @inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
   if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
-  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
+  else arithF32<T>(op, shape, a, ca, b, cb, dst, m, n);
 }
 
 /**
