@@ -245,7 +245,7 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
 
 // ---- Arithmetic (src/functions/local/arithmetic.ts): plus, minus, multiply, divide.
 
-/** The operation: a constant of its loop for F32 outputs, a run-time value (one well-predicted branch per vector) for F64. */
+/** The operation, a run-time value: one well-predicted branch per vector (the f32x4 loops below take the common cases). */
 // @ts-ignore: decorator
 @inline function arith(op: i32, x: v128, y: v128): v128 {
   if (op == 1) return f64x2.add(x, y);
@@ -316,31 +316,10 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
   for (; i < n; i++) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 1);
 }
 
-/** F32 outputs, the common case: the operation and the operand shape are compile-time constants of their loop. */
-// @ts-ignore: decorator
-@inline function arithF32<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  if (shape == 0) {
-    if (op == 1) arithLoop<T, f32>(1, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, f32>(2, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, f32>(3, 0, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, f32>(4, 0, a, ca, b, cb, dst, m, n);
-  } else if (shape == 1) {
-    if (op == 1) arithLoop<T, f32>(1, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, f32>(2, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, f32>(3, 1, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, f32>(4, 1, a, ca, b, cb, dst, m, n);
-  } else {
-    if (op == 1) arithLoop<T, f32>(1, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop<T, f32>(2, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop<T, f32>(3, 2, a, ca, b, cb, dst, m, n);
-    else arithLoop<T, f32>(4, 2, a, ca, b, cb, dst, m, n);
-  }
-}
-
 // @ts-ignore: decorator
 @inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
   if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
-  else arithF32<T>(op, shape, a, ca, b, cb, dst, m, n);
+  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
 }
 
 /**
@@ -357,6 +336,96 @@ export function localArith(op: i32, type: i32, shape: i32, a: usize, ca: f64, b:
   else if (type == 5) arithIn<i32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
   else if (type == 6) arithIn<f32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
   else arithIn<f64>(op, shape, a, ca, b, cb, f64out, dst, m, n);
+}
+
+// ---- Arithmetic in f32x4 lanes: F32 outputs of operands that are F32 values.
+
+/**
+ * Four elements of type T at p as f32x4: F32 as they are; 8- and 16-bit integers converted (exact:
+ * every such integer is an F32 value).
+ */
+// @ts-ignore: decorator
+@inline function ld4f<T>(p: usize): v128 {
+  if (isFloat<T>()) return v128.load(p);
+  if (sizeof<T>() == 1) {
+    const b = v128.load32_zero(p);
+    const w = isSigned<T>() ? i16x8.extend_low_i8x16_s(b) : i16x8.extend_low_i8x16_u(b);
+    return f32x4.convert_i32x4_s(isSigned<T>() ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_low_i16x8_u(w));
+  }
+  const w = v128.load64_zero(p);
+  return f32x4.convert_i32x4_s(isSigned<T>() ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_low_i16x8_u(w));
+}
+
+// @ts-ignore: decorator
+@inline function arith4(op: i32, x: v128, y: v128): v128 {
+  if (op == 1) return f32x4.add(x, y);
+  if (op == 2) return f32x4.sub(x, y);
+  if (op == 3) return f32x4.mul(x, y);
+  return f32x4.div(x, y);
+}
+
+/**
+ * arithLoop for an F32 output when both operands are F32 values (F32 planes, 8- and 16-bit integer
+ * planes, constants that are F32 values): the operation in f32x4 lanes. The result is the one the
+ * float64 reference stores: for +, -, *, / of two binary32 values, rounding the exact result to
+ * binary64 and then to binary32 gives the binary32 rounding of the exact result (binary64 has at
+ * least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?", 1995), overflow included.
+ */
+// @ts-ignore: decorator
+@inline function arithLoop4<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+  const va = f32x4.splat(<f32>ca);
+  const vb = f32x4.splat(<f32>cb);
+  const zero = f32x4.splat(0);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const x = shape == 2 ? va : ld4f<T>(a + (<usize>i) * sizeof<T>());
+    const y = shape == 1 ? vb : ld4f<T>(b + (<usize>i) * sizeof<T>());
+    const d = arith4(op, x, y);
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, d);
+    const bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), zero));
+    if (bad != 0 || maskNot4(m + i)) {
+      for (let j = 0; j < 4; j++) {
+        if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
+        if (load<u8>(m + i + j) == 0) store<f32>(pd + (<usize>j << 2), NaN);
+      }
+    }
+  }
+  const wa = f64x2.splat(ca);
+  const wb = f64x2.splat(cb);
+  for (; i < n; i++) arithStep<T, f32>(op, shape, a, wa, b, wb, dst, m, i, 1);
+}
+
+// @ts-ignore: decorator
+@inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+  if (shape == 0) {
+    if (op == 1) arithLoop4<T>(1, 0, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop4<T>(2, 0, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop4<T>(3, 0, a, ca, b, cb, dst, m, n);
+    else arithLoop4<T>(4, 0, a, ca, b, cb, dst, m, n);
+  } else if (shape == 1) {
+    if (op == 1) arithLoop4<T>(1, 1, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop4<T>(2, 1, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop4<T>(3, 1, a, ca, b, cb, dst, m, n);
+    else arithLoop4<T>(4, 1, a, ca, b, cb, dst, m, n);
+  } else {
+    if (op == 1) arithLoop4<T>(1, 2, a, ca, b, cb, dst, m, n);
+    else if (op == 2) arithLoop4<T>(2, 2, a, ca, b, cb, dst, m, n);
+    else if (op == 3) arithLoop4<T>(3, 2, a, ca, b, cb, dst, m, n);
+    else arithLoop4<T>(4, 2, a, ca, b, cb, dst, m, n);
+  }
+}
+
+/**
+ * localArith for F32 outputs whose operands are F32 values: `type` 0 U8, 1 S8, 2 U16, 3 S16 or 6 F32,
+ * constants that are F32 values (the caller checks). Other types: localArith.
+ */
+export function localArithF32(op: i32, type: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+  if (type == 0) arith4Of<u8>(op, shape, a, ca, b, cb, dst, m, n);
+  else if (type == 1) arith4Of<i8>(op, shape, a, ca, b, cb, dst, m, n);
+  else if (type == 2) arith4Of<u16>(op, shape, a, ca, b, cb, dst, m, n);
+  else if (type == 3) arith4Of<i16>(op, shape, a, ca, b, cb, dst, m, n);
+  else arith4Of<f32>(op, shape, a, ca, b, cb, dst, m, n);
 }
 
 /** m[i] = 0 where src[i] == 0 (sixteen bytes per step). */
@@ -393,20 +462,36 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
  * saturated to [lo, hi]; NaN: mask 0 (the value stays 0). Float targets: the typed array's
  * conversion; NaN: mask 0.
  */
+/** Integer targets: round half away from zero, saturate to [lo, hi]; float targets: the value. */
+// @ts-ignore: decorator
+@inline function castValue<D>(v: v128, vlo: v128, vhi: v128): v128 {
+  if (isFloat<D>()) return v;
+  const neg = f64x2.lt(v, ZERO);
+  const up = f64x2.floor(f64x2.add(v, HALF));
+  const down = f64x2.neg(f64x2.floor(f64x2.sub(HALF, v)));
+  let r = v128.bitselect(down, up, neg);
+  r = v128.bitselect(vlo, r, f64x2.lt(r, vlo));
+  return v128.bitselect(vhi, r, f64x2.gt(r, vhi));
+}
+
+/** Four values from i. */
+// @ts-ignore: decorator
+@inline function castStep4<S, D>(src: usize, dst: usize, m: usize, vlo: v128, vhi: v128, i: i32): void {
+  const o = (<usize>i) * sizeof<S>();
+  const v0 = ld2<S>(src + o);
+  const v1 = ld2<S>(src + o + 2 * sizeof<S>());
+  st4<D>(dst + (<usize>i) * sizeof<D>(), castValue<D>(v0, vlo, vhi), castValue<D>(v1, vlo, vhi));
+  if (isFloat<S>()) {
+    const nan = i64x2.bitmask(f64x2.ne(v0, v0)) | (i64x2.bitmask(f64x2.ne(v1, v1)) << 2);
+    if (nan != 0) for (let j = 0; j < 4; j++) if (((nan >> j) & 1) != 0) store<u8>(m + i + j, 0);
+  }
+}
+
 // @ts-ignore: decorator
 @inline function castStep<S, D>(src: usize, dst: usize, m: usize, vlo: v128, vhi: v128, i: i32, lanes: i32): void {
   {
     const v = ldn<S>(src + (<usize>i) * sizeof<S>(), lanes);
-    let r = v;
-    if (!isFloat<D>()) {
-      const neg = f64x2.lt(v, ZERO);
-      const up = f64x2.floor(f64x2.add(v, HALF));
-      const down = f64x2.neg(f64x2.floor(f64x2.sub(HALF, v)));
-      r = v128.bitselect(down, up, neg);
-      r = v128.bitselect(vlo, r, f64x2.lt(r, vlo));
-      r = v128.bitselect(vhi, r, f64x2.gt(r, vhi));
-    }
-    stn<D>(dst + (<usize>i) * sizeof<D>(), r, lanes);
+    stn<D>(dst + (<usize>i) * sizeof<D>(), castValue<D>(v, vlo, vhi), lanes);
     if (isFloat<S>()) {
       const nan = i64x2.bitmask(f64x2.ne(v, v)) & ((1 << lanes) - 1);
       if (nan != 0) {
@@ -422,8 +507,8 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
   const vlo = f64x2.splat(lo);
   const vhi = f64x2.splat(hi);
   let i = 0;
-  for (; i + 2 <= n; i += 2) castStep<S, D>(src, dst, m, vlo, vhi, i, 2);
-  if ((n & 1) != 0) castStep<S, D>(src, dst, m, vlo, vhi, n - 1, 1);
+  for (; i + 4 <= n; i += 4) castStep4<S, D>(src, dst, m, vlo, vhi, i);
+  for (; i < n; i++) castStep<S, D>(src, dst, m, vlo, vhi, i, 1);
 }
 
 // @ts-ignore: decorator
@@ -459,6 +544,58 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
  * rounded half up (floor(x + 0.5)) and saturated for integer targets; v >= hi: top; v <= lo:
  * bottom; NaN: mask 0 and the output pixel is left as it was (the lane is written back).
  */
+/** The output lanes of input lanes v (NaN lanes: whatever; the caller does not store them). */
+// @ts-ignore: decorator
+@inline function stretchValue<D>(
+  v: v128,
+  lo: v128,
+  hi: v128,
+  span: v128,
+  outMin: v128,
+  range: v128,
+  top: v128,
+  bottom: v128,
+  tlo: v128,
+  thi: v128,
+): v128 {
+  let x = f64x2.add(outMin, f64x2.mul(range, f64x2.div(f64x2.sub(v, lo), span)));
+  if (!isFloat<D>()) {
+    x = f64x2.floor(f64x2.add(x, HALF));
+    x = v128.bitselect(tlo, x, f64x2.lt(x, tlo));
+    x = v128.bitselect(thi, x, f64x2.gt(x, thi));
+  }
+  const inside = v128.and(f64x2.lt(v, hi), f64x2.gt(v, lo));
+  return v128.bitselect(x, v128.bitselect(top, bottom, f64x2.ge(v, hi)), inside);
+}
+
+/** Four pixels from i; false (nothing written) when one is NaN (the caller takes them one by one). */
+// @ts-ignore: decorator
+@inline function stretchStep4<S, D>(
+  src: usize,
+  dst: usize,
+  lo: v128,
+  hi: v128,
+  span: v128,
+  outMin: v128,
+  range: v128,
+  top: v128,
+  bottom: v128,
+  tlo: v128,
+  thi: v128,
+  i: i32,
+): bool {
+  const o = (<usize>i) * sizeof<S>();
+  const v0 = ld2<S>(src + o);
+  const v1 = ld2<S>(src + o + 2 * sizeof<S>());
+  if (i64x2.bitmask(v128.or(f64x2.ne(v0, v0), f64x2.ne(v1, v1))) != 0) return false;
+  st4<D>(
+    dst + (<usize>i) * sizeof<D>(),
+    stretchValue<D>(v0, lo, hi, span, outMin, range, top, bottom, tlo, thi),
+    stretchValue<D>(v1, lo, hi, span, outMin, range, top, bottom, tlo, thi),
+  );
+  return true;
+}
+
 // @ts-ignore: decorator
 @inline function stretchStep<S, D>(
   src: usize,
@@ -479,14 +616,7 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
   {
     const v = ldn<S>(src + (<usize>i) * sizeof<S>(), lanes);
     const pd = dst + (<usize>i) * sizeof<D>();
-    let x = f64x2.add(outMin, f64x2.mul(range, f64x2.div(f64x2.sub(v, lo), span)));
-    if (!isFloat<D>()) {
-      x = f64x2.floor(f64x2.add(x, HALF));
-      x = v128.bitselect(tlo, x, f64x2.lt(x, tlo));
-      x = v128.bitselect(thi, x, f64x2.gt(x, thi));
-    }
-    const inside = v128.and(f64x2.lt(v, hi), f64x2.gt(v, lo));
-    x = v128.bitselect(x, v128.bitselect(top, bottom, f64x2.ge(v, hi)), inside);
+    const x = stretchValue<D>(v, lo, hi, span, outMin, range, top, bottom, tlo, thi);
     const nan = i64x2.bitmask(f64x2.ne(v, v)) & ((1 << lanes) - 1);
     if (nan == 0) stn<D>(pd, x, lanes);
     else {
@@ -511,8 +641,12 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
   const tlo = v128.load64_splat(k, 56);
   const thi = v128.load64_splat(k, 64);
   let i = 0;
-  for (; i + 2 <= n; i += 2) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, i, 2);
-  if ((n & 1) != 0) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, n - 1, 1);
+  for (; i + 4 <= n; i += 4) {
+    if (!stretchStep4<S, D>(src, dst, lo, hi, span, outMin, range, top, bottom, tlo, thi, i)) {
+      for (let j = i; j < i + 4; j++) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, j, 1);
+    }
+  }
+  for (; i < n; i++) stretchStep<S, D>(src, dst, m, lo, hi, span, outMin, range, top, bottom, tlo, thi, i, 1);
 }
 
 // @ts-ignore: decorator
@@ -690,10 +824,20 @@ function exprStep(op: i32, d: usize, a: usize, b: usize, c: usize, len: i32): vo
 }
 
 // @ts-ignore: decorator
+@inline function exprLoadStep4<T>(d: usize, src: usize, sm: usize, nanMask: i32, i: i32): void {
+  const o = (<usize>i) * sizeof<T>();
+  v128.store(d + (<usize>i << 3), ld2<T>(src + o));
+  v128.store(d + (<usize>i << 3), ld2<T>(src + o + 2 * sizeof<T>()), 16);
+  if (nanMask != 0 && maskNot4(sm + i)) {
+    for (let j = 0; j < 4; j++) if (load<u8>(sm + i + j) == 0) store<f64>(d + (<usize>(i + j) << 3), NaN);
+  }
+}
+
+// @ts-ignore: decorator
 @inline function exprLoadT<T>(d: usize, src: usize, sm: usize, nanMask: i32, len: i32): void {
   let i = 0;
-  for (; i + 2 <= len; i += 2) exprLoadStep<T>(d, src, sm, nanMask, i, 2);
-  if ((len & 1) != 0) exprLoadStep<T>(d, src, sm, nanMask, len - 1, 1);
+  for (; i + 4 <= len; i += 4) exprLoadStep4<T>(d, src, sm, nanMask, i);
+  for (; i < len; i++) exprLoadStep<T>(d, src, sm, nanMask, i, 1);
 }
 
 function exprLoad(type: i32, d: usize, src: usize, sm: usize, nanMask: i32, len: i32): void {
@@ -732,12 +876,29 @@ function exprLoad(type: i32, d: usize, src: usize, sm: usize, nanMask: i32, len:
 }
 
 // @ts-ignore: decorator
+@inline function exprStoreStep4<D>(dst: usize, r: usize, m: usize, lo: v128, hi: v128, i: i32): void {
+  const v0 = v128.load(r + (<usize>i << 3));
+  const v1 = v128.load(r + (<usize>i << 3), 16);
+  const pd = dst + (<usize>i) * sizeof<D>();
+  st4<D>(pd, v0, v1);
+  const ok = i64x2.bitmask(v128.and(f64x2.gt(v0, lo), f64x2.lt(v0, hi))) | (i64x2.bitmask(v128.and(f64x2.gt(v1, lo), f64x2.lt(v1, hi))) << 2);
+  if (ok != 15 || maskNot4(m + i)) {
+    for (let j = 0; j < 4; j++) {
+      if (((ok >> j) & 1) == 0 || load<u8>(m + i + j) == 0) {
+        store<u8>(m + i + j, 0);
+        store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
+      }
+    }
+  }
+}
+
+// @ts-ignore: decorator
 @inline function exprStoreT<D>(dst: usize, r: usize, m: usize, len: i32, inf: f64): void {
   const hi = f64x2.splat(inf);
   const lo = f64x2.splat(-inf);
   let i = 0;
-  for (; i + 2 <= len; i += 2) exprStoreStep<D>(dst, r, m, lo, hi, inf, i, 2);
-  if ((len & 1) != 0) exprStoreStep<D>(dst, r, m, lo, hi, inf, len - 1, 1);
+  for (; i + 4 <= len; i += 4) exprStoreStep4<D>(dst, r, m, lo, hi, i);
+  for (; i < len; i++) exprStoreStep<D>(dst, r, m, lo, hi, inf, i, 1);
 }
 
 /**

@@ -205,6 +205,21 @@ describe('wasm per-pixel kernels', () => {
     expect(compared).toBe(960);
   });
 
+  it('Arithmetic in f32x4 lanes: F32 operands of every exponent (random bit patterns: subnormals, overflow, NaN)', async () => {
+    const rnd = prng(2208);
+    const n = 4099;
+    const bits = (): Float32Array => new Float32Array(Uint32Array.from({ length: n }, () => Math.floor(rnd() * 2 ** 32)).buffer);
+    const near = (): Float32Array => Float32Array.from({ length: n }, () => (rnd() - 0.5) * 2 ** Math.floor(rnd() * 280 - 150));
+    for (const make of [bits, near]) {
+      const a = source('a', 'F32', n, 1, [make()]);
+      const b = source('b', 'F32', n, 1, [make()]);
+      for (let op = 1; op <= 4; op++) {
+        expect(await compare(applyFunction(arithmetic, { Operation: op }, [a, b]), 4096)).toBeUndefined();
+        expect(await compare(applyFunction(arithmetic, { Operation: op }, [a, constant([1.5])]), 4096)).toBeUndefined();
+      }
+    }
+  });
+
   it('Arithmetic: Power and Mode, rasters of two types and a NaN constant keep the TypeScript path (or the same values)', async () => {
     const rnd = prng(2203);
     const a = source('a', 'F32', 9, 3, [valuesOf('F32', 27, rnd)]);

@@ -30,6 +30,18 @@ export interface LocalExports {
     m: number,
     n: number,
   ) => void;
+  readonly localArithF32: (
+    op: number,
+    type: number,
+    shape: number,
+    a: number,
+    ca: number,
+    b: number,
+    cb: number,
+    dst: number,
+    m: number,
+    n: number,
+  ) => void;
   readonly localMaskAnd: (m: number, src: number, n: number) => void;
   readonly localFillNaN: (f64out: number, dst: number, m: number, n: number) => void;
   readonly localCast: (from: number, to: number, src: number, dst: number, m: number, n: number, lo: number, hi: number) => void;
@@ -132,6 +144,9 @@ export function ndviViaWasm(form: NdviForm, ir: Plane, vis: Plane, sm: Uint8Arra
 
 // ---- Arithmetic.
 
+/** Whether v is an F32 value (NaN included). */
+const isF32 = (v: number): boolean => Object.is(Math.fround(v), v) || v !== v;
+
 /** One operand of one band: a plane or a constant. */
 export type ArithOperand = { readonly plane: Plane } | { readonly value: number };
 
@@ -186,7 +201,12 @@ export function arithmeticViaWasm(
     if (ps.some((p) => p === undefined)) return false;
     const n = m.length;
     for (const p of ps) x.localMaskAnd(pm, p!, n);
-    for (const p of plan) x.localArith(op, type!, p.shape, p.a, p.ca, p.b, p.cb, f64out, p.dst, pm, n);
+    for (const p of plan) {
+      // F32 outputs of F32 values (F32, 8- and 16-bit planes, constants that are F32 values): f32x4 lanes.
+      const f32Values = f64out === 0 && (type! <= 3 || type === 6) && isF32(p.ca) && isF32(p.cb);
+      if (f32Values) x.localArithF32(op, type!, p.shape, p.a, p.ca, p.b, p.cb, p.dst, pm, n);
+      else x.localArith(op, type!, p.shape, p.a, p.ca, p.b, p.cb, f64out, p.dst, pm, n);
+    }
     // Pixels a later band made NoData hold NaN in the earlier bands too.
     for (let b = 0; b + 1 < plan.length; b++) x.localFillNaN(f64out, plan[b]!.dst, pm, n);
     return true;
