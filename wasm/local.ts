@@ -703,6 +703,8 @@ const OP_BOOL_OR: i32 = 71;
 const OP_BOOL_XOR: i32 = 72;
 const OP_CON: i32 = 90;
 const OP_SET_NULL: i32 = 91;
+/** Con with two operands (no false value): the glue's code 1090. */
+const OP_CON2: i32 = 1090;
 const OP_ND: i32 = 200;
 const OP_ND_ZERO: i32 = 201;
 
@@ -717,97 +719,183 @@ const OP_ND_ZERO: i32 = 201;
   return f64x2.ne(x, x);
 }
 
-/** One op on two lanes (x, y, z: the operands' lanes; unused ones are ignored). Same expressions as evaluate.ts. */
-// @ts-ignore: decorator
-@inline function exprOp(op: i32, x: v128, y: v128, z: v128): v128 {
-  if (op == OP_NEG) return f64x2.neg(x);
-  if (op == OP_ABS) return f64x2.abs(x);
-  if (op == OP_SQRT) return f64x2.sqrt(x);
-  if (op == OP_SQUARE) return f64x2.mul(x, x);
-  if (op == OP_INT) return f64x2.trunc(x);
-  if (op == OP_FLOAT) return x;
-  if (op == OP_FLOOR) return f64x2.floor(x);
-  if (op == OP_CEIL) return f64x2.ceil(x);
-  // x !== x ? x : x === 0 ? 1 : 0
-  if (op == OP_BOOL_NOT) return v128.bitselect(x, v128.bitselect(ONE, ZERO, f64x2.eq(x, ZERO)), isNan2(x));
-  if (op == OP_IS_NULL) return v128.bitselect(ONE, ZERO, isNan2(x));
-  if (op == OP_ADD) return f64x2.add(x, y);
-  if (op == OP_SUB) return f64x2.sub(x, y);
-  if (op == OP_MUL) return f64x2.mul(x, y);
-  if (op == OP_DIV) return v128.bitselect(NAN2, f64x2.div(x, y), f64x2.eq(y, ZERO));
-  if (op == OP_DIV_ZERO) return v128.bitselect(ZERO, f64x2.div(x, y), f64x2.eq(y, ZERO));
-  if (op == OP_FLOOR_DIV) return v128.bitselect(NAN2, f64x2.floor(f64x2.div(x, y)), f64x2.eq(y, ZERO));
-  const nan = v128.or(isNan2(x), isNan2(y));
-  if (op == OP_EQ) return boolOf(f64x2.eq(x, y), nan);
-  if (op == OP_NE) return boolOf(f64x2.ne(x, y), nan);
-  if (op == OP_LT) return boolOf(f64x2.lt(x, y), nan);
-  if (op == OP_LE) return boolOf(f64x2.le(x, y), nan);
-  if (op == OP_GT) return boolOf(f64x2.gt(x, y), nan);
-  if (op == OP_GE) return boolOf(f64x2.ge(x, y), nan);
-  const nx = f64x2.ne(x, ZERO);
-  const ny = f64x2.ne(y, ZERO);
-  if (op == OP_BOOL_AND) return boolOf(v128.and(nx, ny), nan);
-  if (op == OP_BOOL_OR) return boolOf(v128.or(nx, ny), nan);
-  if (op == OP_BOOL_XOR) return boolOf(v128.xor(nx, ny), nan);
-  // Con(c, t, f): c !== c ? c : c !== 0 ? t : f
-  if (op == OP_CON) return v128.bitselect(x, v128.bitselect(y, z, nx), isNan2(x));
-  // Con(c, t): c !== c || c === 0 ? NaN : t
-  if (op == OP_CON + 1000) return v128.bitselect(NAN2, y, v128.or(isNan2(x), f64x2.eq(x, ZERO)));
-  // SetNull(c, v): c !== c || c !== 0 ? NaN : v
-  if (op == OP_SET_NULL) return v128.bitselect(NAN2, y, v128.or(isNan2(x), nx));
-  // (x - y) / (x + y), NaN or 0 where x + y is 0
-  const s = f64x2.add(x, y);
-  return v128.bitselect(op == OP_ND ? NAN2 : ZERO, f64x2.div(f64x2.sub(x, y), s), f64x2.eq(s, ZERO));
-}
-
-// @ts-ignore: decorator
-@inline function exprLoop(op: i32, d: usize, a: usize, b: usize, c: usize, len: i32): void {
-  // CHUNK and every chunk but the last are even; the odd last pixel reads one lane past it, inside the register.
-  for (let i = 0; i < len; i += 2) {
-    const o = <usize>i << 3;
-    v128.store(d + o, exprOp(op, v128.load(a + o), v128.load(b + o), v128.load(c + o)));
-  }
-}
-
 /** Address of register r. */
 // @ts-ignore: decorator
 @inline function reg(regs: usize, r: i32): usize {
   return regs + (<usize>r) * (<usize>LOCAL_EXPR_CHUNK << 3);
 }
 
-/** Run one step over len pixels of registers d = op(a, b, c). */
+/** Lanes where x or y is NaN. */
+// @ts-ignore: decorator
+@inline function nan2(x: v128, y: v128): v128 {
+  return v128.or(isNan2(x), isNan2(y));
+}
+
+/** (x - y) / (x + y), `zero` where x + y is 0. */
+// @ts-ignore: decorator
+@inline function ndOf(x: v128, y: v128, zero: v128): v128 {
+  const s = f64x2.add(x, y);
+  return v128.bitselect(zero, f64x2.div(f64x2.sub(x, y), s), f64x2.eq(s, ZERO));
+}
+
+/**
+ * Run one step over len pixels of registers d = op(a, b, c), two lanes per vector; the same
+ * expressions as evaluate.ts. One plain loop per op (the dispatch is per step and chunk). An odd
+ * last pixel is computed with the lane past it, inside the register (its value is never used).
+ */
 function exprStep(op: i32, d: usize, a: usize, b: usize, c: usize, len: i32): void {
+  const end = (<usize>(len + 1) >> 1) << 4;
   switch (op) {
-    case OP_NEG: exprLoop(OP_NEG, d, a, b, c, len); break;
-    case OP_ABS: exprLoop(OP_ABS, d, a, b, c, len); break;
-    case OP_SQRT: exprLoop(OP_SQRT, d, a, b, c, len); break;
-    case OP_SQUARE: exprLoop(OP_SQUARE, d, a, b, c, len); break;
-    case OP_INT: exprLoop(OP_INT, d, a, b, c, len); break;
-    case OP_FLOAT: exprLoop(OP_FLOAT, d, a, b, c, len); break;
-    case OP_FLOOR: exprLoop(OP_FLOOR, d, a, b, c, len); break;
-    case OP_CEIL: exprLoop(OP_CEIL, d, a, b, c, len); break;
-    case OP_BOOL_NOT: exprLoop(OP_BOOL_NOT, d, a, b, c, len); break;
-    case OP_IS_NULL: exprLoop(OP_IS_NULL, d, a, b, c, len); break;
-    case OP_ADD: exprLoop(OP_ADD, d, a, b, c, len); break;
-    case OP_SUB: exprLoop(OP_SUB, d, a, b, c, len); break;
-    case OP_MUL: exprLoop(OP_MUL, d, a, b, c, len); break;
-    case OP_DIV: exprLoop(OP_DIV, d, a, b, c, len); break;
-    case OP_DIV_ZERO: exprLoop(OP_DIV_ZERO, d, a, b, c, len); break;
-    case OP_FLOOR_DIV: exprLoop(OP_FLOOR_DIV, d, a, b, c, len); break;
-    case OP_EQ: exprLoop(OP_EQ, d, a, b, c, len); break;
-    case OP_NE: exprLoop(OP_NE, d, a, b, c, len); break;
-    case OP_LT: exprLoop(OP_LT, d, a, b, c, len); break;
-    case OP_LE: exprLoop(OP_LE, d, a, b, c, len); break;
-    case OP_GT: exprLoop(OP_GT, d, a, b, c, len); break;
-    case OP_GE: exprLoop(OP_GE, d, a, b, c, len); break;
-    case OP_BOOL_AND: exprLoop(OP_BOOL_AND, d, a, b, c, len); break;
-    case OP_BOOL_OR: exprLoop(OP_BOOL_OR, d, a, b, c, len); break;
-    case OP_BOOL_XOR: exprLoop(OP_BOOL_XOR, d, a, b, c, len); break;
-    case OP_CON: exprLoop(OP_CON, d, a, b, c, len); break;
-    case OP_CON + 1000: exprLoop(OP_CON + 1000, d, a, b, c, len); break;
-    case OP_SET_NULL: exprLoop(OP_SET_NULL, d, a, b, c, len); break;
-    case OP_ND: exprLoop(OP_ND, d, a, b, c, len); break;
-    default: exprLoop(OP_ND_ZERO, d, a, b, c, len); break;
+    case OP_NEG:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.neg(x));
+      }
+      break;
+    case OP_ABS:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.abs(x));
+      }
+      break;
+    case OP_SQRT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.sqrt(x));
+      }
+      break;
+    case OP_SQUARE:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.mul(x, x));
+      }
+      break;
+    case OP_INT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.trunc(x));
+      }
+      break;
+    case OP_FLOAT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, x);
+      }
+      break;
+    case OP_FLOOR:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.floor(x));
+      }
+      break;
+    case OP_CEIL:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, f64x2.ceil(x));
+      }
+      break;
+    case OP_BOOL_NOT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, v128.bitselect(x, v128.bitselect(ONE, ZERO, f64x2.eq(x, ZERO)), isNan2(x)));
+      }
+      break;
+    case OP_IS_NULL:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); v128.store(d + o, v128.bitselect(ONE, ZERO, isNan2(x)));
+      }
+      break;
+    case OP_ADD:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, f64x2.add(x, y));
+      }
+      break;
+    case OP_SUB:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, f64x2.sub(x, y));
+      }
+      break;
+    case OP_MUL:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, f64x2.mul(x, y));
+      }
+      break;
+    case OP_DIV:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, v128.bitselect(NAN2, f64x2.div(x, y), f64x2.eq(y, ZERO)));
+      }
+      break;
+    case OP_DIV_ZERO:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, v128.bitselect(ZERO, f64x2.div(x, y), f64x2.eq(y, ZERO)));
+      }
+      break;
+    case OP_FLOOR_DIV:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, v128.bitselect(NAN2, f64x2.floor(f64x2.div(x, y)), f64x2.eq(y, ZERO)));
+      }
+      break;
+    case OP_EQ:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.eq(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_NE:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.ne(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_LT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.lt(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_LE:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.le(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_GT:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.gt(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_GE:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(f64x2.ge(x, y), nan2(x, y)));
+      }
+      break;
+    case OP_BOOL_AND:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(v128.and(f64x2.ne(x, ZERO), f64x2.ne(y, ZERO)), nan2(x, y)));
+      }
+      break;
+    case OP_BOOL_OR:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(v128.or(f64x2.ne(x, ZERO), f64x2.ne(y, ZERO)), nan2(x, y)));
+      }
+      break;
+    case OP_BOOL_XOR:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, boolOf(v128.xor(f64x2.ne(x, ZERO), f64x2.ne(y, ZERO)), nan2(x, y)));
+      }
+      break;
+    case OP_CON:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); const z = v128.load(c + o); v128.store(d + o, v128.bitselect(x, v128.bitselect(y, z, f64x2.ne(x, ZERO)), isNan2(x)));
+      }
+      break;
+    case OP_CON2:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, v128.bitselect(NAN2, y, v128.or(isNan2(x), f64x2.eq(x, ZERO))));
+      }
+      break;
+    case OP_SET_NULL:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, v128.bitselect(NAN2, y, v128.or(isNan2(x), f64x2.ne(x, ZERO))));
+      }
+      break;
+    case OP_ND:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, ndOf(x, y, NAN2));
+      }
+      break;
+    case OP_ND_ZERO:
+      for (let o: usize = 0; o < end; o += 16) {
+        const x = v128.load(a + o); const y = v128.load(b + o); v128.store(d + o, ndOf(x, y, ZERO));
+      }
+      break;
   }
 }
 

@@ -347,13 +347,19 @@ export function exprViaWasm(
     // Slots: [type, plane, mask] for every slot the steps load.
     const slotCount = sources.length;
     const slotWords = new Int32Array(3 * Math.max(1, slotCount));
+    // Bands of one block share its mask: each plane is bound once.
+    const bound = new Map<ArrayBufferView, number | undefined>();
+    const bind = (p: Plane): number | undefined => {
+      if (!bound.has(p)) bound.set(p, call.input(p));
+      return bound.get(p);
+    };
     for (const s of slots) {
       const src = sources[s];
       if (src === undefined) return false;
       const t = typeCode(src.plane);
       if (t === undefined || src.plane.length < n || src.mask.length < n) return false;
-      const pp = call.input(src.plane);
-      const pmk = call.input(src.mask);
+      const pp = bind(src.plane);
+      const pmk = bind(src.mask);
       if (pp === undefined || pmk === undefined) return false;
       slotWords.set([t, pp, pmk], 3 * s);
     }
