@@ -5,6 +5,12 @@
  * request costs) and (b) the kernel alone on bound parameters; beside a plain typed-array loop
  * doing the same job in the same run (histogram, cut-offs, then the mapping; the reference).
  * Targets (issue 4): percent clip >= 130 Mpx/s, Otsu >= 400 Mpx/s end to end.
+ *
+ * Float pixels: Stretch MinMax of an F32 raster (the linear closed form, no lookup table) and the
+ * engine's cast of F32 to U8 (castPlane: round half away from zero, saturate, NaN -> NoData), each
+ * as a TypeScript row and a WebAssembly SIMD128 row (src/wasm/local.ts: planes copied into wasm
+ * memory and the results out), beside a plain loop. No wasm rows when RASTERFLOW_SIMD=0 or the
+ * kernels are not built.
  */
 import { Bench } from 'tinybench';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
@@ -15,6 +21,8 @@ import { memorySource } from '../src/graph/memory-source.js';
 import { render } from '../src/graph/render.js';
 import { bindRequestStatistics } from '../src/graph/request-statistics.js';
 import type { FunctionNode, RasterFunction } from '../src/graph/types.js';
+import { castPlane } from '../src/core/pixel-type.js';
+import { setWasmEnabled, wasmStatus } from '../src/wasm/module.js';
 import { applyFunction, prng } from '../test/helpers.js';
 import { type BenchRow, rowsOf } from './rows.js';
 
@@ -32,7 +40,7 @@ function image(size: number, max: number, seed = 7): Float64Array {
   return v;
 }
 
-function info(size: number, pixelType: 'U8' | 'U16'): RasterInfo {
+function info(size: number, pixelType: 'U8' | 'U16' | 'F32'): RasterInfo {
   return {
     width: size,
     height: size,
@@ -145,6 +153,60 @@ export async function radiometricBench(opts: RadiometricBenchOptions = {}): Prom
   await add('Stretch PercentClip DRA', stretch, pc, 'U8', () => plainPercentClip(u8, out8, 256, 0.5, 0.5));
   await add('Stretch PercentClip DRA', stretch, pc, 'U16', () => plainPercentClip(u16, out8, 65536, 0.5, 0.5));
   await add('Threshold Otsu', threshold, {}, 'U8', () => plainOtsu(u8, out8));
+
+  // Float pixels: the linear stretch and the cast, TypeScript and wasm paths.
+  const f32 = Float32Array.from(image(size, 4095, 13), (v, i) => v * 0.37 + (i % 5) * 0.1 - 20);
+  const f32Src = memorySource('bench:f32', info(size, 'F32'), [f32]);
+  const f32Block: PixelBlock = await f32Src.read(area);
+  const lo = 100;
+  const hi = 1400;
+  const stretchNode = applyFunction(stretch, { StretchType: 5, Statistics: [[lo, hi, 700, 300]] }, [f32Src]);
+  const stretchOut = allocateBlock(area, stretchNode.info.pixelType, 1);
+  const withWasm = (on: boolean, f: () => void) => () => {
+    setWasmEnabled(on);
+    try {
+      f();
+    } finally {
+      setWasmEnabled(true);
+    }
+  };
+  const wasm = wasmStatus().enabled;
+  const tagF = `F32 ${size}x${size}`;
+  const stretchRef = `Stretch MinMax plain loop, ${tagF}`;
+  bench.add(stretchRef, () => {
+    for (let i = 0; i < n; i++) {
+      const v = f32[i]!;
+      out8[i] = v <= lo ? 0 : v >= hi ? 255 : Math.floor(((v - lo) / (hi - lo)) * 255 + 0.5);
+    }
+  });
+  for (const on of wasm ? [false, true] : [false]) {
+    const name = `Stretch MinMax kernel${on ? ' wasm' : ''}, ${tagF}`;
+    bench.add(
+      name,
+      withWasm(on, () => stretchNode.fn.kernel(stretchNode.plan.params, [f32Block], stretchOut)),
+    );
+    pairs.push({ ours: name, reference: stretchRef, pixels: n });
+  }
+  const castRef = `cast F32 to U8 plain loop, ${tagF}`;
+  bench.add(castRef, () => {
+    for (let i = 0; i < n; i++) {
+      const v = f32[i]!;
+      const r = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+      out8[i] = r < 0 ? 0 : r > 255 ? 255 : r;
+    }
+  });
+  const castMask = new Uint8Array(n);
+  for (const on of wasm ? [false, true] : [false]) {
+    const name = `cast F32 to U8 (castPlane)${on ? ' wasm' : ''}, ${tagF}`;
+    bench.add(
+      name,
+      withWasm(on, () => {
+        castMask.fill(1);
+        castPlane(f32, 'F32', 'U8', castMask);
+      }),
+    );
+    pairs.push({ ours: name, reference: castRef, pixels: n });
+  }
   await bench.run();
   return rowsOf(bench.tasks, pairs);
 }

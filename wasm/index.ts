@@ -1,3 +1,4 @@
 // The module's exports: every kernel family's row functions (one module, one memory).
 export * from './terrain';
 export * from './focal';
+export * from './local';

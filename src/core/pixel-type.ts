@@ -6,6 +6,8 @@
  * U1/U2/U4 are unpacked, one byte per pixel, in memory; they are packed only when encoded.
  * C64/C128 planes hold interleaved (re, im) pairs, so their arrays are twice the pixel count.
  */
+import { castViaWasm } from '../wasm/local.js';
+
 export const PIXEL_TYPES = ['U1', 'U2', 'U4', 'U8', 'S8', 'U16', 'S16', 'U32', 'S32', 'F32', 'F64', 'C64', 'C128'] as const;
 export type PixelType = (typeof PIXEL_TYPES)[number];
 /** What a rule's `outputPixelType` may say. */
@@ -103,6 +105,8 @@ export function castPlane(src: Plane, srcType: PixelType, t: PixelType, mask: Ui
     }
     return dst;
   }
+  // Real to real: the wasm kernel (src/wasm/local.ts) computes the same values when it takes the case.
+  if (srcStride === 1 && castViaWasm(src, dst, mask, info.min, info.max)) return dst;
   if (!info.integer) {
     // Float targets: the typed array's own conversion (IEEE round to nearest) is exact enough.
     for (let i = 0; i < n; i++) {

@@ -24,6 +24,7 @@ import { maskAllValid, type PixelBlock } from '../../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type Plane } from '../../core/pixel-type.js';
 import type { Instruction, Program } from './compile.js';
 import { Op } from './ops.js';
+import { exprViaWasm, type ExprStep } from '../../wasm/local.js';
 
 const CHUNK = 4096;
 
@@ -165,6 +166,11 @@ export function runProgram(p: Program, sources: readonly (SlotSource | undefined
   const size = Math.min(CHUNK, n);
   for (const [r, v] of p.constants) regs[r]!.fill(v, 0, size);
   const steps = stepsOf(p);
+  // The wasm interpreter (src/wasm/local.ts) runs programs with one float output band whose ops it has.
+  if (p.outputs.length === 1 && out.bands.length === 1 && n > 0) {
+    const dst = out.bands[0]!;
+    if ((dst instanceof Float32Array || dst instanceof Float64Array) && runViaWasm(p, steps, sources, dst, m, strictMask)) return;
+  }
   const info = PIXEL_TYPE_INFO[out.pixelType];
   const float = !info.integer;
   const fill = float ? Number.NaN : 0;
@@ -242,6 +248,30 @@ export function runProgram(p: Program, sources: readonly (SlotSource | undefined
       }
     }
   }
+}
+
+/** The steps as src/wasm/local.ts takes them (cached per program). */
+const wasmSteps = new WeakMap<readonly Step[], readonly ExprStep[]>();
+
+function runViaWasm(
+  p: Program,
+  steps: readonly Step[],
+  sources: readonly (SlotSource | undefined)[],
+  dst: Float32Array | Float64Array,
+  m: Uint8Array,
+  strictMask: boolean,
+): boolean {
+  let ws = wasmSteps.get(steps);
+  if (ws === undefined) {
+    ws = steps.map((s): ExprStep =>
+      s.mode === Mode.ND
+        ? { ...s.ins, nd: { x: s.x, y: s.y, zero: s.ins.op === Op.DIV ? 'nan' : 'zero' } }
+        : { op: s.ins.op, dst: s.ins.dst, args: s.ins.args, params: s.ins.params },
+    );
+    wasmSteps.set(steps, ws);
+  }
+  const inf = dst instanceof Float32Array ? F32_INF : Infinity;
+  return exprViaWasm(ws, p.registers, p.constants, p.outputs[0]!, sources, p.slots, strictMask, dst, m, inf);
 }
 
 function maskNaN(d: Float64Array, sm: Uint8Array, start: number, len: number): void {

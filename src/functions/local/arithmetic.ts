@@ -37,6 +37,7 @@ import { floatOutputType } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
 import { pairMultidimensional } from '../../core/multidim.js';
 import { alignMethod, cellsizeTypeArg, extentTypeArg, outputGrid } from './grid.js';
+import { type ArithOperand, arithmeticViaWasm } from '../../wasm/local.js';
 
 const ArithmeticOperation = { Plus: 1, Minus: 2, Multiply: 3, Divide: 4, Power: 5, Mode: 6 } as const;
 
@@ -175,6 +176,7 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
   kernel(p, inputs, out) {
     const m = out.mask;
     const n = m.length;
+    if (p.operation <= 4 && viaWasm(p, inputs, out)) return;
     for (const o of [p.a, p.b]) {
       if (o.kind !== 'raster') continue;
       const src = inputs[o.input]!.mask;
@@ -223,6 +225,19 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
     }
   },
 });
+
+/**
+ * Plus, minus, multiply and divide in wasm (src/wasm/local.ts: the same float64 arithmetic, the
+ * same F32 rounding and finiteness test, the same masks); false when the case is not taken.
+ */
+function viaWasm(p: ArithmeticParams, inputs: readonly PixelBlock[], out: PixelBlock): boolean {
+  const operand = (o: Operand, b: number): ArithOperand =>
+    o.kind === 'constant' ? { value: o.values[b]! } : { plane: inputs[o.input]!.bands[o.bands[b]!]! };
+  const bands: (readonly [ArithOperand, ArithOperand])[] = [];
+  for (let b = 0; b < p.bandCount; b++) bands.push([operand(p.a, b), operand(p.b, b)]);
+  const masks = [p.a, p.b].flatMap((o) => (o.kind === 'raster' ? [inputs[o.input]!.mask] : []));
+  return arithmeticViaWasm(p.operation, bands, masks, out.bands, out.mask);
+}
 
 /** Bands an operand contributes: its band count, or its number of constants. */
 function bandsOf(o: { readonly info: RasterInfo }): number {

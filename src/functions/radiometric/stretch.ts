@@ -84,6 +84,7 @@ import { argPaths } from '../../graph/args.js';
 import { realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema, type RequestBandStatistics } from '../../graph/types.js';
 import { parseHistograms, parseStatistics, perBandNumbers } from './statistics-args.js';
+import { stretchLinearViaWasm } from '../../wasm/local.js';
 
 export const StretchType = { None: 0, StandardDeviation: 3, HistogramEqualization: 4, MinMax: 5, PercentClip: 6, Sigmoid: 9 } as const;
 
@@ -351,7 +352,11 @@ export const stretch = defineFunction<typeof args, StretchParams>({
         const { lut, offset } = lutFor(p, t);
         for (let i = 0; i < n; i++) d[i] = lut[s[i]! + offset]!;
       } else if (t.gamma === 1 && t.sigmoid === 0 && t.equalize === undefined) {
-        linearFloat(t, s, d, mask, n, p.outMin, p.outMax, PIXEL_TYPE_INFO[p.outType].integer);
+        const o = PIXEL_TYPE_INFO[p.outType];
+        // The wasm path (src/wasm/local.ts) computes the same values when it takes the case.
+        if (!stretchLinearViaWasm(s, d, mask, t.minCut, t.maxCut, p.outMin, p.outMax, o.integer, o.min, o.max)) {
+          linearFloat(t, s, d, mask, n, p.outMin, p.outMax, o.integer, o.min, o.max);
+        }
       } else {
         const round = PIXEL_TYPE_INFO[p.outType].integer;
         for (let i = 0; i < n; i++) {
@@ -569,20 +574,33 @@ function curve(t: Transfer, v: number, outMin: number, outMax: number): number {
 }
 
 /** Linear mapping of float (or 32-bit integer) pixels: the closed form, no per-pixel calls. */
-function linearFloat(t: Transfer, s: Plane, d: Plane, mask: Uint8Array, n: number, outMin: number, outMax: number, round: boolean): void {
+function linearFloat(
+  t: Transfer,
+  s: Plane,
+  d: Plane,
+  mask: Uint8Array,
+  n: number,
+  outMin: number,
+  outMax: number,
+  round: boolean,
+  tlo: number,
+  thi: number,
+): void {
   const lo = t.minCut;
   const hi = t.maxCut;
   const span = hi - lo;
   const range = outMax - outMin;
   // m = (v - lo) / span, divided rather than multiplied by a reciprocal so that exact ratios stay
-  // exact (50 of [0, 200] is 0.5, 127.5 rounds up to 128). Integer outputs round half up.
-  const top = round ? Math.floor(outMax + 0.5) : outMax;
-  const bottom = round ? Math.floor(outMin + 0.5) : outMin;
+  // exact (50 of [0, 200] is 0.5, 127.5 rounds up to 128). Integer outputs round half up and
+  // saturate at the type's range [tlo, thi] (as the lookup tables do; a U8 asked for 0..1000 holds 255).
+  const sat = (x: number): number => Math.min(thi, Math.max(tlo, Math.floor(x + 0.5)));
+  const top = round ? sat(outMax) : outMax;
+  const bottom = round ? sat(outMin) : outMin;
   for (let i = 0; i < n; i++) {
     const v = s[i]!;
     if (v < hi && v > lo) {
       const x = outMin + range * ((v - lo) / span);
-      d[i] = round ? Math.floor(x + 0.5) : x;
+      d[i] = round ? Math.min(thi, Math.max(tlo, Math.floor(x + 0.5))) : x;
     } else if (v >= hi) d[i] = top;
     else if (v <= lo) d[i] = bottom;
     else mask[i] = 0; // NaN

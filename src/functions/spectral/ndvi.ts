@@ -29,6 +29,7 @@ import { isComplex, isInteger, type Plane } from '../../core/pixel-type.js';
 import { argPaths } from '../../graph/args.js';
 import { checkHolds, realTypeOf } from '../../graph/output-type.js';
 import { defineFunction, type ArgSchema } from '../../graph/types.js';
+import { ndviViaWasm } from '../../wasm/local.js';
 
 const args = {
   VisibleBandID: { kind: 'int', default: 0, min: 0, doc: '0-based index of the visible (red) band.' },
@@ -100,6 +101,9 @@ export const ndvi = defineFunction<typeof args, NdviParams>({
     // One loop per function. With the three loops in one function the U8 loop ran at 140-146 Mpx/s
     // (0.38-0.40x a plain loop) in 2 of 3 bench runs on 4096^2; split, 173-223 (0.57-0.70x), as
     // before the float loop existed (209-232, 0.54-0.64x), alternating runs of one session.
+    // The wasm path (src/wasm/local.ts) computes the same values when it takes the case.
+    const form = p.scientific ? 'scientific' : p.scaledFloat ? 'scaledFloat' : 'scaledU8';
+    if (ndviViaWasm(form, ir, vis, block.mask, out.bands[0]!, out.mask)) return;
     if (p.scientific) scientificLoop(ir, vis, block.mask, out.bands[0] as Float32Array, out.mask);
     else if (p.scaledFloat) scaledFloatLoop(ir, vis, block.mask, out.bands[0]!, out.mask);
     else scaledU8Loop(ir, vis, block.mask, out.bands[0] as Uint8Array, out.mask);

@@ -1,0 +1,196 @@
+/**
+ * Per-pixel band math: rasterflow's TypeScript kernel, its WebAssembly SIMD128 path (src/wasm/local.ts)
+ * with the planes copied into wasm memory and the results out (`wasm`), the same path on planes that
+ * already live in wasm memory (`wasm resident`: what a chain kept in wasm memory gets), and through
+ * local_peers.py NumPy (and numexpr, one thread, for the expression), on the same seeded F32 bands.
+ *
+ * Ops: NDVI scientific `(nir - red) / (nir + red)`, Arithmetic plus, multiply and divide, the engine's
+ * cast of F32 to U8 (castPlane) against NumPy's clip and astype, Stretch MinMax to U8 (the linear
+ * closed form) and the expression engine's NDVI (BandArithmetic UserDefined `(B2 - B1) / (B2 + B1)`).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { allocateBlock, type PixelBlock, type RasterInfo } from '../../src/core/pixel-block.js';
+import { castPlane, type Plane } from '../../src/core/pixel-type.js';
+import { rect } from '../../src/core/rect.js';
+import { arithmetic } from '../../src/functions/local/arithmetic.js';
+import { stretch } from '../../src/functions/radiometric/stretch.js';
+import { bandArithmetic } from '../../src/functions/spectral/band-arithmetic.js';
+import { ndvi } from '../../src/functions/spectral/ndvi.js';
+import { memorySource } from '../../src/graph/memory-source.js';
+import type { FunctionNode, RasterFunction, RasterNode } from '../../src/graph/types.js';
+import { type Kernels, setWasmEnabled, wasmKernels } from '../../src/wasm/module.js';
+import { applyFunction, prng } from '../../test/helpers.js';
+import { medianMs, type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
+
+/** Stretch cut-offs and range used by both sides. */
+const LO = 200;
+const HI = 3800;
+
+function info(size: number, bandCount: number): RasterInfo {
+  return {
+    width: size,
+    height: size,
+    bandCount,
+    pixelType: 'F32',
+    extent: { xmin: 0, ymin: 0, xmax: size * 30, ymax: size * 30 },
+    cellSize: { x: 30, y: 30 },
+    spatialReference: { wkid: 32616, metersPerUnit: 1 },
+  };
+}
+
+/** Seeded reflectance-like F32 bands: red 200..2200, nir 400..4400 (never a zero sum). */
+function bands(size: number): { red: Float32Array; nir: Float32Array } {
+  const rnd = prng(22);
+  const n = size * size;
+  const red = new Float32Array(n);
+  const nir = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    red[i] = 200 + rnd() * 2000;
+    nir[i] = 400 + rnd() * 4000;
+  }
+  return { red, nir };
+}
+
+interface Call {
+  readonly node: FunctionNode;
+  readonly inputs: readonly PixelBlock[];
+  readonly out: PixelBlock;
+}
+
+async function callOf(fn: RasterFunction, args: Record<string, unknown>, sources: readonly RasterNode[], size: number): Promise<Call> {
+  const node = applyFunction(fn, args, sources);
+  const area = rect(0, 0, size, size);
+  const inputs: PixelBlock[] = [];
+  for (const s of node.inputs) inputs.push(await (s as Extract<RasterNode, { kind: 'source' }>).read(area));
+  return { node, inputs, out: allocateBlock(area, node.info.pixelType, node.info.bandCount) };
+}
+
+function timed(call: Call, wasm: boolean, repeats: number): number {
+  const { node, inputs, out } = call;
+  return medianMs(() => {
+    setWasmEnabled(wasm);
+    try {
+      node.fn.kernel(node.plan.params, inputs, out);
+    } finally {
+      setWasmEnabled(true);
+    }
+  }, repeats);
+}
+
+type Ctor = { new (buffer: ArrayBuffer, byteOffset: number, length: number): Plane; readonly BYTES_PER_ELEMENT: number };
+
+/**
+ * The call's blocks copied into wasm memory (planes and masks), timed there, then given back.
+ * The memory is grown first by a margin for the call's own small blocks, so the views stay valid.
+ */
+function timedResident(k: Kernels, call: Call, repeats: number): number {
+  const arrays: (Plane | Uint8Array)[] = [];
+  for (const b of [...call.inputs, call.out]) arrays.push(...b.bands, b.mask);
+  const ptrs = arrays.map((a) => k.arena.alloc(a.byteLength));
+  try {
+    if (ptrs.some((p) => p === undefined)) throw new Error('wasm memory is out');
+    // 64 MiB of headroom for the call's own blocks (the arena's base is under 1 MiB).
+    const st = k.arena.stats();
+    const room = st.memoryBytes - st.spanBytes - (1 << 20);
+    if (room < 64 << 20) k.exports.memory.grow(Math.ceil(((64 << 20) - room) / 65536));
+    const views = arrays.map((a, i) => {
+      const v = new (a.constructor as Ctor)(k.arena.buffer, ptrs[i]!, a.length);
+      v.set(a as never);
+      return v;
+    });
+    let j = 0;
+    const move = (b: PixelBlock): PixelBlock => ({ ...b, bands: b.bands.map(() => views[j++]!), mask: views[j++] as Uint8Array });
+    const inputs = call.inputs.map(move);
+    const out = move(call.out);
+    const ms = timed({ node: call.node, inputs, out }, true, repeats);
+    if (k.arena.buffer !== views[0]!.buffer) throw new Error('wasm memory grew during the resident run: the figure is not resident');
+    return ms;
+  } finally {
+    for (const p of ptrs) if (p !== undefined) k.arena.release(p);
+  }
+}
+
+export const family: PeerFamily = {
+  name: 'local',
+  async run(size, repeats, say) {
+    const { red, nir } = bands(size);
+    const px = (size * size) / 1e6;
+    const k = wasmKernels();
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    let lines;
+    try {
+      const r = join(dir, 'red.f32');
+      const n = join(dir, 'nir.f32');
+      writeFileSync(r, new Uint8Array(red.buffer));
+      writeFileSync(n, new Uint8Array(nir.buffer));
+      lines = runPython(resolve(import.meta.dirname, 'local_peers.py'), [r, n, String(size), String(repeats), String(LO), String(HI)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    saySkipped(lines, say);
+    const stack = memorySource('bench:stack', info(size, 2), [red, nir]);
+    const redSrc = memorySource('bench:red', info(size, 1), [red]);
+    const nirSrc = memorySource('bench:nir', info(size, 1), [nir]);
+    const ops: { op: string; call: Call }[] = [
+      { op: 'NDVI f32', call: await callOf(ndvi, { VisibleBandID: 0, InfraredBandID: 1, ScientificOutput: true }, [stack], size) },
+      { op: 'a+b f32', call: await callOf(arithmetic, { Operation: 1 }, [nirSrc, redSrc], size) },
+      { op: 'a*b f32', call: await callOf(arithmetic, { Operation: 3 }, [nirSrc, redSrc], size) },
+      { op: 'a/b f32', call: await callOf(arithmetic, { Operation: 4 }, [nirSrc, redSrc], size) },
+      { op: 'stretch f32->u8', call: await callOf(stretch, { StretchType: 5, Statistics: [[LO, HI, 2000, 900]] }, [nirSrc], size) },
+      { op: 'expression NDVI f32', call: await callOf(bandArithmetic, { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1)' }, [stack], size) },
+    ];
+    const rows: PeerRow[] = [];
+    const ratios: PeerRow['ratios'] = [
+      ['TS', 'NumPy'],
+      ['wasm', 'NumPy'],
+      ['wasm resident', 'NumPy'],
+    ];
+    for (const { op, call } of ops) {
+      // TypeScript and wasm alternate (the machine's load drifts): the median of each.
+      const tsMs = timed(call, false, repeats);
+      const wasmMs = k ? timed(call, true, repeats) : undefined;
+      const residentMs = k ? timedResident(k, call, repeats) : undefined;
+      const expr = op.startsWith('expression');
+      rows.push({
+        op,
+        measures: {
+          TS: px / (tsMs / 1000),
+          wasm: wasmMs === undefined ? undefined : px / (wasmMs / 1000),
+          'wasm resident': residentMs === undefined ? undefined : px / (residentMs / 1000),
+          NumPy: peerValue(lines, 'numpy', op),
+          ...(expr ? { numexpr: peerValue(lines, 'numexpr', op) } : {}),
+        },
+        ratios: expr ? [...ratios, ['wasm', 'numexpr'], ['wasm resident', 'numexpr']] : ratios,
+      });
+    }
+    // castPlane allocates its output plane: no resident figure.
+    const mask = new Uint8Array(size * size);
+    const cast = (wasm: boolean): number =>
+      medianMs(() => {
+        setWasmEnabled(wasm);
+        try {
+          mask.fill(1);
+          castPlane(nir, 'F32', 'U8', mask);
+        } finally {
+          setWasmEnabled(true);
+        }
+      }, repeats);
+    const castTs = cast(false);
+    const castWasm = k ? cast(true) : undefined;
+    rows.push({
+      op: 'cast f32->u8',
+      measures: {
+        TS: px / (castTs / 1000),
+        wasm: castWasm === undefined ? undefined : px / (castWasm / 1000),
+        NumPy: peerValue(lines, 'numpy', 'cast f32->u8'),
+      },
+      ratios: [
+        ['TS', 'NumPy'],
+        ['wasm', 'NumPy'],
+      ],
+    });
+    return rows;
+  },
+};
