@@ -539,14 +539,14 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       // The consumer: journal entries in candidate order, then the staged pixels of the range removed.
       const consume = async (): Promise<void> => {
         const dir = stagingDir(out, exportId);
+        const stopped = new Promise<never>((_, reject) => {
+          const stop = (): void => reject(new EngineError('ABORTED', 'the export was cancelled'));
+          if (signal.aborted) stop();
+          else signal.addEventListener('abort', stop, { once: true });
+        });
+        stopped.catch(() => undefined);
         for (let i = 0; i < order.length; i++) {
-          const { k, staged } = await Promise.race([
-            writes[i]!,
-            new Promise<never>((_, reject) => {
-              if (signal.aborted) reject(new EngineError('ABORTED', 'the export was cancelled'));
-              signal.addEventListener('abort', () => reject(new EngineError('ABORTED', 'the export was cancelled')), { once: true });
-            }),
-          ]);
+          const { k, staged } = await Promise.race([writes[i]!, stopped]);
           const entries = await finished<ChipEntry[]>(ranges, writeId(exportId, k), `chip range ${k}`, signal);
           for (const e of entries) {
             await journal.append(e);
