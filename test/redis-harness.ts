@@ -72,7 +72,7 @@ export async function startRedis(): Promise<RedisHarness> {
       url: `redis://127.0.0.1:${port}`,
       port,
       async stop() {
-        if (child.exitCode === null) {
+        if (child.exitCode === null && child.signalCode === null) {
           const exited = new Promise((r) => child.once('exit', r));
           child.kill('SIGTERM');
           const t = setTimeout(() => child.kill('SIGKILL'), 3000);
