@@ -616,8 +616,8 @@ export interface SubmitOptions {
 
 /** Put an export on the queue; parameters are checked first (errors with paths, before any job exists). */
 export async function submitExport(queue: Queue, params: unknown, o: SubmitOptions = {}): Promise<string> {
+  parseChipParams(params); // throws with paths, as the one-process export does
   const parsed = typeof params === 'string' ? (JSON.parse(params) as unknown) : params;
-  parseChipParams(parsed);
   const data: ExportJobData = {
     params: parsed as Record<string, unknown>,
     ...(o.inputPolicy ? { inputPolicy: o.inputPolicy } : {}),
@@ -650,11 +650,13 @@ export async function watchExport(
   redis: Redis,
   s: QueueSettings,
   jobId: string,
-  o: Pick<ExportOptions, 'signal' | 'onProgress'> = {},
+  o: Pick<ExportOptions, 'signal' | 'onProgress'> & { readonly detach?: AbortSignal } = {},
 ): Promise<ExportSummary> {
   let cancelling = false;
   let last = '';
   for (;;) {
+    // No longer followed (a server stopping): the export goes on on the queue.
+    if (o.detach?.aborted) throw new EngineError('ABORTED', 'no longer followed; the export goes on on the job queue');
     if (o.signal?.aborted && !cancelling) {
       cancelling = true;
       await cancelExport(queue, redis, s, jobId);
