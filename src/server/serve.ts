@@ -40,6 +40,15 @@ export const SYSTEM_GP_SERVICE = { folder: 'System', serviceName: 'RasterAnalysi
 
 export type ShutdownHook = () => void | Promise<void>;
 
+/** `--queue`: the queue client and the GP runner's hook (loaded only then: BullMQ stays off the start-up path). */
+async function openGpQueue(url: string): Promise<{ hook: import('../adapters/gp/jobs.js').JobQueueHook; close(): Promise<void> }> {
+  const { parseQueueUrl } = await import('../queue/connection.js');
+  const { openQueueClient } = await import('../queue/worker.js');
+  const { gpQueueHook } = await import('../queue/gp.js');
+  const client = await openQueueClient(parseQueueUrl(url));
+  return { hook: gpQueueHook(client), close: () => client.close() };
+}
+
 export interface ServeOptions {
   /** Data folder (created when missing): `site.db`, `tls/`. Default `./rasterflow-site`. */
   readonly dataDir?: string;
@@ -64,6 +73,11 @@ export interface ServeOptions {
   readonly clock?: Clock;
   /** How long close() waits for requests in flight (default 30 s). */
   readonly drainMs?: number;
+  /**
+   * The job queue's Redis (`redis://host:port`): training-data jobs run on `rasterflow worker`
+   * processes instead of in this one, and go on while the server restarts.
+   */
+  readonly queue?: string;
 }
 
 export interface RunningServer {
@@ -194,12 +208,19 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
 
     // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
     // then the service runs jobs until close() cancels the ones still waiting or running.
-    await recoverJobs(site);
+    // With a job queue, they are followed again instead (they went on on the queue): see below.
+    const queue = options.queue === undefined ? undefined : await openGpQueue(options.queue);
+    if (queue === undefined) await recoverJobs(site);
     // A site backup lease this server's own killed run left is released now, not after its time to live.
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
-    const gp = createGpService(site);
+    const gp = createGpService(site, queue ? { queue: queue.hook } : {});
     hooks.push(() => gp.close());
+    if (queue) {
+      const adopted = await gp.runner.adoptUnfinished();
+      if (adopted > 0) print(`following ${adopted} training-data job(s) an earlier run left on the job queue`);
+      hooks.push(() => queue.close());
+    }
     // Image services keep their rasters open between requests: release them on close.
     hooks.push(() => imageServicesOf(site).close());
     // Map services keep their feature stores and rasters open: release them on close too.
