@@ -870,6 +870,10 @@ export function run(program: Command, io: CliIo): Command {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--data <dir>', 'data folder: the site database and the TLS certificate (created when missing)', './rasterflow-site')
     .option('--config <file>', 'config file (JSON): settings, tls {cert, key}, services, federatedServers')
+    .option(
+      '--queue <url>',
+      'run training-data jobs on the job queue (redis://host:port) with rasterflow worker processes, not in this one',
+    )
     .addHelpText(
       'after',
       [
@@ -879,8 +883,12 @@ export function run(program: Command, io: CliIo): Command {
         'self-signed certificate for localhost is made in <data>/tls/ and kept.',
       ].join('\n'),
     )
-    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string }) => {
+    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string; queue?: string }) => {
       const port = asUsage(() => parsePort(o.port, 'port'));
+      if (o.queue !== undefined) {
+        const { parseQueueUrl } = await import('../queue/connection.js');
+        asUsage(() => parseQueueUrl(o.queue!));
+      }
       const httpPort = o.httpPort === undefined ? undefined : asUsage(() => parsePort(o.httpPort!, 'http-port'));
       io.stopsGracefully?.();
       // Loaded on use: the server (HTTP, TLS, SQLite) stays off the start-up path of the other commands.
@@ -891,6 +899,7 @@ export function run(program: Command, io: CliIo): Command {
         ...(httpPort === undefined ? {} : { httpPort }),
         host: o.host,
         ...(o.config === undefined ? {} : { configFile: o.config }),
+        ...(o.queue === undefined ? {} : { queue: o.queue }),
         print: io.err,
         log: lineLogger(io.err),
       });
