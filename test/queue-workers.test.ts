@@ -102,6 +102,35 @@ describe.skipIf(redisMissing !== undefined)('rasterflow worker processes', () =>
     expect(second!.stderr()).toMatch(/range \w+ \S+ done/);
   }, 180_000);
 
+  it('a worker stopped with SIGTERM mid-export exits 0 after its range and hands the coordination over', async () => {
+    const [first] = await startWorkers(1);
+    const out = join(dir, 'handed-over');
+    const chip = cli(['chip', '--queue', redis.url, '--range-size', '24', paramsFile('handed', out)]);
+    await first!.waitFor(/export export \S+ started[\s\S]*range \w+ \S+-[rw]\d+ started/, 60_000);
+    first!.proc.kill('SIGTERM');
+    expect(await first!.exited).toBe(0);
+    expect(first!.stderr()).toMatch(/stopping: finishing the ranges in hand[\s\S]*stopped/);
+    const [second] = await startWorkers(1);
+    expect(await chip.exited).toBe(0);
+    expect(summaryOf(chip.stderr(), out)).toBe(localLine);
+    expect(folderDifferences(local, out)).toEqual([]);
+    expect(second!.stderr()).toMatch(/export export \S+ started/);
+  }, 180_000);
+
+  it('chip --queue interrupted (SIGINT): the export is cancelled, exit 130, the chips written so far kept for a resume', async () => {
+    await startWorkers(1);
+    const out = join(dir, 'interrupted');
+    const chip = cli(['chip', '--queue', redis.url, '--range-size', '24', paramsFile('interrupted', out)]);
+    await chip.waitFor(/submitted export \S+ to the job queue/, 60_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    chip.proc.kill('SIGINT');
+    expect(await chip.exited).toBe(130);
+    expect(chip.stderr()).toMatch(/error ABORTED: interrupted by SIGINT; the export was cancelled; the chips written so far are kept/);
+    const again = cli(['chip', '--queue', redis.url, JSON.stringify({ ...classifiedParams(out), resume: true })]);
+    expect(await again.exited, again.stderr()).toBe(0);
+    expect(folderDifferences(local, out)).toEqual([]);
+  }, 180_000);
+
   it('an unreachable Redis or a bad URL: a clear error naming --queue and exit status 1 or 2', async () => {
     const bad = cli(['chip', '--queue', 'http://127.0.0.1:1', paramsFile('bad', join(dir, 'bad'))]);
     expect(await bad.exited).toBe(2);

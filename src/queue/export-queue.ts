@@ -29,7 +29,7 @@
  */
 import { mkdir, open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Job, Queue, UnrecoverableError, WaitingError, type Worker } from 'bullmq';
+import { DelayedError, Job, Queue, UnrecoverableError, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { combinedError, EngineError, toEngineError, type ErrorCode } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
@@ -406,9 +406,10 @@ export function exportProcessor(ctx: CoordinatorContext) {
     } catch (e) {
       if (ctx.shutdown.aborted && !(e instanceof EngineError && e.code !== 'ABORTED')) {
         // This worker is stopping: the export goes back to the queue for another worker (or this
-        // one, started again), which continues it from the ranges already done.
-        await job.moveToWait(token);
-        throw new WaitingError();
+        // one, started again), which continues it from the ranges already done. Delayed a moment,
+        // so that this worker, still closing, does not take it again at once.
+        await job.moveToDelayed(Date.now() + 1000, token);
+        throw new DelayedError();
       }
       // The workers stop this export's ranges; its staged pixels go (the journal stays, for a resume).
       await ctx.redis.set(stopKey(ctx.settings, job.id!), '1', 'EX', DAY);
@@ -425,7 +426,8 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
   const controller = new AbortController();
   const signal = controller.signal;
   const onShutdown = (): void => controller.abort(new Error('the worker is stopping'));
-  ctx.shutdown.addEventListener('abort', onShutdown, { once: true });
+  if (ctx.shutdown.aborted) onShutdown();
+  else ctx.shutdown.addEventListener('abort', onShutdown, { once: true });
   const cancelPoll = setInterval(() => {
     void redis.exists(cancelKey(s, exportId)).then(
       (n) => {
@@ -483,7 +485,8 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       params: raw,
       ...(policy ? { inputPolicy: policy } : {}),
       classes: plan.classes,
-      from: k * size,
+      // A resumed export starts after its journal, maybe inside a block.
+      from: Math.max(k * size, plan.firstCandidate),
       to: (k + 1) * size,
     });
     const keep = { removeOnComplete: false, removeOnFail: false, attempts: 3 } as const;
@@ -511,6 +514,11 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       const fold = async (): Promise<void> => {
         for (let i = 0; i < order.length; i++) {
           await addRenders();
+          // Not further ahead of the written ranges than the window (taken-over ranges finish at once).
+          while (rendersAdded <= i) {
+            await new Promise((r) => setTimeout(r, POLL_MS));
+            if (signal.aborted) throw cancelled();
+          }
           const k = order[i]!;
           const result = await finished<RenderResult>(ranges, renderId(exportId, k), `chip range ${k}`, signal);
           const list = blocks.get(k)!;

@@ -61,6 +61,9 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
   return {
     close() {
       closing ??= (async () => {
+        // No new export is taken, then the coordinations in hand go back to the queue (they would
+        // otherwise be taken again by this worker while it closes); the ranges in hand are finished.
+        await exportWorker.pause(true);
         shutdown.abort();
         await Promise.all([rangeWorker.close(), exportWorker.close()]);
         await ranges.close();
