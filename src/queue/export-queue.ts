@@ -489,7 +489,9 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       from: Math.max(k * size, plan.firstCandidate),
       to: (k + 1) * size,
     });
-    const keep = { removeOnComplete: false, removeOnFail: false, attempts: 3 } as const;
+    // Kept until the coordinator has folded them (it removes them at the end); a week at most, for
+    // the range jobs of an export that failed or was cancelled.
+    const keep = { removeOnComplete: { age: 7 * DAY }, removeOnFail: { age: 7 * DAY }, attempts: 3 } as const;
     let rendersAdded = 0;
     let consumed = 0;
     const addRenders = async (): Promise<void> => {
