@@ -55,7 +55,13 @@ export interface JobQueueHook {
    * Run the job `jobId` on the queue, or follow it there when it is already on it (`params`
    * undefined: a job an earlier run of the server submitted); answers its summary.
    */
-  run(jobId: string, params: Readonly<Record<string, unknown>> | undefined, options: ExportOptions): Promise<ExportSummary>;
+  run(
+    jobId: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: ExportOptions,
+    /** Called when a worker takes the job: it executes (until then it waits on the queue). */
+    started: () => void,
+  ): Promise<ExportSummary>;
   /** Stop following every job (they go on on the queue): each run() rejects. */
   detach(): Promise<void>;
 }
@@ -175,13 +181,13 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     const wall = performance.now();
     let lastWrite = -Infinity;
     const startTime = new Date(started).toISOString().replace('T', ' ').slice(0, 19);
-    // A job adopted from the queue already executes (or is being cancelled): its record stays.
-    if (job.params !== undefined || (job.record.status !== 'geoJobExecuting' && job.record.status !== 'geoJobCancelling')) {
-      await update(job, {
+    const executing = (): Promise<void> =>
+      update(job, {
         status: 'geoJobExecuting',
         messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
       });
-    }
+    // On the job queue a job waits there until a worker takes it (queued.run's `started`).
+    if (!queued) await executing();
     const mine = { written: 0, offset: 0 };
     try {
       let budget: Pick<ExportOptions, 'maxBytes' | 'maxBytesName'> = {};
@@ -223,7 +229,10 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
           void update(job, { progress });
         },
       };
-      const summary = queued ? await queued.run(job.record.id, job.params, runOptions) : await run(job.params ?? {}, runOptions);
+      const started = (): void => {
+        if (job.record.status === 'geoJobWaiting' || job.record.status === 'geoJobSubmitted') void executing();
+      };
+      const summary = queued ? await queued.run(job.record.id, job.params, runOptions, started) : await run(job.params ?? {}, runOptions);
       const elapsed = ((performance.now() - wall) / 1000).toFixed(2);
       await end(
         job,
@@ -235,7 +244,9 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         { outLocation: { uri: summary.outputLocation } },
       );
     } catch (e) {
-      if (detached && !job.controller.signal.aborted) {
+      if (isTerminal(job.record.status)) {
+        // Ended already (a job cancelled while it waited on the queue).
+      } else if (detached && !job.controller.signal.aborted) {
         // The server is stopping; the job goes on on the queue, recorded as it is.
         await job.writes;
         live.delete(job.record.id);
@@ -368,6 +379,8 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const status = job.record.status;
       if (status === 'geoJobWaiting') {
         await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
+        // On the job queue it is taken off the queue.
+        if (queued) job.controller.abort(new Error('cancelled'));
         return job.record;
       }
       if (status === 'geoJobExecuting') {
