@@ -4,7 +4,7 @@
  * before a server restart is followed by the restarted server to its end, with the bytes of a
  * one-process export.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -102,13 +102,16 @@ describe.skipIf(redisMissing !== undefined)('serve --queue: the GP task on the j
       jobStatus: string;
     };
     expect(submitted.jobStatus).toBe('geoJobSubmitted');
-    expect((await until(first, token, submitted.jobId, (j) => j.jobStatus === 'geoJobExecuting')).jobStatus).toBe('geoJobExecuting');
+    // As in-process: waiting until a worker takes it.
+    expect((await until(first, token, submitted.jobId, (j) => j.jobStatus === 'geoJobWaiting')).jobStatus).toBe('geoJobWaiting');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await jobOf(first, token, submitted.jobId)).jobStatus).toBe('geoJobWaiting');
     first.child.proc.kill('SIGTERM');
     expect(await first.child.exited).toBe(0);
 
     const second = await startServe(dataDir);
     expect(second.child.stderr()).toMatch(/following 1 training-data job\(s\) an earlier run left on the job queue/);
-    expect((await jobOf(second, token, submitted.jobId)).jobStatus).toBe('geoJobExecuting');
+    expect((await jobOf(second, token, submitted.jobId)).jobStatus).toBe('geoJobWaiting');
     workers.push(await startQueueWorker(parseQueueUrl(redis.url), { concurrency: 2 }));
     const percents: number[] = [];
     const last = await until(second, token, submitted.jobId, (j) => {
@@ -135,10 +138,14 @@ describe.skipIf(redisMissing !== undefined)('serve --queue: the GP task on the j
     expect(await second.child.exited).toBe(0);
   }, 240_000);
 
-  it('cancel through the REST front: geoJobCancelling, then geoJobCancelled', async () => {
+  it('cancel through the REST front: a waiting job at once; an executing one geoJobCancelling, then geoJobCancelled', async () => {
     const dataDir = join(dir, 'site2');
     const s = await startServe(dataDir);
     const token = await siteAdminToken(dataDir);
+    const waiting = JSON.parse((await postForm(s, `${task}/submitJob`, form(token, 'never-run'))).body) as { jobId: string };
+    await until(s, token, waiting.jobId, (j) => j.jobStatus === 'geoJobWaiting');
+    const at = JSON.parse((await postForm(s, `${task}/jobs/${waiting.jobId}/cancel`, { token })).body) as { jobStatus: string };
+    expect(at.jobStatus).toBe('geoJobCancelled');
     workers.push(await startQueueWorker(parseQueueUrl(redis.url), { concurrency: 1 }));
     const { jobId } = JSON.parse((await postForm(s, `${task}/submitJob`, form(token, 'cancelled-job'))).body) as { jobId: string };
     const running = await until(s, token, jobId, (j) => j.progress !== undefined || ended(j));
@@ -148,6 +155,9 @@ describe.skipIf(redisMissing !== undefined)('serve --queue: the GP task on the j
     const last = await until(s, token, jobId, ended, 30_000);
     expect(last.jobStatus).toBe('geoJobCancelled');
     expect(last.messages?.map((m) => m.description)).toContain('Cancelled.');
+    // The waiting job was taken off the queue: no worker ever ran it.
+    expect((await jobOf(s, token, waiting.jobId)).jobStatus).toBe('geoJobCancelled');
+    expect(existsSync(join(dataDir, 'jobs', 'never-run'))).toBe(false);
     s.child.proc.kill('SIGTERM');
     expect(await s.child.exited).toBe(0);
   }, 120_000);

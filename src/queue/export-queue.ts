@@ -660,9 +660,14 @@ export async function watchExport(
   redis: Redis,
   s: QueueSettings,
   jobId: string,
-  o: Pick<ExportOptions, 'signal' | 'onProgress'> & { readonly detach?: AbortSignal } = {},
+  o: Pick<ExportOptions, 'signal' | 'onProgress'> & {
+    readonly detach?: AbortSignal;
+    /** Called once, when a worker has taken the export. */
+    readonly started?: () => void;
+  } = {},
 ): Promise<ExportSummary> {
   let cancelling = false;
+  let taken = false;
   let last = '';
   for (;;) {
     // No longer followed (a server stopping): the export goes on on the queue.
@@ -675,6 +680,10 @@ export async function watchExport(
     if (job === undefined) {
       if (cancelling) throw cancelled();
       throw new EngineError('NOT_FOUND', `the export ${jobId} is no longer on the queue`, { path: 'jobId' });
+    }
+    if (!taken && job.processedOn !== undefined && job.processedOn > 0) {
+      taken = true;
+      o.started?.();
     }
     const pr = job.progress;
     if (typeof pr === 'object' && pr !== null && JSON.stringify(pr) !== last) {

@@ -13,7 +13,7 @@ import type { QueueClient } from './worker.js';
 export function gpQueueHook(client: QueueClient): JobQueueHook {
   const detach = new AbortController();
   return {
-    async run(jobId, params, options) {
+    async run(jobId, params, options, started) {
       const existing = await Job.fromId(client.exports, jobId);
       if (existing === undefined) {
         if (params === undefined) {
@@ -28,6 +28,7 @@ export function gpQueueHook(client: QueueClient): JobQueueHook {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         detach: detach.signal,
+        started,
       });
     },
     detach() {
