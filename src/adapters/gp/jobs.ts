@@ -64,6 +64,8 @@ export interface JobQueueHook {
   ): Promise<ExportSummary>;
   /** Stop following every job (they go on on the queue): each run() rejects. */
   detach(): Promise<void>;
+  /** Take a job off the queue, or ask its workers to stop; resolves once a waiting job can no longer start. */
+  cancel(jobId: string): Promise<void>;
 }
 
 export interface JobRunner {
@@ -378,8 +380,9 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       }
       const status = job.record.status;
       if (status === 'geoJobWaiting') {
+        // On the job queue it is taken off the queue first.
+        if (queued) await queued.cancel(jobId);
         await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
-        // On the job queue it is taken off the queue.
         if (queued) job.controller.abort(new Error('cancelled'));
         return job.record;
       }
