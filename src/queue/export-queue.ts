@@ -446,6 +446,8 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
   const files = openerScope();
   try {
     const raw = job.data.params;
+    // Cancelled before a worker took it (the removal from the queue came too late).
+    if ((await redis.exists(cancelKey(s, exportId))) === 1) throw cancelled();
     const first = await redis.get(baseKey(s, exportId));
     const base = first === null ? undefined : (JSON.parse(first) as Base);
     let p = parseChipParams(raw);
@@ -648,7 +650,7 @@ export async function cancelExport(queue: Queue, redis: Redis, s: QueueSettings,
   await redis.set(stopKey(s, jobId), '1', 'EX', DAY);
   // A job no worker has taken yet is removed at once.
   const job = await Job.fromId(queue, jobId);
-  if (job && (await job.getState()) === 'waiting') await job.remove().catch(() => undefined);
+  if (job && ['waiting', 'delayed', 'prioritized'].includes(await job.getState())) await job.remove().catch(() => undefined);
 }
 
 /**

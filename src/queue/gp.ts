@@ -7,7 +7,7 @@
 import { Job } from 'bullmq';
 import type { JobQueueHook } from '../adapters/gp/jobs.js';
 import { EngineError } from '../core/errors.js';
-import { submitExport, watchExport } from './export-queue.js';
+import { cancelExport, submitExport, watchExport } from './export-queue.js';
 import type { QueueClient } from './worker.js';
 
 export function gpQueueHook(client: QueueClient): JobQueueHook {
@@ -31,6 +31,7 @@ export function gpQueueHook(client: QueueClient): JobQueueHook {
         started,
       });
     },
+    cancel: (jobId) => cancelExport(client.exports, client.redis, client.settings, jobId),
     detach() {
       detach.abort();
       return Promise.resolve();
