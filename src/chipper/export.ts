@@ -159,7 +159,7 @@ export async function exportTrainingData(rawParams: unknown, options: ExportOpti
 }
 
 /** A candidate kept for rendering, with its labels from the geometry. */
-interface Planned {
+export interface Planned {
   readonly c: Candidate;
   readonly objects: ChipObject[];
   readonly instanceObjects: ChipObject[];
@@ -167,7 +167,7 @@ interface Planned {
 }
 
 /** What is fixed for every chip of one export. */
-interface ChipRun {
+export interface ChipRun {
   readonly p: ChipParams;
   readonly inputs: ExportInputs;
   readonly writer: LabelWriter;
@@ -176,22 +176,45 @@ interface ChipRun {
   readonly emd: MetadataContext;
 }
 
-async function exportWith(
-  rawParams: unknown,
-  options: ExportOptions,
-  open: RasterOpener,
-  creating: (out: string) => Promise<void>,
-): Promise<ExportSummary> {
-  const p = parseChipParams(rawParams);
-  if (options.inputPolicy) {
-    const refused = await inputRefusals(p, options.inputPolicy);
-    if (refused.length > 0) throw combinedError(refused);
-  }
-  const { signal } = options;
-  const out = p.outputLocation;
-  const format = p.metadataFormat;
+/**
+ * One export planned: parameters checked, inputs opened, candidates and their geometry labels in
+ * candidate order, and the output folder's state (a journal continued, an earlier export appended
+ * to). The one-process export below and the queued export (src/queue: chip ranges on workers,
+ * one finalizer) both start from it, so both number and label the same chips.
+ */
+export interface ExportPlan {
+  readonly p: ChipParams;
+  readonly inputs: ExportInputs;
+  readonly writer: LabelWriter;
+  readonly names: Map<number, string>;
+  readonly classValues: number[];
+  readonly classes: ClassInfo[];
+  readonly emd: MetadataContext;
+  readonly labelsOutsideRaster: number;
+  readonly candidates: Candidate[];
+  /** The candidates left to render (after a resume's journal), those outside the mask dropped. */
+  readonly planned: Planned[];
+  /** Chips a journal recorded (resume), and an earlier export appended to. */
+  readonly done: ChipEntry[];
+  readonly earlier: EarlierExport | undefined;
+  /** Counts carried from the journal: the next index, chips kept and empty chips kept. */
+  readonly nextIndex: number;
+  readonly kept: number;
+  readonly emptyKept: number;
+  readonly skipped: { noLabels: number; outsideMask: number; noData: number; emptyRatio: number };
+  readonly firstCandidate: number;
+  /** Whether a planned candidate is rendered (it has labels, or every tile is exported). */
+  readonly labelled: (pl: Planned) => boolean;
+}
 
-  if (format === 'CycleGAN') return exportCycleGan(p, options);
+/** Plan an export (see ExportPlan); `dryRun` skips reading the output folder. CycleGAN is not planned here. */
+export async function planExport(
+  p: ChipParams,
+  options: Pick<ExportOptions, 'signal' | 'dryRun'>,
+  open: RasterOpener,
+): Promise<ExportPlan> {
+  const { signal } = options;
+  const format = p.metadataFormat;
   const writer = LABEL_WRITERS[format];
 
   const inputs = await openInputs(p, writer, open, signal);
@@ -211,7 +234,6 @@ async function exportWith(
     ? { done: [], earlier: undefined, classes: inputs.classes }
     : await folderState(p, info, inputs.classes);
 
-  const imageExt = IMAGE_EXT[p.chipFormat];
   const emd: MetadataContext = {
     format,
     tileSize: p.tileSize,
@@ -226,9 +248,6 @@ async function exportWith(
     vectorLabels: p.inputClassData === undefined ? undefined : classRasterSource === undefined,
   };
   const last = done[done.length - 1];
-  let nextIndex = last ? last.index + 1 : p.context.startIndex;
-  let kept = done.length;
-  let emptyKept = done.filter((e) => e.empty).length;
   const skipped = { noLabels: 0, outsideMask: 0, noData: 0, emptyRatio: 0 };
   const firstCandidate = last ? last.candidate + 1 : 0;
 
@@ -248,6 +267,72 @@ async function exportWith(
   }
   const labelled = (pl: Planned): boolean =>
     pl.objects.length > 0 || pl.instanceObjects.length > 0 || classRasterSource !== undefined || p.inputClassData === undefined;
+  return {
+    p,
+    inputs,
+    writer,
+    names,
+    classValues,
+    classes,
+    emd,
+    labelsOutsideRaster,
+    candidates,
+    planned,
+    done,
+    earlier,
+    nextIndex: last ? last.index + 1 : p.context.startIndex,
+    kept: done.length,
+    emptyKept: done.filter((e) => e.empty).length,
+    skipped,
+    firstCandidate,
+    labelled,
+  };
+}
+
+/** What is fixed for every chip of a planned export (the output folder is made by the caller). */
+export function chipRun(plan: ExportPlan): ChipRun {
+  const { p, inputs, writer, emd, classes, names } = plan;
+  const imageExt = IMAGE_EXT[p.chipFormat];
+  return {
+    p,
+    inputs,
+    writer,
+    folder: new ExportFolder(p.outputLocation),
+    emd,
+    labels: {
+      format: p.metadataFormat,
+      info: inputs.info,
+      classes,
+      names,
+      maxClass: classes.reduce((m, x) => Math.max(m, x.value), 0),
+      labelExt: imageExt === 'tif' || imageExt === 'mrf' ? 'tif' : 'png',
+      vocExtras: p.vocExtras,
+    },
+  };
+}
+
+async function exportWith(
+  rawParams: unknown,
+  options: ExportOptions,
+  open: RasterOpener,
+  creating: (out: string) => Promise<void>,
+): Promise<ExportSummary> {
+  const p = parseChipParams(rawParams);
+  if (options.inputPolicy) {
+    const refused = await inputRefusals(p, options.inputPolicy);
+    if (refused.length > 0) throw combinedError(refused);
+  }
+  const { signal } = options;
+  const out = p.outputLocation;
+
+  if (p.metadataFormat === 'CycleGAN') return exportCycleGan(p, options);
+
+  const plan = await planExport(p, options, open);
+  const { inputs, writer, classValues, classes, done, earlier, labelsOutsideRaster, candidates, planned, skipped, labelled } = plan;
+  const { items, info, extra, classRasterSource } = inputs;
+  const names = plan.names;
+  const imageExt = IMAGE_EXT[p.chipFormat];
+  let { nextIndex, kept, emptyKept } = plan;
 
   const total = candidates.length;
   if (options.dryRun) {
@@ -284,23 +369,8 @@ async function exportWith(
 
   await creating(out);
   await mkdir(out, { recursive: true });
-  const run: ChipRun = {
-    p,
-    inputs,
-    writer,
-    folder: new ExportFolder(out),
-    emd,
-    labels: {
-      format,
-      info,
-      classes,
-      names,
-      maxClass: classes.reduce((m, x) => Math.max(m, x.value), 0),
-      labelExt: imageExt === 'tif' || imageExt === 'mrf' ? 'tif' : 'png',
-      vocExtras: p.vocExtras,
-    },
-  };
-  const journal = await Journal.open(p, firstCandidate);
+  const run = chipRun(plan);
+  const journal = await Journal.open(p, plan.firstCandidate);
   try {
     // Render ahead (any pool), consume strictly in candidate order.
     const inFlight = Math.max(1, 2 * Math.max(1, options.pool?.size ?? 1));
@@ -429,7 +499,7 @@ const labelSetsOf = (p: ChipParams): LabelSet[] => (Object.keys(LABEL_SETS) as L
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
  * all at once. Returns the journal entry, to be recorded once every file is in place.
  */
-async function writeChip(
+export async function writeChip(
   run: ChipRun,
   c: Candidate,
   index: number,
@@ -495,7 +565,7 @@ async function writeChip(
  * stats.txt, manifest.json, the split lists, the label sets' files, and the EAS last (its presence
  * marks a finished export).
  */
-async function writeMetadata(
+export async function writeMetadata(
   run: ChipRun,
   written: readonly ChipEntry[],
   earlier: EarlierExport | undefined,

@@ -26,6 +26,7 @@ import { parseCreationOptions } from '../io/tiff-options.js';
 import { writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
+import type { ExportSummary } from '../chipper/export.js';
 
 export interface CliIo {
   /** Data: JSON listings, `info`, `validate`'s DAG. One line per call. */
@@ -470,6 +471,18 @@ function writeTo(stream: NodeJS.WritableStream, bytes: Uint8Array): Promise<void
   });
 }
 
+/** The closing line of `chip`, the same for a local and a queued export. */
+function chipSummary(summary: ExportSummary, ms: number): string {
+  const s = summary.skipped;
+  return (
+    `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
+    `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
+    `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${summary.labelsOutsideRaster} label(s) entirely outside the raster; ` +
+    `${(summary.bytes / 1048576).toFixed(1)} MiB` +
+    `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${ms} ms`
+  );
+}
+
 export function run(program: Command, io: CliIo): Command {
   // Set before the commands are added: subcommands inherit them. Commander's own messages are
   // replaced by the `error CODE at PATH: message` lines of formatError (main.ts).
@@ -776,9 +789,40 @@ export function run(program: Command, io: CliIo): Command {
     .argument('<params>', "parameters: a JSON file or inline JSON with the task's parameter names")
     .option('--workers <n>', 'worker threads rendering chips (0: inline); the output does not depend on it', '0')
     .option('--dry-run', 'plan only: count chips and labels and estimate the size; write nothing')
-    .action(async (params: string, o: { workers: string; dryRun?: boolean }) => {
+    .option(
+      '--queue <url>',
+      'submit the export to the job queue (redis://host:port) and follow it to its end; rasterflow worker processes run it, the output is the same',
+    )
+    .option('--range-size <n>', 'with --queue: candidate chips per range a worker takes (default 64)')
+    .action(async (params: string, o: { workers: string; dryRun?: boolean; queue?: string; rangeSize?: string }) => {
       const workers = parseCount(o.workers, 'workers', 0);
+      const rangeSize = o.rangeSize === undefined ? undefined : parseCount(o.rangeSize, 'range-size', 1);
+      if (rangeSize !== undefined && o.queue === undefined) throw new UsageError('range-size', '--range-size applies to --queue');
       const raw = readChipParams(params);
+      // Decision: a dry run plans here (it reads no pixels); --queue applies to real exports.
+      if (o.queue !== undefined && o.dryRun !== true) {
+        const { parseQueueUrl } = await import('../queue/connection.js');
+        const settings = asUsage(() => parseQueueUrl(o.queue!));
+        const { runQueuedChip } = await import('../queue/cli.js');
+        const started = Date.now();
+        const progress = progressBar(io, 0, started);
+        const summary = await runQueuedChip(settings, raw, {
+          ...(io.signal ? { signal: io.signal } : {}),
+          ...(rangeSize !== undefined ? { rangeSize } : {}),
+          onSubmitted: (id) => io.err(`submitted export ${id} to the job queue; waiting for workers`),
+          onProgress: (p) => progress.show(p.done, p.total, `${p.chips} chips`),
+        })
+          .catch((e: unknown) => {
+            throw interrupted(
+              io,
+              e,
+              'the export was cancelled; the chips written so far are kept: run it again with "resume": true to continue',
+            );
+          })
+          .finally(() => progress.done());
+        io.err(chipSummary(summary, Date.now() - started));
+        return;
+      }
       const pool = createPool({ size: workers });
       const started = Date.now();
       const progress = progressBar(io, 0, started);
@@ -797,14 +841,35 @@ export function run(program: Command, io: CliIo): Command {
           progress.done();
           return pool.destroy();
         });
-      const s = summary.skipped;
-      io.err(
-        `${summary.dryRun ? 'would write' : 'wrote'} ${summary.chips} chips (indexes ${summary.firstIndex}..${summary.nextIndex - 1}) with ${summary.labels} labels ` +
-          `from ${summary.candidates} candidates to ${summary.outputLocation}; skipped: ${s.noLabels} without labels, ${s.outsideMask} outside the mask, ` +
-          `${s.noData} with too much NoData, ${s.emptyRatio} over the empty-chip ratio; ${summary.labelsOutsideRaster} label(s) entirely outside the raster; ` +
-          `${(summary.bytes / 1048576).toFixed(1)} MiB` +
-          `${summary.dryRun ? ' (uncompressed estimate)' : ''} in ${Date.now() - started} ms`,
-      );
+      io.err(chipSummary(summary, Date.now() - started));
+    });
+
+  program
+    .command('worker')
+    .description(
+      'take jobs from the job queue: training-data exports submitted with --queue, in chip ranges (SIGINT/SIGTERM stop it after its current ranges)',
+    )
+    .option('--queue <url>', 'the Redis server of the job queue: redis://host:port (required)')
+    .option('--concurrency <n>', 'chip ranges worked at once', '1')
+    .hook('preAction', (_parent, action) => {
+      if (action.getOptionValue('queue') === undefined)
+        throw new UsageError('queue', 'worker needs --queue <url> (rasterflow worker --help lists the options)');
+    })
+    .action(async (o: { queue: string; concurrency: string }) => {
+      const { parseQueueUrl, displayUrl } = await import('../queue/connection.js');
+      const settings = asUsage(() => parseQueueUrl(o.queue));
+      const concurrency = parseCount(o.concurrency, 'concurrency', 1);
+      io.stopsGracefully?.();
+      const { startQueueWorker } = await import('../queue/worker.js');
+      const worker = await startQueueWorker(settings, { concurrency, log: process.env.RASTERFLOW_DEBUG ? io.err : undefined });
+      io.err(`worker on ${displayUrl(settings.url)} (${concurrency} range(s) at once); SIGINT or SIGTERM stops after the current ranges`);
+      await new Promise<void>((stop) => {
+        if (io.signal?.aborted) stop();
+        io.signal?.addEventListener('abort', () => stop(), { once: true });
+      });
+      io.err('stopping: finishing the ranges in hand');
+      await worker.close();
+      io.err('stopped');
     });
 
   program
@@ -819,6 +884,10 @@ export function run(program: Command, io: CliIo): Command {
       '--store <url>',
       'site store shared by several servers: postgres://user@host:5432/database (default: SQLite in the data folder)',
     )
+    .option(
+      '--queue <url>',
+      'run training-data jobs on the job queue (redis://host:port) with rasterflow worker processes, not in this one',
+    )
     .addHelpText(
       'after',
       [
@@ -832,8 +901,12 @@ export function run(program: Command, io: CliIo): Command {
         '(a command line is visible to other users of the machine).',
       ].join('\n'),
     )
-    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string; store?: string }) => {
+    .action(async (o: { port: string; httpPort?: string; host: string; data: string; config?: string; store?: string; queue?: string }) => {
       const port = asUsage(() => parsePort(o.port, 'port'));
+      if (o.queue !== undefined) {
+        const { parseQueueUrl } = await import('../queue/connection.js');
+        asUsage(() => parseQueueUrl(o.queue!));
+      }
       const httpPort = o.httpPort === undefined ? undefined : asUsage(() => parsePort(o.httpPort!, 'http-port'));
       io.stopsGracefully?.();
       // Loaded on use: the server (HTTP, TLS, SQLite) stays off the start-up path of the other commands.
@@ -845,6 +918,7 @@ export function run(program: Command, io: CliIo): Command {
         host: o.host,
         ...(o.config === undefined ? {} : { configFile: o.config }),
         ...(o.store === undefined ? {} : { store: o.store }),
+        ...(o.queue === undefined ? {} : { queue: o.queue }),
         print: io.err,
         log: lineLogger(io.err),
       });

@@ -44,6 +44,15 @@ export const SYSTEM_GP_SERVICE = { folder: 'System', serviceName: 'RasterAnalysi
 
 export type ShutdownHook = () => void | Promise<void>;
 
+/** `--queue`: the queue client and the GP runner's hook (loaded only then: BullMQ stays off the start-up path). */
+async function openGpQueue(url: string): Promise<{ hook: import('../adapters/gp/jobs.js').JobQueueHook; close(): Promise<void> }> {
+  const { parseQueueUrl } = await import('../queue/connection.js');
+  const { openQueueClient } = await import('../queue/worker.js');
+  const { gpQueueHook } = await import('../queue/gp.js');
+  const client = await openQueueClient(parseQueueUrl(url));
+  return { hook: gpQueueHook(client), close: () => client.close() };
+}
+
 export interface ServeOptions {
   /** Data folder (created when missing): `site.db`, `tls/`. Default `./rasterflow-site`. */
   readonly dataDir?: string;
@@ -73,6 +82,11 @@ export interface ServeOptions {
   readonly clock?: Clock;
   /** How long close() waits for requests in flight (default 30 s). */
   readonly drainMs?: number;
+  /**
+   * The job queue's Redis (`redis://host:port`): training-data jobs run on `rasterflow worker`
+   * processes instead of in this one, and go on while the server restarts.
+   */
+  readonly queue?: string;
 }
 
 export interface RunningServer {
@@ -227,17 +241,26 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     // The training-data task: jobs a previous run left unfinished are failed first (see recoverJobs),
     // then the service runs jobs until close() cancels the ones still waiting or running. On a shared
     // store, jobs other live servers run are left to them, and those of a server that stopped are
-    // failed by the periodic sweep of any server.
-    await leases.recover(site, true);
-    if (hasChangeFeed(store)) leases.startSweeping(site);
+    // failed by the periodic sweep of any server. With a job queue, unfinished jobs went on on the
+    // queue: they are followed again instead (below), and none is failed or swept.
+    const queue = options.queue === undefined ? undefined : await openGpQueue(options.queue);
+    if (queue === undefined) {
+      await leases.recover(site, true);
+      if (hasChangeFeed(store)) leases.startSweeping(site);
+    }
     lastHooks.push(() => leases.stop());
     // A site backup lease this server's own killed run left is released now, not after its time to live.
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
     // A cancel asked of this server for a job another server runs is passed on to it (job-leases.ts).
-    const gp = createGpService(site, { cancelElsewhere: (job) => leases.requestCancel(job) });
+    const gp = createGpService(site, { cancelElsewhere: (job) => leases.requestCancel(job), ...(queue ? { queue: queue.hook } : {}) });
     leases.onCancelRequest((id) => gp.runner.cancel(id));
     hooks.push(() => gp.close());
+    if (queue) {
+      const adopted = await gp.runner.adoptUnfinished();
+      if (adopted > 0) print(`following ${adopted} training-data job(s) an earlier run left on the job queue`);
+      hooks.push(() => queue.close());
+    }
     // Image services keep their rasters open between requests: release them on close.
     hooks.push(() => imageServicesOf(site).close());
     // Map services keep their feature stores and rasters open: release them on close too.

@@ -46,6 +46,31 @@ export interface JobRunnerOptions {
    * asks that server to cancel it and answers the record to show, or undefined when nobody runs it.
    */
   readonly cancelElsewhere?: (job: JobRecord) => Promise<JobRecord | undefined>;
+  /**
+   * Jobs run on the job queue (`serve --queue`) instead of in this process: any number follow at
+   * once here (they wait on the queue for workers), close() leaves them running there, and
+   * adoptUnfinished() follows the jobs an earlier run of the server left.
+   */
+  readonly queue?: JobQueueHook;
+}
+
+/** How the runner puts its jobs on the job queue (src/queue/gp.ts). */
+export interface JobQueueHook {
+  /**
+   * Run the job `jobId` on the queue, or follow it there when it is already on it (`params`
+   * undefined: a job an earlier run of the server submitted); answers its summary.
+   */
+  run(
+    jobId: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: ExportOptions,
+    /** Called when a worker takes the job: it executes (until then it waits on the queue). */
+    started: () => void,
+  ): Promise<ExportSummary>;
+  /** Stop following every job (they go on on the queue): each run() rejects. */
+  detach(): Promise<void>;
+  /** Take a job off the queue, or ask its workers to stop; resolves once a waiting job can no longer start. */
+  cancel(jobId: string): Promise<void>;
 }
 
 export interface JobRunner {
@@ -59,13 +84,19 @@ export interface JobRunner {
   cancel(jobId: string): Promise<JobRecord>;
   /** Resolves when the job has ended (at once for a job that is not running here). */
   settled(jobId: string): Promise<void>;
-  /** Cancels every job that has not ended and waits until each is recorded as cancelled. */
+  /**
+   * Cancels every job that has not ended and waits until each is recorded as cancelled. On the job
+   * queue, leaves them running there instead: the next start of the server follows them again.
+   */
   close(): Promise<void>;
+  /** On the job queue: follow the jobs the store holds as not ended (submitted by an earlier run of the server); answers how many. */
+  adoptUnfinished(): Promise<number>;
 }
 
 interface Live {
   record: JobRecord;
-  readonly params: Readonly<Record<string, unknown>>;
+  /** Undefined for a job adopted from the queue (its parameters are there). */
+  readonly params: Readonly<Record<string, unknown>> | undefined;
   readonly controller: AbortController;
   writes: Promise<void>;
   readonly done: Promise<void>;
@@ -106,7 +137,11 @@ export function emitEnd(deps: Pick<SiteDeps, 'emit'>, job: JobRecord): void {
 
 export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): JobRunner {
   const run = options.run ?? exportTrainingData;
-  const concurrency = options.concurrency ?? 1;
+  const queued = options.queue;
+  // On the job queue, jobs wait there for workers: all are followed at once here.
+  const concurrency = queued ? Infinity : (options.concurrency ?? 1);
+  /** On the job queue, close() stops following the jobs: they are not recorded as ended here. */
+  let detached = false;
   const interval = options.progressIntervalMs ?? 1000;
   const live = new Map<string, Live>();
   const queue: Live[] = [];
@@ -153,10 +188,13 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     const wall = performance.now();
     let lastWrite = -Infinity;
     const startTime = new Date(started).toISOString().replace('T', ' ').slice(0, 19);
-    await update(job, {
-      status: 'geoJobExecuting',
-      messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
-    });
+    const executing = (): Promise<void> =>
+      update(job, {
+        status: 'geoJobExecuting',
+        messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
+      });
+    // On the job queue a job waits there until a worker takes it (queued.run's `started`).
+    if (!queued) await executing();
     const mine = { written: 0, offset: 0 };
     try {
       let budget: Pick<ExportOptions, 'maxBytes' | 'maxBytesName'> = {};
@@ -176,7 +214,7 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const policy = options.inputPolicy ? { inputPolicy: await options.inputPolicy() } : {};
       // Cancelled while the policy and the disk were being read: the run is not started.
       if (job.controller.signal.aborted) throw new EngineError('ABORTED', 'the job was cancelled');
-      const summary = await run(job.params, {
+      const runOptions: ExportOptions = {
         ...policy,
         ...budget,
         signal: job.controller.signal,
@@ -197,7 +235,11 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
           lastWrite = t;
           void update(job, { progress });
         },
-      });
+      };
+      const started = (): void => {
+        if (job.record.status === 'geoJobWaiting' || job.record.status === 'geoJobSubmitted') void executing();
+      };
+      const summary = queued ? await queued.run(job.record.id, job.params, runOptions, started) : await run(job.params ?? {}, runOptions);
       const elapsed = ((performance.now() - wall) / 1000).toFixed(2);
       await end(
         job,
@@ -209,7 +251,14 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         { outLocation: { uri: summary.outputLocation } },
       );
     } catch (e) {
-      if (job.controller.signal.aborted) {
+      if (isTerminal(job.record.status)) {
+        // Ended already (a job cancelled while it waited on the queue).
+      } else if (detached && !job.controller.signal.aborted) {
+        // The server is stopping; the job goes on on the queue, recorded as it is.
+        await job.writes;
+        live.delete(job.record.id);
+        job.finish();
+      } else if (job.controller.signal.aborted) {
         await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
       } else {
         const err = e instanceof EngineError ? e : new EngineError('INTERNAL', String((e as Error)?.message ?? e));
@@ -338,7 +387,10 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       }
       const status = job.record.status;
       if (status === 'geoJobWaiting') {
+        // On the job queue it is taken off the queue first.
+        if (queued) await queued.cancel(jobId);
         await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
+        if (queued) job.controller.abort(new Error('cancelled'));
         return job.record;
       }
       if (status === 'geoJobExecuting') {
@@ -355,6 +407,13 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
 
     async close() {
       closing = true;
+      if (queued) {
+        detached = true;
+        const jobs = [...live.values()];
+        await queued.detach();
+        await Promise.all(jobs.map((j) => j.done.then(() => j.writes)));
+        return;
+      }
       const jobs = [...live.values()];
       for (const job of jobs) {
         // Submitted jobs are about to wait: let their Waiting write land first.
@@ -364,6 +423,24 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         }
       }
       await Promise.all(jobs.map((j) => j.done.then(() => j.writes)));
+    },
+
+    async adoptUnfinished() {
+      if (!queued) return 0;
+      let n = 0;
+      for (const record of await deps.store.listJobs()) {
+        if (isTerminal(record.status) || record.task !== TASK_KEY || live.has(record.id)) continue;
+        let finish!: () => void;
+        const done = new Promise<void>((resolve) => (finish = resolve));
+        const job: Live = { record, params: undefined, controller: new AbortController(), writes: Promise.resolve(), done, finish };
+        live.set(record.id, job);
+        // A cancel asked of the earlier run is asked again: the queue ends the job cancelled.
+        if (record.status === 'geoJobCancelling') job.controller.abort(new Error('cancelled'));
+        running++;
+        void execute(job).finally(() => running--);
+        n++;
+      }
+      return n;
     },
   };
 }

@@ -1,0 +1,12 @@
+/** Jobs on a queue (BullMQ on Redis): the training-data export split into chip ranges over `rasterflow worker` processes. */
+export { parseQueueUrl, connectQueue, displayUrl, EXPORTS_QUEUE, RANGES_QUEUE, type QueueSettings } from './connection.js';
+export {
+  submitExport,
+  watchExport,
+  cancelExport,
+  failureOf,
+  DEFAULT_RANGE_SIZE,
+  type ExportJobData,
+  type SubmitOptions,
+} from './export-queue.js';
+export { startQueueWorker, openQueueClient, type QueueWorker, type QueueWorkerOptions, type QueueClient } from './worker.js';
