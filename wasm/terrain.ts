@@ -402,7 +402,8 @@ function mendRow<T>(
 /**
  * The sliding loop over DEM values of type T, four cells per step: cells (i .. i + 3) take window
  * columns [i, i + 5] relative to `top` (column x - 1 of cell 0). West sums/differences are the
- * previous step's east ones. Then two cells, then the odd last one.
+ * previous step's east ones. Then two cells, then the odd last one. Starts at cell `from`; `ovf`
+ * carries the f32 overflow lanes seen before it (hornRowI).
  */
 // @ts-ignore: decorator
 @inline function hornRow<T>(
@@ -420,16 +421,17 @@ function mendRow<T>(
   k2: f64,
   srcs: usize,
   count: i32,
+  from: i32,
+  ovf: v128,
 ): void {
   const S = <usize>sizeof<T>();
   const vkx = f64x2.splat(kx);
   const vky = f64x2.splat(ky);
-  let t = ld2<T>(top);
-  let b = ld2<T>(bot);
-  let sW = colSum(t, ld2<T>(mid), b);
+  let i = from;
+  let t = ld2<T>(top + <usize>i * S);
+  let b = ld2<T>(bot + <usize>i * S);
+  let sW = colSum(t, ld2<T>(mid + <usize>i * S), b);
   let dW = f64x2.sub(b, t);
-  let i = 0;
-  let ovf = v128.splat<i32>(0);
   for (; i + 4 <= n; i += 4) {
     const o1 = <usize>(i + 2) * S;
     const o2 = <usize>(i + 4) * S;
@@ -487,36 +489,128 @@ function mendRow<T>(
   if (f32Stage(f) && v128.any_true(ovf)) mendRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count);
 }
 
+/** Four 8- or 16-bit values of type T at p as i32x4 (exact). */
+// @ts-ignore: decorator
+@inline function ld4i<T>(p: usize): v128 {
+  if (sizeof<T>() == 2) {
+    const w = v128.load64_zero(p);
+    return isSigned<T>() ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_low_i16x8_u(w);
+  }
+  const w = v128.load32_zero(p);
+  return isSigned<T>() ? i32x4.extend_low_i16x8_s(i16x8.extend_low_i8x16_s(w)) : i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(w));
+}
+
+/**
+ * hornRow for 8- and 16-bit DEMs: the Horn sums and differences in i32x4 lanes, four columns per
+ * vector. They are exact integers there (|t + 2m + b| <= 4 * 65535) as they are in the float64 of
+ * the TypeScript kernel, so gx = f64(sE - sW) kx and gy = f64(dW + 2 dM + dE) ky are the same bits.
+ * Cells i .. i + 3 read columns [i, i + 7] (A = [i, i + 3], B = [i + 4, i + 7]); the last cells go
+ * to hornRow (no read past column n + 1).
+ */
+// @ts-ignore: decorator
+@inline function hornRowI<T>(
+  f: i32,
+  kind: i32,
+  top: usize,
+  mid: usize,
+  bot: usize,
+  dst: usize,
+  n: i32,
+  kx: f64,
+  ky: f64,
+  k0: f64,
+  k1: f64,
+  k2: f64,
+  srcs: usize,
+  count: i32,
+): void {
+  const S = <usize>sizeof<T>();
+  const vkx = f64x2.splat(kx);
+  const vky = f64x2.splat(ky);
+  let i = 0;
+  let ovf = v128.splat<i32>(0);
+  if (n >= 6) {
+    let t = ld4i<T>(top);
+    let b = ld4i<T>(bot);
+    let cA = i32x4.add(i32x4.add(t, i32x4.shl(ld4i<T>(mid), 1)), b);
+    let dA = i32x4.sub(b, t);
+    for (; i + 6 <= n; i += 4) {
+      const o = <usize>(i + 4) * S;
+      t = ld4i<T>(top + o);
+      b = ld4i<T>(bot + o);
+      const cB = i32x4.add(i32x4.add(t, i32x4.shl(ld4i<T>(mid + o), 1)), b);
+      const dB = i32x4.sub(b, t);
+      const gx = i32x4.sub(i32x4.shuffle(cA, cB, 2, 3, 4, 5), cA);
+      const gy = i32x4.add(i32x4.add(dA, i32x4.shl(i32x4.shuffle(dA, dB, 1, 2, 3, 4), 1)), i32x4.shuffle(dA, dB, 2, 3, 4, 5));
+      const u1 = f64x2.mul(f64x2.convert_low_i32x4_s(gx), vkx);
+      const u2 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(gx, gx, 2, 3, 2, 3)), vkx);
+      const v1 = f64x2.mul(f64x2.convert_low_i32x4_s(gy), vky);
+      const v2 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(gy, gy, 2, 3, 2, 3)), vky);
+      if (f32Stage(f)) {
+        ovf = v128.or(ovf, out4(f, kind, dst, i, 4, u1, v1, u2, v2, k0, k1, k2, srcs, count));
+      } else {
+        store2(dst, i, kind, cell2(f, u1, v1));
+        store2(dst, i + 2, kind, cell2(f, u2, v2));
+      }
+      cA = cB;
+      dA = dB;
+    }
+  }
+  hornRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count, i, ovf);
+}
+
+/** The row loop for DEM type T: integer lanes for 8- and 16-bit types, f64 lanes otherwise. */
+// @ts-ignore: decorator
+@inline function hornAuto<T>(
+  f: i32,
+  kind: i32,
+  top: usize,
+  mid: usize,
+  bot: usize,
+  dst: usize,
+  n: i32,
+  kx: f64,
+  ky: f64,
+  k0: f64,
+  k1: f64,
+  k2: f64,
+  srcs: usize,
+  count: i32,
+): void {
+  if (!isFloat<T>() && sizeof<T>() <= 2) hornRowI<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count);
+  else hornRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count, 0, v128.splat<i32>(0));
+}
+
 // One function per (formula, output kind, DEM type), each with its own loop: the formula and the
 // output kind are constants there, and the module's optimizer keeps the functions apart (functions
 // with loops are not inlined), which keeps the build fast.
 
 function hsU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64): void {
-  hornRow<T>(F_HILLSHADE, OUT_U8, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
+  hornAuto<T>(F_HILLSHADE, OUT_U8, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
 }
 function hsF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64): void {
-  hornRow<T>(F_HILLSHADE, OUT_F32, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
+  hornAuto<T>(F_HILLSHADE, OUT_F32, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
 }
 function multiU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32): void {
-  hornRow<T>(F_MULTI, OUT_U8, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
+  hornAuto<T>(F_MULTI, OUT_U8, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
 }
 function multiF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32): void {
-  hornRow<T>(F_MULTI, OUT_F32, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
+  hornAuto<T>(F_MULTI, OUT_F32, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
 }
 function slopeDegF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornRow<T>(F_SLOPE_DEGREE, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+  hornAuto<T>(F_SLOPE_DEGREE, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
 }
 function slopePctF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornRow<T>(F_SLOPE_PERCENT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+  hornAuto<T>(F_SLOPE_PERCENT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
 }
 function slopePctF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornRow<T>(F_SLOPE_PERCENT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+  hornAuto<T>(F_SLOPE_PERCENT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
 }
 function aspectF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornRow<T>(F_ASPECT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+  hornAuto<T>(F_ASPECT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
 }
 function aspectF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornRow<T>(F_ASPECT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+  hornAuto<T>(F_ASPECT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
 }
 
 /** Traditional hillshade (U8 or F32 output): numerator k0 + k1 gx + k2 gy clamped at 0, over sqrt(1 + gx^2 + gy^2). */

@@ -340,6 +340,18 @@ describe.skipIf(off)('wasm terrain kernels', () => {
       expect(Array.from(wa.band)).toEqual(Array.from(ts.band));
       expect(Array.from(ts.band).some((v) => v > 0)).toBe(true);
     }
+    // An S16 DEM (the integer lanes) with a z-factor that takes its gradients there.
+    const W16 = 23;
+    const z16 = Int16Array.from({ length: W16 * H }, (_, i) => ((i % W16) * 1400 - 16000 + Math.floor(i / W16) * 300) | 0);
+    const info16 = gridInfo({ width: W16, height: H, cellSize: 1, pixelType: 'S16' });
+    for (const ZFactor of [1e17, 1]) {
+      const ts = await run(slope, { ZFactor }, info16, z16, undefined, 64, false);
+      const before = wasmCallCount();
+      const wa = await run(slope, { ZFactor }, info16, z16, undefined, 64, true);
+      expect(wasmCallCount()).toBeGreaterThan(before);
+      if (ZFactor > 1) expect(Array.from(wa.band)).toEqual(Array.from(ts.band));
+      else expect(await compare(slope, { ZFactor }, info16, z16, undefined, 64)).toBeUndefined();
+    }
   });
 
   it('fall back to TypeScript for what they do not take (F64 Hillshade and Slope in degrees, U16 Hillshade)', async () => {
