@@ -9,10 +9,12 @@
  * Level 1 of STYLE §2.9: the kernel alone, no evaluator, no tiling. The block is built as the
  * evaluator would (output rect grown by the plan's halo, mask 0 outside the raster).
  *
- * Hillshade (traditional, multidirectional), Slope and Aspect also run with their WebAssembly
- * SIMD128 path (src/wasm), rows "<function> kernel wasm, <dem>", beside the TypeScript kernel's row
- * (the "kernel" rows run the TypeScript path only); the wasm rows include copying the DEM into wasm
- * memory and the result out. No wasm rows when RASTERFLOW_SIMD=0 or the kernels are not built.
+ * Hillshade (traditional, multidirectional), Slope, Aspect and Curvature also run with their
+ * WebAssembly SIMD128 path (src/wasm), rows "<function> kernel wasm, <dem>", beside the TypeScript
+ * kernel's row (the "kernel" rows run the TypeScript path only); the wasm rows include copying the
+ * DEM into wasm memory and the result out. No wasm rows when RASTERFLOW_SIMD=0 or the kernels are
+ * not built. (d) The synthetic DEM rounded to S16 (the common integer DEM type): kernel and wasm
+ * rows, no plain loop.
  */
 import { resolve } from 'node:path';
 import { fromFile } from 'geotiff';
@@ -62,15 +64,15 @@ export function syntheticDem(size: number, seed = 42): Float32Array {
 export interface Dem {
   readonly name: string;
   readonly info: RasterInfo;
-  readonly z: Float32Array;
+  readonly z: Float32Array | Int16Array;
 }
 
-export function demOf(name: string, z: Float32Array, width: number, height: number, cell: number): Dem {
+export function demOf(name: string, z: Float32Array | Int16Array, width: number, height: number, cell: number): Dem {
   const info: RasterInfo = {
     width,
     height,
     bandCount: 1,
-    pixelType: 'F32',
+    pixelType: z instanceof Int16Array ? 'S16' : 'F32',
     extent: { xmin: 0, ymin: 0, xmax: width * cell, ymax: height * cell },
     cellSize: { x: cell, y: cell },
     spatialReference: { wkid: 32616, metersPerUnit: 1 },
@@ -276,6 +278,13 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
     demOf(`synthetic ${size}x${size}`, synthetic, size, size, 10),
     await jacksboro(),
     geographicDemOf(`geographic ${size}x${size}`, synthetic, size, size),
+    demOf(
+      `synthetic S16 ${size}x${size}`,
+      Int16Array.from(synthetic, (v) => Math.round(v)),
+      size,
+      size,
+      10,
+    ),
   ];
   const bench = new Bench({ name: 'terrain', time: opts.time ?? 500, iterations: opts.iterations ?? 8 });
   const pairs: { ours: string; reference?: string; pixels: number }[] = [];
@@ -289,21 +298,43 @@ export async function terrainBench(opts: TerrainBenchOptions = {}): Promise<Benc
     const cell = geographic ? 85 : dem.info.cellSize.x;
     const u8 = new Uint8Array(w * h);
     const f32 = new Float32Array(w * h);
-    const cases: { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain?: () => void; wasm?: boolean }[] = [
-      { fn: hillshade, plain: () => plainHillshade(dem.z, u8, w, h, cell), wasm: true },
-      { fn: hillshade, label: 'Hillshade multidirectional', args: { HillshadeType: 1 }, wasm: true },
-      { fn: slope, plain: () => plainSlope(dem.z, f32, w, h, cell), wasm: true },
-      { fn: aspect, plain: () => plainAspect(dem.z, f32, w, h, cell), wasm: true },
-      ...(geographic
-        ? [{ fn: surfaceParam, label: 'SurfaceParam slope 3x3', plain: () => plainQuadraticSlope(dem.z, f32, w, h, cell) }]
+    type Case = { fn: RasterFunction; label?: string; args?: Record<string, unknown>; plain?: () => void; wasm?: boolean };
+    const z = dem.z;
+    const cases: Case[] =
+      z instanceof Float32Array
+        ? [
+            { fn: hillshade, plain: () => plainHillshade(z, u8, w, h, cell), wasm: true },
+            { fn: hillshade, label: 'Hillshade multidirectional', args: { HillshadeType: 1 }, wasm: true },
+            { fn: slope, plain: () => plainSlope(z, f32, w, h, cell), wasm: true },
+            { fn: aspect, plain: () => plainAspect(z, f32, w, h, cell), wasm: true },
+            ...(geographic
+              ? [{ fn: surfaceParam, label: 'SurfaceParam slope 3x3', plain: () => plainQuadraticSlope(z, f32, w, h, cell) }]
+              : [
+                  {
+                    fn: curvature,
+                    label: 'Curvature standard',
+                    args: { Type: 0 },
+                    plain: () => plainCurvature(z, f32, w, h, cell, 0),
+                    wasm: true,
+                  },
+                  {
+                    fn: curvature,
+                    label: 'Curvature profile',
+                    args: { Type: 1 },
+                    plain: () => plainCurvature(z, f32, w, h, cell, 1),
+                    wasm: true,
+                  },
+                ]),
+          ]
         : [
-            { fn: curvature, label: 'Curvature standard', args: { Type: 0 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 0) },
-            { fn: curvature, label: 'Curvature profile', args: { Type: 1 }, plain: () => plainCurvature(dem.z, f32, w, h, cell, 1) },
-          ]),
-    ];
+            { fn: hillshade, wasm: true },
+            { fn: slope, wasm: true },
+            { fn: aspect, wasm: true },
+            { fn: curvature, label: 'Curvature standard', args: { Type: 0 }, wasm: true },
+          ];
     for (const { fn, label, args, plain, wasm: hasWasm } of cases) {
       const ours = `${label ?? fn.name} kernel, ${dem.name}`;
-      // Multidirectional Hillshade has no plain loop (its rows have no reference column).
+      // Multidirectional Hillshade and the S16 DEM have no plain loop (their rows have no reference column).
       const reference = plain === undefined ? undefined : `${label ?? fn.name} plain loop, ${dem.name}`;
       bench.add(ours, await kernelTask(fn, args ?? {}, dem));
       if (reference !== undefined) bench.add(reference, plain!);

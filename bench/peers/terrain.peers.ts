@@ -1,12 +1,16 @@
 /**
  * Terrain: the TypeScript kernel, the WebAssembly SIMD128 kernel (src/wasm) and, through
  * terrain_peers.py, gdaldem's compute (GDAL's Python bindings, MEM datasets), NumPy and SciPy where
- * they have the operation, on one synthetic F32 DEM.
+ * they have the operation, on one synthetic F32 DEM, and the same DEM rounded to S16 (rows "... S16",
+ * where gdaldem has the operation). Curvature's peer is NumPy: the Zevenbergen-Thorne polynomial
+ * that rasterflow's Curvature computes, written with array slices in float64 (gdaldem has no
+ * curvature).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { aspect } from '../../src/functions/terrain/aspect.js';
+import { curvature } from '../../src/functions/terrain/curvature.js';
 import { hillshade } from '../../src/functions/terrain/hillshade.js';
 import { slope } from '../../src/functions/terrain/slope.js';
 import type { RasterFunction } from '../../src/graph/types.js';
@@ -21,32 +25,43 @@ export const family: PeerFamily = {
   async run(size, repeats, say) {
     const z = syntheticDem(size);
     const dem = demOf(`synthetic ${size}x${size}`, z, size, size, CELL);
+    const z16 = Int16Array.from(z, (v) => Math.round(v));
+    const dem16 = demOf(`synthetic S16 ${size}x${size}`, z16, size, size, CELL);
     const px = (size * size) / 1e6;
     const wasm = wasmStatus().enabled;
     const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
     let lines;
     try {
       const file = join(dir, 'dem.f32');
+      const file16 = join(dir, 'dem.s16');
       writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-      lines = runPython(resolve(import.meta.dirname, 'terrain_peers.py'), [file, String(size), String(CELL), String(repeats)]);
+      writeFileSync(file16, new Uint8Array(z16.buffer, z16.byteOffset, z16.byteLength));
+      lines = runPython(resolve(import.meta.dirname, 'terrain_peers.py'), [file, file16, String(size), String(CELL), String(repeats)]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
     saySkipped(lines, say);
-    const ops: { op: string; fn: RasterFunction; args: Record<string, unknown> }[] = [
+    const ops: { op: string; fn: RasterFunction; args: Record<string, unknown>; s16?: boolean }[] = [
       { op: 'hillshade', fn: hillshade, args: {} },
       { op: 'hillshade multidirectional', fn: hillshade, args: { HillshadeType: 1 } },
       { op: 'slope', fn: slope, args: {} },
       { op: 'slope percent', fn: slope, args: { SlopeType: 2 } },
       { op: 'aspect', fn: aspect, args: {} },
+      { op: 'curvature standard', fn: curvature, args: { Type: 0 } },
+      { op: 'curvature profile', fn: curvature, args: { Type: 1 } },
+      { op: 'curvature planform', fn: curvature, args: { Type: 2 } },
+      { op: 'hillshade S16', fn: hillshade, args: {}, s16: true },
+      { op: 'slope S16', fn: slope, args: {}, s16: true },
+      { op: 'aspect S16', fn: aspect, args: {}, s16: true },
     ];
     const rows: PeerRow[] = [];
-    for (const { op, fn, args } of ops) {
+    for (const { op, fn, args, s16 } of ops) {
+      const input = s16 === true ? dem16 : dem;
       rows.push({
         op,
         measures: {
-          TS: px / (medianMs(await kernelTask(fn, args, dem, false), repeats) / 1000),
-          wasm: wasm ? px / (medianMs(await kernelTask(fn, args, dem, true), repeats) / 1000) : undefined,
+          TS: px / (medianMs(await kernelTask(fn, args, input, false), repeats) / 1000),
+          wasm: wasm ? px / (medianMs(await kernelTask(fn, args, input, true), repeats) / 1000) : undefined,
           gdaldem: peerValue(lines, 'gdaldem', op),
           NumPy: peerValue(lines, 'numpy', op),
           SciPy: peerValue(lines, 'scipy', op),
@@ -54,6 +69,7 @@ export const family: PeerFamily = {
         ratios: [
           ['TS', 'gdaldem'],
           ['wasm', 'gdaldem'],
+          ['wasm', 'TS'],
           ['wasm', 'NumPy'],
           ['wasm', 'SciPy'],
         ],

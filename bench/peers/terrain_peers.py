@@ -1,12 +1,15 @@
 """Native peers of rasterflow's terrain kernels, timed on the same DEM (bench/peers/run.ts).
 
-Usage: /usr/bin/python3 terrain_peers.py DEM.f32 SIZE CELL REPEATS
-The DEM is SIZE x SIZE little-endian float32 (row 0 north), CELL metres per cell (projected, UTM 16N).
+Usage: /usr/bin/python3 terrain_peers.py DEM.f32 DEM.s16 SIZE CELL REPEATS
+The DEM is SIZE x SIZE little-endian float32 (row 0 north), CELL metres per cell (projected, UTM 16N);
+DEM.s16 the same elevations rounded to int16 (the "S16" ops: gdaldem on an Int16 dataset).
 Prints one JSON object per line: {"peer", "op", "medianMs", "mpxPerSec"} or {"peer", "skipped": reason}.
 
 - gdaldem: gdal.DEMProcessing on an in-memory (MEM) dataset to a MEM dataset: GDAL's compute,
   no file I/O (the output dataset's allocation is included, as it is in a kernel call's output).
-- numpy: the Horn slope and hillshade as a NumPy user writes them (array slices, float64).
+- numpy: the Horn slope and hillshade as a NumPy user writes them (array slices, float64), and
+  curvature: the Zevenbergen & Thorne (1987) polynomial, the formula rasterflow's Curvature uses
+  (standard -2 (D + E) 100, profile and planform as in ArcGIS's "How Curvature works"), float64.
 - scipy: the Horn gradients with scipy.ndimage.correlate, then NumPy for the formula.
 """
 import json
@@ -30,35 +33,44 @@ def emit(peer, op, ms, pixels):
 
 
 def main():
-    path, size, cell, repeats = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    path, path16, size, cell, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
     try:
         import numpy as np
     except ImportError as e:
         print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
         return
     z = np.fromfile(path, dtype="<f4").reshape(size, size)
+    z16 = np.fromfile(path16, dtype="<i2").reshape(size, size)
     pixels = size * size
 
     try:
         from osgeo import gdal, osr
 
         gdal.UseExceptions()
-        src = gdal.GetDriverByName("MEM").Create("", size, size, 1, gdal.GDT_Float32)
-        src.SetGeoTransform((0, cell, 0, size * cell, 0, -cell))
-        srs = osr.SpatialReference()
-        srs.ImportFromEPSG(32616)
-        src.SetProjection(srs.ExportToWkt())
-        src.GetRasterBand(1).WriteArray(z)
+        def mem(array, gdal_type):
+            ds = gdal.GetDriverByName("MEM").Create("", size, size, 1, gdal_type)
+            ds.SetGeoTransform((0, cell, 0, size * cell, 0, -cell))
+            srs = osr.SpatialReference()
+            srs.ImportFromEPSG(32616)
+            ds.SetProjection(srs.ExportToWkt())
+            ds.GetRasterBand(1).WriteArray(array)
+            return ds
+
+        src = mem(z, gdal.GDT_Float32)
+        src16 = mem(z16, gdal.GDT_Int16)
         ops = {
-            "hillshade": dict(processing="hillshade", azimuth=315, altitude=45),
-            "hillshade multidirectional": dict(processing="hillshade", multiDirectional=True),
-            "slope": dict(processing="slope"),
-            "slope percent": dict(processing="slope", slopeFormat="percent"),
-            "aspect": dict(processing="aspect"),
+            "hillshade": (src, dict(processing="hillshade", azimuth=315, altitude=45)),
+            "hillshade multidirectional": (src, dict(processing="hillshade", multiDirectional=True)),
+            "slope": (src, dict(processing="slope")),
+            "slope percent": (src, dict(processing="slope", slopeFormat="percent")),
+            "aspect": (src, dict(processing="aspect")),
+            "hillshade S16": (src16, dict(processing="hillshade", azimuth=315, altitude=45)),
+            "slope S16": (src16, dict(processing="slope")),
+            "aspect S16": (src16, dict(processing="aspect")),
         }
-        for op, kw in ops.items():
+        for op, (ds, kw) in ops.items():
             processing = kw.pop("processing")
-            emit("gdaldem", op, median_ms(lambda: gdal.DEMProcessing("", src, processing, format="MEM", **kw), repeats), pixels)
+            emit("gdaldem", op, median_ms(lambda: gdal.DEMProcessing("", ds, processing, format="MEM", **kw), repeats), pixels)
     except ImportError as e:
         print(json.dumps({"peer": "gdaldem", "skipped": f"no GDAL Python bindings ({e})"}), flush=True)
 
@@ -83,7 +95,38 @@ def main():
         n = np.cos(zen) - np.sin(zen) * np.cos(az) * gx + np.sin(zen) * np.sin(az) * gy
         return (255 * np.maximum(n, 0) / np.sqrt(1 + gx * gx + gy * gy)).astype(np.uint8)
 
+    def zevenbergen_thorne(zz):
+        a, b, c = zz[:-2, :-2], zz[:-2, 1:-1], zz[:-2, 2:]
+        d, e, f = zz[1:-1, :-2], zz[1:-1, 1:-1], zz[1:-1, 2:]
+        g, h, i = zz[2:, :-2], zz[2:, 1:-1], zz[2:, 2:]
+        L = cell
+        D = ((d + f) / 2 - e) / L**2
+        E = ((b + h) / 2 - e) / L**2
+        F = (-a + c + g - i) / (4 * L * L)
+        G = (-d + f) / (2 * L)
+        H = (b - h) / (2 * L)
+        return D, E, F, G, H
+
+    def np_curv_standard():
+        D, E, _, _, _ = zevenbergen_thorne(z64)
+        return (-2 * (D + E) * 100).astype(np.float32)
+
+    def np_curv_profile():
+        D, E, F, G, H = zevenbergen_thorne(z64)
+        s = G * G + H * H
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(s == 0, 0, -2 * (D * G * G + E * H * H + F * G * H) / s * 100).astype(np.float32)
+
+    def np_curv_planform():
+        D, E, F, G, H = zevenbergen_thorne(z64)
+        s = G * G + H * H
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(s == 0, 0, 2 * (D * H * H + E * G * G - F * G * H) / s * 100).astype(np.float32)
+
     emit("numpy", "slope", median_ms(np_slope, repeats), pixels)
+    emit("numpy", "curvature standard", median_ms(np_curv_standard, repeats), pixels)
+    emit("numpy", "curvature profile", median_ms(np_curv_profile, repeats), pixels)
+    emit("numpy", "curvature planform", median_ms(np_curv_planform, repeats), pixels)
     emit("numpy", "hillshade", median_ms(np_hillshade, repeats), pixels)
 
     try:
@@ -100,7 +143,7 @@ def main():
         emit("scipy", "slope", median_ms(sp_slope, repeats), pixels)
     except ImportError as e:
         print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
-    print(json.dumps({"peer": "opencv", "skipped": "OpenCV has no hillshade, slope or aspect operation"}), flush=True)
+    print(json.dumps({"peer": "opencv", "skipped": "OpenCV has no hillshade, slope, aspect or curvature operation"}), flush=True)
 
 
 if __name__ == "__main__":

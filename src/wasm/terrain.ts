@@ -1,13 +1,22 @@
 /**
- * The terrain functions' wasm path (Slope, Aspect, Hillshade): the TypeScript kernel stays the
- * dispatcher and the reference. `hornViaWasm` runs one kernel call (one tile) with the same
- * `HornRows` window reader as the TypeScript path: the reader decides each row's fast span and
- * computes every other cell (raster edges, NoData neighbours) in TypeScript; the wasm row function
- * computes the fast span, the hot loop, with the same arithmetic (wasm/terrain.ts), so the result
- * is bit for bit the TypeScript kernel's.
+ * The terrain functions' wasm path (Slope, Aspect, Hillshade, Curvature): the TypeScript kernel
+ * stays the dispatcher and the reference. `hornViaWasm` / `windowViaWasm` run one kernel call (one
+ * tile) with the same window reader as the TypeScript path (`HornRows` / `WindowRows`): the reader
+ * decides each row's fast span and its other cells (raster edges, NoData neighbours) are computed
+ * in TypeScript; the wasm row function (wasm/terrain.ts) computes the fast span, the hot loop.
  *
- * Supported: an F32 DEM plane and an output plane the row function writes (F32, or U8 for
- * Hillshade). Anything else (other pixel types, F64 outputs, wasm off) returns false and the
+ * Arithmetic (wasm/terrain.ts says why):
+ *   - Aspect, Slope percent rise and Curvature: exact, bit for bit the TypeScript kernel's;
+ *   - Hillshade and Slope in degrees: the Horn gradients in f64 as the TypeScript kernel, the
+ *     output formula in f32 lanes, within the tolerance that terrain.test.ts states. The cells
+ *     outside the fast span are computed with the same f32 operations (`hillshadeOneF32`,
+ *     `hillshadeManyF32`, `slopeDegreeF32`: Math.fround after each operation, which gives the f32
+ *     result exactly for +, -, *, / and sqrt of f32 operands), so on the wasm path a cell has the
+ *     same bits whatever the tiling, as on the TypeScript path.
+ *
+ * Supported: a DEM plane of any type (F32, F64, U8, S8, U16, S16, U32, S32; each value converted to
+ * f64 exactly) and an output plane the row function writes (F32 everywhere, U8 for Hillshade, F64
+ * for the exact functions). Anything else (other output types, wasm off) returns false and the
  * caller runs its TypeScript path.
  *
  * Memory: the planes are bound through a `WasmCall` (planes.ts): used where they are when they
@@ -15,78 +24,176 @@
  */
 import type { PixelBlock } from '../core/pixel-block.js';
 import type { Plane } from '../core/pixel-type.js';
-import { type GradientParams, HornRows } from '../functions/terrain/gradient.js';
+import { type GradientParams, HornRows, type WindowParams, WindowRows } from '../functions/terrain/gradient.js';
 import { type Kernels, wasmKernels } from './module.js';
 import { WasmCall } from './planes.js';
 
+/** The terrain exports of the kernels' module (wasm/terrain.ts); addresses are byte addresses in its memory. */
+export interface TerrainExports {
+  terrainHillshade(
+    inType: number,
+    kind: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    k0: number,
+    k1: number,
+    k2: number,
+  ): void;
+  terrainMulti(
+    inType: number,
+    kind: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    c: number,
+    srcs: number,
+    count: number,
+  ): void;
+  terrainSlopeDegree(
+    inType: number,
+    kind: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+  ): void;
+  terrainSlopePercent(
+    inType: number,
+    kind: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+  ): void;
+  terrainAspect(inType: number, kind: number, top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number): void;
+  terrainCurvature(
+    inType: number,
+    kind: number,
+    type: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    cxx: number,
+    cyy: number,
+    cxy: number,
+    cx: number,
+    cy: number,
+  ): void;
+}
+
+const terrainExports = (k: Kernels): TerrainExports => k.exports as unknown as TerrainExports;
+
+/** DEM plane type codes (wasm/terrain.ts IN_*). */
+function inTypeOf(p: Plane): number {
+  if (p instanceof Float32Array) return 0;
+  if (p instanceof Float64Array) return 1;
+  if (p instanceof Uint8Array) return 2;
+  if (p instanceof Int8Array) return 3;
+  if (p instanceof Uint16Array) return 4;
+  if (p instanceof Int16Array) return 5;
+  if (p instanceof Uint32Array) return 6;
+  return 7; // Int32Array
+}
+
+/** Output planes a row function can write. */
+export type WasmOutput = 'F32' | 'U8' | 'F64';
+/** Output kind codes (wasm/terrain.ts OUT_*). */
+export const OUT_KIND: Readonly<Record<WasmOutput, number>> = { F32: 0, U8: 1, F64: 2 };
+
+function outputOf(dst: Plane): WasmOutput | undefined {
+  return dst instanceof Float32Array ? 'F32' : dst instanceof Uint8Array ? 'U8' : dst instanceof Float64Array ? 'F64' : undefined;
+}
+
 /**
  * One row's fast span: window column x - 1 of its first cell at byte addresses top, mid, bot in the
- * three DEM rows, n cells written from byte address dst, with the row's Horn factors kx, ky.
+ * three DEM rows, n cells written from byte address dst (the row's own factors are the caller's).
  */
-export type HornRowKernel = (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
-
-/** Output planes a row kernel can write. */
-export type WasmOutput = 'F32' | 'U8';
+export type SpanKernel = (top: number, mid: number, bot: number, dst: number, n: number) => void;
 
 let calls = 0;
 /** How many kernel calls ran in wasm in this thread (tests check the path they meant ran). */
 export const wasmCallCount = (): number => calls;
 
-function outputOf(dst: Plane): WasmOutput | undefined {
-  return dst instanceof Float32Array ? 'F32' : dst instanceof Uint8Array ? 'U8' : undefined;
+/** What a window reader gives the wasm driver after `compute(y)`. */
+interface SpanRows {
+  readonly fastFrom: number;
+  readonly fastTo: number;
+  readonly top: number;
+  readonly mid: number;
+  readonly bot: number;
 }
 
 /**
- * Compute `out` (band 0) from `dem` (band 0) in wasm. `row(k, kind)` picks the row function for
- * the output kind (undefined: not supported); `noData` and `cell` are what the TypeScript kernel
- * gives `HornRows.writeOtherCells`; `constants` (f64) are copied into wasm memory and their
- * address passed to `row` (0 when none). @returns false when the case is not supported (nothing written).
+ * The driver: bind the planes, then for each output row `prepare(y, view)` (the reader's
+ * `compute(y)` and the cells outside the fast span, written to `view`), then the row's fast span
+ * in wasm through `span(y)`. `kernel(x, inType, kind, constants)` picks the span function (undefined: not
+ * supported); `constants` (f64, then the same values as f32) are copied into wasm memory first.
  */
-export function hornViaWasm(
-  p: GradientParams,
+function spansViaWasm(
   dem: PixelBlock,
   out: PixelBlock,
-  noData: number,
-  cell: (gx: number, gy: number) => number,
-  row: (k: Kernels, kind: WasmOutput, constants: number) => HornRowKernel | undefined,
-  constants: readonly number[] = [],
+  rows: SpanRows,
+  prepare: (y: number, view: Plane) => void,
+  kernel: (x: TerrainExports, inType: number, kind: WasmOutput, constants: number) => SpanKernel | undefined,
+  constants: readonly number[],
 ): boolean {
   const k = wasmKernels();
   if (k === undefined) return false;
   const src = dem.bands[0];
   const dst = out.bands[0];
-  if (!(src instanceof Float32Array) || dst === undefined) return false;
+  if (src === undefined || dst === undefined) return false;
   const kind = outputOf(dst);
   if (kind === undefined) return false;
   const call = new WasmCall(k);
   let done = false;
   try {
-    const constPtr = call.constants(constants);
+    let constPtr = 0;
+    if (constants.length > 0) {
+      const n = constants.length;
+      const ptr = call.scratch(12 * n);
+      if (ptr === undefined) return false;
+      new Float64Array(k.arena.buffer, ptr, n).set(constants);
+      new Float32Array(k.arena.buffer, ptr + 8 * n, n).set(constants);
+      constPtr = ptr;
+    }
     const inPtr = call.input(src);
     const outPtr = call.output(dst);
-    if (constPtr === undefined || inPtr === undefined || outPtr === undefined) return false;
-    const fn = row(k, kind, constPtr);
+    if (inPtr === undefined || outPtr === undefined) return false;
+    const fn = kernel(terrainExports(k), inTypeOf(src), kind, constPtr);
     if (fn === undefined) return false;
     // The view after the call's last allocation (growing the memory detaches earlier views).
     const view = call.view(dst, outPtr, dst.length);
     const bpe = view.BYTES_PER_ELEMENT;
-    const rows = new HornRows(p, dem, out.rect);
+    const ibpe = src.BYTES_PER_ELEMENT;
     const w = out.rect.width | 0;
     for (let y = 0; y < out.rect.height; y++) {
-      rows.compute(y);
-      const o = y * w;
-      rows.writeOtherCells(view, out.mask, o, noData, cell);
+      prepare(y, view);
       const f0 = rows.fastFrom;
       const n = rows.fastTo - f0;
       if (n > 0) {
         fn(
-          inPtr + 4 * (rows.top + f0 - 1),
-          inPtr + 4 * (rows.mid + f0 - 1),
-          inPtr + 4 * (rows.bot + f0 - 1),
-          outPtr + bpe * (o + f0),
+          inPtr + ibpe * (rows.top + f0 - 1),
+          inPtr + ibpe * (rows.mid + f0 - 1),
+          inPtr + ibpe * (rows.bot + f0 - 1),
+          outPtr + bpe * (y * w + f0),
           n,
-          rows.kx,
-          rows.ky,
         );
       }
     }
@@ -97,4 +204,116 @@ export function hornViaWasm(
   } finally {
     if (!done) call.release();
   }
+}
+
+/** A Horn row function: the span plus the row's factors kx, ky. */
+export type HornRowKernel = (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+
+/**
+ * Compute `out` (band 0) from `dem` (band 0) in wasm, Horn functions. `row(x, inType, kind, constants)`
+ * picks the row function (undefined: not supported); `noData` and `cell` are what the kernel gives
+ * `HornRows.writeOtherCells` (for the f32-stage functions, their f32 formula); `constants` (f64)
+ * are copied into wasm memory, followed by their f32 roundings, and their address passed to `row`
+ * (0 when none). @returns false when the case is not supported (nothing written).
+ */
+export function hornViaWasm(
+  p: GradientParams,
+  dem: PixelBlock,
+  out: PixelBlock,
+  noData: number,
+  cell: (gx: number, gy: number) => number,
+  row: (x: TerrainExports, inType: number, kind: WasmOutput, constants: number) => HornRowKernel | undefined,
+  constants: readonly number[] = [],
+): boolean {
+  if (wasmKernels() === undefined) return false;
+  const rows = new HornRows(p, dem, out.rect);
+  const w = out.rect.width | 0;
+  return spansViaWasm(
+    dem,
+    out,
+    rows,
+    (y, view) => {
+      rows.compute(y);
+      rows.writeOtherCells(view, out.mask, y * w, noData, cell);
+    },
+    (x, inType, kind, c) => {
+      const fn = row(x, inType, kind, c);
+      return fn === undefined ? undefined : (t, m, b, d, n) => fn(t, m, b, d, n, rows.kx, rows.ky);
+    },
+    constants,
+  );
+}
+
+/**
+ * Compute `out` from `dem` in wasm, functions of the whole window (Curvature). `prepare(rows, y, view)`
+ * runs the reader's `compute(y)` and writes the cells outside the fast span to `view`;
+ * `span(x, inType, kind)` gives the row's fast-span function (it may read the reader's state, e.g. `sy`).
+ */
+export function windowViaWasm(
+  p: WindowParams,
+  dem: PixelBlock,
+  out: PixelBlock,
+  prepare: (rows: WindowRows, y: number, view: Plane) => void,
+  span: (x: TerrainExports, inType: number, kind: WasmOutput) => SpanKernel | undefined,
+): boolean {
+  if (wasmKernels() === undefined) return false;
+  const rows = new WindowRows(p, dem, out.rect);
+  return spansViaWasm(dem, out, rows, (y, view) => prepare(rows, y, view), span, []);
+}
+
+// ---- The f32 output stage of wasm/terrain.ts, cell by cell (the cells outside the fast span).
+
+const fr = Math.fround;
+const A = [
+  57.29577839927536, -19.098505533568567, 11.457114347385406, -8.163057288859694, 6.232640545666483, -4.706138647073333, 3.152877661086918,
+  -1.6324009175759946, 0.5481680432046695, -0.08647666075964544,
+].map(fr);
+const [B0, B1, B2, B3, B4, B5, B6, B7, B8, B9] = A as [number, number, number, number, number, number, number, number, number, number];
+
+/** q = U^2 + V^2 in f32 (U, V the f32 gradients); Infinity sends the cell to the exact formula. */
+const q32 = (U: number, V: number): number => fr(fr(U * U) + fr(V * V));
+
+/** Traditional hillshade in f32 (wasm/terrain.ts cell4 F_HILLSHADE); `exact` where q overflows. */
+export function hillshadeOneF32(u: number, v: number, k0: number, k1: number, k2: number, exact: (u: number, v: number) => number): number {
+  const U = fr(u);
+  const V = fr(v);
+  const q = q32(U, V);
+  if (q === Infinity) return exact(u, v);
+  const num = fr(fr(fr(k0) + fr(fr(k1) * U)) + fr(fr(k2) * V));
+  return fr((num > 0 ? num : 0) / fr(Math.sqrt(fr(1 + q))));
+}
+
+/** Multidirectional hillshade in f32 (cell4 F_MULTI): sources [k0, kx, ky, ...], constant c. */
+export function hillshadeManyF32(u: number, v: number, s: readonly number[], c: number, exact: (u: number, v: number) => number): number {
+  const U = fr(u);
+  const V = fr(v);
+  const q = q32(U, V);
+  if (q === Infinity) return exact(u, v);
+  let sum = fr(c);
+  for (let k = 0; k < s.length; k += 3) {
+    const n = fr(fr(fr(s[k]!) + fr(fr(s[k + 1]!) * U)) + fr(fr(s[k + 2]!) * V));
+    if (n > 0) sum = fr(sum + n);
+  }
+  return fr(sum / fr(Math.sqrt(fr(1 + q))));
+}
+
+/** atanUnitDegrees in f32 (atanUnit4). */
+function atanUnitF32(u: number): number {
+  const x = fr(u * u);
+  const x2 = fr(x * x);
+  const x4 = fr(x2 * x2);
+  const p03 = fr(fr(B0 + fr(B1 * x)) + fr(fr(B2 + fr(B3 * x)) * x2));
+  const p47 = fr(fr(B4 + fr(B5 * x)) + fr(fr(B6 + fr(B7 * x)) * x2));
+  const p8 = fr(fr(B8 + fr(B9 * x)) * fr(x4 * x4));
+  return fr(u * fr(fr(p03 + fr(p47 * x4)) + p8));
+}
+
+/** Slope in degrees in f32 (cell4 F_SLOPE_DEGREE); `exact` where q overflows. */
+export function slopeDegreeF32(u: number, v: number, exact: (u: number, v: number) => number): number {
+  const q = q32(fr(u), fr(v));
+  if (q === Infinity) return exact(u, v);
+  const r = fr(Math.sqrt(q));
+  const inv = r > 1;
+  const p = atanUnitF32(inv ? fr(1 / r) : r);
+  return inv ? fr(90 - p) : p;
 }

@@ -47,7 +47,7 @@ import {
   hornSum,
   removeEdgeEffectArg,
 } from './gradient.js';
-import { hornViaWasm } from '../../wasm/terrain.js';
+import { hornViaWasm, OUT_KIND } from '../../wasm/terrain.js';
 
 const args = {
   ZFactor: {
@@ -157,9 +157,13 @@ export const aspect = defineFunction<typeof args, AspectParams>({
   },
 
   kernel(p, inputs, out) {
-    // The wasm SIMD path when it is on and takes the case (F32 DEM and output): the same bits.
+    // The wasm SIMD path when it is on and takes the case (any DEM; F32 or F64 output): the same bits.
     if (
-      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, aspectOf, (k, kind) => (kind === 'F32' ? k.exports.aspectRow : undefined))
+      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, aspectOf, (x, inType, kind) => {
+        if (kind === 'U8') return undefined;
+        const o = OUT_KIND[kind];
+        return (t, m, b, d, n, kx, ky) => x.terrainAspect(inType, o, t, m, b, d, n, kx, ky);
+      })
     ) {
       return;
     }

@@ -43,7 +43,7 @@
  * type, then that cast.
  */
 import { rowCellSize } from '../../core/geodesy.js';
-import type { RasterInfo } from '../../core/pixel-block.js';
+import type { PixelBlock, RasterInfo } from '../../core/pixel-block.js';
 import type { Plane } from '../../core/pixel-type.js';
 import { floatOutputType } from '../../graph/output-type.js';
 import { argPaths } from '../../graph/args.js';
@@ -60,6 +60,7 @@ import {
   windowParams,
   WindowRows,
 } from './gradient.js';
+import { OUT_KIND, windowViaWasm } from '../../wasm/terrain.js';
 
 /** Curvature `Type` codes (the vendor's enumeration and Python API; see the file comment). */
 export const CurvatureType = { Standard: 0, Profile: 1, Planform: 2 } as const;
@@ -279,6 +280,51 @@ function shapeFast(
   }
 }
 
+/**
+ * Keeps `c` the constants of raster row `sy` (per row for Geodesic cells; constant otherwise).
+ * @returns the updater, called with each output row's window row.
+ */
+function constantsPerRow(p: CurvatureParams, c: Float64Array): (sy: number) => void {
+  const g = p.window.cell.geodesic;
+  const cell = { x: 0, y: 0 };
+  let factorRow = -1;
+  return (sy) => {
+    if (g !== undefined && sy >= 0 && sy !== factorRow) {
+      rowCellSize(g, sy, cell);
+      constants(p.z, cell.x, cell.y, c);
+      factorRow = sy;
+    }
+  };
+}
+
+/**
+ * The wasm SIMD path, when it is on (any DEM type; F32 or F64 output): the fast spans in wasm with
+ * the same expressions in f64 (bit for bit these loops'), the other cells as above.
+ * @returns false when it did not run (the TypeScript path runs).
+ */
+function curvatureWasm(p: CurvatureParams, dem: PixelBlock, out: PixelBlock): boolean {
+  const c = Float64Array.from(p.c);
+  const rowConstants = constantsPerRow(p, c);
+  return windowViaWasm(
+    p.window,
+    dem,
+    out,
+    (rows, y, view) => {
+      rows.compute(y);
+      rowConstants(rows.sy);
+      const o = y * out.rect.width;
+      windowCells(rows, p.type, c, view, out.mask, o, 0, rows.fastFrom);
+      windowCells(rows, p.type, c, view, out.mask, o, rows.fastTo, out.rect.width);
+    },
+    (x, inType, kind) => {
+      if (kind === 'U8') return undefined;
+      const o = OUT_KIND[kind];
+      const type = p.type;
+      return (t, m, b, d, n) => x.terrainCurvature(inType, o, type, t, m, b, d, n, c[0]!, c[1]!, c[2]!, c[3]!, c[4]!);
+    },
+  );
+}
+
 export const curvature = defineFunction<typeof args, CurvatureParams>({
   name: 'Curvature',
   summary: 'Standard, profile or planform curvature, 1/100 z-unit (Zevenbergen-Thorne 3x3 polynomial).',
@@ -314,21 +360,16 @@ export const curvature = defineFunction<typeof args, CurvatureParams>({
   },
 
   kernel(p, inputs, out) {
+    if (curvatureWasm(p, inputs[p.dem]!, out)) return;
     const rows = new WindowRows(p.window, inputs[p.dem]!, out.rect);
     const dst = out.bands[0]!;
     const mask = out.mask;
     const w = out.rect.width | 0; // | 0: a small integer, so row offsets stay integers (see WindowRows)
     const c = Float64Array.from(p.c);
-    const g = p.window.cell.geodesic;
-    const cell = { x: 0, y: 0 };
-    let factorRow = -1;
+    const rowConstants = constantsPerRow(p, c);
     for (let y = 0; y < out.rect.height; y++) {
       rows.compute(y);
-      if (g !== undefined && rows.sy >= 0 && rows.sy !== factorRow) {
-        rowCellSize(g, rows.sy, cell);
-        constants(p.z, cell.x, cell.y, c);
-        factorRow = rows.sy;
-      }
+      rowConstants(rows.sy);
       const o = y * w;
       const f0 = rows.fastFrom;
       const f1 = rows.fastTo;

@@ -490,12 +490,30 @@ export class WindowRows {
     if (p.edges === EdgeMode.Vendor) {
       // (sx, sy) is an inner cell: the whole window lies inside the raster.
       let missing = 0;
-      for (let dy = -1, k = 0; dy <= 1; dy++) {
-        for (let dx = -1; dx <= 1; dx++, k++) {
-          const v = this.maskAt(sx + dx, sy + dy);
-          okw[k] = v;
-          win[o + k] = this.valueAt(sx + dx, sy + dy);
-          if (v === 0) missing++;
+      const c = sx - this.bx;
+      const r = sy - this.by;
+      if (c >= 1 && r >= 1 && c < this.bw - 1 && r < this.bh - 1) {
+        // Inside the block (always, with the halo of 2): direct indices (one of these per edge cell and row).
+        const bw = this.bw;
+        const mk = this.mask;
+        const src = this.src;
+        for (let dy = -1, k = 0; dy <= 1; dy++) {
+          const j = (r + dy) * bw + c;
+          for (let dx = -1; dx <= 1; dx++, k++) {
+            const v = mk[j + dx]!;
+            okw[k] = v;
+            win[o + k] = src[j + dx]!;
+            if (v === 0) missing++;
+          }
+        }
+      } else {
+        for (let dy = -1, k = 0; dy <= 1; dy++) {
+          for (let dx = -1; dx <= 1; dx++, k++) {
+            const v = this.maskAt(sx + dx, sy + dy);
+            okw[k] = v;
+            win[o + k] = this.valueAt(sx + dx, sy + dy);
+            if (v === 0) missing++;
+          }
         }
       }
       if (missing > 1) {

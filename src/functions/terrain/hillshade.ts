@@ -60,7 +60,7 @@ import {
   SlopeType,
   surfaceArgs,
 } from './gradient.js';
-import { hornViaWasm } from '../../wasm/terrain.js';
+import { hillshadeManyF32, hillshadeOneF32, hornViaWasm, OUT_KIND } from '../../wasm/terrain.js';
 
 export const HillshadeType = { Traditional: 0, Multidirectional: 1 } as const;
 
@@ -215,36 +215,43 @@ function multiRow(rows: HornRows, p: HillshadeParams, dst: Plane, mask: Uint8Arr
 }
 
 /**
- * The wasm SIMD path (F32 DEM; U8 or F32 output), when it is on: the same bits as the rows above.
+ * The wasm SIMD path, when it is on (any DEM type; U8 or F32 output): the Horn gradients as above,
+ * the shade in f32 lanes (src/wasm/terrain.ts: within a stated tolerance of the rows above, and
+ * the cells outside the fast span computed with the same f32 operations, so tiles agree).
  * @returns false when it did not run (the TypeScript path runs).
  */
 function hillshadeWasm(p: HillshadeParams, dem: PixelBlock, out: PixelBlock, one: boolean): boolean {
+  if (out.bands[0] instanceof Float64Array) return false; // F64 keeps the float64 shade: the TypeScript rows
   const s = p.sources;
   if (one) {
     const [k0, k1, k2] = [s[0]!, s[1]!, s[2]!];
+    const exact = (u: number, v: number): number => shadeOne(u, v, k0, k1, k2);
     return hornViaWasm(
       p.gradient,
       dem,
       out,
       0,
-      (u, v) => shadeOne(u, v, k0, k1, k2),
-      (k, kind) => {
-        const f = kind === 'U8' ? k.exports.hillshadeRowU8 : k.exports.hillshadeRowF32;
-        return (t, m, b, d, n, kx, ky) => f(t, m, b, d, n, kx, ky, k0, k1, k2);
+      (u, v) => hillshadeOneF32(u, v, k0, k1, k2, exact),
+      (x, inType, kind) => {
+        if (kind === 'F64') return undefined;
+        const o = OUT_KIND[kind];
+        return (t, m, b, d, n, kx, ky) => x.terrainHillshade(inType, o, t, m, b, d, n, kx, ky, k0, k1, k2);
       },
     );
   }
   const c = p.constant;
   const count = s.length / 3;
+  const exact = (u: number, v: number): number => shadeMany(u, v, s, c);
   return hornViaWasm(
     p.gradient,
     dem,
     out,
     0,
-    (u, v) => shadeMany(u, v, s, c),
-    (k, kind, srcs) => {
-      const f = kind === 'U8' ? k.exports.multiRowU8 : k.exports.multiRowF32;
-      return (t, m, b, d, n, kx, ky) => f(t, m, b, d, n, kx, ky, c, srcs, count);
+    (u, v) => hillshadeManyF32(u, v, s, c, exact),
+    (x, inType, kind, srcs) => {
+      if (kind === 'F64') return undefined;
+      const o = OUT_KIND[kind];
+      return (t, m, b, d, n, kx, ky) => x.terrainMulti(inType, o, t, m, b, d, n, kx, ky, c, srcs, count);
     },
     s,
   );

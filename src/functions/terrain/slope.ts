@@ -47,7 +47,7 @@ import {
   SlopeType,
   surfaceArgs,
 } from './gradient.js';
-import { hornViaWasm } from '../../wasm/terrain.js';
+import { hornViaWasm, OUT_KIND, slopeDegreeF32 } from '../../wasm/terrain.js';
 
 export { SlopeType };
 
@@ -65,6 +65,8 @@ const slopeOf = (u: number, v: number, percent: boolean): number =>
 
 const degreeCell = (u: number, v: number): number => slopeOf(u, v, false);
 const percentCell = (u: number, v: number): number => slopeOf(u, v, true);
+/** Degrees on the wasm path: its f32 output stage. */
+const degreeCellF32 = (u: number, v: number): number => slopeDegreeF32(u, v, degreeCell);
 
 /** One output row (dst offset o): the reader's cells from gx/gy/ok, the fast span by sliding. */
 function slopeRow(rows: HornRows, dst: Plane, mask: Uint8Array, o: number, kx: number, ky: number, percent: boolean): void {
@@ -129,12 +131,17 @@ export const slope = defineFunction<typeof args, SlopeParams>({
   },
 
   kernel(p, inputs, out) {
-    // The wasm SIMD path when it is on and takes the case (F32 DEM and output): the same bits.
+    // The wasm SIMD path when it is on and takes the case (any DEM; F32 output, or F64 for percent
+    // rise): percent rise bit for bit, degrees with the f32 output stage (src/wasm/terrain.ts).
     const percent = p.percent;
     if (
-      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, percent ? percentCell : degreeCell, (k, kind) =>
-        kind !== 'F32' ? undefined : percent ? k.exports.slopePercentRow : k.exports.slopeDegreeRow,
-      )
+      hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, percent ? percentCell : degreeCellF32, (x, inType, kind) => {
+        if (kind === 'U8' || (kind === 'F64' && !percent)) return undefined;
+        const o = OUT_KIND[kind];
+        return percent
+          ? (t, m, b, d, n, kx, ky) => x.terrainSlopePercent(inType, o, t, m, b, d, n, kx, ky)
+          : (t, m, b, d, n, kx, ky) => x.terrainSlopeDegree(inType, o, t, m, b, d, n, kx, ky);
+      })
     ) {
       return;
     }
