@@ -25,34 +25,11 @@ interface WasmApi {
 const WA = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
 /**
- * A row kernel of wasm/terrain.ts: rows `top`, `mid`, `bot` of the DEM and the output row `dst` (byte
- * addresses in the module's memory), `n` cells, the Horn weights `kx`, `ky`, then `extra` constants.
+ * What every family's glue reads of the module: its memory. Each family declares its own kernels'
+ * exports beside its glue (src/wasm/<family>.ts) and reads them from `exports`.
  */
-type RowKernel<Extra extends number[] = []> = (
-  top: number,
-  mid: number,
-  bot: number,
-  dst: number,
-  n: number,
-  kx: number,
-  ky: number,
-  ...extra: Extra
-) => void;
-/** One oblique light: the shade's three constants. */
-type OneLight = RowKernel<[k0: number, k1: number, k2: number]>;
-/** Several lights: the zenith constant, the address of the sources' constants and their count. */
-type ManyLights = RowKernel<[c: number, srcs: number, count: number]>;
-
-/** The kernels' exports (wasm/terrain.ts; plain functions, no `this`). */
 export interface KernelExports {
   readonly memory: WasmMemory;
-  readonly hillshadeRowU8: OneLight;
-  readonly hillshadeRowF32: OneLight;
-  readonly multiRowU8: ManyLights;
-  readonly multiRowF32: ManyLights;
-  readonly slopeDegreeRow: RowKernel;
-  readonly slopePercentRow: RowKernel;
-  readonly aspectRow: RowKernel;
 }
 
 export interface Kernels {
