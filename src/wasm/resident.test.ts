@@ -47,13 +47,17 @@ afterEach(async () => {
 
 const wasmOn = wasmStatus().enabled;
 
-/** Slope -> Hillshade (of the slope surface) -> Aspect: three wasm terrain kernels, F32 all along. */
+/**
+ * Slope (percent rise) -> Curvature (of the slope surface) -> Aspect: three wasm terrain kernels whose
+ * results equal the TypeScript kernels' bit for bit (Hillshade and Slope in degrees compute their last
+ * step in single precision, within a stated tolerance: src/wasm/terrain.test.ts), F32 all along.
+ */
 const CHAIN = {
   rasterFunction: 'Aspect',
   rasterFunctionArguments: {
     Raster: {
-      rasterFunction: 'Hillshade',
-      rasterFunctionArguments: { Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { ZFactor: 3 } }, Azimuth: 135 },
+      rasterFunction: 'Curvature',
+      rasterFunctionArguments: { Raster: { rasterFunction: 'Slope', rasterFunctionArguments: { SlopeType: 2, ZFactor: 3 } } },
       outputPixelType: 'F32',
     },
   },
