@@ -331,7 +331,6 @@ async function exportWith(
   const { inputs, writer, classValues, classes, done, earlier, labelsOutsideRaster, candidates, planned, skipped, labelled } = plan;
   const { items, info, extra, classRasterSource } = inputs;
   const names = plan.names;
-  const imageExt = IMAGE_EXT[p.chipFormat];
   let { nextIndex, kept, emptyKept } = plan;
 
   const total = candidates.length;
@@ -441,24 +440,9 @@ async function exportWith(
         skipped.emptyRatio++;
         continue;
       }
-      if (p.blackenAroundFeature && writer.blackensAroundFeature === true && c.feature !== undefined) {
-        const inside = new Uint8Array(w * h);
-        for (const o of objects) classRaster([o], w, h, inside);
-        for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
-      }
       overBudget(Math.max(largest, rawChip));
       const index = nextIndex++;
-      const stem = String(index).padStart(p.indexDigits, '0');
-      const chip: LabelChip = {
-        stem,
-        imageName: `${stem}.${imageExt}`,
-        width: w,
-        height: h,
-        ...(c.feature ? { feature: c.feature } : {}),
-        objects,
-        instanceObjects: pl.instanceObjects,
-        ...(classValuesChip ? { classValues: classValuesChip } : {}),
-      };
+      const chip = labelChip(run, pl, index, image, objects, classValuesChip);
       const entry = await writeChip(run, c, index, chip, empty, image, image2);
       // A chip that passed the budget after all is not recorded: a resume writes it again.
       overBudget(entry.bytes);
@@ -494,6 +478,39 @@ async function exportWith(
 
 /** The label sets the export writes, in the order of LABEL_SETS. */
 const labelSetsOf = (p: ChipParams): LabelSet[] => (Object.keys(LABEL_SETS) as LabelSet[]).filter((s) => p.labelSets.includes(s));
+
+/**
+ * A kept chip from its pixels on, as the one-process loop and a queued range (src/queue) both do it:
+ * the pixels outside the feature's objects blackened when asked, and the chip's label record.
+ */
+export function labelChip(
+  run: ChipRun,
+  pl: Planned,
+  index: number,
+  image: PixelBlock,
+  objects: ChipObject[],
+  classValues: Uint8Array | Uint16Array | undefined,
+): LabelChip {
+  const { p, writer } = run;
+  const c = pl.c;
+  const { width: w, height: h } = c.window;
+  if (p.blackenAroundFeature && writer.blackensAroundFeature === true && c.feature !== undefined) {
+    const inside = new Uint8Array(w * h);
+    for (const o of objects) classRaster([o], w, h, inside);
+    for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
+  }
+  const stem = String(index).padStart(p.indexDigits, '0');
+  return {
+    stem,
+    imageName: `${stem}.${IMAGE_EXT[p.chipFormat]}`,
+    width: w,
+    height: h,
+    ...(c.feature ? { feature: c.feature } : {}),
+    objects,
+    instanceObjects: pl.instanceObjects,
+    ...(classValues ? { classValues } : {}),
+  };
+}
 
 /**
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,

@@ -36,6 +36,7 @@ import type { PixelBlock } from '../core/pixel-block.js';
 import { openerScope } from '../io/source.js';
 import {
   chipRun,
+  labelChip,
   exportTrainingData,
   planExport,
   writeChip,
@@ -51,8 +52,6 @@ import { removeTemporaries } from '../chipper/files.js';
 import { componentObjects } from '../chipper/grid.js';
 import { inputRefusals, openRefusal, type InputPolicy, type RasterOpener } from '../chipper/inputs.js';
 import { Journal, type ChipEntry } from '../chipper/journal.js';
-import type { LabelChip } from '../chipper/label-writers.js';
-import { classRaster } from '../chipper/labels.js';
 import type { ClassInfo } from '../chipper/metadata.js';
 import { parseChipParams } from '../chipper/params.js';
 import { renderChip } from '../chipper/pixels.js';
@@ -293,9 +292,8 @@ async function renderRange(o: Opened, data: RangeJobData, stop: () => Promise<vo
 
 async function writeRange(o: Opened, data: RangeJobData, stop: () => Promise<void>): Promise<ChipEntry[]> {
   const { plan, run } = o;
-  const { p, writer } = plan;
+  const { p } = plan;
   const dir = stagingDir(p.outputLocation, data.exportId);
-  const imageExt = { TIFF: 'tif', PNG: 'png', JPEG: 'jpg', MRF: 'mrf' }[p.chipFormat];
   const entries: ChipEntry[] = [];
   for (const [id, index] of data.assign ?? []) {
     await stop();
@@ -307,22 +305,7 @@ async function writeRange(o: Opened, data: RangeJobData, stop: () => Promise<voi
     // As the one-process loop, from its pixels on: the class chip's objects, the blackening, the chip.
     const objects = classValues ? componentObjects(classValues, w, h, plan.names) : pl.objects;
     const empty = objects.length === 0 && pl.instanceObjects.length === 0;
-    if (p.blackenAroundFeature && writer.blackensAroundFeature === true && c.feature !== undefined) {
-      const inside = new Uint8Array(w * h);
-      for (const ob of objects) classRaster([ob], w, h, inside);
-      for (let i = 0; i < w * h; i++) if (inside[i] === 0) for (const band of image.bands) band[i] = 0;
-    }
-    const stem = String(index).padStart(p.indexDigits, '0');
-    const chip: LabelChip = {
-      stem,
-      imageName: `${stem}.${imageExt}`,
-      width: w,
-      height: h,
-      ...(c.feature ? { feature: c.feature } : {}),
-      objects,
-      instanceObjects: pl.instanceObjects,
-      ...(classValues ? { classValues } : {}),
-    };
+    const chip = labelChip(run, pl, index, image, objects, classValues);
     entries.push(await writeChip(run, c, index, chip, empty, image, image2));
   }
   return entries;
