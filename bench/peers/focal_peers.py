@@ -17,23 +17,11 @@ import json
 import sys
 import time
 
-
-def median_ms(fn, repeats):
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    return times[len(times) // 2]
+from peers_common import emit, median_ms
 
 
-def emit(peer, op, ms, pixels, note=None):
-    line = {"peer": peer, "op": op, "medianMs": ms, "mpxPerSec": pixels / 1e6 / (ms / 1000)}
-    if note:
-        line["note"] = note
-    print(json.dumps(line), flush=True)
+
+
 
 
 SMOOTH3 = [0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625]

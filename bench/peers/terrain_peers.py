@@ -16,20 +16,11 @@ import json
 import sys
 import time
 
-
-def median_ms(fn, repeats):
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    return times[len(times) // 2]
+from peers_common import emit, median_ms
 
 
-def emit(peer, op, ms, pixels):
-    print(json.dumps({"peer": peer, "op": op, "medianMs": ms, "mpxPerSec": pixels / 1e6 / (ms / 1000)}), flush=True)
+
+
 
 
 def main():
