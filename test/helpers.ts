@@ -1,5 +1,6 @@
 /** Test helpers: run one function over in-memory rasters, whole and tiled, without a rule. */
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { EngineError } from '../src/core/errors.js';
 import type { PixelBlock, RasterInfo } from '../src/core/pixel-block.js';
 import { openerScope } from '../src/io/index.js';
@@ -357,4 +358,16 @@ export function runCli(
     ? `${r.stderr}\n[runCli] killed: still running after ${options.timeoutMs ?? 60_000} ms (rasterflow ${args.join(' ')})`
     : r.stderr;
   return { code: r.status, stdout: r.stdout, stderr, timedOut };
+}
+
+/** A free TCP port on loopback (for a server a test starts: PostgreSQL, Redis). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

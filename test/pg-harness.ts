@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './helpers.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,17 +30,6 @@ export function findPostgres(): string | undefined {
 /** The message a suite prints when it skips. */
 export const NO_POSTGRES =
   'PostgreSQL is not installed (no initdb/pg_ctl under /usr/lib/postgresql/*/bin or PG_BIN): the PostgreSQL store tests skip';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface PgServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>`. */

@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { momentsOf } from './metadata.js';
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../test/helpers.js';
 
 describe('momentsOf on U8 bands', () => {
   // The histogram path (Uint8Array) against the pixel loop (the same values in a Float64Array):
   // every figure equal bit for bit, whatever the mask, the length (tails of the 4-way unrolling)
   // and the spread of the values.
   it('gives the same bits as the pixel loop', () => {
-    const next = rng(7);
+    const next = prng(7);
     for (let round = 0; round < 40; round++) {
       const len = 1 + Math.floor(next() * 5000);
       const band = new Uint8Array(len);

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PixelStatistics } from './pixel-statistics.js';
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../test/helpers.js';
 
 describe('PixelStatistics byte histogram path', () => {
   // The U8/S8 histogram path against the pixel-by-pixel loop (taken for the same values in a
@@ -28,7 +17,7 @@ describe('PixelStatistics byte histogram path', () => {
   ];
   for (const c of cases) {
     it(`${c.type} noData=${c.noData} bits=${c.bits}: the same figures as the pixel loop`, () => {
-      const next = rng(17 + (c.noData ?? 0) + (c.bits ?? 0) * 1000 + (c.type === 'S8' ? 99 : 0));
+      const next = prng(17 + (c.noData ?? 0) + (c.bits ?? 0) * 1000 + (c.type === 'S8' ? 99 : 0));
       const w = 37;
       const h = 23;
       const fast = new PixelStatistics(2, c.type, c.noData, c.bits);
