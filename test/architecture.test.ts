@@ -13,8 +13,9 @@ const RANK: Record<string, number> = {
   workers: 4,
   chipper: 5,
   adapters: 6,
-  server: 7,
-  cli: 7,
+  queue: 7,
+  server: 8,
+  cli: 8,
 };
 
 function files(dir: string): string[] {
