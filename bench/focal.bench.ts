@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Bench, type Task } from 'tinybench';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../src/core/pixel-block.js';
+import type { Plane } from '../src/core/pixel-type.js';
 import { grow, rect } from '../src/core/rect.js';
 import { convolution } from '../src/functions/focal/convolution.js';
 import { speckle } from '../src/functions/focal/speckle.js';
@@ -179,17 +180,17 @@ function residentBlocks(block: PixelBlock, out: PixelBlock): { block: PixelBlock
   if (k === undefined) return undefined;
   const plane = block.bands[0]!;
   const dst = out.bands[0]!;
-  if (!(plane instanceof Float32Array) || !(dst instanceof Float32Array)) return undefined;
+  type View = new (buffer: ArrayBufferLike, byteOffset: number, length: number) => Plane;
   const a = k.arena.alloc(plane.byteLength);
   const d = k.arena.alloc(dst.byteLength);
   const sizes = [plane.byteLength, dst.byteLength, 4096, 4096, 8 * (out.rect.width + 64), 4 * (out.rect.width + 64)];
   for (const w of sizes.map((b) => k.arena.alloc(b))) if (w !== undefined) k.arena.release(w);
   if (a === undefined || d === undefined) return undefined;
-  const inPlane = new Float32Array(k.arena.buffer, a, plane.length);
-  inPlane.set(plane);
+  const inPlane = new (plane.constructor as View)(k.arena.buffer, a, plane.length);
+  inPlane.set(plane as never);
   return {
     block: { ...block, bands: [inPlane] },
-    out: { ...out, bands: [new Float32Array(k.arena.buffer, d, dst.length)] },
+    out: { ...out, bands: [new (dst.constructor as View)(k.arena.buffer, d, dst.length)] },
     dispose: () => {
       k.arena.release(a);
       k.arena.release(d);
@@ -202,7 +203,7 @@ export async function focalKernelTask(
   fn: RasterFunction,
   args: Record<string, unknown>,
   info: RasterInfo,
-  z: Float32Array,
+  z: Float32Array | Int16Array,
   path: FocalPath = 'ts',
 ): Promise<FocalTask | undefined> {
   const source = memorySource('bench:focal', info, [z]);
