@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { exportTrainingData, type ExportOptions, type ExportSummary } from '../../chipper/export.js';
 import { allocateBlock } from '../../core/pixel-block.js';
 import { rect } from '../../core/rect.js';
@@ -926,7 +926,8 @@ describe('deleting a job frees its share of the quota', () => {
     const c = controllable();
     await start({ run: c.run });
     const j1 = (await submit(FORM('same'))).body['jobId'] as string;
-    await tick();
+    // The job executes once the runner has started it (a fixed pause raced a loaded machine).
+    await vi.waitFor(() => expect(c.started).toHaveLength(1), { timeout: 10_000 });
     expect(errorOf((await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin })).body).details).toEqual([
       `Job '${j1}' cannot be deleted: its status is geoJobExecuting; cancel it first.`,
     ]);
@@ -936,7 +937,7 @@ describe('deleting a job frees its share of the quota', () => {
     c.started[0]!.release();
     await finished(j1);
     const j2 = (await submit(FORM('same'))).body['jobId'] as string;
-    await tick();
+    await vi.waitFor(() => expect(c.started).toHaveLength(2), { timeout: 10_000 });
     await call(`${TASK}/jobs/${j1}/delete`, { f: 'json', token: admin });
     expect(existsSync(join(out, 'chip.tif'))).toBe(true);
     c.started[1]!.release();
