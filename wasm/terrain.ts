@@ -37,14 +37,14 @@
 
 // ---- Input plane types (src/wasm/terrain.ts `IN_TYPE` has the same codes).
 
-const IN_F32: i32 = 0;
-const IN_F64: i32 = 1;
-const IN_U8: i32 = 2;
-const IN_S8: i32 = 3;
-const IN_U16: i32 = 4;
-const IN_S16: i32 = 5;
-const IN_U32: i32 = 6;
-const IN_S32: i32 = 7;
+const IN_U8: i32 = 0;
+const IN_S8: i32 = 1;
+const IN_U16: i32 = 2;
+const IN_S16: i32 = 3;
+const IN_U32: i32 = 4;
+const IN_S32: i32 = 5;
+const IN_F32: i32 = 6;
+const IN_F64: i32 = 7;
 
 /** Two consecutive values of type T at p as f64x2 (exact). */
 // @ts-ignore: decorator

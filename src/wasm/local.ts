@@ -12,7 +12,7 @@
  */
 import type { Plane } from '../core/pixel-type.js';
 import { type Kernels, wasmKernels } from './module.js';
-import { residentAddress, WasmCall } from './planes.js';
+import { residentAddress, typeCode, WasmCall } from './planes.js';
 
 /** The exports of wasm/local.ts (plain functions; pointers are byte addresses in the module's memory). */
 export interface LocalExports {
@@ -68,19 +68,6 @@ let calls = 0;
 export const localWasmCallCount = (): number => calls;
 
 const exportsOf = (k: Kernels): LocalExports => k.exports as unknown as LocalExports;
-
-/** The element type code of wasm/local.ts for a plane (0 U8 ... 7 F64); undefined for other arrays. */
-export function typeCode(p: ArrayBufferView): number | undefined {
-  if (p instanceof Uint8Array) return 0;
-  if (p instanceof Int8Array) return 1;
-  if (p instanceof Uint16Array) return 2;
-  if (p instanceof Int16Array) return 3;
-  if (p instanceof Uint32Array) return 4;
-  if (p instanceof Int32Array) return 5;
-  if (p instanceof Float32Array) return 6;
-  if (p instanceof Float64Array) return 7;
-  return undefined;
-}
 
 /** Bind a plane the kernel reads and writes: its address, with its current contents. */
 function inout(k: Kernels, call: WasmCall, plane: Plane): number | undefined {

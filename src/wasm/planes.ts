@@ -214,3 +214,19 @@ export function inWasmMemory(block: PixelBlock): boolean {
   const mem = wasmMemoryBuffer();
   return mem !== undefined && (block.mask.buffer === mem || block.bands.some((p) => p.buffer === mem));
 }
+
+/**
+ * The element type code the wasm kernels take for a plane (wasm/local.ts and wasm/terrain.ts: 0 U8,
+ * 1 S8, 2 U16, 3 S16, 4 U32, 5 S32, 6 F32, 7 F64); undefined for other arrays.
+ */
+export function typeCode(p: ArrayBufferView): number | undefined {
+  if (p instanceof Uint8Array) return 0;
+  if (p instanceof Int8Array) return 1;
+  if (p instanceof Uint16Array) return 2;
+  if (p instanceof Int16Array) return 3;
+  if (p instanceof Uint32Array) return 4;
+  if (p instanceof Int32Array) return 5;
+  if (p instanceof Float32Array) return 6;
+  if (p instanceof Float64Array) return 7;
+  return undefined;
+}

@@ -26,7 +26,7 @@ import type { PixelBlock } from '../core/pixel-block.js';
 import type { Plane } from '../core/pixel-type.js';
 import { type GradientParams, HornRows, type WindowParams, WindowRows } from '../functions/terrain/gradient.js';
 import { type Kernels, wasmKernels } from './module.js';
-import { WasmCall } from './planes.js';
+import { typeCode, WasmCall } from './planes.js';
 
 /** The terrain exports of the kernels' module (wasm/terrain.ts); addresses are byte addresses in its memory. */
 export interface TerrainExports {
@@ -100,18 +100,6 @@ export interface TerrainExports {
 
 const terrainExports = (k: Kernels): TerrainExports => k.exports as unknown as TerrainExports;
 
-/** DEM plane type codes (wasm/terrain.ts IN_*). */
-function inTypeOf(p: Plane): number {
-  if (p instanceof Float32Array) return 0;
-  if (p instanceof Float64Array) return 1;
-  if (p instanceof Uint8Array) return 2;
-  if (p instanceof Int8Array) return 3;
-  if (p instanceof Uint16Array) return 4;
-  if (p instanceof Int16Array) return 5;
-  if (p instanceof Uint32Array) return 6;
-  return 7; // Int32Array
-}
-
 /** Output planes a row function can write. */
 export type WasmOutput = 'F32' | 'U8' | 'F64';
 /** Output kind codes (wasm/terrain.ts OUT_*). */
@@ -176,7 +164,7 @@ function spansViaWasm(
     const inPtr = call.input(src);
     const outPtr = call.output(dst);
     if (inPtr === undefined || outPtr === undefined) return false;
-    const fn = kernel(terrainExports(k), inTypeOf(src), kind, constPtr);
+    const fn = kernel(terrainExports(k), typeCode(src)!, kind, constPtr);
     if (fn === undefined) return false;
     // The view after the call's last allocation (growing the memory detaches earlier views).
     const view = call.view(dst, outPtr, dst.length);
