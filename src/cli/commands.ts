@@ -1,10 +1,10 @@
 /** The `rasterflow` commands, wired onto a commander program; `io` is injected so tests can run them. */
 import { createReadStream, readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { EngineError, ERROR_TABLE, toEngineError, withPath, type ErrorCode, type Issue } from '../core/errors.js';
-import { allocateBlock, copyInto, windowInfo } from '../core/pixel-block.js';
+import { allocateBlock, copyInto, windowInfo, type PixelBlock } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
 import { closestSpelling, describe as describeArgs } from '../graph/args.js';
 import { renderTiles, type Recipe } from '../graph/render.js';
@@ -27,6 +27,7 @@ import { writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
 import type { ExportSummary } from '../chipper/export.js';
+import type { QueueClient } from '../queue/worker.js';
 
 export interface CliIo {
   /** Data: JSON listings, `info`, `validate`'s DAG. One line per call. */
@@ -531,6 +532,11 @@ export function run(program: Command, io: CliIo): Command {
     .option('--quality <q>', 'JPEG quality 1-100', '90')
     .option('--workers <n>', 'worker threads for tiles (0: inline)', '0')
     .option(
+      '--queue <url>',
+      "render on the job queue (redis://host:port): rasterflow worker processes render bands of rows, this process writes them; the output is the same (workers must see the inputs and the output's folder)",
+    )
+    .option('--band-rows <n>', 'with --queue: rows per band a worker takes, a multiple of the tile size (default about 4 MiB of pixels)')
+    .option(
       '--co <NAME=VALUE>',
       'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
         "BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES|NO (default YES: the written pixels' statistics)",
@@ -555,6 +561,8 @@ export function run(program: Command, io: CliIo): Command {
       tile?: string;
       quality: string;
       workers: string;
+      queue?: string;
+      bandRows?: string;
       co: string[];
     }) => {
       // Every option value is checked before anything is read.
@@ -574,6 +582,13 @@ export function run(program: Command, io: CliIo): Command {
       const quality = parseCount(o.quality, 'quality', 1);
       if (quality > 100) throw new UsageError('quality', `--quality must be a whole number from 1 to 100, got ${o.quality}`);
       const workers = parseCount(o.workers, 'workers', 0);
+      if (o.queue !== undefined && workers > 0)
+        throw new UsageError('workers', '--workers and --queue exclude each other: queue workers render the tiles');
+      if (o.bandRows !== undefined && o.queue === undefined) throw new UsageError('band-rows', '--band-rows applies to --queue');
+      const bandRows = o.bandRows === undefined ? undefined : parseCount(o.bandRows, 'band-rows', 1);
+      const queueUrl = o.queue;
+      const queue =
+        queueUrl === undefined ? undefined : await import('../queue/connection.js').then((m) => asUsage(() => m.parseQueueUrl(queueUrl)));
       const maxPixels =
         o.maxPixels === undefined ? (format === 'tiff' ? DEFAULT_MAX_PIXELS : DEFAULT_MAX_PIXELS_IN_MEMORY) : parseMaxPixels(o.maxPixels);
       const window = o.window === undefined ? undefined : parseWindow(o.window);
@@ -595,6 +610,9 @@ export function run(program: Command, io: CliIo): Command {
             ? blockW
             : 256
           : parseCount(o.tile, 'tile', 1);
+      if (bandRows !== undefined && bandRows % tile !== 0) {
+        throw new UsageError('band-rows', `rows per band must be a whole multiple of the tile height ${tile}, got ${bandRows}`);
+      }
       const rule = readRule(o.rule);
       const resolution = resolveRule(rule, { registry });
       for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
@@ -603,6 +621,7 @@ export function run(program: Command, io: CliIo): Command {
       // The rasters this command opens are closed when it ends (it also runs in-process).
       const files = openerScope();
       let scratch: string | undefined;
+      let client: QueueClient | undefined;
       try {
         // --outsize: every input read downsampled, the first one (`$$`) at the given size.
         let outsize: Outsize | undefined;
@@ -669,6 +688,22 @@ export function run(program: Command, io: CliIo): Command {
           transient: true,
           ...(pool.size === 0 ? { concurrency: 16 } : {}),
         };
+        // --queue: the same tiles, rendered by queue workers in bands (the recipe's paths made absolute for them).
+        const tilesOf = async (): Promise<AsyncIterable<PixelBlock>> => {
+          if (queue === undefined) return renderTiles(root, renderOptions);
+          const { openQueueClient, queuedTiles, absoluteLocation } = await import('../queue/index.js');
+          client = await openQueueClient(queue);
+          const sources = Object.fromEntries(Object.entries(recipe.sources).map(([k, v]) => [k, absoluteLocation(v)]));
+          return queuedTiles(client.ranges, client.redis, queue, root, {
+            rect: window,
+            tileSize: tile,
+            recipe: { ...recipe, sources },
+            staging: toStdout ? process.cwd() : dirname(resolve(o.output)),
+            ...(bandRows !== undefined ? { bandRows } : {}),
+            signal,
+            onSubmitted: (id, n) => io.err(`submitted render ${id} to the job queue in ${n} band(s); waiting for workers`),
+          });
+        };
         const total = Math.ceil(info.width / tile) * Math.ceil(info.height / tile);
         const progress = progressBar(io, total, started);
         const stdout = io.stdout ?? process.stdout;
@@ -685,7 +720,7 @@ export function run(program: Command, io: CliIo): Command {
           await writeTiffStream(
             file,
             whole ? info : windowed,
-            renderTiles(root, renderOptions),
+            await tilesOf(),
             { ...creation, ...(window ? { offset: window } : {}) },
             () => progress.tick(),
           ).finally(() => {
@@ -698,7 +733,7 @@ export function run(program: Command, io: CliIo): Command {
         } else {
           const block = allocateBlock(window ?? rect(0, 0, root.info.width, root.info.height), root.info.pixelType, root.info.bandCount);
           try {
-            for await (const t of renderTiles(root, renderOptions)) {
+            for await (const t of await tilesOf()) {
               copyInto(t, block);
               progress.tick();
             }
@@ -721,6 +756,7 @@ export function run(program: Command, io: CliIo): Command {
       } finally {
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         await files.closeAll();
+        await client?.close();
       }
     },
   );

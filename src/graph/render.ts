@@ -75,7 +75,7 @@ export interface RenderOptions {
 
 const DEFAULT_TILE = 256;
 
-function plan(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: Rect[] } {
+export function planTiles(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: Rect[] } {
   const area = opts.rect ?? rect(0, 0, root.info.width, root.info.height);
   if (area.width <= 0 || area.height <= 0 || !Number.isInteger(area.x + area.y + area.width + area.height)) {
     throw new EngineError('INVALID_ARGUMENT', `bad output window ${JSON.stringify(area)}`, { path: 'window' });
@@ -86,13 +86,25 @@ function plan(root: RasterNode, opts: RenderOptions): { area: Rect; tileRects: R
   return { area, tileRects: tiles(area, tw, th) };
 }
 
-/** Tiles in row-major order, as they are computed (at most `concurrency` in flight). */
-export async function* renderTiles(graph: RasterNode, opts: RenderOptions = {}): AsyncGenerator<PixelBlock> {
-  const { area, tileRects } = plan(graph, opts);
-  // Request statistics first (a no-op unless some node asks for them), over the whole area.
+/**
+ * Request statistics first (a no-op unless some node asks for them), over the whole `area`: the
+ * graph to evaluate, and the recipe carrying the bound parameters to wherever tiles are computed.
+ */
+export async function bindRequest(
+  graph: RasterNode,
+  area: Rect,
+  opts: Pick<RenderOptions, 'recipe' | 'signal'>,
+): Promise<{ root: RasterNode; recipe: Recipe | undefined }> {
   const bound = await bindRequestStatistics(graph, area, opts.signal);
   const root = bound.root;
   const recipe = opts.recipe === undefined || root === graph ? opts.recipe : { ...opts.recipe, bound: bound.bound, boundKey: root.id };
+  return { root, recipe };
+}
+
+/** Tiles in row-major order, as they are computed (at most `concurrency` in flight). */
+export async function* renderTiles(graph: RasterNode, opts: RenderOptions = {}): AsyncGenerator<PixelBlock> {
+  const { area, tileRects } = planTiles(graph, opts);
+  const { root, recipe } = await bindRequest(graph, area, opts);
   const pool = opts.pool ?? inlinePool;
   const inFlight = Math.max(1, opts.concurrency ?? (pool.size === 0 ? 1 : 2 * pool.size));
   const held = opts.transient === true && pool.runHeld !== undefined;
@@ -129,7 +141,7 @@ const kept = (block: PixelBlock): HeldBlock => ({ block, release: () => undefine
 
 /** The whole requested rectangle as one block. */
 export async function render(root: RasterNode, opts: RenderOptions = {}): Promise<PixelBlock> {
-  const { area } = plan(root, opts);
+  const { area } = planTiles(root, opts);
   const out = allocateBlock(area, root.info.pixelType, root.info.bandCount);
   for await (const tile of renderTiles(root, { ...opts, transient: true })) copyInto(tile, out);
   return out;

@@ -8,14 +8,14 @@ import { openQueueClient } from './worker.js';
 const PATH_PARAMS = ['outputLocation', 'inputRaster', 'inputClassData', 'inputMaskPolygons', 'additionalInputRaster', 'inputInstanceData'];
 
 /** A location as given: a URL (any scheme) is kept, a relative path resolved against `cwd`. */
-const absolute = (v: string, cwd: string): string =>
+export const absoluteLocation = (v: string, cwd = process.cwd()): string =>
   /^[a-z][a-z0-9+.-]*:\/\//i.test(v) || isAbsolute(v) || v === '' ? v : resolve(cwd, v);
 
 function absoluteInput(v: unknown, cwd: string): unknown {
-  if (typeof v === 'string') return absolute(v, cwd);
+  if (typeof v === 'string') return absoluteLocation(v, cwd);
   if (Array.isArray(v)) return v.map((x) => absoluteInput(x, cwd));
   if (v !== null && typeof v === 'object' && typeof (v as { url?: unknown }).url === 'string') {
-    return { ...(v as Record<string, unknown>), url: absolute((v as { url: string }).url, cwd) };
+    return { ...(v as Record<string, unknown>), url: absoluteLocation((v as { url: string }).url, cwd) };
   }
   return v;
 }

@@ -115,7 +115,7 @@ const DAY = 86400;
 const FAILURE = 'rasterflow:';
 
 /** The error a processor fails its job with: never retried (the same input fails the same way). */
-function failure(e: unknown): UnrecoverableError {
+export function failure(e: unknown): UnrecoverableError {
   const err = toEngineError(e);
   return new UnrecoverableError(
     FAILURE + JSON.stringify({ code: err.code, message: err.message, ...(err.path !== undefined ? { path: err.path } : {}) }),
@@ -335,9 +335,15 @@ export { OpenExports };
 // ---- Waiting for a job.
 
 /** Resolves with a job's return value once it completed; rejects with its error when it failed. */
-export async function finished<R>(queue: Queue, id: string, what: string, signal?: AbortSignal): Promise<R> {
+export async function finished<R>(
+  queue: Queue,
+  id: string,
+  what: string,
+  signal?: AbortSignal,
+  cancelled = 'the export was cancelled',
+): Promise<R> {
   for (;;) {
-    if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
+    if (signal?.aborted) throw new EngineError('ABORTED', cancelled, { cause: signal.reason });
     const job = (await Job.fromId(queue, id)) as Job<unknown, R> | undefined;
     if (job === undefined) throw new EngineError('INTERNAL', `${what} (job ${id}) is no longer on the queue`);
     if (job.finishedOn !== undefined && job.finishedOn > 0) {

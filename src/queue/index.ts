@@ -1,4 +1,7 @@
-/** Jobs on a queue (BullMQ on Redis): the training-data export split into chip ranges over `rasterflow worker` processes. */
+/**
+ * Jobs on a queue (BullMQ on Redis): the training-data export split into chip ranges, and batch
+ * renders split into bands of rows, over `rasterflow worker` processes.
+ */
 export { parseQueueUrl, connectQueue, displayUrl, EXPORTS_QUEUE, RANGES_QUEUE, type QueueSettings } from './connection.js';
 export {
   submitExport,
@@ -10,3 +13,5 @@ export {
   type SubmitOptions,
 } from './export-queue.js';
 export { startQueueWorker, openQueueClient, type QueueWorker, type QueueWorkerOptions, type QueueClient } from './worker.js';
+export { queuedTiles, planBands, BAND_JOB, type BandJobData, type QueuedRenderOptions } from './render-queue.js';
+export { absoluteLocation } from './cli.js';

@@ -1,14 +1,15 @@
 /**
  * `rasterflow worker`: a process taking jobs from the queue. It coordinates exports (the `export`
  * job: folding the ranges' verdicts, the journal, the closing metadata) and works chip ranges
- * (`render`, `write`), `concurrency` ranges at once. Closing it finishes the ranges it holds and
+ * (`render`, `write`) and the bands of batch renders (`band`), `concurrency` at once. Closing it finishes the ranges it holds and
  * hands the exports it coordinates back to the queue, where another worker (or this one, started
  * again) continues them from the ranges already done.
  */
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectQueue, EXPORTS_QUEUE, RANGES_QUEUE, type QueueSettings } from './connection.js';
 import { exportProcessor, OpenExports, rangeProcessor } from './export-queue.js';
+import { BAND_JOB, renderBandJob, type BandJobData } from './render-queue.js';
 
 export interface QueueWorkerOptions {
   /** Ranges worked at once (default 1). */
@@ -35,7 +36,11 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
   const ranges = new Queue(RANGES_QUEUE, { connection, prefix: settings.prefix });
   const cache = new OpenExports();
   const shutdown = new AbortController();
-  const rangeWorker = new Worker(RANGES_QUEUE, rangeProcessor(redis, settings, cache), {
+  const chips = rangeProcessor(redis, settings, cache);
+  // One queue of work for every kind: chip ranges of exports, bands of batch renders.
+  const work = (job: Job<unknown>): Promise<unknown> =>
+    job.name === BAND_JOB ? renderBandJob(redis, settings, job as Job<BandJobData>) : chips(job as Parameters<typeof chips>[0]);
+  const rangeWorker = new Worker(RANGES_QUEUE, work, {
     ...common,
     concurrency: Math.max(1, o.concurrency ?? 1),
   });
@@ -80,18 +85,22 @@ export interface QueueClient {
   readonly settings: QueueSettings;
   readonly redis: Redis;
   readonly exports: Queue;
+  /** The work queue: chip ranges, and the bands of batch renders (render-queue.ts). */
+  readonly ranges: Queue;
   close(): Promise<void>;
 }
 
 export async function openQueueClient(settings: QueueSettings, option = 'queue'): Promise<QueueClient> {
   const redis = await connectQueue(settings, option);
   const exports = new Queue(EXPORTS_QUEUE, { connection: { ...settings.redis }, prefix: settings.prefix });
+  const ranges = new Queue(RANGES_QUEUE, { connection: { ...settings.redis }, prefix: settings.prefix });
   return {
     settings,
     redis,
     exports,
+    ranges,
     async close() {
-      await exports.close();
+      await Promise.all([exports.close(), ranges.close()]);
       redis.disconnect();
     },
   };
