@@ -146,3 +146,46 @@ export async function connectQueue(settings: QueueSettings, option = 'queue', ti
   redis.on('error', () => undefined);
   return redis;
 }
+
+/** The worker name that carries a `rasterflow worker`'s concurrency to the submitters (see workSlots). */
+export const workerName = (concurrency: number): string => `c${concurrency}`;
+
+/**
+ * Jobs the work queue's live workers can run at once: the sum of their concurrency, read from
+ * the names their connections carry (Redis CLIENT LIST). Undefined where Redis refuses CLIENT LIST
+ * (some managed services).
+ */
+export async function workSlots(queue: { getWorkers(): Promise<{ [k: string]: string }[]> }): Promise<number | undefined> {
+  try {
+    let slots = 0;
+    for (const w of await queue.getWorkers()) {
+      // BullMQ answers one entry without a connection name where CLIENT LIST is refused.
+      if (w.rawname === undefined) return undefined;
+      slots += Number(/:w:c(\d+)$/.exec(w.rawname)?.[1] ?? 1);
+    }
+    return slots;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How many ranges or bands a coordinator keeps on the queue ahead of the one it is folding or
+ * writing: at least `floor`, and twice the slots of the live workers, so that every worker has work
+ * (and one more in hand) however many are added. Bounds the staged pixels on disk to about that
+ * many ranges. Asked again at most every 5 s.
+ *
+ * Decision: adaptive rather than a fixed 16, which left all workers past the 16th idle.
+ */
+export function inFlightWindow(queue: { getWorkers(): Promise<{ [k: string]: string }[]> }, floor = 16): () => Promise<number> {
+  let value = floor;
+  let asked = -Infinity;
+  return async () => {
+    if (performance.now() - asked > 5000) {
+      asked = performance.now();
+      const slots = await workSlots(queue);
+      value = Math.max(floor, 2 * (slots ?? 0));
+    }
+    return value;
+  };
+}

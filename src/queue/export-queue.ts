@@ -55,7 +55,7 @@ import { Journal, type ChipEntry } from '../chipper/journal.js';
 import type { ClassInfo } from '../chipper/metadata.js';
 import { parseChipParams } from '../chipper/params.js';
 import { renderChip } from '../chipper/pixels.js';
-import type { QueueSettings } from './connection.js';
+import { inFlightWindow, type QueueSettings } from './connection.js';
 import { readStagedChip, stageChip, stagingDir, stagingRoot } from './staging.js';
 
 /** The data of an `export` job. */
@@ -73,7 +73,7 @@ export type QueuedProgress = ExportProgress;
 
 /** Candidate ids per chip range. Decision: 64: a range is a few seconds of work, small enough to spread over workers. */
 export const DEFAULT_RANGE_SIZE = 64;
-/** Ranges rendered ahead of the last one written: bounds the staged pixels on disk. */
+/** Ranges rendered ahead of the last one written, at least (connection.ts inFlightWindow): bounds the staged pixels on disk. */
 const WINDOW = 16;
 const POLL_MS = 100;
 
@@ -485,8 +485,10 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
     const keep = { removeOnComplete: { age: 7 * DAY }, removeOnFail: { age: 7 * DAY }, attempts: 3 } as const;
     let rendersAdded = 0;
     let consumed = 0;
+    const window = inFlightWindow(ranges, WINDOW);
     const addRenders = async (): Promise<void> => {
-      while (rendersAdded < order.length && rendersAdded < consumed + WINDOW) {
+      const ahead = await window();
+      while (rendersAdded < order.length && rendersAdded < consumed + ahead) {
         const k = order[rendersAdded++]!;
         await ranges.add('render', dataOf(k), { ...keep, jobId: renderId(exportId, k), priority: 2 });
       }
