@@ -4,6 +4,7 @@
  * `--queue`; a Redis that does not answer is an error saying where it was looked for and what to
  * check. The queue's names and timings are fixed here, the same for every process of a site.
  */
+import { isIP } from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
 import { EngineError } from '../core/errors.js';
 
@@ -86,6 +87,7 @@ export function parseQueueUrl(url: string, option = 'queue'): QueueSettings {
     });
   }
   const lock = envMs('RASTERFLOW_QUEUE_LOCK_MS', 30000);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
   return {
     url,
     prefix,
@@ -93,12 +95,14 @@ export function parseQueueUrl(url: string, option = 'queue'): QueueSettings {
     stalledInterval: lock,
     maxStalledCount: 5,
     redis: {
-      host: u.hostname.replace(/^\[|\]$/g, ''),
+      host,
       port,
       db,
       ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
       ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-      ...(u.protocol === 'rediss:' ? { tls: { servername: u.hostname } } : {}),
+      // TLS checks the server's certificate against Node's CAs (add a private CA with NODE_EXTRA_CA_CERTS);
+      // an IP address is checked against the certificate's IP names (SNI carries host names only).
+      ...(u.protocol === 'rediss:' ? { tls: isIP(host) === 0 ? { servername: host } : {} } : {}),
       // BullMQ's blocking commands need this; reconnects are ioredis's own.
       maxRetriesPerRequest: null,
       enableReadyCheck: true,
