@@ -386,13 +386,20 @@ export interface CoordinatorContext {
   readonly ranges: Queue;
   /** Aborted when this worker shuts down: the coordination is handed to another worker. */
   readonly shutdown: AbortSignal;
+  /** Told what the coordinator does that no job event shows (a coordination left to another worker). */
+  readonly log?: (line: string) => void;
 }
 
 export function exportProcessor(ctx: CoordinatorContext) {
   return async (job: Job<ExportJobData>, token?: string): Promise<ExportSummary> => {
     try {
-      return await coordinate(job, ctx);
+      return await coordinate(job, ctx, token);
     } catch (e) {
+      // Another worker coordinates the export now: this one leaves everything to it, touching nothing.
+      if (e instanceof LockLost) {
+        ctx.log?.(`export ${job.name} ${job.id ?? ''} left: ${e.message}`);
+        throw e;
+      }
       if (ctx.shutdown.aborted && !(e instanceof EngineError && e.code !== 'ABORTED')) {
         // This worker is stopping: the export goes back to the queue for another worker (or this
         // one, started again), which continues it from the ranges already done. Delayed a moment,
@@ -409,9 +416,22 @@ export function exportProcessor(ctx: CoordinatorContext) {
   };
 }
 
-async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Promise<ExportSummary> {
+/** The coordination's lock went to another worker (this one stalled past the lock's duration: paused, swapped out). */
+class LockLost extends Error {}
+
+async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext, token: string | undefined): Promise<ExportSummary> {
   const { redis, settings: s, ranges } = ctx;
   const exportId = job.id!;
+  /**
+   * Before writing the journal or the metadata: this worker still holds the coordination, for a
+   * whole lock's duration more (no other worker can take it over meanwhile). A worker that stalled
+   * past its lock (paused, swapped out) finds the export taken over and stops without writing.
+   */
+  const holdLock = async (): Promise<void> => {
+    if (token !== undefined && (await job.extendLock(token, s.lockDuration)) !== 1) {
+      throw new LockLost(`the coordination of export ${exportId} was taken over by another worker`);
+    }
+  };
   const controller = new AbortController();
   const signal = controller.signal;
   const onShutdown = (): void => controller.abort(new Error('the worker is stopping'));
@@ -551,6 +571,7 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
         for (let i = 0; i < order.length; i++) {
           const { k, staged } = await Promise.race([writes[i]!, stopped]);
           const entries = await finished<ChipEntry[]>(ranges, writeId(exportId, k), `chip range ${k}`, signal);
+          await holdLock();
           for (const e of entries) {
             await journal.append(e);
             written.push(e);
@@ -569,10 +590,12 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       await Promise.all([fold().catch(stopOther), consume().catch(stopOther)]).catch((e: unknown) => {
         // The first real error, not the cancellation it caused in the other loop.
         const reason: unknown = signal.reason;
+        if (reason instanceof LockLost) throw reason;
         throw reason instanceof EngineError ? reason : reason instanceof Error && reason.message === 'cancelled' ? cancelled() : e;
       });
 
       // Every range is written: the temporaries of workers killed mid-write and the staging go.
+      await holdLock();
       await rm(stagingRoot(out), { recursive: true, force: true });
       await removeTemporaries(out);
       const summary = await writeMetadata(run, written, plan.earlier, plan.classValues);

@@ -48,10 +48,14 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
     concurrency,
   });
   // Coordinators mostly wait on Redis: a few at once, beside the ranges.
-  const exportWorker = new Worker(EXPORTS_QUEUE, exportProcessor({ redis, settings, ranges, shutdown: shutdown.signal }), {
-    ...common,
-    concurrency: 4,
-  });
+  const exportWorker = new Worker(
+    EXPORTS_QUEUE,
+    exportProcessor({ redis, settings, ranges, shutdown: shutdown.signal, ...(o.log ? { log: o.log } : {}) }),
+    {
+      ...common,
+      concurrency: 4,
+    },
+  );
   const log = o.log;
   if (log) {
     for (const [w, kind] of [
