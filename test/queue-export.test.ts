@@ -36,18 +36,22 @@ describe.skipIf(redisMissing !== undefined)('a queued export, workers in-process
   it.each([
     ['classified', classifiedParams],
     ['voc', vocParams],
-  ])('%s: the same files, byte for byte, as one process', async (name, params) => {
-    const local = join(dir, `${name}-local`);
-    const queued = join(dir, `${name}-queued`);
-    const expected = await exportTrainingData(params(local));
-    if (name === 'classified')
-      expect([expected.skipped.noData > 0, expected.skipped.emptyRatio > 0, expected.chips > 200]).toEqual([true, true, true]);
-    const seen: number[] = [];
-    const id = await submitExport(client.exports, params(queued), { rangeSize: 24 });
-    const summary = await watchExport(client.exports, client.redis, settings, id, { onProgress: (p) => seen.push(p.done) });
-    expect(summary).toEqual({ ...expected, outputLocation: queued });
-    expect(fileCount(queued)).toBeGreaterThan(100);
-    expect(folderDifferences(local, queued)).toEqual([]);
-    expect(seen.at(-1)).toBe(expected.candidates);
-  }, 60_000);
+  ])(
+    '%s: the same files, byte for byte, as one process',
+    async (name, params) => {
+      const local = join(dir, `${name}-local`);
+      const queued = join(dir, `${name}-queued`);
+      const expected = await exportTrainingData(params(local));
+      if (name === 'classified')
+        expect([expected.skipped.noData > 0, expected.skipped.emptyRatio > 0, expected.chips > 200]).toEqual([true, true, true]);
+      const seen: number[] = [];
+      const id = await submitExport(client.exports, params(queued), { rangeSize: 24 });
+      const summary = await watchExport(client.exports, client.redis, settings, id, { onProgress: (p) => seen.push(p.done) });
+      expect(summary).toEqual({ ...expected, outputLocation: queued });
+      expect(fileCount(queued)).toBeGreaterThan(100);
+      expect(folderDifferences(local, queued)).toEqual([]);
+      expect(seen.at(-1)).toBe(expected.candidates);
+    },
+    60_000,
+  );
 });

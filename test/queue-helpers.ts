@@ -1,6 +1,7 @@
 /** Shared by the queue tests: the export they run and a file-by-file comparison of two folders. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { spawnChild, type Child } from './serve-helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const RASTER = join(ROOT, 'golden/data/L7_ETMs.tif');
@@ -70,3 +71,33 @@ export function folderDifferences(expected: string, actual: string): string[] {
 
 /** How many files a folder holds. */
 export const fileCount = (root: string): number => list(root).length;
+
+/**
+ * The child processes of a queue test: `rasterflow` commands (`cli`), `rasterflow worker`s
+ * (`startWorkers`, resolved once each listens) and any other child (`track`); `killAll()` (in
+ * afterEach) kills what still runs and waits for it.
+ */
+export function queueChildren(env: NodeJS.ProcessEnv) {
+  const children: Child[] = [];
+  const track = (c: Child): Child => {
+    children.push(c);
+    return c;
+  };
+  const cli = (args: readonly string[], o: { limitMs?: number; env?: NodeJS.ProcessEnv } = {}): Child =>
+    track(spawnChild('src/cli/main.ts', args, { ...env, ...o.env }, o.limitMs ?? 120_000));
+  return {
+    cli,
+    track,
+    async startWorkers(url: string, n: number, o: { env?: NodeJS.ProcessEnv } = {}): Promise<Child[]> {
+      const ws = Array.from({ length: n }, () => cli(['worker', '--queue', url, '--concurrency', '1'], o));
+      await Promise.all(ws.map((w) => w.waitFor(/worker on rediss?:/, 60_000)));
+      return ws;
+    },
+    async killAll(): Promise<void> {
+      for (const c of children.splice(0)) {
+        if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+        await c.exited;
+      }
+    },
+  };
+}

@@ -13,14 +13,14 @@ import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
-import { spawnChild, type Child } from './serve-helpers.js';
+import type { Child } from './serve-helpers.js';
+import { queueChildren } from './queue-helpers.js';
 import { inFlightWindow, parseQueueUrl, RANGES_QUEUE, workSlots } from '../src/queue/connection.js';
 import { startQueueWorker } from '../src/queue/worker.js';
 
 const DEM = resolve(import.meta.dirname, '../golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const dir = mkdtempSync(join(tmpdir(), 'rf-queue-render-'));
 let redis: RedisHarness;
-const children: Child[] = [];
 const env = { ...process.env, RASTERFLOW_QUEUE_LOCK_MS: '2000', RASTERFLOW_DEBUG: '1' };
 
 const HILLSHADE = JSON.stringify({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 } });
@@ -46,17 +46,8 @@ const CASES: readonly Case[] = [
   { name: 'png', args: ['--rule', HILLSHADE, '--input', DEM, '--tile', '100'], out: 'png' },
 ];
 
-function cli(args: readonly string[], limitMs = 120_000): Child {
-  const c = spawnChild('src/cli/main.ts', args, env, limitMs);
-  children.push(c);
-  return c;
-}
-
-async function startWorkers(n: number): Promise<Child[]> {
-  const ws = Array.from({ length: n }, () => cli(['worker', '--queue', redis.url, '--concurrency', '1']));
-  await Promise.all(ws.map((w) => w.waitFor(/worker on redis:/, 60_000)));
-  return ws;
-}
+const { cli, startWorkers: workersOn, killAll } = queueChildren(env);
+const startWorkers = (n: number): Promise<Child[]> => workersOn(redis.url, n);
 
 const local = (c: Case): string => join(dir, `local-${c.name}.${c.out}`);
 
@@ -141,12 +132,7 @@ describe.skipIf(redisMissing !== undefined)('rasterflow render --queue', () => {
       }),
     );
   }, 120_000);
-  afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-      await c.exited;
-    }
-  });
+  afterEach(killAll);
   afterAll(async () => {
     await redis?.stop();
     rmSync(dir, { recursive: true, force: true });

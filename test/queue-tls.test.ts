@@ -10,20 +10,15 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { selfSignedTls } from '../src/server/tls.js';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
-import { spawnChild, type Child } from './serve-helpers.js';
+import { queueChildren } from './queue-helpers.js';
 
 const DEM = resolve(import.meta.dirname, '../golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const HILLSHADE = JSON.stringify({ rasterFunction: 'Hillshade', rasterFunctionArguments: { Azimuth: 315, Altitude: 45, ZFactor: 1 } });
 const dir = mkdtempSync(join(tmpdir(), 'rf-queue-tls-'));
 let redis: RedisHarness;
 let certFile = '';
-const children: Child[] = [];
 
-function cli(args: readonly string[], env: NodeJS.ProcessEnv): Child {
-  const c = spawnChild('src/cli/main.ts', args, { ...process.env, ...env }, 120_000);
-  children.push(c);
-  return c;
-}
+const { cli, killAll } = queueChildren(process.env);
 
 describe.skipIf(redisMissing !== undefined)('a job queue on rediss://', () => {
   beforeAll(async () => {
@@ -31,12 +26,7 @@ describe.skipIf(redisMissing !== undefined)('a job queue on rediss://', () => {
     certFile = tls.certFile;
     redis = await startRedis({ tls: { certFile, keyFile: join(dir, 'tls/key.pem') } });
   }, 60_000);
-  afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-      await c.exited;
-    }
-  });
+  afterEach(killAll);
   afterAll(async () => {
     await redis?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -46,14 +36,14 @@ describe.skipIf(redisMissing !== undefined)('a job queue on rediss://', () => {
     expect(redis.url).toMatch(/^rediss:\/\/localhost:\d+$/);
     const trusted = { NODE_EXTRA_CA_CERTS: certFile, RASTERFLOW_DEBUG: '1' };
     const local = join(dir, 'local.tif');
-    const l = cli(['render', '--rule', HILLSHADE, '--input', DEM, '--tile', '64', '--output', local], {});
+    const l = cli(['render', '--rule', HILLSHADE, '--input', DEM, '--tile', '64', '--output', local]);
     expect(await l.exited, l.stderr()).toBe(0);
-    const worker = cli(['worker', '--queue', redis.url], trusted);
+    const worker = cli(['worker', '--queue', redis.url], { env: trusted });
     await worker.waitFor(/worker on rediss:/, 60_000);
     const out = join(dir, 'queued.tif');
     const r = cli(
       ['render', '--queue', redis.url, '--band-rows', '128', '--rule', HILLSHADE, '--input', DEM, '--tile', '64', '--output', out],
-      trusted,
+      { env: trusted },
     );
     expect(await r.exited, r.stderr()).toBe(0);
     expect(readFileSync(out).equals(readFileSync(local))).toBe(true);
@@ -61,7 +51,7 @@ describe.skipIf(redisMissing !== undefined)('a job queue on rediss://', () => {
   }, 120_000);
 
   it('a worker that does not trust the certificate: exit 1, an error naming --queue and the certificate', async () => {
-    const w = cli(['worker', '--queue', redis.url], { NODE_EXTRA_CA_CERTS: '' });
+    const w = cli(['worker', '--queue', redis.url], { env: { NODE_EXTRA_CA_CERTS: '' } });
     expect(await w.exited).toBe(1);
     expect(w.stderr()).toMatch(
       /at queue: the job queue's Redis at rediss:\/\/localhost:\d+\/? did not answer .*certificate.*check --queue/,

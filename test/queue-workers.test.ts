@@ -9,29 +9,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { classifiedParams, folderDifferences } from './queue-helpers.js';
+import { classifiedParams, folderDifferences, queueChildren } from './queue-helpers.js';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
-import { spawnChild, type Child } from './serve-helpers.js';
+import type { Child } from './serve-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rf-queue-workers-'));
 let redis: RedisHarness;
 let localLine = '';
 const local = join(dir, 'local');
-const children: Child[] = [];
 
 const env = { ...process.env, RASTERFLOW_QUEUE_LOCK_MS: '2000', RASTERFLOW_DEBUG: '1' };
 
-function cli(args: string[], limitMs = 120_000): Child {
-  const c = spawnChild('src/cli/main.ts', args, env, limitMs);
-  children.push(c);
-  return c;
-}
-
-async function startWorkers(n: number): Promise<Child[]> {
-  const ws = Array.from({ length: n }, () => cli(['worker', '--queue', redis.url, '--concurrency', '1']));
-  await Promise.all(ws.map((w) => w.waitFor(/worker on redis:/, 60_000)));
-  return ws;
-}
+const { cli, startWorkers: workersOn, killAll } = queueChildren(env);
+const startWorkers = (n: number): Promise<Child[]> => workersOn(redis.url, n);
 
 /** The summary line without its timing and folder. */
 const summaryOf = (stderr: string, folder: string): string =>
@@ -50,12 +40,7 @@ describe.skipIf(redisMissing !== undefined)('rasterflow worker processes', () =>
     expect(await c.exited).toBe(0);
     localLine = summaryOf(c.stderr(), local);
   }, 120_000);
-  afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-      await c.exited;
-    }
-  });
+  afterEach(killAll);
   afterAll(async () => {
     const t = Date.now();
     await redis?.stop();
