@@ -220,9 +220,47 @@ const NDVI_SCALED_U8: i32 = 2;
   return j == 0 ? f64x2.extract_lane(x, 0) : f64x2.extract_lane(x, 1);
 }
 
+/**
+ * The scientific form (F32 output) of 8- and 16-bit integer bands in f32x4 lanes, eight pixels per
+ * step. Exact: the bands widen to F32 exactly and r - v, r + v (|.| < 2^17) are exact in F32, so
+ * the two paths divide the same two binary32 values; the float64 quotient rounded to binary32 is
+ * the binary32 quotient (binary64 has at least 2 x 24 + 2 bits: double rounding is innocuous for
+ * division, Figueroa 1995). The quotient is finite (s != 0), so only the source mask makes NoData.
+ */
+// @ts-ignore: decorator
+@inline function ndviSciSmall<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const zero = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const r0 = ld4f<T>(ir + o);
+    const v0 = ld4f<T>(vis + o);
+    const r1 = ld4f<T>(ir + o4);
+    const v1 = ld4f<T>(vis + o4);
+    const s0 = f32x4.add(r0, v0);
+    const s1 = f32x4.add(r1, v1);
+    const x0 = v128.bitselect(zero, f32x4.div(f32x4.sub(r0, v0), s0), f32x4.eq(s0, zero));
+    const x1 = v128.bitselect(zero, f32x4.div(f32x4.sub(r1, v1), s1), f32x4.eq(s1, zero));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, x0);
+    v128.store(pd, x1, 16);
+    if (load<u64>(sm + i) != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (load<u8>(sm + i + j) == 0) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
+  for (; i < n; i++) ndviStep<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, i, 1);
+}
+
 // @ts-ignore: decorator
 @inline function ndviOut<T>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
-  if (mode == 0) ndviLoop<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, n);
+  if (mode == 0 && !isFloat<T>() && sizeof<T>() <= 2) ndviSciSmall<T>(ir, vis, sm, dst, m, n);
+  else if (mode == 0) ndviLoop<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, n);
   else if (mode == 1) ndviLoop<T, f32>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
   else if (mode == 2) ndviLoop<T, f64>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
   else ndviLoop<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, n);
@@ -256,11 +294,26 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
 
 /**
  * dst = a op b for one band; `shape` 0: both rasters, 1: b is the constant cb, 2: a is the constant ca.
- * NoData (mask 0) where the stored value is not finite; pixels whose mask is 0 are written NaN.
+ * The output mask m becomes m AND sa AND sb (the raster operands' masks, read in the same pass; a
+ * caller without a mask passes m itself), then NoData (mask 0) where the stored value is not finite;
+ * pixels whose mask is 0 are written NaN. Every plane is read once and written once.
  */
-/** Four pixels from i (arithStep's rules): two vectors, one mask test, the lanes to fix one by one. */
+/** Whether lane j of the four (or eight) pixels from i is NoData: a bad result or a mask byte 0. */
 // @ts-ignore: decorator
-@inline function arithStep4<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32): void {
+@inline function arithNoData(bad: i32, j: i32, m: usize, sa: usize, sb: usize, i: i32): bool {
+  const k = <usize>(i + j);
+  return ((bad >> j) & 1) != 0 || load<u8>(m + k) == 0 || load<u8>(sa + k) == 0 || load<u8>(sb + k) == 0;
+}
+
+/** The four mask bytes from i of m, sa and sb ANDed: 0x01010101 when all are valid (the common case). */
+// @ts-ignore: decorator
+@inline function masks4(m: usize, sa: usize, sb: usize, i: i32): u32 {
+  return load<u32>(m + i) & load<u32>(sa + i) & load<u32>(sb + i);
+}
+
+/** Four pixels from i, f64 lanes (any operand type, F32 or F64 output). */
+// @ts-ignore: decorator
+@inline function arithStep4<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, sa: usize, sb: usize, i: i32): void {
   const o = (<usize>i) * sizeof<T>();
   const o2 = o + 2 * sizeof<T>();
   const r0 = arith(op, shape == 2 ? va : ld2<T>(a + o), shape == 1 ? vb : ld2<T>(b + o));
@@ -277,65 +330,74 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
     v128.store(pd, r1, 16);
     bad = nonFinite(r0, 2) | (nonFinite(r1, 2) << 2);
   }
-  if (bad != 0 || maskNot4(m + i)) {
+  if (bad != 0 || masks4(m, sa, sb, i) != 0x01010101) {
     for (let j = 0; j < 4; j++) {
-      if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
-      if (load<u8>(m + i + j) == 0) store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
-    }
-  }
-}
-
-// @ts-ignore: decorator
-@inline function arithStep<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32, lanes: i32): void {
-  {
-    const x = shape == 2 ? va : ldn<T>(a + (<usize>i) * sizeof<T>(), lanes);
-    const y = shape == 1 ? vb : ldn<T>(b + (<usize>i) * sizeof<T>(), lanes);
-    const r = arith(op, x, y);
-    const pd = dst + (<usize>i) * sizeof<D>();
-    stn<D>(pd, r, lanes);
-    // The stored value's finiteness (F32: past the F32 range is Infinity once stored).
-    const stored = sizeof<D>() == 4 ? f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(r)) : r;
-    const bad = nonFinite(stored, lanes) | maskBits(m + i, lanes);
-    if (bad != 0) {
-      for (let j = 0; j < lanes; j++) {
-        if (((bad >> j) & 1) != 0) {
-          if (!isFinite(ext(stored, j))) store<u8>(m + i + j, 0);
-          if (load<u8>(m + i + j) == 0) store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
-        }
+      if (arithNoData(bad, j, m, sa, sb, i)) {
+        store<u8>(m + i + j, 0);
+        store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
       }
     }
   }
 }
 
+/** One pixel (the tail): the float64 operation, stored as D, its finiteness once stored. */
 // @ts-ignore: decorator
-@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  const va = f64x2.splat(ca);
-  const vb = f64x2.splat(cb);
-  let i = 0;
-  for (; i + 4 <= n; i += 4) arithStep4<T, D>(op, shape, a, va, b, vb, dst, m, i);
-  for (; i < n; i++) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 1);
+@inline function arithTail<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, i: i32): void {
+  const x: f64 = shape == 2 ? ca : <f64>load<T>(a + (<usize>i) * sizeof<T>());
+  const y: f64 = shape == 1 ? cb : <f64>load<T>(b + (<usize>i) * sizeof<T>());
+  const r: f64 = op == 1 ? x + y : op == 2 ? x - y : op == 3 ? x * y : x / y;
+  const pd = dst + (<usize>i) * sizeof<D>();
+  store<D>(pd, <D>r);
+  const s = <f64>load<D>(pd);
+  if (!isFinite(s) || arithNoData(0, 0, m, sa, sb, i)) {
+    store<u8>(m + i, 0);
+    store<D>(pd, <D>NaN);
+  }
 }
 
 // @ts-ignore: decorator
-@inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
-  if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
-  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
+@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+  const va = f64x2.splat(ca);
+  const vb = f64x2.splat(cb);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) arithStep4<T, D>(op, shape, a, va, b, vb, dst, m, sa, sb, i);
+  for (; i < n; i++) arithTail<T, D>(op, shape, a, ca, b, cb, dst, m, sa, sb, i);
+}
+
+// @ts-ignore: decorator
+@inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+  if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
 }
 
 /**
  * One band of Arithmetic over n pixels: operation 1..4, raster operands of element type `type`
- * (both rasters the same type), `shape` as arithLoop, output F32 (f64out 0) or F64, mask m (the
- * raster operands' masks already ANDed in: localMaskAnd).
+ * (both rasters the same type), `shape` as arithLoop, output F32 (f64out 0) or F64, output mask m
+ * ANDed here with the operands' masks sa and sb (pass m for an operand without one).
  */
-export function localArith(op: i32, type: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
-  if (type == 0) arithIn<u8>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 1) arithIn<i8>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 2) arithIn<u16>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 3) arithIn<i16>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 4) arithIn<u32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 5) arithIn<i32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 6) arithIn<f32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else arithIn<f64>(op, shape, a, ca, b, cb, f64out, dst, m, n);
+export function localArith(
+  op: i32,
+  type: i32,
+  shape: i32,
+  a: usize,
+  ca: f64,
+  b: usize,
+  cb: f64,
+  f64out: i32,
+  dst: usize,
+  m: usize,
+  sa: usize,
+  sb: usize,
+  n: i32,
+): void {
+  if (type == 0) arithIn<u8>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 1) arithIn<i8>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 2) arithIn<u16>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 3) arithIn<i16>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 4) arithIn<u32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 5) arithIn<i32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 6) arithIn<f32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else arithIn<f64>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
 }
 
 // ---- Arithmetic in f32x4 lanes: F32 outputs of operands that are F32 values.
@@ -372,60 +434,77 @@ export function localArith(op: i32, type: i32, shape: i32, a: usize, ca: f64, b:
  * least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?", 1995), overflow included.
  */
 // @ts-ignore: decorator
-@inline function arithLoop4<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+@inline function arithLoop4<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   const va = f32x4.splat(<f32>ca);
   const vb = f32x4.splat(<f32>cb);
   const zero = f32x4.splat(0);
   let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const x = shape == 2 ? va : ld4f<T>(a + (<usize>i) * sizeof<T>());
-    const y = shape == 1 ? vb : ld4f<T>(b + (<usize>i) * sizeof<T>());
-    const d = arith4(op, x, y);
+  // Eight pixels per step: two vectors, one test of the three masks' eight bytes.
+  for (; i + 8 <= n; i += 8) {
+    const pa = a + (<usize>i) * sizeof<T>();
+    const pb = b + (<usize>i) * sizeof<T>();
+    const d0 = arith4(op, shape == 2 ? va : ld4f<T>(pa), shape == 1 ? vb : ld4f<T>(pb));
+    const d1 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 4 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 4 * sizeof<T>()));
     const pd = dst + (<usize>i << 2);
-    v128.store(pd, d);
-    const bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), zero));
-    if (bad != 0 || maskNot4(m + i)) {
-      for (let j = 0; j < 4; j++) {
-        if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
-        if (load<u8>(m + i + j) == 0) store<f32>(pd + (<usize>j << 2), NaN);
+    v128.store(pd, d0);
+    v128.store(pd, d1, 16);
+    const bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d0, d0), zero)) | (i32x4.bitmask(f32x4.ne(f32x4.sub(d1, d1), zero)) << 4);
+    const mw = load<u64>(m + i) & load<u64>(sa + i) & load<u64>(sb + i);
+    if (bad != 0 || mw != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (arithNoData(bad, j, m, sa, sb, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
       }
     }
   }
-  const wa = f64x2.splat(ca);
-  const wb = f64x2.splat(cb);
-  for (; i < n; i++) arithStep<T, f32>(op, shape, a, wa, b, wb, dst, m, i, 1);
+  for (; i < n; i++) arithTail<T, f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, i);
 }
 
 // @ts-ignore: decorator
-@inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+@inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   if (shape == 0) {
-    if (op == 1) arithLoop4<T>(1, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 0, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 0, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T>(1, 0, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T>(2, 0, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T>(3, 0, a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T>(4, 0, a, ca, b, cb, dst, m, sa, sb, n);
   } else if (shape == 1) {
-    if (op == 1) arithLoop4<T>(1, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 1, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 1, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T>(1, 1, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T>(2, 1, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T>(3, 1, a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T>(4, 1, a, ca, b, cb, dst, m, sa, sb, n);
   } else {
-    if (op == 1) arithLoop4<T>(1, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 2, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 2, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T>(1, 2, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T>(2, 2, a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T>(3, 2, a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T>(4, 2, a, ca, b, cb, dst, m, sa, sb, n);
   }
 }
 
 /**
  * localArith for F32 outputs whose operands are F32 values: `type` 0 U8, 1 S8, 2 U16, 3 S16 or 6 F32,
- * constants that are F32 values (the caller checks). Other types: localArith.
+ * constants that are F32 values (the caller checks). Other types: localArith. Masks as localArith.
  */
-export function localArithF32(op: i32, type: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  if (type == 0) arith4Of<u8>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 1) arith4Of<i8>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 2) arith4Of<u16>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 3) arith4Of<i16>(op, shape, a, ca, b, cb, dst, m, n);
-  else arith4Of<f32>(op, shape, a, ca, b, cb, dst, m, n);
+export function localArithF32(
+  op: i32,
+  type: i32,
+  shape: i32,
+  a: usize,
+  ca: f64,
+  b: usize,
+  cb: f64,
+  dst: usize,
+  m: usize,
+  sa: usize,
+  sb: usize,
+  n: i32,
+): void {
+  if (type == 0) arith4Of<u8>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 1) arith4Of<i8>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 2) arith4Of<u16>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 3) arith4Of<i16>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else arith4Of<f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
 }
 
 /** m[i] = 0 where src[i] == 0 (sixteen bytes per step). */
@@ -1031,4 +1110,113 @@ export function localExprRun(
     if (f64out != 0) exprStoreT<f64>(dst + (<usize>start << 3), reg(regs, out), mm, len, inf);
     else exprStoreT<f32>(dst + (<usize>start << 2), reg(regs, out), mm, len, inf);
   }
+}
+
+// ---- The expression engine's most common program, fused: `(x - y) / (x + y)` of two bands.
+
+/**
+ * The program LOAD x, LOAD y, ND(x, y) (BandArithmetic's and RasterCalculator's normalised
+ * differences) in one pass over the planes: what localExprRun computes for it, without registers.
+ * v = x + y == 0 ? zero : (x - y) / (x + y) in float64; the pixel is NoData (mask 0, value NaN)
+ * where the output mask or either band's mask is 0 (a masked operand is NaN in the interpreter,
+ * and NaN propagates through ND; strict programs clear the mask instead: the same outcome), or
+ * where v is not finite once stored (|v| >= inf, or NaN).
+ */
+// @ts-ignore: decorator
+@inline function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+  const zero = zeroNaN != 0 ? NAN2 : ZERO;
+  const hi = f64x2.splat(inf);
+  const lo = f64x2.splat(-inf);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = (<usize>i) * sizeof<T>();
+    const o2 = o + 2 * sizeof<T>();
+    const v0 = ndOf(ld2<T>(xp + o), ld2<T>(yp + o), zero);
+    const v1 = ndOf(ld2<T>(xp + o2), ld2<T>(yp + o2), zero);
+    const pd = dst + (<usize>i) * sizeof<D>();
+    st4<D>(pd, v0, v1);
+    const ok = i64x2.bitmask(v128.and(f64x2.gt(v0, lo), f64x2.lt(v0, hi))) | (i64x2.bitmask(v128.and(f64x2.gt(v1, lo), f64x2.lt(v1, hi))) << 2);
+    if (ok != 15 || masks4(m, xm, ym, i) != 0x01010101) {
+      for (let j = 0; j < 4; j++) {
+        if (arithNoData(~ok, j, m, xm, ym, i)) {
+          store<u8>(m + i + j, 0);
+          store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
+        }
+      }
+    }
+  }
+  const z: f64 = zeroNaN != 0 ? NaN : 0.0;
+  for (; i < n; i++) {
+    const x = <f64>load<T>(xp + (<usize>i) * sizeof<T>());
+    const y = <f64>load<T>(yp + (<usize>i) * sizeof<T>());
+    const s = x + y;
+    const v = s == 0 ? z : (x - y) / s;
+    const pd = dst + (<usize>i) * sizeof<D>();
+    if (v > -inf && v < inf && !arithNoData(0, 0, m, xm, ym, i)) store<D>(pd, <D>v);
+    else {
+      store<u8>(m + i, 0);
+      store<D>(pd, <D>NaN);
+    }
+  }
+}
+
+/**
+ * exprNdLoop for 8- and 16-bit bands into F32 in f32x4 lanes, eight pixels per step: exact, as
+ * ndviSciSmall (x - y and x + y are exact in F32; the float64 quotient rounded to binary32 is the
+ * binary32 quotient). The quotient is finite; only the zero policy's NaN and the masks make NoData.
+ */
+// @ts-ignore: decorator
+@inline function exprNdSmall<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+  const fz = f32x4.splat(0);
+  const zero = zeroNaN != 0 ? f32x4.splat(NaN) : fz;
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const x0 = ld4f<T>(xp + o);
+    const y0 = ld4f<T>(yp + o);
+    const x1 = ld4f<T>(xp + o4);
+    const y1 = ld4f<T>(yp + o4);
+    const s0 = f32x4.add(x0, y0);
+    const s1 = f32x4.add(x1, y1);
+    const v0 = v128.bitselect(zero, f32x4.div(f32x4.sub(x0, y0), s0), f32x4.eq(s0, fz));
+    const v1 = v128.bitselect(zero, f32x4.div(f32x4.sub(x1, y1), s1), f32x4.eq(s1, fz));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, v0);
+    v128.store(pd, v1, 16);
+    const bad = i32x4.bitmask(f32x4.ne(v0, v0)) | (i32x4.bitmask(f32x4.ne(v1, v1)) << 4);
+    const mw = load<u64>(m + i) & load<u64>(xm + i) & load<u64>(ym + i);
+    if (bad != 0 || mw != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (arithNoData(bad, j, m, xm, ym, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
+  exprNdLoop<T, f32>(zeroNaN, xp + (<usize>i) * sizeof<T>(), xm + i, yp + (<usize>i) * sizeof<T>(), ym + i, dst + (<usize>i << 2), m + i, n - i, inf);
+}
+
+// @ts-ignore: decorator
+@inline function exprNdOf<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, f64out: i32, dst: usize, m: usize, n: i32, inf: f64): void {
+  if (f64out != 0) exprNdLoop<T, f64>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+  else if (!isFloat<T>() && sizeof<T>() <= 2) exprNdSmall<T>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+  else exprNdLoop<T, f32>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+}
+
+/**
+ * The fused normalised difference of bands x and y (both of element type `type`, masks xm, ym)
+ * into dst (F32, or F64 with f64out) with mask m; zeroNaN: the DIV policy (x + y == 0 is NoData)
+ * rather than DIV_ZERO's 0; `inf` the band's storeFloat bound.
+ */
+export function localExprNd(type: i32, zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, f64out: i32, dst: usize, m: usize, n: i32, inf: f64): void {
+  if (type == 0) exprNdOf<u8>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 1) exprNdOf<i8>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 2) exprNdOf<u16>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 3) exprNdOf<i16>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 4) exprNdOf<u32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 5) exprNdOf<i32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 6) exprNdOf<f32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else exprNdOf<f64>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
 }
