@@ -207,8 +207,21 @@ const NDVI_SCALED_U8: i32 = 2;
   }
 }
 
+/**
+ * One wasm function per specialised loop (not inlined into the exported dispatchers): V8 compiles a
+ * hot function with its optimising tier on its own, so a small function gets there after a call or
+ * two where a dispatcher holding every loop took hundreds of milliseconds. Values the loops are
+ * specialised for (the NDVI form, Arithmetic's operation and operand shape) travel as type tags:
+ * u8, u16, u32, u64 stand for 0, 1, 2, 3 (`tagOf`).
+ */
 // @ts-ignore: decorator
-@inline function ndviLoop<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+@inline function tagOf<X>(): i32 {
+  return sizeof<X>() == 1 ? 0 : sizeof<X>() == 2 ? 1 : sizeof<X>() == 4 ? 2 : 3;
+}
+
+/** The NDVI loop for form M (tag: 0 scientific, 1 scaled float, 2 scaled U8). */
+function ndviLoop<T, D, M>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const mode = tagOf<M>();
   let i = 0;
   for (; i + 4 <= n; i += 4) ndviStep4<T, D>(mode, ir, vis, sm, dst, m, i);
   for (; i < n; i++) ndviStep<T, D>(mode, ir, vis, sm, dst, m, i, 1);
@@ -227,8 +240,7 @@ const NDVI_SCALED_U8: i32 = 2;
  * the binary32 quotient (binary64 has at least 2 x 24 + 2 bits: double rounding is innocuous for
  * division, Figueroa 1995). The quotient is finite (s != 0), so only the source mask makes NoData.
  */
-// @ts-ignore: decorator
-@inline function ndviSciSmall<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+function ndviSciSmall<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
   const zero = f32x4.splat(0);
   let i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -260,10 +272,10 @@ const NDVI_SCALED_U8: i32 = 2;
 // @ts-ignore: decorator
 @inline function ndviOut<T>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
   if (mode == 0 && !isFloat<T>() && sizeof<T>() <= 2) ndviSciSmall<T>(ir, vis, sm, dst, m, n);
-  else if (mode == 0) ndviLoop<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, n);
-  else if (mode == 1) ndviLoop<T, f32>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
-  else if (mode == 2) ndviLoop<T, f64>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
-  else ndviLoop<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, n);
+  else if (mode == 0) ndviLoop<T, f32, u8>(ir, vis, sm, dst, m, n);
+  else if (mode == 1) ndviLoop<T, f32, u16>(ir, vis, sm, dst, m, n);
+  else if (mode == 2) ndviLoop<T, f64, u16>(ir, vis, sm, dst, m, n);
+  else ndviLoop<T, u8, u32>(ir, vis, sm, dst, m, n);
 }
 
 /**
@@ -355,8 +367,7 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
   }
 }
 
-// @ts-ignore: decorator
-@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   const va = f64x2.splat(ca);
   const vb = f64x2.splat(cb);
   let i = 0;
@@ -433,8 +444,10 @@ export function localArith(
  * binary64 and then to binary32 gives the binary32 rounding of the exact result (binary64 has at
  * least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?", 1995), overflow included.
  */
-// @ts-ignore: decorator
-@inline function arithLoop4<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+/** The f32x4 loop for operation OP (tag + 1: 1 plus .. 4 divide) and operand shape SH (tag). */
+function arithLoop4<T, OP, SH>(a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+  const op = tagOf<OP>() + 1;
+  const shape = tagOf<SH>();
   const va = f32x4.splat(<f32>ca);
   const vb = f32x4.splat(<f32>cb);
   const zero = f32x4.splat(0);
@@ -465,20 +478,20 @@ export function localArith(
 // @ts-ignore: decorator
 @inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   if (shape == 0) {
-    if (op == 1) arithLoop4<T>(1, 0, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 2) arithLoop4<T>(2, 0, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 3) arithLoop4<T>(3, 0, a, ca, b, cb, dst, m, sa, sb, n);
-    else arithLoop4<T>(4, 0, a, ca, b, cb, dst, m, sa, sb, n);
+    if (op == 1) arithLoop4<T, u8, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u8>(a, ca, b, cb, dst, m, sa, sb, n);
   } else if (shape == 1) {
-    if (op == 1) arithLoop4<T>(1, 1, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 2) arithLoop4<T>(2, 1, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 3) arithLoop4<T>(3, 1, a, ca, b, cb, dst, m, sa, sb, n);
-    else arithLoop4<T>(4, 1, a, ca, b, cb, dst, m, sa, sb, n);
+    if (op == 1) arithLoop4<T, u8, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u16>(a, ca, b, cb, dst, m, sa, sb, n);
   } else {
-    if (op == 1) arithLoop4<T>(1, 2, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 2) arithLoop4<T>(2, 2, a, ca, b, cb, dst, m, sa, sb, n);
-    else if (op == 3) arithLoop4<T>(3, 2, a, ca, b, cb, dst, m, sa, sb, n);
-    else arithLoop4<T>(4, 2, a, ca, b, cb, dst, m, sa, sb, n);
+    if (op == 1) arithLoop4<T, u8, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u32>(a, ca, b, cb, dst, m, sa, sb, n);
   }
 }
 
@@ -581,8 +594,7 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
   }
 }
 
-// @ts-ignore: decorator
-@inline function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
+function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
   const vlo = f64x2.splat(lo);
   const vhi = f64x2.splat(hi);
   let i = 0;
@@ -708,8 +720,7 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
   }
 }
 
-// @ts-ignore: decorator
-@inline function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
+function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
   const lo = v128.load64_splat(k);
   const hi = v128.load64_splat(k, 8);
   const span = v128.load64_splat(k, 16);
@@ -1122,8 +1133,7 @@ export function localExprRun(
  * and NaN propagates through ND; strict programs clear the mask instead: the same outcome), or
  * where v is not finite once stored (|v| >= inf, or NaN).
  */
-// @ts-ignore: decorator
-@inline function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
   const zero = zeroNaN != 0 ? NAN2 : ZERO;
   const hi = f64x2.splat(inf);
   const lo = f64x2.splat(-inf);
@@ -1165,8 +1175,7 @@ export function localExprRun(
  * ndviSciSmall (x - y and x + y are exact in F32; the float64 quotient rounded to binary32 is the
  * binary32 quotient). The quotient is finite; only the zero policy's NaN and the masks make NoData.
  */
-// @ts-ignore: decorator
-@inline function exprNdSmall<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+function exprNdSmall<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
   const fz = f32x4.splat(0);
   const zero = zeroNaN != 0 ? f32x4.splat(NaN) : fz;
   let i = 0;
