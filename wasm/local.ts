@@ -269,9 +269,60 @@ function ndviSciSmall<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize,
   for (; i < n; i++) ndviStep<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, i, 1);
 }
 
+/**
+ * The scaled U8 form of U8 and U16 bands (inputs >= 0, so q = (r - v) / (r + v) is in [-1, 1] and
+ * t = q * 100 + 100.5 in [0.5, 200.5]; r + v == 0 gives 0) in f32x4 lanes, eight pixels per step,
+ * with a proof and a fallback rather than equal operations: q is the binary32 quotient of exact
+ * binary32 operands (error <= 2^-25), then * 100 and + 100.5 in binary32 add at most
+ * 100 * 2^-24 and 200.5 * 2^-24, so |t32 - t| < 2^-15; the float64 reference is within 2^-40 of t.
+ * Where every lane's t32 is more than 2^-14 from an integer (or its sum is 0), trunc(t32) is the
+ * reference's truncation; a step with a lane closer (ties such as 201 vs 199: t = 101 exactly) is
+ * recomputed pixel by pixel in float64 (ndviStep), as are the last pixels.
+ */
+function ndviU8Small<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const zero = f32x4.splat(0);
+  const c100 = f32x4.splat(100);
+  const c1005 = f32x4.splat(100.5);
+  const near = f32x4.splat(<f32>6.103515625e-5); // 2^-14
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const r0 = ld4f<T>(ir + o);
+    const v0 = ld4f<T>(vis + o);
+    const r1 = ld4f<T>(ir + o4);
+    const v1 = ld4f<T>(vis + o4);
+    const s0 = f32x4.add(r0, v0);
+    const s1 = f32x4.add(r1, v1);
+    const z0 = f32x4.eq(s0, zero);
+    const z1 = f32x4.eq(s1, zero);
+    const t0 = v128.bitselect(zero, f32x4.add(f32x4.mul(f32x4.div(f32x4.sub(r0, v0), s0), c100), c1005), z0);
+    const t1 = v128.bitselect(zero, f32x4.add(f32x4.mul(f32x4.div(f32x4.sub(r1, v1), s1), c100), c1005), z1);
+    const n0 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t0, f32x4.nearest(t0))), near), z0);
+    const n1 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t1, f32x4.nearest(t1))), near), z1);
+    if (v128.any_true(v128.or(n0, n1))) {
+      for (let j = 0; j < 8; j++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i + j, 1);
+      continue;
+    }
+    const w = i16x8.narrow_i32x4_u(i32x4.trunc_sat_f32x4_u(t0), i32x4.trunc_sat_f32x4_u(t1));
+    const pd = dst + i;
+    v128.store64_lane(pd, i8x16.narrow_i16x8_u(w, w), 0);
+    if (load<u64>(sm + i) != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (load<u8>(sm + i + j) == 0) {
+          store<u8>(m + i + j, 0);
+          store<u8>(pd + j, 0);
+        }
+      }
+    }
+  }
+  for (; i < n; i++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i, 1);
+}
+
 // @ts-ignore: decorator
 @inline function ndviOut<T>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
   if (mode == 0 && !isFloat<T>() && sizeof<T>() <= 2) ndviSciSmall<T>(ir, vis, sm, dst, m, n);
+  else if (mode == 3 && !isFloat<T>() && !isSigned<T>() && sizeof<T>() <= 2) ndviU8Small<T>(ir, vis, sm, dst, m, n);
   else if (mode == 0) ndviLoop<T, f32, u8>(ir, vis, sm, dst, m, n);
   else if (mode == 1) ndviLoop<T, f32, u16>(ir, vis, sm, dst, m, n);
   else if (mode == 2) ndviLoop<T, f64, u16>(ir, vis, sm, dst, m, n);

@@ -296,6 +296,58 @@ describe('wasm per-pixel kernels', () => {
     expect(compared).toBe(4 * 19);
   });
 
+  it('NDVI of U8 bands, every pair of values (the scaled form in f32x4 lanes with its float64 fallback at ties), every form', async () => {
+    // 256 x 256 pixels: vis = the column, ir = the row; ties such as ir 201, vis 199 (t = 101 exactly) included.
+    const vis = Uint8Array.from({ length: 65536 }, (_, i) => i & 255);
+    const ir = Uint8Array.from({ length: 65536 }, (_, i) => i >> 8);
+    const mask = Uint8Array.from({ length: 65536 }, (_, i) => (i % 97 === 3 ? 0 : 1));
+    for (const m of [undefined, mask]) {
+      const src = source('u8pairs', 'U8', 256, 256, [vis, ir], m);
+      for (const [args, to] of [
+        [{}, undefined],
+        [{ ScientificOutput: true }, undefined],
+        [{}, 'F32'],
+      ] as const) {
+        expect(await compare(applyFunction(ndvi, args, [src], to), 256)).toBeUndefined();
+        expect(await compare(applyFunction(ndvi, args, [src], to), 61)).toBeUndefined();
+      }
+    }
+  });
+
+  it('NDVI scaled U8 of U16 bands (f32x4 lanes): seeded values, ties (r - v)/(r + v) = (2k - 1)/200, pairs binary32 truncates wrongly, NoData, odd widths', async () => {
+    const rnd = prng(2213);
+    for (const width of [1, 7, 8, 9, 31, 200]) {
+      const height = 5;
+      const n = width * height;
+      const vis = new Uint16Array(n);
+      const ir = new Uint16Array(n);
+      for (let i = 0; i < n; i++) {
+        if (i % 3 === 0) {
+          // A tie: s = 200 j with j even, d = (2k - 1) j, both within U16.
+          const j = 2 * (1 + Math.floor(rnd() * 150));
+          const d = (2 * Math.floor(rnd() * 100) - 99) * j;
+          const s2 = 200 * j;
+          ir[i] = (s2 + d) / 2;
+          vis[i] = (s2 - d) / 2;
+        } else {
+          ir[i] = Math.floor(rnd() * 65536);
+          vis[i] = i % 5 === 0 ? 0 : Math.floor(rnd() * 65536);
+        }
+      }
+      // Pairs whose binary32 t truncates differently from the float64 one (t within 1e-5 of an integer).
+      const close = [
+        [45125, 22478],
+        [58556, 31185],
+        [53671, 7146],
+        [1296, 5104],
+        [64616, 32187],
+      ] as const;
+      for (let i = 1; i < n; i += 4) [ir[i], vis[i]] = close[(i >> 2) % close.length]!;
+      const src = source('u16', 'U16', width, height, [vis, ir], maskOf(n, rnd, width % 3));
+      expect(await compare(applyFunction(ndvi, {}, [src]), [16, 64][width % 2]!), `width ${width}`).toBeUndefined();
+    }
+  });
+
   it('Arithmetic: the operands masks ANDed in the same pass (one or two masked operands, one raster twice, a broadcast band, every width)', async () => {
     const rnd = prng(2210);
     let compared = 0;
