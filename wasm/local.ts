@@ -301,10 +301,10 @@ function ndviU8Small<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, 
     const n0 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t0, f32x4.nearest(t0))), near), z0);
     const n1 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t1, f32x4.nearest(t1))), near), z1);
     if (v128.any_true(v128.or(n0, n1))) {
-      for (let j = 0; j < 8; j++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i + j, 1);
+      ndviU8Fix<T>(ir, vis, sm, dst, m, i, i + 8);
       continue;
     }
-    const w = i16x8.narrow_i32x4_u(i32x4.trunc_sat_f32x4_u(t0), i32x4.trunc_sat_f32x4_u(t1));
+    const w = i16x8.narrow_i32x4_s(i32x4.trunc_sat_f32x4_s(t0), i32x4.trunc_sat_f32x4_s(t1)); // t in [0, 200.5]: the signed conversions are exact
     const pd = dst + i;
     v128.store64_lane(pd, i8x16.narrow_i16x8_u(w, w), 0);
     if (load<u64>(sm + i) != 0x0101010101010101) {
@@ -316,7 +316,12 @@ function ndviU8Small<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, 
       }
     }
   }
-  for (; i < n; i++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i, 1);
+  ndviU8Fix<T>(ir, vis, sm, dst, m, i, n);
+}
+
+/** Pixels from..to-1 of the scaled U8 form, one by one in float64 (the reference's operations). */
+function ndviU8Fix<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, from: i32, to: i32): void {
+  for (let i = from; i < to; i++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i, 1);
 }
 
 // @ts-ignore: decorator
