@@ -182,44 +182,59 @@ export function arithmeticViaWasm(
   }
   const f64out = dsts[0] instanceof Float64Array ? 1 : 0;
   if (!dsts.every((d) => (f64out ? d instanceof Float64Array : d instanceof Float32Array))) return false;
+  if (masks.length > 2) return false;
+  const t = type!;
   return withCall((k, call, x) => {
     const pm = inout(k, call, m);
     if (pm === undefined) return false;
-    const bound = new Map<Plane, number>();
-    const bind = (p: Plane): number | undefined => {
-      let ptr = bound.get(p);
-      if (ptr === undefined) {
-        ptr = call.input(p);
-        if (ptr !== undefined) bound.set(p, ptr);
+    // Plain loops, no per-call maps or closures: a render calls this once per 256 x 256 tile.
+    const sa = masks.length > 0 ? call.input(masks[0]!) : pm;
+    const sb = masks.length > 1 ? (masks[1] === masks[0] ? sa : call.input(masks[1]!)) : pm;
+    if (sa === undefined || sb === undefined) return false;
+    const n = m.length;
+    const nb = bands.length;
+    // Every plane bound before any kernel runs: a plane out of memory leaves the outputs untouched.
+    // Per band: [shape, a, b, dst].
+    const words: number[] = [];
+    let lastPlane: Plane | undefined;
+    let lastPtr = 0;
+    const bind = (o: ArithOperand): number | undefined => {
+      if (!('plane' in o)) return 0;
+      if (o.plane !== lastPlane) {
+        const ptr = call.input(o.plane);
+        if (ptr === undefined) return undefined;
+        lastPlane = o.plane;
+        lastPtr = ptr;
       }
-      return ptr;
+      return lastPtr;
     };
-    const plan: { shape: number; a: number; ca: number; b: number; cb: number; dst: number }[] = [];
-    for (let b = 0; b < bands.length; b++) {
-      const [oa, ob] = bands[b]!;
-      const a = 'plane' in oa ? bind(oa.plane) : 0;
-      const bb = 'plane' in ob ? bind(ob.plane) : 0;
+    for (let b = 0; b < nb; b++) {
+      const pair = bands[b]!;
+      const a = bind(pair[0]);
+      const bb = bind(pair[1]);
       const dst = call.output(dsts[b]!);
       if (a === undefined || bb === undefined || dst === undefined) return false;
-      const shape = 'value' in ob ? 1 : 'value' in oa ? 2 : 0;
-      plan.push({ shape, a, ca: 'value' in oa ? oa.value : 0, b: bb, cb: 'value' in ob ? ob.value : 0, dst });
+      words.push('value' in pair[1] ? 1 : 'value' in pair[0] ? 2 : 0, a, bb, dst);
     }
-    if (masks.length > 2) return false;
-    const ps = masks.map((s) => call.input(s));
-    if (ps.some((p) => p === undefined)) return false;
-    const n = m.length;
-    for (let b = 0; b < plan.length; b++) {
-      const p = plan[b]!;
+    for (let b = 0; b < nb; b++) {
+      const pair = bands[b]!;
+      const oa = pair[0];
+      const ob = pair[1];
+      const ca = 'value' in oa ? oa.value : 0;
+      const cb = 'value' in ob ? ob.value : 0;
+      const shape = words[4 * b]!;
+      const a = words[4 * b + 1]!;
+      const bb = words[4 * b + 2]!;
+      const dst = words[4 * b + 3]!;
       // The first band's pass ANDs the operands' masks into m (m itself stands for a missing one).
-      const sa = b === 0 ? (ps[0] ?? pm) : pm;
-      const sb = b === 0 ? (ps[1] ?? pm) : pm;
+      const ma = b === 0 ? sa : pm;
+      const mb = b === 0 ? sb : pm;
       // F32 outputs of F32 values (F32, 8- and 16-bit planes, constants that are F32 values): f32x4 lanes.
-      const f32Values = f64out === 0 && (type! <= 3 || type === 6) && isF32(p.ca) && isF32(p.cb);
-      if (f32Values) x.localArithF32(op, type!, p.shape, p.a, p.ca, p.b, p.cb, p.dst, pm, sa, sb, n);
-      else x.localArith(op, type!, p.shape, p.a, p.ca, p.b, p.cb, f64out, p.dst, pm, sa, sb, n);
+      if (f64out === 0 && (t <= 3 || t === 6) && isF32(ca) && isF32(cb)) x.localArithF32(op, t, shape, a, ca, bb, cb, dst, pm, ma, mb, n);
+      else x.localArith(op, t, shape, a, ca, bb, cb, f64out, dst, pm, ma, mb, n);
     }
     // Pixels a later band made NoData hold NaN in the earlier bands too.
-    for (let b = 0; b + 1 < plan.length; b++) x.localFillNaN(f64out, plan[b]!.dst, pm, n);
+    for (let b = 0; b + 1 < nb; b++) x.localFillNaN(f64out, words[4 * b + 3]!, pm, n);
     return true;
   });
 }
