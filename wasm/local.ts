@@ -508,6 +508,35 @@ function arithLoop4<T, OP, SH>(a: usize, ca: f64, b: usize, cb: f64, dst: usize,
   const vb = f32x4.splat(<f32>cb);
   const zero = f32x4.splat(0);
   let i = 0;
+  // Sixteen pixels per step: four vectors, one test of the three masks' sixteen bytes.
+  const ones = i8x16.splat(1);
+  for (; i + 16 <= n; i += 16) {
+    const pa = a + (<usize>i) * sizeof<T>();
+    const pb = b + (<usize>i) * sizeof<T>();
+    const d0 = arith4(op, shape == 2 ? va : ld4f<T>(pa), shape == 1 ? vb : ld4f<T>(pb));
+    const d1 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 4 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 4 * sizeof<T>()));
+    const d2 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 8 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 8 * sizeof<T>()));
+    const d3 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 12 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 12 * sizeof<T>()));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, d0);
+    v128.store(pd, d1, 16);
+    v128.store(pd, d2, 32);
+    v128.store(pd, d3, 48);
+    const e0 = f32x4.ne(f32x4.sub(d0, d0), zero);
+    const e1 = f32x4.ne(f32x4.sub(d1, d1), zero);
+    const e2 = f32x4.ne(f32x4.sub(d2, d2), zero);
+    const e3 = f32x4.ne(f32x4.sub(d3, d3), zero);
+    const mw = v128.and(v128.and(v128.load(m + i), v128.load(sa + i)), v128.load(sb + i));
+    if (!i8x16.all_true(i8x16.eq(mw, ones)) || v128.any_true(v128.or(v128.or(e0, e1), v128.or(e2, e3)))) {
+      const bad = i32x4.bitmask(e0) | (i32x4.bitmask(e1) << 4) | (i32x4.bitmask(e2) << 8) | (i32x4.bitmask(e3) << 12);
+      for (let j = 0; j < 16; j++) {
+        if (arithNoData(bad, j, m, sa, sb, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
   // Eight pixels per step: two vectors, one test of the three masks' eight bytes.
   for (; i + 8 <= n; i += 8) {
     const pa = a + (<usize>i) * sizeof<T>();
@@ -517,9 +546,11 @@ function arithLoop4<T, OP, SH>(a: usize, ca: f64, b: usize, cb: f64, dst: usize,
     const pd = dst + (<usize>i << 2);
     v128.store(pd, d0);
     v128.store(pd, d1, 16);
-    const bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d0, d0), zero)) | (i32x4.bitmask(f32x4.ne(f32x4.sub(d1, d1), zero)) << 4);
+    const e0 = f32x4.ne(f32x4.sub(d0, d0), zero);
+    const e1 = f32x4.ne(f32x4.sub(d1, d1), zero);
     const mw = load<u64>(m + i) & load<u64>(sa + i) & load<u64>(sb + i);
-    if (bad != 0 || mw != 0x0101010101010101) {
+    if (mw != 0x0101010101010101 || v128.any_true(v128.or(e0, e1))) {
+      const bad = i32x4.bitmask(e0) | (i32x4.bitmask(e1) << 4);
       for (let j = 0; j < 8; j++) {
         if (arithNoData(bad, j, m, sa, sb, i)) {
           store<u8>(m + i + j, 0);
