@@ -1218,7 +1218,8 @@ export function localExprRun(
  * v = x + y == 0 ? zero : (x - y) / (x + y) in float64; the pixel is NoData (mask 0, value NaN)
  * where the output mask or either band's mask is 0 (a masked operand is NaN in the interpreter,
  * and NaN propagates through ND; strict programs clear the mask instead: the same outcome), or
- * where v is not finite once stored (|v| >= inf, or NaN).
+ * where v is not finite once stored (|v| >= inf, or NaN; an F32 band's `inf` is 2^128 - 2^103, the
+ * smallest float64 stored as infinity, so its lanes are tested once stored).
  */
 function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
   const zero = zeroNaN != 0 ? NAN2 : ZERO;
@@ -1231,11 +1232,19 @@ function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usi
     const v0 = ndOf(ld2<T>(xp + o), ld2<T>(yp + o), zero);
     const v1 = ndOf(ld2<T>(xp + o2), ld2<T>(yp + o2), zero);
     const pd = dst + (<usize>i) * sizeof<D>();
-    st4<D>(pd, v0, v1);
-    const ok = i64x2.bitmask(v128.and(f64x2.gt(v0, lo), f64x2.lt(v0, hi))) | (i64x2.bitmask(v128.and(f64x2.gt(v1, lo), f64x2.lt(v1, hi))) << 2);
-    if (ok != 15 || masks4(m, xm, ym, i) != 0x01010101) {
+    let bad: i32;
+    if (sizeof<D>() == 4) {
+      // F32: |v| < inf (F32_INF) exactly when the stored binary32 value is finite: test the stored lanes.
+      const d = v128.shuffle<i32>(f32x4.demote_f64x2_zero(v0), f32x4.demote_f64x2_zero(v1), 0, 1, 4, 5);
+      v128.store(pd, d);
+      bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), f32x4.splat(0)));
+    } else {
+      st4<D>(pd, v0, v1);
+      bad = 15 & ~(i64x2.bitmask(v128.and(f64x2.gt(v0, lo), f64x2.lt(v0, hi))) | (i64x2.bitmask(v128.and(f64x2.gt(v1, lo), f64x2.lt(v1, hi))) << 2));
+    }
+    if (bad != 0 || masks4(m, xm, ym, i) != 0x01010101) {
       for (let j = 0; j < 4; j++) {
-        if (arithNoData(~ok, j, m, xm, ym, i)) {
+        if (arithNoData(bad, j, m, xm, ym, i)) {
           store<u8>(m + i + j, 0);
           store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
         }
