@@ -9,13 +9,22 @@
  * them (F32: round to nearest even; integers: the value, already integral and in range). So the
  * results are bit for bit the TypeScript path's (NaN payloads aside: NaN is NaN).
  *
- * Decision: f64x2 everywhere, not f32x4. The kernels are bound by memory at tile sizes that do not
- * fit the caches (a 4096 x 4096 F32 plane is 64 MiB); the f64 division still runs at several
- * pixels per nanosecond, and f64 keeps the reference's bits without case-by-case proofs.
+ * Decision: f64x2 lanes are the default (they keep the reference's bits without case-by-case
+ * proofs); f32x4 lanes only where a stated argument gives the same bits: Arithmetic's F32 results of
+ * F32 values (innocuous double rounding), NDVI's scientific form and the fused normalised difference
+ * of 8- and 16-bit bands (exact operands, innocuous double rounding), and NDVI's scaled U8 form of
+ * U8/U16 bands (an error bound, and float64 for the steps it does not cover). F32 bands keep f64
+ * lanes where the float64 division decides the bits (NDVI of F32 bands): it is the kernels' limit
+ * once the planes are in cache (about 1.2 Gpx/s on one core here).
  *
- * Masks: one byte per pixel, 0 = NoData. Each loop takes two pixels per step; a step whose mask
- * bytes are not both 1, or whose results need NoData, is fixed lane by lane (the rare path).
- * The odd last pixel runs the same vector code with one lane stored.
+ * Masks: one byte per pixel, 0 = NoData. Each loop takes four to sixteen pixels per step with one
+ * test of their mask bytes (Arithmetic and the fused normalised difference AND the operands' masks
+ * into the output mask in that same pass: every plane is read once and written once); a step
+ * whose mask bytes are not all 1, or whose results need NoData, is fixed lane by lane (the rare
+ * path). The last pixels run one by one with the reference's float64 operations.
+ *
+ * Each specialised loop is its own wasm function (not inlined into the exported dispatchers): V8
+ * tiers a hot function up on its own, so a small one reaches optimised code after a call or two.
  *
  * Element type codes (src/wasm/local.ts `typeCode`): 0 U8, 1 S8, 2 U16, 3 S16, 4 U32, 5 S32, 6 F32, 7 F64.
  * Pointers are byte addresses in this module's memory, managed by the TypeScript side.

@@ -5,7 +5,9 @@
  * here first, which answers false (nothing written) when wasm is off (`wasmKernels()` undefined),
  * the case is not one the wasm kernels take, or memory is out; the TypeScript loop then runs.
  * When it answers true, the outputs are bit for bit what the TypeScript loop writes (the kernels
- * compute in f64 lanes with the same IEEE operations in the same order; see wasm/local.ts).
+ * compute in f64 lanes with the same IEEE operations in the same order, or in f32x4 lanes where
+ * wasm/local.ts states why the bits are the same). The expression engine's programs that are one
+ * normalised difference of two bands (NDVI written as an expression) run as one fused pass.
  *
  * Planes are bound through `WasmCall` (planes.ts): used in place when they live in wasm memory,
  * else copied in (inputs), out (outputs) or both (masks and outputs the kernel updates in place).
