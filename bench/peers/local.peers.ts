@@ -4,7 +4,9 @@
  * already live in wasm memory (`wasm resident`: what a chain kept in wasm memory gets), and through
  * local_peers.py NumPy (and numexpr, one thread, for the expression), on the same seeded F32 bands.
  *
- * `wasm tiled`: the same image done as a render does it, tile by tile (256 x 256, the render's default
+ * Decision: NumPy's figure is kept as its users get it (whole arrays, a new result per call) and
+ * two clearly labelled columns are added rather than changing any: `wasm tiled`, the same image
+ * done as a render does it, tile by tile (256 x 256, the render's default
  * tile; 256 tiles at 4096^2), each tile's input and output planes in recycled blocks of wasm memory;
  * each tile's input windows are copied into its blocks before the timing (a render's source read
  * puts them there: that is the reader's time, not the kernel's) and the output mask set valid (as a
