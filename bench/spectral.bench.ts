@@ -1,8 +1,8 @@
 /**
  * Spectral and expression kernels on one full 4096 x 4096 block, beside plain typed-array loops
  * doing the same math in the same run: NDVI (scaled U8 and scientific F32; target >= 170 Mpx/s for
- * the scaled form), BandArithmetic NDVI (method 1) and a UserDefined formula through the
- * expression engine, a RasterCalculator expression, and a Local cell statistic.
+ * the scaled form), BandArithmetic NDVI (method 1), the UserDefined NDVI (one fused pass in wasm)
+ * and a UserDefined formula through the expression engine, a RasterCalculator expression, and a Local cell statistic.
  * Level 1: the kernel alone, no evaluator, no tiling. Inputs: seeded U8 bands (red, NIR, SWIR), and
  * for Arithmetic seeded F32 bands.
  *
@@ -139,6 +139,14 @@ export async function spectralBench(opts: SpectralBenchOptions = {}): Promise<Be
     `BandArithmetic NDVI (engine)|, ${tag}`,
     bandArithmetic,
     { Method: 1, BandIndexes: '2 1' },
+    [stack],
+    `NDVI scientific plain loop, ${tag}`,
+    () => plainNdviF32(red, nir, f32),
+  );
+  await both(
+    `BandArithmetic UserDefined (B2-B1)/(B2+B1)|, ${tag}`,
+    bandArithmetic,
+    { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1)' },
     [stack],
     `NDVI scientific plain loop, ${tag}`,
     () => plainNdviF32(red, nir, f32),

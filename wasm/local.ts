@@ -9,13 +9,22 @@
  * them (F32: round to nearest even; integers: the value, already integral and in range). So the
  * results are bit for bit the TypeScript path's (NaN payloads aside: NaN is NaN).
  *
- * Decision: f64x2 everywhere, not f32x4. The kernels are bound by memory at tile sizes that do not
- * fit the caches (a 4096 x 4096 F32 plane is 64 MiB); the f64 division still runs at several
- * pixels per nanosecond, and f64 keeps the reference's bits without case-by-case proofs.
+ * Decision: f64x2 lanes are the default (they keep the reference's bits without case-by-case
+ * proofs); f32x4 lanes only where a stated argument gives the same bits: Arithmetic's F32 results of
+ * F32 values (innocuous double rounding), NDVI's scientific form and the fused normalised difference
+ * of 8- and 16-bit bands (exact operands, innocuous double rounding), and NDVI's scaled U8 form of
+ * U8/U16 bands (an error bound, and float64 for the steps it does not cover). F32 bands keep f64
+ * lanes where the float64 division decides the bits (NDVI of F32 bands): it is the kernels' limit
+ * once the planes are in cache (about 1.2 Gpx/s on one core here).
  *
- * Masks: one byte per pixel, 0 = NoData. Each loop takes two pixels per step; a step whose mask
- * bytes are not both 1, or whose results need NoData, is fixed lane by lane (the rare path).
- * The odd last pixel runs the same vector code with one lane stored.
+ * Masks: one byte per pixel, 0 = NoData. Each loop takes four to sixteen pixels per step with one
+ * test of their mask bytes (Arithmetic and the fused normalised difference AND the operands' masks
+ * into the output mask in that same pass: every plane is read once and written once); a step
+ * whose mask bytes are not all 1, or whose results need NoData, is fixed lane by lane (the rare
+ * path). The last pixels run one by one with the reference's float64 operations.
+ *
+ * Each specialised loop is its own wasm function (not inlined into the exported dispatchers): V8
+ * tiers a hot function up on its own, so a small one reaches optimised code after a call or two.
  *
  * Element type codes (src/wasm/local.ts `typeCode`): 0 U8, 1 S8, 2 U16, 3 S16, 4 U32, 5 S32, 6 F32, 7 F64.
  * Pointers are byte addresses in this module's memory, managed by the TypeScript side.
@@ -207,8 +216,21 @@ const NDVI_SCALED_U8: i32 = 2;
   }
 }
 
+/**
+ * One wasm function per specialised loop (not inlined into the exported dispatchers): V8 compiles a
+ * hot function with its optimising tier on its own, so a small function gets there after a call or
+ * two where a dispatcher holding every loop took hundreds of milliseconds. Values the loops are
+ * specialised for (the NDVI form, Arithmetic's operation and operand shape) travel as type tags:
+ * u8, u16, u32, u64 stand for 0, 1, 2, 3 (`tagOf`).
+ */
 // @ts-ignore: decorator
-@inline function ndviLoop<T, D>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+@inline function tagOf<X>(): i32 {
+  return sizeof<X>() == 1 ? 0 : sizeof<X>() == 2 ? 1 : sizeof<X>() == 4 ? 2 : 3;
+}
+
+/** The NDVI loop for form M (tag: 0 scientific, 1 scaled float, 2 scaled U8). */
+function ndviLoop<T, D, M>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const mode = tagOf<M>();
   let i = 0;
   for (; i + 4 <= n; i += 4) ndviStep4<T, D>(mode, ir, vis, sm, dst, m, i);
   for (; i < n; i++) ndviStep<T, D>(mode, ir, vis, sm, dst, m, i, 1);
@@ -220,12 +242,105 @@ const NDVI_SCALED_U8: i32 = 2;
   return j == 0 ? f64x2.extract_lane(x, 0) : f64x2.extract_lane(x, 1);
 }
 
+/**
+ * The scientific form (F32 output) of 8- and 16-bit integer bands in f32x4 lanes, eight pixels per
+ * step. Exact: the bands widen to F32 exactly and r - v, r + v (|.| < 2^17) are exact in F32, so
+ * the two paths divide the same two binary32 values; the float64 quotient rounded to binary32 is
+ * the binary32 quotient (binary64 has at least 2 x 24 + 2 bits: double rounding is innocuous for
+ * division, Figueroa 1995). The quotient is finite (s != 0), so only the source mask makes NoData.
+ */
+function ndviSciSmall<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const zero = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const r0 = ld4f<T>(ir + o);
+    const v0 = ld4f<T>(vis + o);
+    const r1 = ld4f<T>(ir + o4);
+    const v1 = ld4f<T>(vis + o4);
+    const s0 = f32x4.add(r0, v0);
+    const s1 = f32x4.add(r1, v1);
+    const x0 = v128.bitselect(zero, f32x4.div(f32x4.sub(r0, v0), s0), f32x4.eq(s0, zero));
+    const x1 = v128.bitselect(zero, f32x4.div(f32x4.sub(r1, v1), s1), f32x4.eq(s1, zero));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, x0);
+    v128.store(pd, x1, 16);
+    if (load<u64>(sm + i) != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (load<u8>(sm + i + j) == 0) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
+  for (; i < n; i++) ndviStep<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, i, 1);
+}
+
+/**
+ * The scaled U8 form of U8 and U16 bands (inputs >= 0, so q = (r - v) / (r + v) is in [-1, 1] and
+ * t = q * 100 + 100.5 in [0.5, 200.5]; r + v == 0 gives 0) in f32x4 lanes, eight pixels per step,
+ * with a proof and a fallback rather than equal operations: q is the binary32 quotient of exact
+ * binary32 operands (error <= 2^-25), then * 100 and + 100.5 in binary32 add at most
+ * 100 * 2^-24 and 200.5 * 2^-24, so |t32 - t| < 2^-15; the float64 reference is within 2^-40 of t.
+ * Where every lane's t32 is more than 2^-14 from an integer (or its sum is 0), trunc(t32) is the
+ * reference's truncation; a step with a lane closer (ties such as 201 vs 199: t = 101 exactly) is
+ * recomputed pixel by pixel in float64 (ndviStep), as are the last pixels.
+ */
+function ndviU8Small<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
+  const zero = f32x4.splat(0);
+  const c100 = f32x4.splat(100);
+  const c1005 = f32x4.splat(100.5);
+  const near = f32x4.splat(<f32>6.103515625e-5); // 2^-14
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const r0 = ld4f<T>(ir + o);
+    const v0 = ld4f<T>(vis + o);
+    const r1 = ld4f<T>(ir + o4);
+    const v1 = ld4f<T>(vis + o4);
+    const s0 = f32x4.add(r0, v0);
+    const s1 = f32x4.add(r1, v1);
+    const z0 = f32x4.eq(s0, zero);
+    const z1 = f32x4.eq(s1, zero);
+    const t0 = v128.bitselect(zero, f32x4.add(f32x4.mul(f32x4.div(f32x4.sub(r0, v0), s0), c100), c1005), z0);
+    const t1 = v128.bitselect(zero, f32x4.add(f32x4.mul(f32x4.div(f32x4.sub(r1, v1), s1), c100), c1005), z1);
+    const n0 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t0, f32x4.nearest(t0))), near), z0);
+    const n1 = v128.andnot(f32x4.le(f32x4.abs(f32x4.sub(t1, f32x4.nearest(t1))), near), z1);
+    if (v128.any_true(v128.or(n0, n1))) {
+      ndviU8Fix<T>(ir, vis, sm, dst, m, i, i + 8);
+      continue;
+    }
+    const w = i16x8.narrow_i32x4_s(i32x4.trunc_sat_f32x4_s(t0), i32x4.trunc_sat_f32x4_s(t1)); // t in [0, 200.5]: the signed conversions are exact
+    const pd = dst + i;
+    v128.store64_lane(pd, i8x16.narrow_i16x8_u(w, w), 0);
+    if (load<u64>(sm + i) != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (load<u8>(sm + i + j) == 0) {
+          store<u8>(m + i + j, 0);
+          store<u8>(pd + j, 0);
+        }
+      }
+    }
+  }
+  ndviU8Fix<T>(ir, vis, sm, dst, m, i, n);
+}
+
+/** Pixels from..to-1 of the scaled U8 form, one by one in float64 (the reference's operations). */
+function ndviU8Fix<T>(ir: usize, vis: usize, sm: usize, dst: usize, m: usize, from: i32, to: i32): void {
+  for (let i = from; i < to; i++) ndviStep<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, i, 1);
+}
+
 // @ts-ignore: decorator
 @inline function ndviOut<T>(mode: i32, ir: usize, vis: usize, sm: usize, dst: usize, m: usize, n: i32): void {
-  if (mode == 0) ndviLoop<T, f32>(NDVI_SCI, ir, vis, sm, dst, m, n);
-  else if (mode == 1) ndviLoop<T, f32>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
-  else if (mode == 2) ndviLoop<T, f64>(NDVI_SCALED_FLOAT, ir, vis, sm, dst, m, n);
-  else ndviLoop<T, u8>(NDVI_SCALED_U8, ir, vis, sm, dst, m, n);
+  if (mode == 0 && !isFloat<T>() && sizeof<T>() <= 2) ndviSciSmall<T>(ir, vis, sm, dst, m, n);
+  else if (mode == 3 && !isFloat<T>() && !isSigned<T>() && sizeof<T>() <= 2) ndviU8Small<T>(ir, vis, sm, dst, m, n);
+  else if (mode == 0) ndviLoop<T, f32, u8>(ir, vis, sm, dst, m, n);
+  else if (mode == 1) ndviLoop<T, f32, u16>(ir, vis, sm, dst, m, n);
+  else if (mode == 2) ndviLoop<T, f64, u16>(ir, vis, sm, dst, m, n);
+  else ndviLoop<T, u8, u32>(ir, vis, sm, dst, m, n);
 }
 
 /**
@@ -256,11 +371,26 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
 
 /**
  * dst = a op b for one band; `shape` 0: both rasters, 1: b is the constant cb, 2: a is the constant ca.
- * NoData (mask 0) where the stored value is not finite; pixels whose mask is 0 are written NaN.
+ * The output mask m becomes m AND sa AND sb (the raster operands' masks, read in the same pass; a
+ * caller without a mask passes m itself), then NoData (mask 0) where the stored value is not finite;
+ * pixels whose mask is 0 are written NaN. Every plane is read once and written once.
  */
-/** Four pixels from i (arithStep's rules): two vectors, one mask test, the lanes to fix one by one. */
+/** Whether lane j of the four (or eight) pixels from i is NoData: a bad result or a mask byte 0. */
 // @ts-ignore: decorator
-@inline function arithStep4<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32): void {
+@inline function arithNoData(bad: i32, j: i32, m: usize, sa: usize, sb: usize, i: i32): bool {
+  const k = <usize>(i + j);
+  return ((bad >> j) & 1) != 0 || load<u8>(m + k) == 0 || load<u8>(sa + k) == 0 || load<u8>(sb + k) == 0;
+}
+
+/** The four mask bytes from i of m, sa and sb ANDed: 0x01010101 when all are valid (the common case). */
+// @ts-ignore: decorator
+@inline function masks4(m: usize, sa: usize, sb: usize, i: i32): u32 {
+  return load<u32>(m + i) & load<u32>(sa + i) & load<u32>(sb + i);
+}
+
+/** Four pixels from i, f64 lanes (any operand type, F32 or F64 output). */
+// @ts-ignore: decorator
+@inline function arithStep4<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, sa: usize, sb: usize, i: i32): void {
   const o = (<usize>i) * sizeof<T>();
   const o2 = o + 2 * sizeof<T>();
   const r0 = arith(op, shape == 2 ? va : ld2<T>(a + o), shape == 1 ? vb : ld2<T>(b + o));
@@ -277,65 +407,73 @@ export function localNdvi(type: i32, mode: i32, ir: usize, vis: usize, sm: usize
     v128.store(pd, r1, 16);
     bad = nonFinite(r0, 2) | (nonFinite(r1, 2) << 2);
   }
-  if (bad != 0 || maskNot4(m + i)) {
+  if (bad != 0 || masks4(m, sa, sb, i) != 0x01010101) {
     for (let j = 0; j < 4; j++) {
-      if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
-      if (load<u8>(m + i + j) == 0) store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
-    }
-  }
-}
-
-// @ts-ignore: decorator
-@inline function arithStep<T, D>(op: i32, shape: i32, a: usize, va: v128, b: usize, vb: v128, dst: usize, m: usize, i: i32, lanes: i32): void {
-  {
-    const x = shape == 2 ? va : ldn<T>(a + (<usize>i) * sizeof<T>(), lanes);
-    const y = shape == 1 ? vb : ldn<T>(b + (<usize>i) * sizeof<T>(), lanes);
-    const r = arith(op, x, y);
-    const pd = dst + (<usize>i) * sizeof<D>();
-    stn<D>(pd, r, lanes);
-    // The stored value's finiteness (F32: past the F32 range is Infinity once stored).
-    const stored = sizeof<D>() == 4 ? f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(r)) : r;
-    const bad = nonFinite(stored, lanes) | maskBits(m + i, lanes);
-    if (bad != 0) {
-      for (let j = 0; j < lanes; j++) {
-        if (((bad >> j) & 1) != 0) {
-          if (!isFinite(ext(stored, j))) store<u8>(m + i + j, 0);
-          if (load<u8>(m + i + j) == 0) store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
-        }
+      if (arithNoData(bad, j, m, sa, sb, i)) {
+        store<u8>(m + i + j, 0);
+        store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
       }
     }
   }
 }
 
+/** One pixel (the tail): the float64 operation, stored as D, its finiteness once stored. */
 // @ts-ignore: decorator
-@inline function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+@inline function arithTail<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, i: i32): void {
+  const x: f64 = shape == 2 ? ca : <f64>load<T>(a + (<usize>i) * sizeof<T>());
+  const y: f64 = shape == 1 ? cb : <f64>load<T>(b + (<usize>i) * sizeof<T>());
+  const r: f64 = op == 1 ? x + y : op == 2 ? x - y : op == 3 ? x * y : x / y;
+  const pd = dst + (<usize>i) * sizeof<D>();
+  store<D>(pd, <D>r);
+  const s = <f64>load<D>(pd);
+  if (!isFinite(s) || arithNoData(0, 0, m, sa, sb, i)) {
+    store<u8>(m + i, 0);
+    store<D>(pd, <D>NaN);
+  }
+}
+
+function arithLoop<T, D>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   const va = f64x2.splat(ca);
   const vb = f64x2.splat(cb);
   let i = 0;
-  for (; i + 4 <= n; i += 4) arithStep4<T, D>(op, shape, a, va, b, vb, dst, m, i);
-  for (; i < n; i++) arithStep<T, D>(op, shape, a, va, b, vb, dst, m, i, 1);
+  for (; i + 4 <= n; i += 4) arithStep4<T, D>(op, shape, a, va, b, vb, dst, m, sa, sb, i);
+  for (; i < n; i++) arithTail<T, D>(op, shape, a, ca, b, cb, dst, m, sa, sb, i);
 }
 
 // @ts-ignore: decorator
-@inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
-  if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, n);
-  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, n);
+@inline function arithIn<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+  if (f64out != 0) arithLoop<T, f64>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else arithLoop<T, f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
 }
 
 /**
  * One band of Arithmetic over n pixels: operation 1..4, raster operands of element type `type`
- * (both rasters the same type), `shape` as arithLoop, output F32 (f64out 0) or F64, mask m (the
- * raster operands' masks already ANDed in: localMaskAnd).
+ * (both rasters the same type), `shape` as arithLoop, output F32 (f64out 0) or F64, output mask m
+ * ANDed here with the operands' masks sa and sb (pass m for an operand without one).
  */
-export function localArith(op: i32, type: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, f64out: i32, dst: usize, m: usize, n: i32): void {
-  if (type == 0) arithIn<u8>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 1) arithIn<i8>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 2) arithIn<u16>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 3) arithIn<i16>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 4) arithIn<u32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 5) arithIn<i32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else if (type == 6) arithIn<f32>(op, shape, a, ca, b, cb, f64out, dst, m, n);
-  else arithIn<f64>(op, shape, a, ca, b, cb, f64out, dst, m, n);
+export function localArith(
+  op: i32,
+  type: i32,
+  shape: i32,
+  a: usize,
+  ca: f64,
+  b: usize,
+  cb: f64,
+  f64out: i32,
+  dst: usize,
+  m: usize,
+  sa: usize,
+  sb: usize,
+  n: i32,
+): void {
+  if (type == 0) arithIn<u8>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 1) arithIn<i8>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 2) arithIn<u16>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 3) arithIn<i16>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 4) arithIn<u32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 5) arithIn<i32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else if (type == 6) arithIn<f32>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
+  else arithIn<f64>(op, shape, a, ca, b, cb, f64out, dst, m, sa, sb, n);
 }
 
 // ---- Arithmetic in f32x4 lanes: F32 outputs of operands that are F32 values.
@@ -371,61 +509,111 @@ export function localArith(op: i32, type: i32, shape: i32, a: usize, ca: f64, b:
  * binary64 and then to binary32 gives the binary32 rounding of the exact result (binary64 has at
  * least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?", 1995), overflow included.
  */
-// @ts-ignore: decorator
-@inline function arithLoop4<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+/** The f32x4 loop for operation OP (tag + 1: 1 plus .. 4 divide) and operand shape SH (tag). */
+function arithLoop4<T, OP, SH>(a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
+  const op = tagOf<OP>() + 1;
+  const shape = tagOf<SH>();
   const va = f32x4.splat(<f32>ca);
   const vb = f32x4.splat(<f32>cb);
   const zero = f32x4.splat(0);
   let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const x = shape == 2 ? va : ld4f<T>(a + (<usize>i) * sizeof<T>());
-    const y = shape == 1 ? vb : ld4f<T>(b + (<usize>i) * sizeof<T>());
-    const d = arith4(op, x, y);
+  // Sixteen pixels per step: four vectors, one test of the three masks' sixteen bytes.
+  const ones = i8x16.splat(1);
+  for (; i + 16 <= n; i += 16) {
+    const pa = a + (<usize>i) * sizeof<T>();
+    const pb = b + (<usize>i) * sizeof<T>();
+    const d0 = arith4(op, shape == 2 ? va : ld4f<T>(pa), shape == 1 ? vb : ld4f<T>(pb));
+    const d1 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 4 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 4 * sizeof<T>()));
+    const d2 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 8 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 8 * sizeof<T>()));
+    const d3 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 12 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 12 * sizeof<T>()));
     const pd = dst + (<usize>i << 2);
-    v128.store(pd, d);
-    const bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), zero));
-    if (bad != 0 || maskNot4(m + i)) {
-      for (let j = 0; j < 4; j++) {
-        if (((bad >> j) & 1) != 0) store<u8>(m + i + j, 0);
-        if (load<u8>(m + i + j) == 0) store<f32>(pd + (<usize>j << 2), NaN);
+    v128.store(pd, d0);
+    v128.store(pd, d1, 16);
+    v128.store(pd, d2, 32);
+    v128.store(pd, d3, 48);
+    const e0 = f32x4.ne(f32x4.sub(d0, d0), zero);
+    const e1 = f32x4.ne(f32x4.sub(d1, d1), zero);
+    const e2 = f32x4.ne(f32x4.sub(d2, d2), zero);
+    const e3 = f32x4.ne(f32x4.sub(d3, d3), zero);
+    const mw = v128.and(v128.and(v128.load(m + i), v128.load(sa + i)), v128.load(sb + i));
+    if (!i8x16.all_true(i8x16.eq(mw, ones)) || v128.any_true(v128.or(v128.or(e0, e1), v128.or(e2, e3)))) {
+      const bad = i32x4.bitmask(e0) | (i32x4.bitmask(e1) << 4) | (i32x4.bitmask(e2) << 8) | (i32x4.bitmask(e3) << 12);
+      for (let j = 0; j < 16; j++) {
+        if (arithNoData(bad, j, m, sa, sb, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
       }
     }
   }
-  const wa = f64x2.splat(ca);
-  const wb = f64x2.splat(cb);
-  for (; i < n; i++) arithStep<T, f32>(op, shape, a, wa, b, wb, dst, m, i, 1);
+  // Eight pixels per step: two vectors, one test of the three masks' eight bytes.
+  for (; i + 8 <= n; i += 8) {
+    const pa = a + (<usize>i) * sizeof<T>();
+    const pb = b + (<usize>i) * sizeof<T>();
+    const d0 = arith4(op, shape == 2 ? va : ld4f<T>(pa), shape == 1 ? vb : ld4f<T>(pb));
+    const d1 = arith4(op, shape == 2 ? va : ld4f<T>(pa + 4 * sizeof<T>()), shape == 1 ? vb : ld4f<T>(pb + 4 * sizeof<T>()));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, d0);
+    v128.store(pd, d1, 16);
+    const e0 = f32x4.ne(f32x4.sub(d0, d0), zero);
+    const e1 = f32x4.ne(f32x4.sub(d1, d1), zero);
+    const mw = load<u64>(m + i) & load<u64>(sa + i) & load<u64>(sb + i);
+    if (mw != 0x0101010101010101 || v128.any_true(v128.or(e0, e1))) {
+      const bad = i32x4.bitmask(e0) | (i32x4.bitmask(e1) << 4);
+      for (let j = 0; j < 8; j++) {
+        if (arithNoData(bad, j, m, sa, sb, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
+  for (; i < n; i++) arithTail<T, f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, i);
 }
 
 // @ts-ignore: decorator
-@inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
+@inline function arith4Of<T>(op: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, sa: usize, sb: usize, n: i32): void {
   if (shape == 0) {
-    if (op == 1) arithLoop4<T>(1, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 0, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 0, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 0, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T, u8, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u8>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u8>(a, ca, b, cb, dst, m, sa, sb, n);
   } else if (shape == 1) {
-    if (op == 1) arithLoop4<T>(1, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 1, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 1, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 1, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T, u8, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u16>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u16>(a, ca, b, cb, dst, m, sa, sb, n);
   } else {
-    if (op == 1) arithLoop4<T>(1, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 2) arithLoop4<T>(2, 2, a, ca, b, cb, dst, m, n);
-    else if (op == 3) arithLoop4<T>(3, 2, a, ca, b, cb, dst, m, n);
-    else arithLoop4<T>(4, 2, a, ca, b, cb, dst, m, n);
+    if (op == 1) arithLoop4<T, u8, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 2) arithLoop4<T, u16, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else if (op == 3) arithLoop4<T, u32, u32>(a, ca, b, cb, dst, m, sa, sb, n);
+    else arithLoop4<T, u64, u32>(a, ca, b, cb, dst, m, sa, sb, n);
   }
 }
 
 /**
  * localArith for F32 outputs whose operands are F32 values: `type` 0 U8, 1 S8, 2 U16, 3 S16 or 6 F32,
- * constants that are F32 values (the caller checks). Other types: localArith.
+ * constants that are F32 values (the caller checks). Other types: localArith. Masks as localArith.
  */
-export function localArithF32(op: i32, type: i32, shape: i32, a: usize, ca: f64, b: usize, cb: f64, dst: usize, m: usize, n: i32): void {
-  if (type == 0) arith4Of<u8>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 1) arith4Of<i8>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 2) arith4Of<u16>(op, shape, a, ca, b, cb, dst, m, n);
-  else if (type == 3) arith4Of<i16>(op, shape, a, ca, b, cb, dst, m, n);
-  else arith4Of<f32>(op, shape, a, ca, b, cb, dst, m, n);
+export function localArithF32(
+  op: i32,
+  type: i32,
+  shape: i32,
+  a: usize,
+  ca: f64,
+  b: usize,
+  cb: f64,
+  dst: usize,
+  m: usize,
+  sa: usize,
+  sb: usize,
+  n: i32,
+): void {
+  if (type == 0) arith4Of<u8>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 1) arith4Of<i8>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 2) arith4Of<u16>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else if (type == 3) arith4Of<i16>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
+  else arith4Of<f32>(op, shape, a, ca, b, cb, dst, m, sa, sb, n);
 }
 
 /** m[i] = 0 where src[i] == 0 (sixteen bytes per step). */
@@ -502,8 +690,7 @@ export function localFillNaN(f64out: i32, dst: usize, m: usize, n: i32): void {
   }
 }
 
-// @ts-ignore: decorator
-@inline function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
+function castLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, lo: f64, hi: f64): void {
   const vlo = f64x2.splat(lo);
   const vhi = f64x2.splat(hi);
   let i = 0;
@@ -629,8 +816,7 @@ export function localCast(from: i32, to: i32, src: usize, dst: usize, m: usize, 
   }
 }
 
-// @ts-ignore: decorator
-@inline function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
+function stretchLoop<S, D>(src: usize, dst: usize, m: usize, n: i32, k: usize): void {
   const lo = v128.load64_splat(k);
   const hi = v128.load64_splat(k, 8);
   const span = v128.load64_splat(k, 16);
@@ -1031,4 +1217,120 @@ export function localExprRun(
     if (f64out != 0) exprStoreT<f64>(dst + (<usize>start << 3), reg(regs, out), mm, len, inf);
     else exprStoreT<f32>(dst + (<usize>start << 2), reg(regs, out), mm, len, inf);
   }
+}
+
+// ---- The expression engine's most common program, fused: `(x - y) / (x + y)` of two bands.
+
+/**
+ * The program LOAD x, LOAD y, ND(x, y) (BandArithmetic's and RasterCalculator's normalised
+ * differences) in one pass over the planes: what localExprRun computes for it, without registers.
+ * v = x + y == 0 ? zero : (x - y) / (x + y) in float64; the pixel is NoData (mask 0, value NaN)
+ * where the output mask or either band's mask is 0 (a masked operand is NaN in the interpreter,
+ * and NaN propagates through ND; strict programs clear the mask instead: the same outcome), or
+ * where v is not finite once stored (|v| >= inf, or NaN; an F32 band's `inf` is 2^128 - 2^103, the
+ * smallest float64 stored as infinity, so its lanes are tested once stored).
+ */
+function exprNdLoop<T, D>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+  const zero = zeroNaN != 0 ? NAN2 : ZERO;
+  const hi = f64x2.splat(inf);
+  const lo = f64x2.splat(-inf);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = (<usize>i) * sizeof<T>();
+    const o2 = o + 2 * sizeof<T>();
+    const v0 = ndOf(ld2<T>(xp + o), ld2<T>(yp + o), zero);
+    const v1 = ndOf(ld2<T>(xp + o2), ld2<T>(yp + o2), zero);
+    const pd = dst + (<usize>i) * sizeof<D>();
+    let bad: i32;
+    if (sizeof<D>() == 4) {
+      // F32: |v| < inf (F32_INF) exactly when the stored binary32 value is finite: test the stored lanes.
+      const d = v128.shuffle<i32>(f32x4.demote_f64x2_zero(v0), f32x4.demote_f64x2_zero(v1), 0, 1, 4, 5);
+      v128.store(pd, d);
+      bad = i32x4.bitmask(f32x4.ne(f32x4.sub(d, d), f32x4.splat(0)));
+    } else {
+      st4<D>(pd, v0, v1);
+      bad = 15 & ~(i64x2.bitmask(v128.and(f64x2.gt(v0, lo), f64x2.lt(v0, hi))) | (i64x2.bitmask(v128.and(f64x2.gt(v1, lo), f64x2.lt(v1, hi))) << 2));
+    }
+    if (bad != 0 || masks4(m, xm, ym, i) != 0x01010101) {
+      for (let j = 0; j < 4; j++) {
+        if (arithNoData(bad, j, m, xm, ym, i)) {
+          store<u8>(m + i + j, 0);
+          store<D>(pd + (<usize>j) * sizeof<D>(), <D>NaN);
+        }
+      }
+    }
+  }
+  const z: f64 = zeroNaN != 0 ? NaN : 0.0;
+  for (; i < n; i++) {
+    const x = <f64>load<T>(xp + (<usize>i) * sizeof<T>());
+    const y = <f64>load<T>(yp + (<usize>i) * sizeof<T>());
+    const s = x + y;
+    const v = s == 0 ? z : (x - y) / s;
+    const pd = dst + (<usize>i) * sizeof<D>();
+    if (v > -inf && v < inf && !arithNoData(0, 0, m, xm, ym, i)) store<D>(pd, <D>v);
+    else {
+      store<u8>(m + i, 0);
+      store<D>(pd, <D>NaN);
+    }
+  }
+}
+
+/**
+ * exprNdLoop for 8- and 16-bit bands into F32 in f32x4 lanes, eight pixels per step: exact, as
+ * ndviSciSmall (x - y and x + y are exact in F32; the float64 quotient rounded to binary32 is the
+ * binary32 quotient). The quotient is finite; only the zero policy's NaN and the masks make NoData.
+ */
+function exprNdSmall<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, dst: usize, m: usize, n: i32, inf: f64): void {
+  const fz = f32x4.splat(0);
+  const zero = zeroNaN != 0 ? f32x4.splat(NaN) : fz;
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = (<usize>i) * sizeof<T>();
+    const o4 = o + 4 * sizeof<T>();
+    const x0 = ld4f<T>(xp + o);
+    const y0 = ld4f<T>(yp + o);
+    const x1 = ld4f<T>(xp + o4);
+    const y1 = ld4f<T>(yp + o4);
+    const s0 = f32x4.add(x0, y0);
+    const s1 = f32x4.add(x1, y1);
+    const v0 = v128.bitselect(zero, f32x4.div(f32x4.sub(x0, y0), s0), f32x4.eq(s0, fz));
+    const v1 = v128.bitselect(zero, f32x4.div(f32x4.sub(x1, y1), s1), f32x4.eq(s1, fz));
+    const pd = dst + (<usize>i << 2);
+    v128.store(pd, v0);
+    v128.store(pd, v1, 16);
+    const bad = i32x4.bitmask(f32x4.ne(v0, v0)) | (i32x4.bitmask(f32x4.ne(v1, v1)) << 4);
+    const mw = load<u64>(m + i) & load<u64>(xm + i) & load<u64>(ym + i);
+    if (bad != 0 || mw != 0x0101010101010101) {
+      for (let j = 0; j < 8; j++) {
+        if (arithNoData(bad, j, m, xm, ym, i)) {
+          store<u8>(m + i + j, 0);
+          store<f32>(pd + (<usize>j << 2), NaN);
+        }
+      }
+    }
+  }
+  exprNdLoop<T, f32>(zeroNaN, xp + (<usize>i) * sizeof<T>(), xm + i, yp + (<usize>i) * sizeof<T>(), ym + i, dst + (<usize>i << 2), m + i, n - i, inf);
+}
+
+// @ts-ignore: decorator
+@inline function exprNdOf<T>(zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, f64out: i32, dst: usize, m: usize, n: i32, inf: f64): void {
+  if (f64out != 0) exprNdLoop<T, f64>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+  else if (!isFloat<T>() && sizeof<T>() <= 2) exprNdSmall<T>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+  else exprNdLoop<T, f32>(zeroNaN, xp, xm, yp, ym, dst, m, n, inf);
+}
+
+/**
+ * The fused normalised difference of bands x and y (both of element type `type`, masks xm, ym)
+ * into dst (F32, or F64 with f64out) with mask m; zeroNaN: the DIV policy (x + y == 0 is NoData)
+ * rather than DIV_ZERO's 0; `inf` the band's storeFloat bound.
+ */
+export function localExprNd(type: i32, zeroNaN: i32, xp: usize, xm: usize, yp: usize, ym: usize, f64out: i32, dst: usize, m: usize, n: i32, inf: f64): void {
+  if (type == 0) exprNdOf<u8>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 1) exprNdOf<i8>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 2) exprNdOf<u16>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 3) exprNdOf<i16>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 4) exprNdOf<u32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 5) exprNdOf<i32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else if (type == 6) exprNdOf<f32>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
+  else exprNdOf<f64>(zeroNaN, xp, xm, yp, ym, f64out, dst, m, n, inf);
 }

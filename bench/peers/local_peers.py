@@ -8,6 +8,10 @@ RED and NIR are SIZE x SIZE little-endian float32. Prints one JSON object per li
   (as NumPy returns one): NDVI (nir - red) / (nir + red), nir + red, nir * red, nir / red; the cast
   to U8 as np.clip(a + 0.5, 0, 255).astype(np.uint8) (round half up and saturate for the clipped
   range); the linear stretch to U8 as np.clip((a - lo) * (255 / (hi - lo)) + 0.5, 0, 255).astype(np.uint8).
+- numpy tiled: the same expressions over the same SIZE x SIZE done as tiles of TILE x TILE (256,
+  the render's default tile), each tile's bands contiguous arrays made before the timing (as a
+  render's source read puts a tile's planes in its own blocks); the sum of the per-tile times.
+  The peer of rasterflow's "wasm tiled" figure: both sides then work on cache-sized arrays.
 - numexpr: the NDVI expression with numexpr.evaluate on one thread (the expression engine's peer).
 """
 import json
@@ -16,9 +20,22 @@ import time
 
 from peers_common import emit, median_ms
 
+TILE = 256
 
 
+def tiled_ms(fn, tiles, repeats):
+    """Median over `repeats` runs (after a warm-up) of the summed per-tile times of fn(nir, red)."""
+    def run():
+        total = 0.0
+        for n, r in tiles:
+            t0 = time.perf_counter()
+            fn(n, r)
+            total += time.perf_counter() - t0
+        return total * 1000
 
+    run()
+    times = sorted(run() for _ in range(repeats))
+    return times[len(times) // 2]
 
 
 def main():
@@ -35,16 +52,24 @@ def main():
     lo32 = np.float32(lo)
 
     ops = {
-        "NDVI f32": lambda: (nir - red) / (nir + red),
-        "a+b f32": lambda: nir + red,
-        "a*b f32": lambda: nir * red,
-        "a/b f32": lambda: nir / red,
-        "stretch f32->u8": lambda: np.clip((nir - lo32) * scale + np.float32(0.5), 0, 255).astype(np.uint8),
-        "expression NDVI f32": lambda: (nir - red) / (nir + red),
-        "cast f32->u8": lambda: np.clip(nir + np.float32(0.5), 0, 255).astype(np.uint8),
+        "NDVI f32": lambda n, r: (n - r) / (n + r),
+        "a+b f32": lambda n, r: n + r,
+        "a*b f32": lambda n, r: n * r,
+        "a/b f32": lambda n, r: n / r,
+        "stretch f32->u8": lambda n, r: np.clip((n - lo32) * scale + np.float32(0.5), 0, 255).astype(np.uint8),
+        "expression NDVI f32": lambda n, r: (n - r) / (n + r),
+        "cast f32->u8": lambda n, r: np.clip(n + np.float32(0.5), 0, 255).astype(np.uint8),
     }
     for op, fn in ops.items():
-        emit("numpy", op, median_ms(fn, repeats), pixels)
+        emit("numpy", op, median_ms(lambda: fn(nir, red), repeats), pixels)
+
+    tiles = [
+        (np.ascontiguousarray(nir[y : y + TILE, x : x + TILE]), np.ascontiguousarray(red[y : y + TILE, x : x + TILE]))
+        for y in range(0, size, TILE)
+        for x in range(0, size, TILE)
+    ]
+    for op, fn in ops.items():
+        emit("numpy tiled", op, tiled_ms(fn, tiles, repeats), pixels)
 
     try:
         import numexpr as ne

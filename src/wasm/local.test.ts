@@ -23,7 +23,7 @@ import type { RasterFunction, RasterNode } from '../graph/types.js';
 import { buildGraph } from '../rule/build.js';
 import { bindSources } from '../rule/sources.js';
 import { applyFunction, closingOpener, constant, gridInfo, prng } from '../../test/helpers.js';
-import { localWasmCallCount } from './local.js';
+import { localFusedNdCount, localWasmCallCount } from './local.js';
 import { setWasmEnabled, wasmStatus } from './module.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -268,6 +268,156 @@ describe('wasm per-pixel kernels', () => {
       compared += 2;
     }
     expect(compared).toBe(24 * 24);
+  });
+
+  it('NDVI scientific of 8- and 16-bit bands (f32x4 lanes): extremes, zero sums, NoData, every width past the 8-pixel step', async () => {
+    const rnd = prng(2209);
+    let compared = 0;
+    for (const t of ['U8', 'S8', 'U16', 'S16'] as const) {
+      const info = PIXEL_TYPE_INFO[t];
+      for (let width = 1; width <= 19; width++) {
+        const n = width * 3;
+        const vis = valuesOf(t, n, rnd);
+        const ir = valuesOf(t, n, rnd);
+        ir[0] = info.max;
+        vis[0] = info.max; // the largest sum
+        ir[n - 1] = info.min;
+        vis[n - 1] = info.min; // the most negative sum (S8, S16), 0 + 0 (U8, U16)
+        if (n > 2) ir[1] = -vis[1]! + (t.startsWith('U') ? vis[1]! : 0); // a zero sum where the type allows it
+        const mask = width % 3 === 0 ? undefined : Uint8Array.from({ length: n }, (_, i) => (i % (width + 2) === 1 ? 0 : 1));
+        const src = source('ndvi8', t, width, 3, [vis, ir], mask);
+        expect(
+          await compare(applyFunction(ndvi, { ScientificOutput: true }, [src]), [16, 5][width % 2]!),
+          `${t} width ${width}`,
+        ).toBeUndefined();
+        compared++;
+      }
+    }
+    expect(compared).toBe(4 * 19);
+  });
+
+  it('NDVI of U8 bands, every pair of values (the scaled form in f32x4 lanes with its float64 fallback at ties), every form', async () => {
+    // 256 x 256 pixels: vis = the column, ir = the row; ties such as ir 201, vis 199 (t = 101 exactly) included.
+    const vis = Uint8Array.from({ length: 65536 }, (_, i) => i & 255);
+    const ir = Uint8Array.from({ length: 65536 }, (_, i) => i >> 8);
+    const mask = Uint8Array.from({ length: 65536 }, (_, i) => (i % 97 === 3 ? 0 : 1));
+    for (const m of [undefined, mask]) {
+      const src = source('u8pairs', 'U8', 256, 256, [vis, ir], m);
+      for (const [args, to] of [
+        [{}, undefined],
+        [{ ScientificOutput: true }, undefined],
+        [{}, 'F32'],
+      ] as const) {
+        expect(await compare(applyFunction(ndvi, args, [src], to), 256)).toBeUndefined();
+        expect(await compare(applyFunction(ndvi, args, [src], to), 61)).toBeUndefined();
+      }
+    }
+  });
+
+  it('NDVI scaled U8 of U16 bands (f32x4 lanes): seeded values, ties (r - v)/(r + v) = (2k - 1)/200, pairs binary32 truncates wrongly, NoData, odd widths', async () => {
+    const rnd = prng(2213);
+    for (const width of [1, 7, 8, 9, 31, 200]) {
+      const height = 5;
+      const n = width * height;
+      const vis = new Uint16Array(n);
+      const ir = new Uint16Array(n);
+      for (let i = 0; i < n; i++) {
+        if (i % 3 === 0) {
+          // A tie: s = 200 j with j even, d = (2k - 1) j, both within U16.
+          const j = 2 * (1 + Math.floor(rnd() * 150));
+          const d = (2 * Math.floor(rnd() * 100) - 99) * j;
+          const s2 = 200 * j;
+          ir[i] = (s2 + d) / 2;
+          vis[i] = (s2 - d) / 2;
+        } else {
+          ir[i] = Math.floor(rnd() * 65536);
+          vis[i] = i % 5 === 0 ? 0 : Math.floor(rnd() * 65536);
+        }
+      }
+      // Pairs whose binary32 t truncates differently from the float64 one (t within 1e-5 of an integer).
+      const close = [
+        [45125, 22478],
+        [58556, 31185],
+        [53671, 7146],
+        [1296, 5104],
+        [64616, 32187],
+      ] as const;
+      for (let i = 1; i < n; i += 4) [ir[i], vis[i]] = close[(i >> 2) % close.length]!;
+      const src = source('u16', 'U16', width, height, [vis, ir], maskOf(n, rnd, width % 3));
+      expect(await compare(applyFunction(ndvi, {}, [src]), [16, 64][width % 2]!), `width ${width}`).toBeUndefined();
+    }
+  });
+
+  it('Arithmetic: the operands masks ANDed in the same pass (one or two masked operands, one raster twice, a broadcast band, every width)', async () => {
+    const rnd = prng(2210);
+    let compared = 0;
+    for (const t of ['U8', 'S16', 'U32', 'F32', 'F64'] as const) {
+      for (let width = 1; width <= 18; width++) {
+        const n = width * 2;
+        const holes = (k: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) => ((i * 7 + k) % 5 === 0 ? 0 : 1));
+        const a = source('a', t, width, 2, [valuesOf(t, n, rnd), valuesOf(t, n, rnd)], holes(1));
+        const b = source('b', t, width, 2, [valuesOf(t, n, rnd)], width % 2 === 0 ? holes(3) : undefined);
+        for (const op of [1, 3, 4]) {
+          for (const inputs of [
+            [a, b],
+            [b, a],
+            [a, a],
+            [b, constant([0.5])],
+          ]) {
+            expect(
+              await compare(applyFunction(arithmetic, { Operation: op }, inputs), [16, 7][width % 2]!),
+              `${t} ${op} w${width}`,
+            ).toBeUndefined();
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBe(5 * 18 * 3 * 4);
+  });
+
+  it('the fused normalised difference (LOAD, LOAD, ND in one pass): every type, both zero policies, strict and not, x/y orders, F32 and F64', async () => {
+    const rnd = prng(2211);
+    let compared = 0;
+    for (const t of REAL) {
+      for (const width of [1, 3, 8, 13, 37]) {
+        const height = 1 + (width % 4);
+        const n = width * height;
+        const pa = valuesOf(t, n, rnd);
+        const pb = valuesOf(t, n, rnd);
+        for (let k = 0; k < n; k += 5) pb[k] = t.startsWith('U') ? pa[k]! * 0 : -pa[k]!; // zero sums
+        const ma = maskOf(n, rnd, 1 + (width % 3));
+        const a = source('a', t, width, height, [pa], ma);
+        const b = source('b', t, width, height, [pb], maskOf(n, rnd, width % 2));
+        const stack = source('stack', t, width, height, [pa, pb], ma);
+        const nodes: [string, RasterNode][] = [];
+        for (const to of [undefined, 'F64'] as const) {
+          for (const e of ['(b - a) / (b + a)', '(a - b) / (a + b)', '(a - a) / (a + a)']) {
+            nodes.push([`${e} ${to}`, applyFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: e }, [a, b], to)]);
+          }
+          nodes.push([`B ${to}`, applyFunction(bandArithmetic, { Method: 0, BandIndexes: '(B2 - B1) / (B2 + B1)' }, [stack], to)]);
+          nodes.push([`B1 ${to}`, applyFunction(bandArithmetic, { Method: 0, BandIndexes: '(B1 - B2) / (B1 + B2)' }, [stack], to)]);
+        }
+        for (const [what, node] of nodes) {
+          const before = localFusedNdCount();
+          expect(await compare(node, [16, 64][width % 2]!), `${t} w${width} ${what}`).toBeUndefined();
+          expect(localFusedNdCount(), `${what}: the fused kernel ran`).toBeGreaterThan(before);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(8 * 5 * 10);
+  });
+
+  it('a normalised difference of bands of two types, or inside a longer program, runs the interpreter (same values)', async () => {
+    const rnd = prng(2212);
+    const a = source('a', 'U8', 21, 2, [valuesOf('U8', 42, rnd)]);
+    const b = source('b', 'F32', 21, 2, [valuesOf('F32', 42, rnd)], maskOf(42, rnd, 3));
+    for (const e of ['(b - a) / (b + a)', '(b - a) / (b + a) + 0', '(a - b) / (a + b) * 2']) {
+      const before = localFusedNdCount();
+      expect(await compare(applyFunction(rasterCalculator, { InputNames: ['a', 'b'], Expression: e }, [a, b]), 16), e).toBeUndefined();
+      expect(localFusedNdCount(), e).toBe(before);
+    }
   });
 
   it('expression programs with an op the interpreter does not run (Ln, Max) keep the TypeScript path', async () => {

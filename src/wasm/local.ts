@@ -5,7 +5,9 @@
  * here first, which answers false (nothing written) when wasm is off (`wasmKernels()` undefined),
  * the case is not one the wasm kernels take, or memory is out; the TypeScript loop then runs.
  * When it answers true, the outputs are bit for bit what the TypeScript loop writes (the kernels
- * compute in f64 lanes with the same IEEE operations in the same order; see wasm/local.ts).
+ * compute in f64 lanes with the same IEEE operations in the same order, or in f32x4 lanes where
+ * wasm/local.ts states why the bits are the same). The expression engine's programs that are one
+ * normalised difference of two bands (NDVI written as an expression) run as one fused pass.
  *
  * Planes are bound through `WasmCall` (planes.ts): used in place when they live in wasm memory,
  * else copied in (inputs), out (outputs) or both (masks and outputs the kernel updates in place).
@@ -28,6 +30,8 @@ export interface LocalExports {
     f64out: number,
     dst: number,
     m: number,
+    sa: number,
+    sb: number,
     n: number,
   ) => void;
   readonly localArithF32: (
@@ -40,6 +44,8 @@ export interface LocalExports {
     cb: number,
     dst: number,
     m: number,
+    sa: number,
+    sb: number,
     n: number,
   ) => void;
   readonly localMaskAnd: (m: number, src: number, n: number) => void;
@@ -61,11 +67,27 @@ export interface LocalExports {
     n: number,
     inf: number,
   ) => void;
+  readonly localExprNd: (
+    type: number,
+    zeroNaN: number,
+    xp: number,
+    xm: number,
+    yp: number,
+    ym: number,
+    f64out: number,
+    dst: number,
+    m: number,
+    n: number,
+    inf: number,
+  ) => void;
 }
 
 let calls = 0;
 /** How many calls ran in wasm in this thread (tests check that the path they meant ran). */
 export const localWasmCallCount = (): number => calls;
+let fusedNd = 0;
+/** How many expression programs ran as the fused normalised difference (localExprNd) in this thread. */
+export const localFusedNdCount = (): number => fusedNd;
 
 const exportsOf = (k: Kernels): LocalExports => k.exports as unknown as LocalExports;
 
@@ -162,40 +184,59 @@ export function arithmeticViaWasm(
   }
   const f64out = dsts[0] instanceof Float64Array ? 1 : 0;
   if (!dsts.every((d) => (f64out ? d instanceof Float64Array : d instanceof Float32Array))) return false;
+  if (masks.length > 2) return false;
+  const t = type!;
   return withCall((k, call, x) => {
     const pm = inout(k, call, m);
     if (pm === undefined) return false;
-    const bound = new Map<Plane, number>();
-    const bind = (p: Plane): number | undefined => {
-      let ptr = bound.get(p);
-      if (ptr === undefined) {
-        ptr = call.input(p);
-        if (ptr !== undefined) bound.set(p, ptr);
+    // Plain loops, no per-call maps or closures: a render calls this once per 256 x 256 tile.
+    const sa = masks.length > 0 ? call.input(masks[0]!) : pm;
+    const sb = masks.length > 1 ? (masks[1] === masks[0] ? sa : call.input(masks[1]!)) : pm;
+    if (sa === undefined || sb === undefined) return false;
+    const n = m.length;
+    const nb = bands.length;
+    // Every plane bound before any kernel runs: a plane out of memory leaves the outputs untouched.
+    // Per band: [shape, a, b, dst].
+    const words: number[] = [];
+    let lastPlane: Plane | undefined;
+    let lastPtr = 0;
+    const bind = (o: ArithOperand): number | undefined => {
+      if (!('plane' in o)) return 0;
+      if (o.plane !== lastPlane) {
+        const ptr = call.input(o.plane);
+        if (ptr === undefined) return undefined;
+        lastPlane = o.plane;
+        lastPtr = ptr;
       }
-      return ptr;
+      return lastPtr;
     };
-    const plan: { shape: number; a: number; ca: number; b: number; cb: number; dst: number }[] = [];
-    for (let b = 0; b < bands.length; b++) {
-      const [oa, ob] = bands[b]!;
-      const a = 'plane' in oa ? bind(oa.plane) : 0;
-      const bb = 'plane' in ob ? bind(ob.plane) : 0;
+    for (let b = 0; b < nb; b++) {
+      const pair = bands[b]!;
+      const a = bind(pair[0]);
+      const bb = bind(pair[1]);
       const dst = call.output(dsts[b]!);
       if (a === undefined || bb === undefined || dst === undefined) return false;
-      const shape = 'value' in ob ? 1 : 'value' in oa ? 2 : 0;
-      plan.push({ shape, a, ca: 'value' in oa ? oa.value : 0, b: bb, cb: 'value' in ob ? ob.value : 0, dst });
+      words.push('value' in pair[1] ? 1 : 'value' in pair[0] ? 2 : 0, a, bb, dst);
     }
-    const ps = masks.map((s) => call.input(s));
-    if (ps.some((p) => p === undefined)) return false;
-    const n = m.length;
-    for (const p of ps) x.localMaskAnd(pm, p!, n);
-    for (const p of plan) {
+    for (let b = 0; b < nb; b++) {
+      const pair = bands[b]!;
+      const oa = pair[0];
+      const ob = pair[1];
+      const ca = 'value' in oa ? oa.value : 0;
+      const cb = 'value' in ob ? ob.value : 0;
+      const shape = words[4 * b]!;
+      const a = words[4 * b + 1]!;
+      const bb = words[4 * b + 2]!;
+      const dst = words[4 * b + 3]!;
+      // The first band's pass ANDs the operands' masks into m (m itself stands for a missing one).
+      const ma = b === 0 ? sa : pm;
+      const mb = b === 0 ? sb : pm;
       // F32 outputs of F32 values (F32, 8- and 16-bit planes, constants that are F32 values): f32x4 lanes.
-      const f32Values = f64out === 0 && (type! <= 3 || type === 6) && isF32(p.ca) && isF32(p.cb);
-      if (f32Values) x.localArithF32(op, type!, p.shape, p.a, p.ca, p.b, p.cb, p.dst, pm, n);
-      else x.localArith(op, type!, p.shape, p.a, p.ca, p.b, p.cb, f64out, p.dst, pm, n);
+      if (f64out === 0 && (t <= 3 || t === 6) && isF32(ca) && isF32(cb)) x.localArithF32(op, t, shape, a, ca, bb, cb, dst, pm, ma, mb, n);
+      else x.localArith(op, t, shape, a, ca, bb, cb, f64out, dst, pm, ma, mb, n);
     }
     // Pixels a later band made NoData hold NaN in the earlier bands too.
-    for (let b = 0; b + 1 < plan.length; b++) x.localFillNaN(f64out, plan[b]!.dst, pm, n);
+    for (let b = 0; b + 1 < nb; b++) x.localFillNaN(f64out, words[4 * b + 3]!, pm, n);
     return true;
   });
 }
@@ -310,6 +351,24 @@ function encode(steps: readonly ExprStep[]): Int32Array | undefined {
 }
 
 /**
+ * The slots of x and y when the program is exactly one or two LOADs and a fused normalised
+ * difference of loaded registers into the output register (NDVI and its kin): localExprNd runs it in one
+ * pass; undefined for any other program.
+ */
+function ndShape(steps: readonly ExprStep[], output: number): { x: number; y: number; zeroNaN: boolean } | undefined {
+  if (steps.length !== 2 && steps.length !== 3) return undefined;
+  const st = steps[steps.length - 1]!;
+  const loads = steps.slice(0, -1);
+  if (st.nd === undefined || st.dst !== output || loads.some((l) => l.op !== 1 || l.nd !== undefined)) return undefined;
+  // The slot each register holds after the loads (a later load wins a shared register).
+  const slotOf = (r: number): number | undefined => loads.findLast((l) => l.dst === r)?.params[0];
+  const x = slotOf(st.nd.x);
+  const y = slotOf(st.nd.y);
+  if (x === undefined || y === undefined) return undefined;
+  return { x, y, zeroNaN: st.nd.zero === 'nan' };
+}
+
+/**
  * Run a compiled program's steps over `n` pixels into one float band (evaluate.ts runProgram with
  * one output and one F32/F64 band); `inf` is the band's storeFloat bound. False when not taken.
  */
@@ -327,6 +386,31 @@ export function exprViaWasm(
 ): boolean {
   const f64out = dst instanceof Float64Array ? 1 : dst instanceof Float32Array ? 0 : -1;
   if (f64out < 0) return false;
+  const nd = ndShape(steps, output);
+  if (nd !== undefined) {
+    const x = sources[nd.x];
+    const y = sources[nd.y];
+    const type = x === undefined ? undefined : typeCode(x.plane);
+    const n = m.length;
+    if (x !== undefined && y !== undefined && type !== undefined && typeCode(y.plane) === type) {
+      if (x.plane.length >= n && y.plane.length >= n && x.mask.length >= n && y.mask.length >= n) {
+        // The masks clear the output as LOAD's NaN (or the strict mask) would: the same outcome for ND.
+        return withCall((k, call, e) => {
+          const xp = call.input(x.plane);
+          const xm = call.input(x.mask);
+          const yp = y.plane === x.plane ? xp : call.input(y.plane);
+          const ym = y.mask === x.mask ? xm : call.input(y.mask);
+          const pd = call.output(dst);
+          const pm = inout(k, call, m);
+          if (xp === undefined || xm === undefined || yp === undefined || ym === undefined || pd === undefined || pm === undefined)
+            return false;
+          e.localExprNd(type, nd.zeroNaN ? 1 : 0, xp, xm, yp, ym, f64out, pd, pm, n, inf);
+          fusedNd++;
+          return true;
+        });
+      }
+    }
+  }
   const prog = encode(steps);
   if (prog === undefined) return false;
   const n = m.length;

@@ -161,16 +161,16 @@ const registerPool: Float64Array[] = [];
 export function runProgram(p: Program, sources: readonly (SlotSource | undefined)[], out: PixelBlock, strictMask = false): void {
   const m = out.mask;
   const n = m.length;
-  while (registerPool.length < p.registers) registerPool.push(new Float64Array(CHUNK));
-  const regs = registerPool;
-  const size = Math.min(CHUNK, n);
-  for (const [r, v] of p.constants) regs[r]!.fill(v, 0, size);
   const steps = stepsOf(p);
   // The wasm interpreter (src/wasm/local.ts) runs programs with one float output band whose ops it has.
   if (p.outputs.length === 1 && out.bands.length === 1 && n > 0) {
     const dst = out.bands[0]!;
     if ((dst instanceof Float32Array || dst instanceof Float64Array) && runViaWasm(p, steps, sources, dst, m, strictMask)) return;
   }
+  while (registerPool.length < p.registers) registerPool.push(new Float64Array(CHUNK));
+  const regs = registerPool;
+  const size = Math.min(CHUNK, n);
+  for (const [r, v] of p.constants) regs[r]!.fill(v, 0, size);
   const info = PIXEL_TYPE_INFO[out.pixelType];
   const float = !info.integer;
   const fill = float ? Number.NaN : 0;

@@ -235,7 +235,9 @@ function viaWasm(p: ArithmeticParams, inputs: readonly PixelBlock[], out: PixelB
     o.kind === 'constant' ? { value: o.values[b]! } : { plane: inputs[o.input]!.bands[o.bands[b]!]! };
   const bands: (readonly [ArithOperand, ArithOperand])[] = [];
   for (let b = 0; b < p.bandCount; b++) bands.push([operand(p.a, b), operand(p.b, b)]);
-  const masks = [p.a, p.b].flatMap((o) => (o.kind === 'raster' ? [inputs[o.input]!.mask] : []));
+  const masks: Uint8Array[] = [];
+  if (p.a.kind === 'raster') masks.push(inputs[p.a.input]!.mask);
+  if (p.b.kind === 'raster') masks.push(inputs[p.b.input]!.mask);
   return arithmeticViaWasm(p.operation, bands, masks, out.bands, out.mask);
 }
 
