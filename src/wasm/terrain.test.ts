@@ -36,8 +36,8 @@ import { memorySource } from '../graph/memory-source.js';
 import { render } from '../graph/render.js';
 import type { RasterFunction } from '../graph/types.js';
 import { applyFunction, gridInfo, prng } from '../../test/helpers.js';
-import { setWasmEnabled, wasmStatus } from './module.js';
-import { wasmCallCount } from './terrain.js';
+import { setWasmEnabled, wasmKernels, wasmStatus } from './module.js';
+import { type TerrainExports, wasmCallCount } from './terrain.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -362,6 +362,35 @@ describe.skipIf(off)('wasm terrain kernels', () => {
     await render(applyFunction(hillshade, {}, [memorySource('f32', f32, [z])], 'F64'), { tileSize: 64 });
     await render(applyFunction(hillshade, {}, [memorySource('f32', f32, [z])], 'U16'), { tileSize: 64 });
     expect(wasmCallCount()).toBe(before);
+  });
+
+  it("scan mask rows as the window reader's TypeScript scan does (terrainMaskRows: any zero byte in the range, any offset and tail)", () => {
+    const k = wasmKernels()!;
+    const x = k.exports as unknown as TerrainExports;
+    const rnd = prng(2302);
+    for (let trial = 0; trial < 300; trial++) {
+      const stride = 1 + Math.floor(rnd() * 90);
+      const rows = 1 + Math.floor(rnd() * 12);
+      const from = Math.floor(rnd() * stride);
+      const n = Math.floor(rnd() * (stride - from + 1));
+      const at = k.arena.alloc(stride * rows + 1)!;
+      const flagsAt = k.arena.alloc(rows)!;
+      try {
+        // Nonzero bytes of any value are valid (a mask byte is 0 or not); zeros at random places, in or out of the range.
+        const mask = new Uint8Array(k.arena.buffer, at, stride * rows);
+        for (let i = 0; i < mask.length; i++) mask[i] = rnd() < 0.02 ? 0 : 1 + Math.floor(rnd() * 255);
+        new Uint8Array(k.arena.buffer, flagsAt, rows).fill(7);
+        x.terrainMaskRows(at, stride, rows, from, n, flagsAt);
+        const flags = new Uint8Array(k.arena.buffer, flagsAt, rows);
+        for (let r = 0; r < rows; r++) {
+          const row = mask.subarray(r * stride + from, r * stride + from + n);
+          expect(flags[r], `trial ${trial} row ${r}`).toBe(row.includes(0) ? 0 : 1);
+        }
+      } finally {
+        k.arena.release(at);
+        k.arena.release(flagsAt);
+      }
+    }
   });
 });
 
