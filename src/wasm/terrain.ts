@@ -131,6 +131,8 @@ interface SpanRows {
   readonly top: number;
   readonly mid: number;
   readonly bot: number;
+  readonly copyFirst: boolean;
+  readonly copyLast: boolean;
   scanColumns(): { readonly from: number; readonly n: number } | undefined;
   presetRows(flags: ArrayLike<number>): void;
 }
@@ -199,18 +201,27 @@ function spansViaWasm(
     const bpe = view.BYTES_PER_ELEMENT;
     const ibpe = src.BYTES_PER_ELEMENT;
     const w = out.rect.width | 0;
+    const copyFirst = rows.copyFirst;
+    const copyLast = rows.copyLast;
     for (let y = 0; y < out.rect.height; y++) {
-      if (!plain(y)) prepare(y, view);
+      const isPlain = plain(y);
+      if (!isPlain) prepare(y, view);
       const f0 = rows.fastFrom;
-      const n = rows.fastTo - f0;
-      if (n > 0) {
+      const f1 = rows.fastTo;
+      if (f1 > f0) {
         fn(
           inPtr + ibpe * (rows.top + f0 - 1),
           inPtr + ibpe * (rows.mid + f0 - 1),
           inPtr + ibpe * (rows.bot + f0 - 1),
           outPtr + bpe * (y * w + f0),
-          n,
+          f1 - f0,
         );
+        // A plain row's raster edge cells (vendor rule): their inner neighbour's result.
+        if (isPlain) {
+          const o = y * w;
+          if (copyFirst) view[o + f0 - 1] = view[o + f0]!;
+          if (copyLast) view[o + f1] = view[o + f1 - 1]!;
+        }
       }
     }
     call.finish();

@@ -446,7 +446,17 @@ describe('the window reader: plain rows and preset row flags', () => {
           plainRows++;
           expect(all).toBe(true);
           expect(state(b)).toEqual(state(a));
-          expect([a.fastFrom, a.fastTo]).toEqual([0, out.width]);
+          // The only other cells: the raster's edge columns (vendor rule), whose window is the inner neighbour's.
+          const others = [...Array(out.width).keys()].filter((x) => x < a.fastFrom || x >= a.fastTo);
+          const copied = [...(b.copyFirst ? [a.fastFrom - 1] : []), ...(b.copyLast ? [a.fastTo] : [])];
+          expect(others).toEqual(copied);
+          if (copied.length > 0) expect(extrapolate).toBe(false);
+          for (const x of copied) {
+            const inner = x < a.fastFrom ? x + 1 : x - 1;
+            const window = [a.top, a.mid, a.bot].flatMap((row) => [z[row + inner - 1]!, z[row + inner]!, z[row + inner + 1]!]);
+            expect(a.ok[x]).toBe(1);
+            expect(Array.from(a.win.subarray(9 * x, 9 * x + 9))).toEqual(window);
+          }
         } else {
           otherRows++;
           // A row that is not plain: compute after a preset gives the same as after the scan.

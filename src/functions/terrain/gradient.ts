@@ -350,8 +350,14 @@ export class WindowRows {
   private readonly rowValid: Int8Array;
   /** The mask's buffer seen as 32-bit words, for the row scan. */
   private readonly words: Uint32Array | undefined;
-  /** Whether every output column's window lies inside the raster (no raster edge column): `plain` rows exist. */
-  private readonly interior: boolean;
+  /** Whether `plain` rows may exist: some interior column, and no raster edge column or the vendor rule's. */
+  private readonly plainColumns: boolean;
+  /**
+   * Vendor rule, plain rows: the output's first (last) cell is the raster's first (last) column,
+   * whose result is its inner neighbour's (the fast span's first (last) cell): the caller copies it.
+   */
+  readonly copyFirst: boolean;
+  readonly copyLast: boolean;
 
   constructor(p: WindowParams, dem: PixelBlock, out: Rect) {
     this.p = p;
@@ -369,7 +375,10 @@ export class WindowRows {
     this.xa = Math.max(out.x, 1) | 0;
     this.xb = Math.min(out.x + out.width, p.width - 1) | 0;
     this.rowValid = new Int8Array(this.bh).fill(-1);
-    this.interior = this.xa === out.x && this.xb === out.x + out.width && this.xa < this.xb;
+    const edges = this.xa !== out.x || this.xb !== out.x + out.width;
+    this.plainColumns = this.xa < this.xb && (!edges || p.edges === EdgeMode.Vendor);
+    this.copyFirst = this.plainColumns && this.xa !== out.x;
+    this.copyLast = this.plainColumns && this.xb !== out.x + out.width;
     const buf = this.mask.buffer;
     this.words = buf.byteLength >= 4 ? new Uint32Array(buf, 0, buf.byteLength >> 2) : undefined;
   }
@@ -394,21 +403,23 @@ export class WindowRows {
 
   /**
    * Whether output row `y` is a plain row: the windows are centred on the row itself (not the
-   * raster's first or last row), the output touches neither the raster's first nor its last
-   * column, and the three block rows the windows read are valid over the row. Then it sets what
-   * `compute(y)` would (the fast span is the whole row, `top`, `mid`, `bot`, `sy`) without
-   * touching `win` or `ok`: the row has no other cell. Otherwise it changes nothing and the caller
-   * runs `compute(y)`.
+   * raster's first or last row), the three block rows the windows read are valid over the row
+   * (the raster's edge columns included), and the output touches neither the raster's first nor
+   * its last column, or does under the vendor rule. Then it sets what `compute(y)` would (the fast
+   * span, `top`, `mid`, `bot`, `sy`) without touching `win` or `ok`: the row's only other cells
+   * are the raster's edge columns under the vendor rule, which the caller copies from the fast
+   * span's first and last cells (`copyFirst`, `copyLast`: the rule's result, bit for bit, since
+   * both come from the same window). Otherwise it changes nothing and the caller runs `compute(y)`.
    */
   plain(y: number): boolean {
-    if (!this.interior) return false;
+    if (!this.plainColumns) return false;
     const Y = (this.out.y + y) | 0;
     if (Y < 1 || Y > this.p.height - 2) return false;
     const r = (Y - this.by) | 0;
     if (!(this.rowOk(r - 1) && this.rowOk(r) && this.rowOk(r + 1))) return false;
     const r1 = r * this.bw - this.bx + this.out.x;
-    this.fastFrom = 0;
-    this.fastTo = this.out.width | 0;
+    this.fastFrom = (this.xa - this.out.x) | 0;
+    this.fastTo = (this.xb - this.out.x) | 0;
     this.top = (r1 - this.bw) | 0;
     this.mid = r1 | 0;
     this.bot = (r1 + this.bw) | 0;
@@ -715,6 +726,15 @@ export class HornRows {
     this.bot = r.bot;
     this.factors(r.sy);
     return true;
+  }
+
+  /** `WindowRows.copyFirst` / `copyLast`: after a plain row, the edge cells the caller copies. */
+  get copyFirst(): boolean {
+    return this.rows.copyFirst;
+  }
+
+  get copyLast(): boolean {
+    return this.rows.copyLast;
   }
 
   /** `WindowRows.scanColumns`. */
