@@ -18,7 +18,8 @@
  * NoData (see `findMask`). Sparse blocks (offset or byte count 0) read as NoData (0 without one),
  * and as masked in a mask image, as GDAL reads them. Each cached block is checked once for NaN and
  * NoData samples (`blockMayBeInvalid`); only the parts of a read coming from blocks that may hold
- * some are scanned pixel by pixel for the mask.
+ * some are scanned pixel by pixel for the mask. A float window read into planes in wasm memory (a
+ * render's tiles) skips both: its mask is computed in wasm after the copies (src/wasm/reader.ts).
  *
  * Overviews (reduced-resolution IFDs, NewSubfileType bit 1, with their masks, NewSubfileType 5)
  * are listed in `overviews`; `overview(level)` is a SourceNode over one of them (its own size and
