@@ -2,3 +2,4 @@
 export * from './terrain';
 export * from './focal';
 export * from './local';
+export * from './reader';

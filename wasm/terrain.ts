@@ -1224,3 +1224,34 @@ export function terrainCurvature(inType: i32, kind: i32, type: i32, top: usize, 
     unreachable();
   }
 }
+
+// ---- The window reader's row scan (gradient.ts `WindowRows`), for masks in this memory.
+
+/**
+ * Which rows of a mask block are valid over a column range: out[r] = 1 when the `n` mask bytes at
+ * mask + r * stride + from are all nonzero, else 0, for r in [0, rows). Sixteen bytes per vector.
+ */
+export function terrainMaskRows(mask: usize, stride: i32, rows: i32, from: i32, n: i32, out: usize): void {
+  for (let r: i32 = 0; r < rows; r++) {
+    let p = mask + <usize>r * <usize>stride + <usize>from;
+    const end = p + <usize>n;
+    let ok: u8 = 1;
+    while (p + 16 <= end) {
+      if (!i8x16.all_true(v128.load(p))) {
+        ok = 0;
+        break;
+      }
+      p += 16;
+    }
+    if (ok) {
+      while (p < end) {
+        if (load<u8>(p) == 0) {
+          ok = 0;
+          break;
+        }
+        p++;
+      }
+    }
+    store<u8>(out + <usize>r, ok);
+  }
+}

@@ -14,16 +14,20 @@ import { curvature } from '../../src/functions/terrain/curvature.js';
 import { hillshade } from '../../src/functions/terrain/hillshade.js';
 import { slope } from '../../src/functions/terrain/slope.js';
 import type { RasterFunction } from '../../src/graph/types.js';
-import { wasmStatus } from '../../src/wasm/module.js';
-import { focalKernelTask } from '../focal.bench.js';
+import { grow, rect } from '../../src/core/rect.js';
+import { memorySource } from '../../src/graph/memory-source.js';
+import { wasmKernels, wasmStatus } from '../../src/wasm/module.js';
+import { inWasmMemory, TileBlocks } from '../../src/wasm/planes.js';
+import { applyFunction } from '../../test/helpers.js';
 import { type Dem, demOf, kernelTask, syntheticDem } from '../terrain.bench.js';
 import { medianMs, type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
 
 const CELL = 10;
 
 /**
- * The wasm path with the DEM and output planes already in wasm memory, as they are inside a render
- * (the evaluator allocates them there): what a kernel call costs without the copies in and out.
+ * The wasm path with the DEM's planes (its band and its mask) and the output's already in wasm
+ * memory, allocated as the evaluator allocates a render's tiles (`TileBlocks`): what a kernel call
+ * costs without the copies in and out. Undefined when they do not fit the evaluator's budget.
  */
 async function residentMpx(
   fn: RasterFunction,
@@ -32,12 +36,23 @@ async function residentMpx(
   repeats: number,
   px: number,
 ): Promise<number | undefined> {
-  const task = await focalKernelTask(fn, args, dem.info, dem.z, 'resident');
-  if (task === undefined) return undefined;
+  const k = wasmKernels();
+  if (k === undefined) return undefined;
+  const source = memorySource(`bench:${dem.name}`, dem.info, [dem.z]);
+  const node = applyFunction(fn, args, [source]);
+  const whole = rect(0, 0, dem.info.width, dem.info.height);
+  const read = await source.read(grow(whole, node.plan.halo));
+  const blocks = new TileBlocks(k);
   try {
-    return px / (medianMs(task.run, repeats) / 1000);
+    const input = blocks.allocate(read.rect, read.pixelType, 1);
+    input.bands[0]!.set(read.bands[0]! as never);
+    input.mask.set(read.mask);
+    const out = blocks.allocate(whole, node.info.pixelType, 1);
+    const planes = [...input.bands, input.mask, ...out.bands];
+    if (!inWasmMemory(input) || !planes.every((p) => p.buffer === k.arena.buffer)) return undefined;
+    return px / (medianMs(() => fn.kernel(node.plan.params, [input], out), repeats) / 1000);
   } finally {
-    task.dispose();
+    blocks.release();
   }
 }
 

@@ -13,7 +13,13 @@
  * Decision: the GeoTIFF source still decodes into its shared block cache and copies the window
  * into the block's planes (now in wasm memory): a tile's window is grown by the chain's halo, so it
  * never is one whole file block, and the cache is what lets neighbouring tiles share the blocks
- * their halos cross; that copy replaces the first kernel's copy in, it is not an extra one.
+ * their halos cross; that copy replaces the first kernel's copy in, it is not an extra one. It is
+ * one copy per block row (a typed-array `set`, a memcpy), and the window's NoData/NaN mask is then
+ * computed in wasm over the planes (src/wasm/reader.ts). Decoding straight into the plane was
+ * weighed and left: node:zlib has no API that inflates into a caller's buffer (its output is a
+ * fresh Buffer, which the copy reads while it is still in the CPU cache), a 256 x 256 tile's window
+ * grown by a halo of 2 is 260 x 260 and so never one file block, and the blocks its halo crosses
+ * are the neighbouring tiles' too (the cache decodes each once).
  */
 import { EngineError } from '../core/errors.js';
 import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';

@@ -17,6 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allocateBlock, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
 import type { Plane } from '../core/pixel-type.js';
+import { wasmKernels } from '../wasm/module.js';
+import { tileBlocks } from '../wasm/planes.js';
+import { readerWasmCalls } from '../wasm/reader.js';
 import { encodeGeoTiff, type GeoTiffOptions } from './encode-tiff.js';
 import { openGeoTiff, outsizeSource, pixelTypeOf, rasterInfoOf, type GeoTiffSource } from './geotiff-source.js';
 import { openRaster } from './source.js';
@@ -349,6 +352,49 @@ describe("readInto: into the caller's block, overwritten whole", () => {
       expect(whole).toEqual(await s.read(rect));
     });
   });
+
+  it.skipIf(wasmKernels() === undefined)(
+    'equals read() into blocks in wasm memory (a render tile), F32 and F64 with NaN and NoData: the mask computed in wasm',
+    async () => {
+      for (const pixelType of ['F32', 'F64'] as const) {
+        const width = 90;
+        const height = 70;
+        const src = allocateBlock({ x: 0, y: 0, width, height }, pixelType, 1);
+        const plane = src.bands[0]!;
+        for (let i = 0; i < plane.length; i++) plane[i] = i % 13 === 0 ? Number.NaN : i % 17 === 0 ? -9999.5 : Math.sin(i) * 100;
+        const info: RasterInfo = {
+          width,
+          height,
+          bandCount: 1,
+          pixelType,
+          noData: -9999.5,
+          extent: { xmin: 0, ymin: -height, xmax: width, ymax: 0 },
+          cellSize: { x: 1, y: 1 },
+        };
+        for (const compress of ['deflate', 'none'] as const) {
+          await withTiffBytes(encodeGeoTiff(src, info, { compress, tileSize: 16 }), async (s) => {
+            for (const w of [{ x: 0, y: 0, width: 90, height: 70 }, { x: 7, y: 5, width: 33, height: 21 }, ...windows]) {
+              const blocks = tileBlocks()!;
+              try {
+                const into = blocks.allocate(w, pixelType, 1);
+                into.bands[0]!.fill(7);
+                const before = readerWasmCalls();
+                const got = await s.readInto!(into);
+                const inside = w.x < width && w.y < height;
+                expect(readerWasmCalls(), `${pixelType} ${compress} ${JSON.stringify(w)}: the wasm mask`).toBe(before + (inside ? 1 : 0));
+                const want = await s.read(w);
+                expect(Array.from(got.mask)).toEqual(Array.from(want.mask));
+                expect(Array.from(got.bands[0]!)).toEqual(Array.from(want.bands[0]!));
+                if (inside && w.width > 20) expect(got.mask.includes(0)).toBe(true);
+              } finally {
+                blocks.release();
+              }
+            }
+          });
+        }
+      }
+    },
+  );
 
   it('a read that fails (a corrupt DEFLATE tile) rejects only when nothing writes into the block any more', async () => {
     // 16 tiles of 256 x 256: the first one fails at once while the others still inflate.

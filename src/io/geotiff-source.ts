@@ -18,7 +18,8 @@
  * NoData (see `findMask`). Sparse blocks (offset or byte count 0) read as NoData (0 without one),
  * and as masked in a mask image, as GDAL reads them. Each cached block is checked once for NaN and
  * NoData samples (`blockMayBeInvalid`); only the parts of a read coming from blocks that may hold
- * some are scanned pixel by pixel for the mask.
+ * some are scanned pixel by pixel for the mask. A float window read into planes in wasm memory (a
+ * render's tiles) skips both: its mask is computed in wasm after the copies (src/wasm/reader.ts).
  *
  * Overviews (reduced-resolution IFDs, NewSubfileType bit 1, with their masks, NewSubfileType 5)
  * are listed in `overviews`; `overview(level)` is a SourceNode over one of them (its own size and
@@ -41,6 +42,7 @@ import { createBlockDecoder, storageOf, type BlockDecoder, type SampleArray } fr
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMetadata } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { tileCache, type DecodedBlock } from './tile-cache.js';
+import { canMaskInWasm, maskInvalid } from '../wasm/reader.js';
 import {
   describeTiffImage,
   geoKeysOf,
@@ -1109,11 +1111,14 @@ async function readBlock(
   // Regions (x0, y0, x1, y1, plane or -1 for all) of blocks that may hold NaN/NoData samples:
   // only these are scanned pixel by pixel (each block is checked once, when first read).
   const scan: number[] = [];
+  // A float window read into wasm memory (a render's tile) gets its mask in wasm after the copies,
+  // all of it at once: no check of the blocks, no scan in TypeScript (the same mask: 0 where NaN or NoData).
+  const inWasm = into !== undefined && k === 1 && float && bands.every((p) => canMaskInWasm(p, mask));
   try {
     const jobs: Promise<void>[] = [
       forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (blk, bx, by, chunk) => {
         copyBlock(blk.data, l, k, bx, by, chunk, win, r, bands);
-        if (!(testNd || float)) return;
+        if (!(testNd || float) || inWasm) return;
         blk.invalid ??= blockMayBeInvalid(blk.data, float, testNd, nd ?? 0);
         if (!blk.invalid) return;
         const x0 = Math.max(win.x, bx * l.blockWidth);
@@ -1152,6 +1157,13 @@ async function readBlock(
     throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   if (signal?.aborted) throw aborted(signal.reason);
+  // Pixels outside the raster are 0 with mask 0 already: masking them again changes nothing.
+  // (Should wasm refuse after all, the band's whole window is scanned below instead.)
+  if (inWasm) {
+    bands.forEach((p, b) => {
+      if (!maskInvalid(p, mask, testNd, nd ?? 0)) scan.push(win.x, win.y, win.x + win.width, win.y + win.height, b);
+    });
+  }
   for (let j = 0; j < scan.length; j += 5) {
     const [x0, y0, x1, y1, which] = [scan[j]!, scan[j + 1]!, scan[j + 2]!, scan[j + 3]!, scan[j + 4]!];
     for (let b = 0; b < bands.length; b++) {

@@ -36,8 +36,8 @@ import { memorySource } from '../graph/memory-source.js';
 import { render } from '../graph/render.js';
 import type { RasterFunction } from '../graph/types.js';
 import { applyFunction, gridInfo, prng } from '../../test/helpers.js';
-import { setWasmEnabled, wasmStatus } from './module.js';
-import { wasmCallCount } from './terrain.js';
+import { setWasmEnabled, wasmKernels, wasmStatus } from './module.js';
+import { type TerrainExports, wasmCallCount } from './terrain.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -362,6 +362,85 @@ describe.skipIf(off)('wasm terrain kernels', () => {
     await render(applyFunction(hillshade, {}, [memorySource('f32', f32, [z])], 'F64'), { tileSize: 64 });
     await render(applyFunction(hillshade, {}, [memorySource('f32', f32, [z])], 'U16'), { tileSize: 64 });
     expect(wasmCallCount()).toBe(before);
+  });
+
+  it('give the raster edge the inner neighbour bit for bit (vendor rule: edge columns and rows copy the inner ones)', async () => {
+    const rnd = prng(2303);
+    let checked = 0;
+    for (let trial = 0; trial < 24; trial++) {
+      const width = 3 + Math.floor(rnd() * 60);
+      const height = 3 + Math.floor(rnd() * 40);
+      const n = width * height;
+      const scale = [1, 1000, 1e-3, 5e6][trial % 4]!;
+      const z = Float32Array.from({ length: n }, (_, i) => scale * (Math.sin((i % width) / 7) + Math.cos(i / width / 5) + 0.3 * rnd()));
+      const mask = trial % 3 === 0 ? undefined : new Uint8Array(n).fill(1);
+      if (mask) for (let k = 0; k < 3; k++) mask[Math.floor(rnd() * n)] = 0;
+      const geographic = trial % 5 === 0;
+      const info = gridInfo({
+        width,
+        height,
+        cellSize: geographic ? 1 / 1200 : 10,
+        geographic,
+        origin: { x: -84, y: geographic ? 50 : 0 },
+      });
+      const cases: [RasterFunction, Record<string, unknown>, PixelType?][] = [
+        [hillshade, { Azimuth: 200.5, Altitude: 30 }],
+        [hillshade, {}, 'F32'],
+        [hillshade, { HillshadeType: 1 }, 'F32'],
+        [slope, {}],
+        [slope, { SlopeType: 2 }],
+        [aspect, {}],
+        [curvature, { Type: 1 }],
+      ];
+      for (const [fn, args, to] of cases) {
+        const before = wasmCallCount();
+        const { band, mask: m } = await run(fn, args, info, z, mask, [16, 64][trial % 2]!, true, to);
+        expect(wasmCallCount()).toBeGreaterThan(before);
+        const same = (i: number, j: number, what: string): void => {
+          if (m[i] === 0 || m[j] === 0) return;
+          expect(Object.is(band[i], band[j]) || (Number.isNaN(band[i]) && Number.isNaN(band[j])), `${fn.name} ${what}`).toBe(true);
+          checked++;
+        };
+        for (let y = 0; y < height; y++) {
+          same(y * width, y * width + 1, `row ${y} column 0`);
+          same(y * width + width - 1, y * width + width - 2, `row ${y} last column`);
+        }
+        for (let x = 0; x < width; x++) {
+          same(x, width + x, `column ${x} row 0`);
+          same((height - 1) * width + x, (height - 2) * width + x, `column ${x} last row`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10000);
+  });
+
+  it("scan mask rows as the window reader's TypeScript scan does (terrainMaskRows: any zero byte in the range, any offset and tail)", () => {
+    const k = wasmKernels()!;
+    const x = k.exports as unknown as TerrainExports;
+    const rnd = prng(2302);
+    for (let trial = 0; trial < 300; trial++) {
+      const stride = 1 + Math.floor(rnd() * 90);
+      const rows = 1 + Math.floor(rnd() * 12);
+      const from = Math.floor(rnd() * stride);
+      const n = Math.floor(rnd() * (stride - from + 1));
+      const at = k.arena.alloc(stride * rows + 1)!;
+      const flagsAt = k.arena.alloc(rows)!;
+      try {
+        // Nonzero bytes of any value are valid (a mask byte is 0 or not); zeros at random places, in or out of the range.
+        const mask = new Uint8Array(k.arena.buffer, at, stride * rows);
+        for (let i = 0; i < mask.length; i++) mask[i] = rnd() < 0.02 ? 0 : 1 + Math.floor(rnd() * 255);
+        new Uint8Array(k.arena.buffer, flagsAt, rows).fill(7);
+        x.terrainMaskRows(at, stride, rows, from, n, flagsAt);
+        const flags = new Uint8Array(k.arena.buffer, flagsAt, rows);
+        for (let r = 0; r < rows; r++) {
+          const row = mask.subarray(r * stride + from, r * stride + from + n);
+          expect(flags[r], `trial ${trial} row ${r}`).toBe(row.includes(0) ? 0 : 1);
+        }
+      } finally {
+        k.arena.release(at);
+        k.arena.release(flagsAt);
+      }
+    }
   });
 });
 

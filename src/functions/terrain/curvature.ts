@@ -322,6 +322,7 @@ function curvatureWasm(p: CurvatureParams, dem: PixelBlock, out: PixelBlock): bo
       const type = p.type;
       return (t, m, b, d, n) => x.terrainCurvature(inType, o, type, t, m, b, d, n, c[0]!, c[1]!, c[2]!, c[3]!, c[4]!);
     },
+    (rows) => rowConstants(rows.sy), // a plain row: no other cell, only the row's constants
   );
 }
 

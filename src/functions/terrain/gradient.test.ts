@@ -5,9 +5,10 @@
  * hand-computed cells; and the per-row geodesic cell sizes of geographic DEMs.
  */
 import { describe, expect, it } from 'vitest';
-import { applyFunction, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
+import { applyFunction, gridInfo, prng, rasterOf, runFunction, tiledVersusWhole } from '../../../test/helpers.js';
 import { aspect } from './aspect.js';
 import { curvature } from './curvature.js';
+import { windowParams, WindowRows } from './gradient.js';
 import { hillshade } from './hillshade.js';
 import { slope } from './slope.js';
 
@@ -390,5 +391,82 @@ describe('geographic DEMs: per-row geodesic cell sizes (GeographicCellSize Geode
         expect(await tiledVersusWhole(node, t), `${fn.name} ${JSON.stringify(args)} tiles ${t.join('x')}`).toBeUndefined();
       }
     }
+  });
+});
+
+describe('the window reader: plain rows and preset row flags', () => {
+  /** A reader's state after a row, for comparison. */
+  const state = (r: WindowRows) => ({ fastFrom: r.fastFrom, fastTo: r.fastTo, top: r.top, mid: r.mid, bot: r.bot, sy: r.sy });
+
+  it('plain(y) is true only where compute(y) makes the whole row one fast span, and then sets what it sets', () => {
+    const rnd = prng(2301);
+    let plainRows = 0;
+    let otherRows = 0;
+    for (let trial = 0; trial < 200; trial++) {
+      const W = 1 + Math.floor(rnd() * 40);
+      const H = 1 + Math.floor(rnd() * 40);
+      const extrapolate = rnd() < 0.5;
+      const halo = extrapolate ? 1 : 2;
+      const ox = Math.floor(rnd() * W);
+      const oy = Math.floor(rnd() * H);
+      const out = { x: ox, y: oy, width: 1 + Math.floor(rnd() * (W - ox)), height: 1 + Math.floor(rnd() * (H - oy)) };
+      const rect = { x: out.x - halo, y: out.y - halo, width: out.width + 2 * halo, height: out.height + 2 * halo };
+      const n = rect.width * rect.height;
+      const mask = new Uint8Array(n);
+      const z = new Float32Array(n);
+      const holes = rnd() < 0.5 ? 0 : 1 + Math.floor(rnd() * 3);
+      for (let i = 0; i < n; i++) {
+        const X = rect.x + (i % rect.width);
+        const Y = rect.y + Math.floor(i / rect.width);
+        mask[i] = X >= 0 && Y >= 0 && X < W && Y < H ? 1 : 0;
+        z[i] = rnd() * 100;
+      }
+      for (let k = 0; k < holes; k++) mask[Math.floor(rnd() * n)] = 0;
+      const p = windowParams(gridInfo({ width: W, height: H }), { x: 1, y: 1 }, extrapolate);
+      const block = { rect, pixelType: 'F32' as const, bands: [z], mask };
+      // The same flags the row scan finds, set at once (as the wasm scan does).
+      const scanned = new WindowRows(p, block, out);
+      const cols = scanned.scanColumns();
+      const flags = new Uint8Array(rect.height);
+      if (cols) {
+        for (let r = 0; r < rect.height; r++) {
+          let ok = 1;
+          for (let c = cols.from; c < cols.from + cols.n; c++) if (mask[r * rect.width + c] === 0) ok = 0;
+          flags[r] = ok;
+        }
+      }
+      for (let y = 0; y < out.height; y++) {
+        const a = new WindowRows(p, block, out);
+        const b = new WindowRows(p, block, out);
+        if (cols) b.presetRows(flags);
+        const all = a.compute(y);
+        const isPlain = b.plain(y);
+        expect(new WindowRows(p, block, out).plain(y), 'plain without preset flags').toBe(isPlain);
+        if (isPlain) {
+          plainRows++;
+          expect(all).toBe(true);
+          expect(state(b)).toEqual(state(a));
+          // The only other cells: the raster's edge columns (vendor rule), whose window is the inner neighbour's.
+          const others = [...Array(out.width).keys()].filter((x) => x < a.fastFrom || x >= a.fastTo);
+          const copied = [...(b.copyFirst ? [a.fastFrom - 1] : []), ...(b.copyLast ? [a.fastTo] : [])];
+          expect(others).toEqual(copied);
+          if (copied.length > 0) expect(extrapolate).toBe(false);
+          for (const x of copied) {
+            const inner = x < a.fastFrom ? x + 1 : x - 1;
+            const window = [a.top, a.mid, a.bot].flatMap((row) => [z[row + inner - 1]!, z[row + inner]!, z[row + inner + 1]!]);
+            expect(a.ok[x]).toBe(1);
+            expect(Array.from(a.win.subarray(9 * x, 9 * x + 9))).toEqual(window);
+          }
+        } else {
+          otherRows++;
+          // A row that is not plain: compute after a preset gives the same as after the scan.
+          b.compute(y);
+          expect(state(b)).toEqual(state(a));
+          expect(Array.from(b.ok)).toEqual(Array.from(a.ok));
+        }
+      }
+    }
+    expect(plainRows).toBeGreaterThan(200);
+    expect(otherRows).toBeGreaterThan(200);
   });
 });

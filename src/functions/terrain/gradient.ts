@@ -76,7 +76,10 @@
  * fused with its own output formula, which is what makes it as fast as a hand-written loop. For
  * every other cell the reader writes the 9 window values, edge and NoData rules applied, into
  * `win` (rows that touch NoData test the 9 masks per cell and copy; only cells at the raster edge
- * or next to NoData go through the generic reader). Nothing allocates per pixel. (A two-pass design
+ * or next to NoData go through the generic reader). Nothing allocates per pixel. The wasm path
+ * (src/wasm/terrain.ts) does less per row: it scans the mask's rows all at once in wasm
+ * (`presetRows`) and asks `plain(y)` first, which for a row whose fast span is the whole row (no
+ * raster edge column, no NoData near it) sets the span without `compute`'s per-cell work. (A two-pass design
  * that stored gx/gy rows and converted them afterwards measured 1.5-2x slower than the plain loop
  * on Node 20.)
  */
@@ -347,6 +350,14 @@ export class WindowRows {
   private readonly rowValid: Int8Array;
   /** The mask's buffer seen as 32-bit words, for the row scan. */
   private readonly words: Uint32Array | undefined;
+  /** Whether `plain` rows may exist: some interior column, and no raster edge column or the vendor rule's. */
+  private readonly plainColumns: boolean;
+  /**
+   * Vendor rule, plain rows: the output's first (last) cell is the raster's first (last) column,
+   * whose result is its inner neighbour's (the fast span's first (last) cell): the caller copies it.
+   */
+  readonly copyFirst: boolean;
+  readonly copyLast: boolean;
 
   constructor(p: WindowParams, dem: PixelBlock, out: Rect) {
     this.p = p;
@@ -364,8 +375,56 @@ export class WindowRows {
     this.xa = Math.max(out.x, 1) | 0;
     this.xb = Math.min(out.x + out.width, p.width - 1) | 0;
     this.rowValid = new Int8Array(this.bh).fill(-1);
+    const edges = this.xa !== out.x || this.xb !== out.x + out.width;
+    this.plainColumns = this.xa < this.xb && (!edges || p.edges === EdgeMode.Vendor);
+    this.copyFirst = this.plainColumns && this.xa !== out.x;
+    this.copyLast = this.plainColumns && this.xb !== out.x + out.width;
     const buf = this.mask.buffer;
     this.words = buf.byteLength >= 4 ? new Uint32Array(buf, 0, buf.byteLength >> 2) : undefined;
+  }
+
+  /**
+   * The block columns the row scan reads (`rowOk`): [from, from + n) of each block row; undefined
+   * when the output has no interior column (no row is ever scanned).
+   */
+  scanColumns(): { readonly from: number; readonly n: number } | undefined {
+    return this.xa < this.xb ? { from: this.xa - 1 - this.bx, n: this.xb - this.xa + 2 } : undefined;
+  }
+
+  /**
+   * Set the validity of every block row over `scanColumns()` at once (flags[r] 1 valid, 0 not, r
+   * in [0, block height)), found by the caller (the wasm scan of a mask in wasm memory) instead of
+   * the TypeScript scan, row by row, that `rowOk` does otherwise.
+   */
+  presetRows(flags: ArrayLike<number>): void {
+    const rv = this.rowValid;
+    for (let r = 0; r < rv.length; r++) rv[r] = flags[r] === 1 ? 1 : 0;
+  }
+
+  /**
+   * Whether output row `y` is a plain row: the windows are centred on the row itself (not the
+   * raster's first or last row), the three block rows the windows read are valid over the row
+   * (the raster's edge columns included), and the output touches neither the raster's first nor
+   * its last column, or does under the vendor rule. Then it sets what `compute(y)` would (the fast
+   * span, `top`, `mid`, `bot`, `sy`) without touching `win` or `ok`: the row's only other cells
+   * are the raster's edge columns under the vendor rule, which the caller copies from the fast
+   * span's first and last cells (`copyFirst`, `copyLast`: the rule's result, bit for bit, since
+   * both come from the same window). Otherwise it changes nothing and the caller runs `compute(y)`.
+   */
+  plain(y: number): boolean {
+    if (!this.plainColumns) return false;
+    const Y = (this.out.y + y) | 0;
+    if (Y < 1 || Y > this.p.height - 2) return false;
+    const r = (Y - this.by) | 0;
+    if (!(this.rowOk(r - 1) && this.rowOk(r) && this.rowOk(r + 1))) return false;
+    const r1 = r * this.bw - this.bx + this.out.x;
+    this.fastFrom = (this.xa - this.out.x) | 0;
+    this.fastTo = (this.xb - this.out.x) | 0;
+    this.top = (r1 - this.bw) | 0;
+    this.mid = r1 | 0;
+    this.bot = (r1 + this.bw) | 0;
+    this.sy = Y;
+    return true;
   }
 
   /** Whether block row r is valid over the columns the interior loop reads (scanned once, 4 bytes at a time). */
@@ -647,15 +706,55 @@ export class HornRows {
     this.top = r.top;
     this.mid = r.mid;
     this.bot = r.bot;
-    const g = this.p.cell.geodesic;
-    if (g !== undefined && r.sy >= 0 && r.sy !== this.factorRow) {
-      rowCellSize(g, r.sy, this.cell);
-      hornFactors(this.p.z, this.p.scaled, this.cell.x, this.cell.y, this);
-      this.factorRow = r.sy;
-    }
+    this.factors(r.sy);
     this.gradients(0, f0);
     this.gradients(f1, this.width);
     return all;
+  }
+
+  /**
+   * `WindowRows.plain`: when output row `y` is a plain row (its fast span is the whole row, no
+   * other cell), set the span and the row's factors and return true; else change nothing.
+   */
+  plain(y: number): boolean {
+    const r = this.rows;
+    if (!r.plain(y)) return false;
+    this.fastFrom = r.fastFrom;
+    this.fastTo = r.fastTo;
+    this.top = r.top;
+    this.mid = r.mid;
+    this.bot = r.bot;
+    this.factors(r.sy);
+    return true;
+  }
+
+  /** `WindowRows.copyFirst` / `copyLast`: after a plain row, the edge cells the caller copies. */
+  get copyFirst(): boolean {
+    return this.rows.copyFirst;
+  }
+
+  get copyLast(): boolean {
+    return this.rows.copyLast;
+  }
+
+  /** `WindowRows.scanColumns`. */
+  scanColumns(): { readonly from: number; readonly n: number } | undefined {
+    return this.rows.scanColumns();
+  }
+
+  /** `WindowRows.presetRows`. */
+  presetRows(flags: ArrayLike<number>): void {
+    this.rows.presetRows(flags);
+  }
+
+  /** The Horn factors of raster row `sy` (Geodesic mode; constant cells keep the plan's). */
+  private factors(sy: number): void {
+    const g = this.p.cell.geodesic;
+    if (g !== undefined && sy >= 0 && sy !== this.factorRow) {
+      rowCellSize(g, sy, this.cell);
+      hornFactors(this.p.z, this.p.scaled, this.cell.x, this.cell.y, this);
+      this.factorRow = sy;
+    }
   }
 
   /**
