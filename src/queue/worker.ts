@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { connectQueue, EXPORTS_QUEUE, RANGES_QUEUE, type QueueSettings } from './connection.js';
 import { exportProcessor, OpenExports, rangeProcessor } from './export-queue.js';
 import { BAND_JOB, renderBandJob, type BandJobData } from './render-queue.js';
+import { RENDER_JOB, renderJobProcessor, type RenderJobData } from './render-job.js';
 
 export interface QueueWorkerOptions {
   /** Ranges worked at once (default 1). */
@@ -45,7 +46,13 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
     concurrency: Math.max(1, o.concurrency ?? 1),
   });
   // Coordinators mostly wait on Redis: a few at once, beside the ranges.
-  const exportWorker = new Worker(EXPORTS_QUEUE, exportProcessor({ redis, settings, ranges, shutdown: shutdown.signal }), {
+  const coordination = { redis, settings, ranges, shutdown: shutdown.signal };
+  const exportJobs = exportProcessor(coordination);
+  const renderJobs = renderJobProcessor(coordination);
+  // Coordinators by kind: exports, and batch renders (render-job.ts).
+  const coordinate = (job: Job<unknown>, token?: string): Promise<unknown> =>
+    job.name === RENDER_JOB ? renderJobs(job as Job<RenderJobData>, token) : exportJobs(job as Parameters<typeof exportJobs>[0], token);
+  const exportWorker = new Worker(EXPORTS_QUEUE, coordinate, {
     ...common,
     concurrency: 4,
   });

@@ -81,10 +81,12 @@ export interface GenerateParams {
   readonly outputName: string;
   /** The names of the functionArguments applied to the rule (its problems there name them). */
   readonly applied: readonly string[];
+  /** The file to write instead of `<jobsDir>/<jobId>/<outputName>.tif` (library callers; queue/render-job.ts). */
+  readonly output?: string;
 }
 
 /** The file a job writes. */
-export const outputFileOf = (p: GenerateParams, jobId: string): string => join(p.jobsDir, jobId, `${p.outputName}.tif`);
+export const outputFileOf = (p: GenerateParams, jobId: string): string => p.output ?? join(p.jobsDir, jobId, `${p.outputName}.tif`);
 
 /** Tile edge of the rendered output: the GeoTIFF's default block size, as `rasterflow render` renders it. */
 export const GENERATE_TILE = 256;
@@ -456,7 +458,7 @@ export async function writeGenerated(p: GenerateParams, jobId: string, o: WriteG
     };
   } catch (e) {
     // The job's folder goes when nothing is in it (the writer removed its partial file).
-    await rmdir(dirname(out)).catch(() => undefined);
+    if (p.output === undefined) await rmdir(dirname(out)).catch(() => undefined);
     throw e;
   } finally {
     await files.closeAll();
