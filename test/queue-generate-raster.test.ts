@@ -257,6 +257,33 @@ describe.skipIf(redisMissing !== undefined)('GenerateRaster on the job queue', (
     expect(await s.child.exited).toBe(0);
   }, 300_000);
 
+  it('a job waiting on the queue survives a server restart: the restarted server follows it to its end', async () => {
+    const dataDir = join(dir, 'site-restart');
+    const first = await startServe(dataDir);
+    const token = await siteAdminToken(dataDir);
+    const { jobId } = JSON.parse(
+      (
+        await postForm(first, `${task}/submitJob`, {
+          token,
+          rasterFunction: JSON.stringify(HILLSHADE),
+          functionArguments: JSON.stringify({ Raster: DEM }),
+          outputName: 'later',
+        })
+      ).body,
+    ) as { jobId: string };
+    expect((await until(first, token, jobId, (j) => j.jobStatus === 'geoJobWaiting')).jobStatus).toBe('geoJobWaiting');
+    first.child.proc.kill('SIGTERM');
+    expect(await first.child.exited).toBe(0);
+    const second = await startServe(dataDir);
+    expect(second.child.stderr()).toMatch(/following 1 \S+ job\(s\) an earlier run left on the job queue/);
+    await startWorkers(1);
+    const last = await until(second, token, jobId, ended);
+    expect(last.jobStatus, JSON.stringify(last)).toBe('geoJobSucceeded');
+    expect(readFileSync(join(dataDir, 'jobs', jobId, 'later.tif')).equals(reference)).toBe(true);
+    second.child.proc.kill('SIGTERM');
+    expect(await second.child.exited).toBe(0);
+  }, 180_000);
+
   it('the library call: submitRender and watchRender with a worker in this process, the same bytes', async () => {
     const settings = parseQueueUrl(redis.url);
     const worker = await startQueueWorker(settings, { concurrency: 1 });

@@ -89,7 +89,7 @@ export interface ServeOptions {
   /** How long close() waits for requests in flight (default 30 s). */
   readonly drainMs?: number;
   /**
-   * The job queue's Redis (`redis://host:port`): training-data jobs run on `rasterflow worker`
+   * The job queue's Redis (`redis://host:port`): training-data and GenerateRaster jobs run on `rasterflow worker`
    * processes instead of in this one, and go on while the server restarts.
    */
   readonly queue?: string;

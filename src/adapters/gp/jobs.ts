@@ -1,5 +1,6 @@
 /**
- * Persistent geoprocessing jobs of the training-data export (training-data-export.md §11): every
+ * Persistent geoprocessing jobs of the training-data export (training-data-export.md §11) and of the
+ * service's other tasks (GenerateRaster: a JobTask, named by its record's `task`): every
  * job is a JobRecord in the site store, written on each status change (progress at most about once
  * a second), so that `jobs/<id>` answers from the store and a job's outcome survives a restart.
  * Jobs run in this process, one at a time by default, in submission order; cancellation is

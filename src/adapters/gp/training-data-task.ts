@@ -9,6 +9,9 @@
  * - `<task>/jobs/<jobId>/cancel` (GET or POST)
  * - `<task>/jobs/<jobId>/delete` (POST) — an ended job and its output folder in the jobs area
  *
+ * The same service hosts GenerateRaster (generate-raster-task.ts), under `GPServer/GenerateRaster/...`
+ * with the same operations; a job is seen under its own task only.
+ *
  * Callers: a token for the server, the portal or the admin API; the administrator or publisher
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
