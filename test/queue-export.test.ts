@@ -25,7 +25,7 @@ describe.skipIf(redisMissing !== undefined)('a queued export, workers in-process
     settings = parseQueueUrl(redis.url);
     client = await openQueueClient(settings);
     for (let i = 0; i < 2; i++) workers.push(await startQueueWorker(settings, { concurrency: 2 }));
-  });
+  }, 60_000);
   afterAll(async () => {
     for (const w of workers) await w.close();
     await client?.close();
@@ -49,5 +49,5 @@ describe.skipIf(redisMissing !== undefined)('a queued export, workers in-process
     expect(fileCount(queued)).toBeGreaterThan(100);
     expect(folderDifferences(local, queued)).toEqual([]);
     expect(seen.at(-1)).toBe(expected.candidates);
-  });
+  }, 60_000);
 });

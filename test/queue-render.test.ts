@@ -14,7 +14,8 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
 import { spawnChild, type Child } from './serve-helpers.js';
-import { parseQueueUrl, RANGES_QUEUE } from '../src/queue/connection.js';
+import { inFlightWindow, parseQueueUrl, RANGES_QUEUE, workSlots } from '../src/queue/connection.js';
+import { startQueueWorker } from '../src/queue/worker.js';
 
 const DEM = resolve(import.meta.dirname, '../golden/data/jacksboro_fault_dem_utm16n_75m.tif');
 const dir = mkdtempSync(join(tmpdir(), 'rf-queue-render-'));
@@ -243,6 +244,23 @@ describe.skipIf(redisMissing !== undefined)('rasterflow render --queue', () => {
     expect(existsSync(file)).toBe(false);
     expect(staged(dir)).toEqual([]);
     expect(await pendingJobs()).toBe(0);
+  }, 60_000);
+
+  it("the window of bands (and chip ranges) ahead follows the live workers' slots", async () => {
+    const settings = parseQueueUrl(redis.url);
+    const q = new Queue(RANGES_QUEUE, { connection: { ...settings.redis }, prefix: settings.prefix });
+    const workers = [await startQueueWorker(settings, { concurrency: 3 }), await startQueueWorker(settings, { concurrency: 1 })];
+    try {
+      expect(await workSlots(q)).toBe(4);
+      expect(await inFlightWindow(q, 2)()).toBe(8);
+      expect(await inFlightWindow(q, 16)()).toBe(16);
+    } finally {
+      for (const w of workers) await w.close();
+      await q.close();
+    }
+    const after = new Queue(RANGES_QUEUE, { connection: { ...settings.redis }, prefix: settings.prefix });
+    expect(await workSlots(after)).toBe(0);
+    await after.close();
   }, 60_000);
 
   it('usage errors name the option', async () => {

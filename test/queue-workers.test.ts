@@ -102,6 +102,23 @@ describe.skipIf(redisMissing !== undefined)('rasterflow worker processes', () =>
     expect(second!.stderr()).toMatch(/range \w+ \S+ done/);
   }, 180_000);
 
+  it('a coordinator paused past its lock (SIGSTOP) while another takes over: it stops without writing, the output is whole', async () => {
+    const [first] = await startWorkers(1);
+    const out = join(dir, 'paused');
+    const chip = cli(['chip', '--queue', redis.url, '--range-size', '24', paramsFile('paused', out)]);
+    await first!.waitFor(/export export \S+ started[\s\S]*range \w+ \S+-[rw]\d+ done/, 60_000);
+    first!.proc.kill('SIGSTOP');
+    // The lock (2 s here) expires; the second worker finds the export stalled and coordinates it.
+    const [second] = await startWorkers(1);
+    await second!.waitFor(/export export \S+ started/, 60_000);
+    first!.proc.kill('SIGCONT');
+    expect(await chip.exited, chip.stderr()).toBe(0);
+    expect(summaryOf(chip.stderr(), out)).toBe(localLine);
+    expect(folderDifferences(local, out)).toEqual([]);
+    // The first worker, woken, found its coordination taken over and left it.
+    await first!.waitFor(/export export \S+ left: the coordination of export \S+ was taken over by another worker/, 30_000);
+  }, 180_000);
+
   it('a worker stopped with SIGTERM mid-export exits 0 after its range and hands the coordination over', async () => {
     const [first] = await startWorkers(1);
     const out = join(dir, 'handed-over');

@@ -23,15 +23,33 @@ export interface RedisHarness {
   stop(): Promise<void>;
 }
 
-/** Start redis-server; resolves once it accepts connections. */
-export async function startRedis(): Promise<RedisHarness> {
+/** Start redis-server; resolves once it accepts connections. With `tls`, on TLS only (a `rediss://localhost` URL). */
+export async function startRedis(
+  o: { readonly tls?: { readonly certFile: string; readonly keyFile: string } } = {},
+): Promise<RedisHarness> {
   if (!REDIS_SERVER) throw new Error(redisMissing);
   const dir = mkdtempSync(join(tmpdir(), 'rf-redis-'));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const child: ChildProcess = spawn(
       REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
+      [
+        ...(o.tls
+          ? [
+              '--port',
+              '0',
+              '--tls-port',
+              String(port),
+              '--tls-cert-file',
+              o.tls.certFile,
+              '--tls-key-file',
+              o.tls.keyFile,
+              '--tls-auth-clients',
+              'no',
+            ]
+          : ['--port', String(port)]),
+        ...['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -58,7 +76,7 @@ export async function startRedis(): Promise<RedisHarness> {
       throw new Error(`redis-server did not start: ${out.slice(-500)}`);
     }
     return {
-      url: `redis://127.0.0.1:${port}`,
+      url: o.tls ? `rediss://localhost:${port}` : `redis://127.0.0.1:${port}`,
       port,
       async stop() {
         if (child.exitCode === null && child.signalCode === null) {

@@ -4,6 +4,7 @@
  * `--queue`; a Redis that does not answer is an error saying where it was looked for and what to
  * check. The queue's names and timings are fixed here, the same for every process of a site.
  */
+import { isIP } from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
 import { EngineError } from '../core/errors.js';
 
@@ -86,6 +87,7 @@ export function parseQueueUrl(url: string, option = 'queue'): QueueSettings {
     });
   }
   const lock = envMs('RASTERFLOW_QUEUE_LOCK_MS', 30000);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
   return {
     url,
     prefix,
@@ -93,12 +95,14 @@ export function parseQueueUrl(url: string, option = 'queue'): QueueSettings {
     stalledInterval: lock,
     maxStalledCount: 5,
     redis: {
-      host: u.hostname.replace(/^\[|\]$/g, ''),
+      host,
       port,
       db,
       ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
       ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-      ...(u.protocol === 'rediss:' ? { tls: { servername: u.hostname } } : {}),
+      // TLS checks the server's certificate against Node's CAs (add a private CA with NODE_EXTRA_CA_CERTS);
+      // an IP address is checked against the certificate's IP names (SNI carries host names only).
+      ...(u.protocol === 'rediss:' ? { tls: isIP(host) === 0 ? { servername: host } : {} } : {}),
       // BullMQ's blocking commands need this; reconnects are ioredis's own.
       maxRetriesPerRequest: null,
       enableReadyCheck: true,
@@ -145,4 +149,47 @@ export async function connectQueue(settings: QueueSettings, option = 'queue', ti
   // Later connection errors are retried by ioredis; they are not fatal to the process.
   redis.on('error', () => undefined);
   return redis;
+}
+
+/** The worker name that carries a `rasterflow worker`'s concurrency to the submitters (see workSlots). */
+export const workerName = (concurrency: number): string => `c${concurrency}`;
+
+/**
+ * Jobs the work queue's live workers can run at once: the sum of their concurrency, read from
+ * the names their connections carry (Redis CLIENT LIST). Undefined where Redis refuses CLIENT LIST
+ * (some managed services).
+ */
+export async function workSlots(queue: { getWorkers(): Promise<{ [k: string]: string }[]> }): Promise<number | undefined> {
+  try {
+    let slots = 0;
+    for (const w of await queue.getWorkers()) {
+      // BullMQ answers one entry without a connection name where CLIENT LIST is refused.
+      if (w.rawname === undefined) return undefined;
+      slots += Number(/:w:c(\d+)$/.exec(w.rawname)?.[1] ?? 1);
+    }
+    return slots;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How many ranges or bands a coordinator keeps on the queue ahead of the one it is folding or
+ * writing: at least `floor`, and twice the slots of the live workers, so that every worker has work
+ * (and one more in hand) however many are added. Bounds the staged pixels on disk to about that
+ * many ranges. Asked again at most every 5 s.
+ *
+ * Decision: adaptive rather than a fixed 16, which left all workers past the 16th idle.
+ */
+export function inFlightWindow(queue: { getWorkers(): Promise<{ [k: string]: string }[]> }, floor = 16): () => Promise<number> {
+  let value = floor;
+  let asked = -Infinity;
+  return async () => {
+    if (performance.now() - asked > 5000) {
+      asked = performance.now();
+      const slots = await workSlots(queue);
+      value = Math.max(floor, 2 * (slots ?? 0));
+    }
+    return value;
+  };
 }

@@ -55,7 +55,7 @@ import { Journal, type ChipEntry } from '../chipper/journal.js';
 import type { ClassInfo } from '../chipper/metadata.js';
 import { parseChipParams } from '../chipper/params.js';
 import { renderChip } from '../chipper/pixels.js';
-import type { QueueSettings } from './connection.js';
+import { inFlightWindow, type QueueSettings } from './connection.js';
 import { readStagedChip, stageChip, stagingDir, stagingRoot } from './staging.js';
 
 /** The data of an `export` job. */
@@ -73,7 +73,7 @@ export type QueuedProgress = ExportProgress;
 
 /** Candidate ids per chip range. Decision: 64: a range is a few seconds of work, small enough to spread over workers. */
 export const DEFAULT_RANGE_SIZE = 64;
-/** Ranges rendered ahead of the last one written: bounds the staged pixels on disk. */
+/** Ranges rendered ahead of the last one written, at least (connection.ts inFlightWindow): bounds the staged pixels on disk. */
 const WINDOW = 16;
 const POLL_MS = 100;
 
@@ -386,13 +386,20 @@ export interface CoordinatorContext {
   readonly ranges: Queue;
   /** Aborted when this worker shuts down: the coordination is handed to another worker. */
   readonly shutdown: AbortSignal;
+  /** Told what the coordinator does that no job event shows (a coordination left to another worker). */
+  readonly log?: (line: string) => void;
 }
 
 export function exportProcessor(ctx: CoordinatorContext) {
   return async (job: Job<ExportJobData>, token?: string): Promise<ExportSummary> => {
     try {
-      return await coordinate(job, ctx);
+      return await coordinate(job, ctx, token);
     } catch (e) {
+      // Another worker coordinates the export now: this one leaves everything to it, touching nothing.
+      if (e instanceof LockLost) {
+        ctx.log?.(`export ${job.name} ${job.id ?? ''} left: ${e.message}`);
+        throw e;
+      }
       if (ctx.shutdown.aborted && !(e instanceof EngineError && e.code !== 'ABORTED')) {
         // This worker is stopping: the export goes back to the queue for another worker (or this
         // one, started again), which continues it from the ranges already done. Delayed a moment,
@@ -409,9 +416,22 @@ export function exportProcessor(ctx: CoordinatorContext) {
   };
 }
 
-async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Promise<ExportSummary> {
+/** The coordination's lock went to another worker (this one stalled past the lock's duration: paused, swapped out). */
+class LockLost extends Error {}
+
+async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext, token: string | undefined): Promise<ExportSummary> {
   const { redis, settings: s, ranges } = ctx;
   const exportId = job.id!;
+  /**
+   * Before writing the journal or the metadata: this worker still holds the coordination, for a
+   * whole lock's duration more (no other worker can take it over meanwhile). A worker that stalled
+   * past its lock (paused, swapped out) finds the export taken over and stops without writing.
+   */
+  const holdLock = async (): Promise<void> => {
+    if (token !== undefined && (await job.extendLock(token, s.lockDuration)) !== 1) {
+      throw new LockLost(`the coordination of export ${exportId} was taken over by another worker`);
+    }
+  };
   const controller = new AbortController();
   const signal = controller.signal;
   const onShutdown = (): void => controller.abort(new Error('the worker is stopping'));
@@ -485,8 +505,10 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
     const keep = { removeOnComplete: { age: 7 * DAY }, removeOnFail: { age: 7 * DAY }, attempts: 3 } as const;
     let rendersAdded = 0;
     let consumed = 0;
+    const window = inFlightWindow(ranges, WINDOW);
     const addRenders = async (): Promise<void> => {
-      while (rendersAdded < order.length && rendersAdded < consumed + WINDOW) {
+      const ahead = await window();
+      while (rendersAdded < order.length && rendersAdded < consumed + ahead) {
         const k = order[rendersAdded++]!;
         await ranges.add('render', dataOf(k), { ...keep, jobId: renderId(exportId, k), priority: 2 });
       }
@@ -549,6 +571,7 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
         for (let i = 0; i < order.length; i++) {
           const { k, staged } = await Promise.race([writes[i]!, stopped]);
           const entries = await finished<ChipEntry[]>(ranges, writeId(exportId, k), `chip range ${k}`, signal);
+          await holdLock();
           for (const e of entries) {
             await journal.append(e);
             written.push(e);
@@ -567,10 +590,12 @@ async function coordinate(job: Job<ExportJobData>, ctx: CoordinatorContext): Pro
       await Promise.all([fold().catch(stopOther), consume().catch(stopOther)]).catch((e: unknown) => {
         // The first real error, not the cancellation it caused in the other loop.
         const reason: unknown = signal.reason;
+        if (reason instanceof LockLost) throw reason;
         throw reason instanceof EngineError ? reason : reason instanceof Error && reason.message === 'cancelled' ? cancelled() : e;
       });
 
       // Every range is written: the temporaries of workers killed mid-write and the staging go.
+      await holdLock();
       await rm(stagingRoot(out), { recursive: true, force: true });
       await removeTemporaries(out);
       const summary = await writeMetadata(run, written, plan.earlier, plan.classValues);

@@ -24,7 +24,7 @@ import { rect, tiles, type Rect } from '../core/rect.js';
 import { bindRequest, planTiles, renderTiles, type Recipe } from '../graph/render.js';
 import type { RasterNode } from '../graph/types.js';
 import { useRecipeGraph } from '../workers/recipe-graph.js';
-import type { QueueSettings } from './connection.js';
+import { inFlightWindow, type QueueSettings } from './connection.js';
 import { failure, finished } from './export-queue.js';
 import { stagingRoot } from './staging.js';
 
@@ -47,7 +47,7 @@ export interface BandJobData {
 
 /** About this many bytes of pixels (and mask) per band: small enough to spread a render over workers. */
 const BAND_BYTES = 4 * 1024 * 1024;
-/** Bands on the queue ahead of the one being read (default): the staging folder holds at most this many. */
+/** Bands on the queue ahead of the one being read, at least (connection.ts inFlightWindow): the staging folder holds about this many. */
 const DEFAULT_AHEAD = 16;
 /** Tiles rendered between two checks that the render still goes on. */
 const STOP_EVERY = 16;
@@ -160,7 +160,7 @@ export interface QueuedRenderOptions {
   readonly staging: string;
   /** Rows per band, a multiple of the tile height (default: about 4 MiB of pixels per band). */
   readonly bandRows?: number;
-  /** Bands on the queue ahead of the one being read (default 16). */
+  /** Bands on the queue ahead of the one being read (default: twice the live workers' slots, at least 16). */
   readonly ahead?: number;
   readonly signal?: AbortSignal;
   /** Told the render's id once its first bands are on the queue. */
@@ -198,7 +198,7 @@ export async function* queuedTiles(
   const bands = planBands(area, th, Math.ceil(PIXEL_TYPE_INFO[info.pixelType].bits / 8) * info.bandCount + 1, o.bandRows);
   const renderId = randomUUID();
   const dir = join(stagingRoot(o.staging), `render-${renderId}`);
-  const ahead = Math.max(1, o.ahead ?? DEFAULT_AHEAD);
+  const window = o.ahead !== undefined ? () => Promise.resolve(Math.max(1, o.ahead!)) : inFlightWindow(ranges, DEFAULT_AHEAD);
   try {
     await mkdir(dir, { recursive: true });
   } catch (e) {
@@ -207,6 +207,7 @@ export async function* queuedTiles(
   let added = 0;
   let k = 0;
   const add = async (): Promise<void> => {
+    const ahead = await window();
     for (; added < bands.length && added <= k + ahead; added++) {
       const b = bands[added]!;
       const data: BandJobData = {

@@ -7,7 +7,7 @@
  */
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { connectQueue, EXPORTS_QUEUE, RANGES_QUEUE, type QueueSettings } from './connection.js';
+import { connectQueue, EXPORTS_QUEUE, RANGES_QUEUE, workerName, type QueueSettings } from './connection.js';
 import { exportProcessor, OpenExports, rangeProcessor } from './export-queue.js';
 import { BAND_JOB, renderBandJob, type BandJobData } from './render-queue.js';
 import { RENDER_JOB, renderJobProcessor, type RenderJobData } from './render-job.js';
@@ -41,12 +41,15 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
   // One queue of work for every kind: chip ranges of exports, bands of batch renders.
   const work = (job: Job<unknown>): Promise<unknown> =>
     job.name === BAND_JOB ? renderBandJob(redis, settings, job as Job<BandJobData>) : chips(job as Parameters<typeof chips>[0]);
+  const concurrency = Math.max(1, o.concurrency ?? 1);
   const rangeWorker = new Worker(RANGES_QUEUE, work, {
     ...common,
-    concurrency: Math.max(1, o.concurrency ?? 1),
+    // Its name tells submitters how many jobs it runs at once (connection.ts workSlots).
+    name: workerName(concurrency),
+    concurrency,
   });
   // Coordinators mostly wait on Redis: a few at once, beside the ranges.
-  const coordination = { redis, settings, ranges, shutdown: shutdown.signal };
+  const coordination = { redis, settings, ranges, shutdown: shutdown.signal, ...(o.log ? { log: o.log } : {}) };
   const exportJobs = exportProcessor(coordination);
   const renderJobs = renderJobProcessor(coordination);
   // Coordinators by kind: exports, and batch renders (render-job.ts).
