@@ -193,10 +193,27 @@ export function renderJobProcessor(ctx: CoordinatorContext) {
 /** Files a render left in its output's folder: the staging area, partial outputs of earlier coordinators. */
 async function sweep(out: string, staging: boolean): Promise<void> {
   const folder = dirname(out);
-  if (staging) await rm(stagingRoot(folder), { recursive: true, force: true });
+  if (staging) await removeStaging(folder);
   const partial = `${basename(out)}.partial-`;
   const names = await readdir(folder).catch(() => [] as string[]);
   await Promise.all(names.filter((n) => n.startsWith(partial)).map((n) => rm(join(folder, n), { force: true })));
+}
+
+/**
+ * The staging area of a job's folder, removed. The bands a dead coordinator put on the queue may be
+ * rendered still, a band file landing while the folder is removed (ENOTEMPTY): removing is tried
+ * again. Once the folders are gone such a band cannot write (its worker makes no folder) and fails.
+ */
+async function removeStaging(folder: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await rm(stagingRoot(folder), { recursive: true, force: true });
+      return;
+    } catch (e) {
+      if (attempt >= 4) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 async function coordinateRender(job: Job<RenderJobData>, ctx: CoordinatorContext): Promise<GenerateSummary> {
@@ -250,8 +267,11 @@ async function coordinateRender(job: Job<RenderJobData>, ctx: CoordinatorContext
   } finally {
     clearInterval(cancelPoll);
     ctx.shutdown.removeEventListener('abort', onShutdown);
-    // The staging area's folder goes (queuedTiles removed what it staged); a job folder left empty too.
-    await rmdir(stagingRoot(dirname(out))).catch(() => undefined);
-    if (d.params.output === undefined) await rmdir(dirname(out)).catch(() => undefined);
+    // The staging area goes (queuedTiles removed what it staged; a GP job's folder is its own, so
+    // bands a dead coordinator left go too); a job folder left empty too.
+    if (d.params.output === undefined) {
+      await removeStaging(dirname(out)).catch(() => undefined);
+      await rmdir(dirname(out)).catch(() => undefined);
+    } else await rmdir(stagingRoot(dirname(out))).catch(() => undefined);
   }
 }
