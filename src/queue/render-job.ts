@@ -251,8 +251,9 @@ async function coordinateRender(job: Job<RenderJobData>, ctx: CoordinatorContext
         lastProgress = t;
         void job.updateProgress({ ...p }).catch(() => undefined);
       },
-      tiles: (root, recipe, signal) =>
+      tiles: (root, recipe, signal, window) =>
         queuedTiles(ranges, redis, s, root, {
+          ...(window ? { rect: window } : {}),
           tileSize: GENERATE_TILE,
           recipe,
           staging: dirname(out),

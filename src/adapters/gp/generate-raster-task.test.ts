@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { renderTiles } from '../../graph/render.js';
+import { openerScope } from '../../io/source.js';
 import { runCli } from '../../../test/helpers.js';
 import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import {
@@ -126,6 +127,58 @@ describe('GenerateRaster over the GP REST front, in the server', () => {
     expect(readFileSync(kfile).equals(cliRender({ rasterFunction: 'Slope' }, join(dir, 'cli-slope.tif')))).toBe(true);
   }, 60_000);
 
+  it('context.extent writes that part of the output, as `rasterflow render --window` (edges rounded to the nearest cell)', async () => {
+    await start();
+    const files = openerScope();
+    const g = (await files.open(DEM, { id: DEM })).info;
+    await files.closeAll();
+    const { cellSize: cs, extent: e } = g;
+    const extent = {
+      xmin: e.xmin + 10.4 * cs.x,
+      xmax: e.xmin + 300.2 * cs.x,
+      ymax: e.ymax - 20.3 * cs.y,
+      ymin: e.ymax - 370.6 * cs.y,
+      spatialReference: { wkid: g.spatialReference!.wkid },
+    };
+    const { body } = await submit({
+      rasterFunction: JSON.stringify(HILLSHADE),
+      functionArguments: JSON.stringify({ Raster: DEM }),
+      outputName: 'part',
+      context: JSON.stringify({ extent, parallelProcessingFactor: '80%' }),
+    });
+    const job = await poll(body['jobId'] as string);
+    expect(job['jobStatus'], JSON.stringify(job)).toBe('geoJobSucceeded');
+    const file = join(site.config.dataDir, 'jobs', body['jobId'] as string, 'part.tif');
+    const r = runCli([
+      'render',
+      '--rule',
+      JSON.stringify(HILLSHADE),
+      '--input',
+      DEM,
+      '--window',
+      '10,20,290,351',
+      '--output',
+      join(dir, 'cli-part.tif'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(file).equals(readFileSync(join(dir, 'cli-part.tif')))).toBe(true);
+    // Another spatial reference, or an extent off the raster: refused at submit, naming it.
+    const other = await submit({
+      rasterFunction: JSON.stringify(HILLSHADE),
+      functionArguments: JSON.stringify({ Raster: DEM }),
+      outputName: 'x',
+      context: JSON.stringify({ extent: { ...extent, spatialReference: { wkid: 4326 } } }),
+    });
+    expect(details(other.body)[0]).toContain('context.extent.spatialReference: the extent is in wkid 4326');
+    const off = await submit({
+      rasterFunction: JSON.stringify(HILLSHADE),
+      functionArguments: JSON.stringify({ Raster: DEM }),
+      outputName: 'x',
+      context: JSON.stringify({ extent: { xmin: e.xmax + 10, xmax: e.xmax + 1000, ymin: e.ymin, ymax: e.ymax } }),
+    });
+    expect(details(off.body)[0]).toContain('context.extent: the extent does not cover a whole cell of the output');
+  }, 60_000);
+
   it('bad parameters: every problem in one answer, each naming its parameter; no job is made', async () => {
     await start();
     const cases: [Record<string, string>, string[]][] = [
@@ -150,7 +203,7 @@ describe('GenerateRaster over the GP REST front, in the server', () => {
           'functionArguments.Raster: portal items (itemId) are not rasters',
           'outputName: this server writes the output as a file',
           'outputRasterProperties: output raster properties',
-          'context.extent: the environment setting extent is not supported',
+          'context.extent: the extent must be {"xmin", "ymin", "xmax", "ymax"} numbers',
           'context.cellSize: the environment setting cellSize is not supported',
         ],
       ],

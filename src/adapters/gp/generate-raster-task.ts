@@ -12,7 +12,8 @@
 import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { EngineError, toEngineError, type Issue } from '../../core/errors.js';
-import type { PixelBlock } from '../../core/pixel-block.js';
+import { windowInfo, type PixelBlock } from '../../core/pixel-block.js';
+import { rect, type Rect } from '../../core/rect.js';
 import { PIXEL_TYPE_INFO } from '../../core/pixel-type.js';
 import { openRefusal, type InputPolicy } from '../../chipper/inputs.js';
 import { registry } from '../../functions/index.js';
@@ -81,6 +82,8 @@ export interface GenerateParams {
   readonly outputName: string;
   /** The names of the functionArguments applied to the rule (its problems there name them). */
   readonly applied: readonly string[];
+  /** `context.extent`: the part of the output written, in map units of the output's spatial reference. */
+  readonly extent?: { readonly xmin: number; readonly ymin: number; readonly xmax: number; readonly ymax: number; readonly wkid?: number };
   /** The file to write instead of `<jobsDir>/<jobId>/<outputName>.tif` (library callers; queue/render-job.ts). */
   readonly output?: string;
 }
@@ -247,20 +250,37 @@ export function parseGenerateInputs(
     );
   }
   const context = inputOf(inputs, 'context');
+  let extent: GenerateParams['extent'];
   if (context !== undefined && context !== null && context !== '') {
     if (!isObject(context)) bad('context', 'context must be a JSON object');
     else {
       for (const k of Object.keys(context)) {
         if (IGNORED_CONTEXT.has(k.toLowerCase())) continue;
+        if (k.toLowerCase() === 'extent') {
+          const e = context[k];
+          const n = (name: string): number | undefined => {
+            const v = isObject(e) ? e[findKey(e, name) ?? ''] : undefined;
+            return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+          };
+          const [xmin, ymin, xmax, ymax] = [n('xmin'), n('ymin'), n('xmax'), n('ymax')];
+          const sr = isObject(e) ? e[findKey(e, 'spatialReference') ?? ''] : undefined;
+          const wkid = isObject(sr) ? (sr[findKey(sr, 'latestWkid') ?? ''] ?? sr[findKey(sr, 'wkid') ?? '']) : undefined;
+          if (xmin === undefined || ymin === undefined || xmax === undefined || ymax === undefined || xmax <= xmin || ymax <= ymin) {
+            bad(`context.${k}`, 'the extent must be {"xmin", "ymin", "xmax", "ymax"} numbers with xmin < xmax and ymin < ymax');
+          } else if (sr !== undefined && typeof wkid !== 'number') {
+            bad(`context.${k}.spatialReference`, "the extent's spatial reference must be given by wkid");
+          } else extent = { xmin, ymin, xmax, ymax, ...(typeof wkid === 'number' ? { wkid } : {}) };
+          continue;
+        }
         bad(
           `context.${k}`,
-          `the environment setting ${k} is not supported here: the output has the grid of the raster function's result (set extents, cell sizes and projections in the rule, e.g. with Clip or Resample functions)`,
+          `the environment setting ${k} is not supported here: the output has the grid of the raster function's result (set cell sizes and projections in the rule, e.g. with Resample or Reproject functions; the extent with context.extent)`,
         );
       }
     }
   }
   if (issues.length > 0 || rule === undefined || outputName === undefined) return { issues };
-  return { params: { rule, sources, jobsDir, outputName, applied: [...applied.keys()] }, issues };
+  return { params: { rule, sources, jobsDir, outputName, applied: [...applied.keys()], ...(extent ? { extent } : {}) }, issues };
 }
 
 /** The rule with `functionArguments` applied to its function (short form) or its variables (long form). */
@@ -373,11 +393,44 @@ function issuesError(issues: Issue[]): EngineError {
   return new EngineError(first.code, first.message, { ...(first.path !== undefined ? { path: first.path } : {}), issues });
 }
 
+/**
+ * The pixel window of `context.extent` on the output's grid. Decision: as gdal_translate -projwin,
+ * the extent's edges are rounded to the nearest cell edge, then clipped to the raster; an extent in
+ * another spatial reference is refused (no reprojection of the window here).
+ */
+export function extentWindow(p: GenerateParams, info: RasterNode['info']): Rect | undefined {
+  const e = p.extent;
+  if (e === undefined) return undefined;
+  const own = info.spatialReference?.wkid;
+  if (e.wkid !== undefined && own !== undefined && e.wkid !== own) {
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `the extent is in wkid ${e.wkid}, the output in wkid ${own}: give the extent in wkid ${own}`,
+      {
+        path: 'context.extent.spatialReference',
+      },
+    );
+  }
+  const { extent: g, cellSize: cs, width, height } = info;
+  const x0 = Math.max(0, Math.round((e.xmin - g.xmin) / cs.x));
+  const x1 = Math.min(width, Math.round((e.xmax - g.xmin) / cs.x));
+  const y0 = Math.max(0, Math.round((g.ymax - e.ymax) / cs.y));
+  const y1 = Math.min(height, Math.round((g.ymax - e.ymin) / cs.y));
+  if (x1 <= x0 || y1 <= y0) {
+    throw new EngineError(
+      'INVALID_ARGUMENT',
+      `the extent does not cover a whole cell of the output (${g.xmin}, ${g.ymin}, ${g.xmax}, ${g.ymax})`,
+      { path: 'context.extent' },
+    );
+  }
+  return rect(x0, y0, x1 - x0, y1 - y0);
+}
+
 /** Check a job's parameters by planning its graph (rasters opened and closed again). */
 export async function checkGenerate(p: GenerateParams, policy: InputPolicy | undefined, limits: GenerateLimits = {}): Promise<void> {
   const files = openerScope();
   try {
-    await planGenerate(p, files, policy, limits);
+    extentWindow(p, (await planGenerate(p, files, policy, limits)).info);
   } finally {
     await files.closeAll();
   }
@@ -395,7 +448,7 @@ export interface GenerateSummary {
 }
 
 /** Where the tiles of a job come from: rendered here (default) or by queue workers (queue/render-job.ts). */
-export type TileSource = (root: RasterNode, recipe: Recipe, signal: AbortSignal | undefined) => AsyncIterable<PixelBlock>;
+export type TileSource = (root: RasterNode, recipe: Recipe, signal: AbortSignal | undefined, window?: Rect) => AsyncIterable<PixelBlock>;
 
 export interface WriteGeneratedOptions extends Pick<
   TaskRunOptions,
@@ -414,7 +467,10 @@ export async function writeGenerated(p: GenerateParams, jobId: string, o: WriteG
   const out = outputFileOf(p, jobId);
   try {
     const root = await planGenerate(p, files, o.inputPolicy, o.limits);
-    const info = root.info;
+    // context.extent: a window of the output, written as `rasterflow render --window` writes it.
+    const window = extentWindow(p, root.info);
+    const { statistics: _whole, ...windowed } = window ? windowInfo(root.info, window) : root.info;
+    const info = window ? windowed : root.info;
     // Decision: against the disk quota, the output's uncompressed size is the bound checked before
     // any pixel (compression usually makes it smaller; never larger by more than a few bytes a block).
     const raw = info.width * info.height * info.bandCount * Math.ceil(PIXEL_TYPE_INFO[info.pixelType].bits / 8);
@@ -430,8 +486,9 @@ export async function writeGenerated(p: GenerateParams, jobId: string, o: WriteG
     const recipe: Recipe = { rule: p.rule, sources: p.sources };
     const total = Math.ceil(info.width / GENERATE_TILE) * Math.ceil(info.height / GENERATE_TILE);
     const tiles = o.tiles
-      ? o.tiles(root, recipe, o.signal)
+      ? o.tiles(root, recipe, o.signal, window)
       : renderTiles(root, {
+          ...(window ? { rect: window } : {}),
           tileSize: GENERATE_TILE,
           recipe,
           transient: true,
@@ -441,7 +498,7 @@ export async function writeGenerated(p: GenerateParams, jobId: string, o: WriteG
     await mkdir(dirname(out), { recursive: true });
     let done = 0;
     o.onProgress?.({ done: 0, total, message: `tile 0 of ${total}` });
-    await writeTiffStream(out, info, tiles, parseCreationOptions([]), () => {
+    await writeTiffStream(out, info, tiles, { ...parseCreationOptions([]), ...(window ? { offset: window } : {}) }, () => {
       done++;
       o.onProgress?.({ done, total, message: `tile ${done} of ${total}` });
     });
