@@ -15,3 +15,13 @@ export {
 export { startQueueWorker, openQueueClient, type QueueWorker, type QueueWorkerOptions, type QueueClient } from './worker.js';
 export { queuedTiles, planBands, BAND_JOB, type BandJobData, type QueuedRenderOptions } from './render-queue.js';
 export { absoluteLocation } from './cli.js';
+export {
+  submitRender,
+  watchRender,
+  cancelRender,
+  RENDER_JOB,
+  type RenderJobData,
+  type RenderRequest,
+  type RenderProgress,
+  type SubmitRenderOptions,
+} from './render-job.js';

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { connectQueue, EXPORTS_QUEUE, RANGES_QUEUE, workerName, type QueueSettings } from './connection.js';
 import { exportProcessor, OpenExports, rangeProcessor } from './export-queue.js';
 import { BAND_JOB, renderBandJob, type BandJobData } from './render-queue.js';
+import { RENDER_JOB, renderJobProcessor, type RenderJobData } from './render-job.js';
 
 export interface QueueWorkerOptions {
   /** Ranges worked at once (default 1). */
@@ -48,14 +49,16 @@ export async function startQueueWorker(settings: QueueSettings, o: QueueWorkerOp
     concurrency,
   });
   // Coordinators mostly wait on Redis: a few at once, beside the ranges.
-  const exportWorker = new Worker(
-    EXPORTS_QUEUE,
-    exportProcessor({ redis, settings, ranges, shutdown: shutdown.signal, ...(o.log ? { log: o.log } : {}) }),
-    {
-      ...common,
-      concurrency: 4,
-    },
-  );
+  const coordination = { redis, settings, ranges, shutdown: shutdown.signal, ...(o.log ? { log: o.log } : {}) };
+  const exportJobs = exportProcessor(coordination);
+  const renderJobs = renderJobProcessor(coordination);
+  // Coordinators by kind: exports, and batch renders (render-job.ts).
+  const coordinate = (job: Job<unknown>, token?: string): Promise<unknown> =>
+    job.name === RENDER_JOB ? renderJobs(job as Job<RenderJobData>, token) : exportJobs(job as Parameters<typeof exportJobs>[0], token);
+  const exportWorker = new Worker(EXPORTS_QUEUE, coordinate, {
+    ...common,
+    concurrency: 4,
+  });
   const log = o.log;
   if (log) {
     for (const [w, kind] of [

@@ -21,6 +21,7 @@ import type { Clock } from '../adapters/tokens.js';
 import { createApp } from './app.js';
 import { EMPTY_CONFIG, loadConfig, parseConfig, type ServerConfig } from './config.js';
 import { createGpService } from '../adapters/gp/training-data-task.js';
+import { GENERATE_TASK_KEY, generateRasterTask } from '../adapters/gp/generate-raster-task.js';
 import { imageServicesOf } from '../adapters/image/service.js';
 import { mapServicesOf } from '../adapters/map/service.js';
 import { siteRoutes } from './routes.js';
@@ -45,12 +46,17 @@ export const SYSTEM_GP_SERVICE = { folder: 'System', serviceName: 'RasterAnalysi
 export type ShutdownHook = () => void | Promise<void>;
 
 /** `--queue`: the queue client and the GP runner's hook (loaded only then: BullMQ stays off the start-up path). */
-async function openGpQueue(url: string): Promise<{ hook: import('../adapters/gp/jobs.js').JobQueueHook; close(): Promise<void> }> {
+async function openGpQueue(url: string): Promise<{
+  hook: import('../adapters/gp/jobs.js').JobQueueHook;
+  /** GenerateRaster's jobs as render jobs on the queue. */
+  render: (limits: import('../adapters/gp/generate-raster-task.js').GenerateLimits) => import('../adapters/gp/jobs.js').TaskQueueHook;
+  close(): Promise<void>;
+}> {
   const { parseQueueUrl } = await import('../queue/connection.js');
   const { openQueueClient } = await import('../queue/worker.js');
-  const { gpQueueHook } = await import('../queue/gp.js');
+  const { gpQueueHook, gpRenderHook } = await import('../queue/gp.js');
   const client = await openQueueClient(parseQueueUrl(url));
-  return { hook: gpQueueHook(client), close: () => client.close() };
+  return { hook: gpQueueHook(client), render: (limits) => gpRenderHook(client, { limits }), close: () => client.close() };
 }
 
 export interface ServeOptions {
@@ -83,7 +89,7 @@ export interface ServeOptions {
   /** How long close() waits for requests in flight (default 30 s). */
   readonly drainMs?: number;
   /**
-   * The job queue's Redis (`redis://host:port`): training-data jobs run on `rasterflow worker`
+   * The job queue's Redis (`redis://host:port`): training-data and GenerateRaster jobs run on `rasterflow worker`
    * processes instead of in this one, and go on while the server restarts.
    */
   readonly queue?: string;
@@ -253,7 +259,16 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     const staleLease = await clearOwnStaleSiteBackupLock(site);
     if (staleLease !== undefined) print('released the site backup lock left by an earlier run of this server that was stopped by force');
     // A cancel asked of this server for a job another server runs is passed on to it (job-leases.ts).
-    const gp = createGpService(site, { cancelElsewhere: (job) => leases.requestCancel(job), ...(queue ? { queue: queue.hook } : {}) });
+    const ruleLimits = { maxRuleDepth: limitsOf(site.config).maxRuleDepth, maxRuleNodes: limitsOf(site.config).maxRuleNodes };
+    const gp = createGpService(site, {
+      cancelElsewhere: (job) => leases.requestCancel(job),
+      ...(queue
+        ? {
+            queue: queue.hook,
+            tasks: { [GENERATE_TASK_KEY]: generateRasterTask({ queue: queue.render(ruleLimits), limits: ruleLimits }) },
+          }
+        : {}),
+    });
     leases.onCancelRequest((id) => gp.runner.cancel(id));
     hooks.push(() => gp.close());
     if (queue) {

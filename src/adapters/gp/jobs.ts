@@ -1,5 +1,6 @@
 /**
- * Persistent geoprocessing jobs of the training-data export (training-data-export.md §11): every
+ * Persistent geoprocessing jobs of the training-data export (training-data-export.md §11) and of the
+ * service's other tasks (GenerateRaster: a JobTask, named by its record's `task`): every
  * job is a JobRecord in the site store, written on each status change (progress at most about once
  * a second), so that `jobs/<id>` answers from the store and a job's outcome survives a restart.
  * Jobs run in this process, one at a time by default, in submission order; cancellation is
@@ -20,6 +21,54 @@ export const TASK_KEY = `System/RasterAnalysisTools/${TASK_NAME}`;
 export const SERVICE_KEY = 'System/RasterAnalysisTools.GPServer';
 
 export type JobDeps = Pick<SiteDeps, 'store' | 'clock' | 'emit' | 'log'>;
+
+/** What a task reports as it runs (the export's ExportProgress is one). */
+export interface TaskProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly message: string;
+}
+
+/** What a task's run is given: the export's options, its progress generalised, and the job's id. */
+export interface TaskRunOptions extends Omit<ExportOptions, 'onProgress' | 'dryRun'> {
+  readonly jobId: string;
+  readonly onProgress?: (p: TaskProgress) => void;
+}
+
+/** What a job that succeeded keeps: its closing messages and its results (by output parameter name). */
+export interface TaskOutcome {
+  readonly messages: readonly string[];
+  readonly results: Record<string, unknown>;
+}
+
+/** How a task runs on the job queue (`serve --queue`); as JobQueueHook, answering the task's outcome. */
+export interface TaskQueueHook {
+  run(
+    jobId: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: TaskRunOptions,
+    started: () => void,
+  ): Promise<TaskOutcome>;
+  detach(): Promise<void>;
+  cancel(jobId: string): Promise<void>;
+}
+
+/**
+ * A task of the GP service besides the training-data export (which `run` and `queue` describe): job
+ * records name it by its key (`task`), and the runner runs each job with its record's task.
+ */
+export interface JobTask {
+  /** The task's name in events and logs (`GenerateRaster`). */
+  readonly name: string;
+  /** Runs a job in this process. */
+  run(params: Readonly<Record<string, unknown>>, options: TaskRunOptions): Promise<TaskOutcome>;
+  /** Runs it on the job queue instead (`serve --queue`). */
+  readonly queue?: TaskQueueHook;
+  /** The step shown while a job executes. */
+  progressMessage?(p: TaskProgress): string;
+  /** What a job that crashed shows (default 'An internal error stopped the job.'). */
+  readonly internalError?: string;
+}
 
 export interface JobRunnerOptions {
   /** The task a job runs (default exportTrainingData); tests give a controllable one. */
@@ -52,6 +101,8 @@ export interface JobRunnerOptions {
    * adoptUnfinished() follows the jobs an earlier run of the server left.
    */
   readonly queue?: JobQueueHook;
+  /** Other tasks, by their key (the `task` of their job records). */
+  readonly tasks?: Readonly<Record<string, JobTask>>;
 }
 
 /** How the runner puts its jobs on the job queue (src/queue/gp.ts). */
@@ -75,7 +126,13 @@ export interface JobQueueHook {
 
 export interface JobRunner {
   /** Records a new job (geoJobSubmitted), queues it (geoJobWaiting) and answers the record as submitted. */
-  submit(owner: string, inputs: Readonly<Record<string, unknown>>, params: Readonly<Record<string, unknown>>): Promise<JobRecord>;
+  submit(
+    owner: string,
+    inputs: Readonly<Record<string, unknown>>,
+    params: Readonly<Record<string, unknown>>,
+    /** The task's key (default the training-data task's). */
+    task?: string,
+  ): Promise<JobRecord>;
   /**
    * Cancels a waiting job (geoJobCancelled at once) or an executing one (geoJobCancelling, then
    * geoJobCancelled when the chipper stops); any other status is an INVALID_ARGUMENT error and the
@@ -115,6 +172,9 @@ const CHANGE_TYPES: Partial<Record<JobStatus, string>> = {
   geoJobCancelled: 'jobCancelled',
 };
 
+/** The task's name in a record's task key (`System/RasterAnalysisTools/GenerateRaster` -> `GenerateRaster`). */
+const taskNameOf = (key: string | undefined): string => (key === undefined || key === '' ? TASK_NAME : key.slice(key.lastIndexOf('/') + 1));
+
 /** Raise the event of a job that ended. */
 export function emitEnd(deps: Pick<SiteDeps, 'emit'>, job: JobRecord): void {
   const changeType = CHANGE_TYPES[job.status as JobStatus];
@@ -125,7 +185,7 @@ export function emitEnd(deps: Pick<SiteDeps, 'emit'>, job: JobRecord): void {
     payload: {
       jobId: job.id,
       jobStatus: job.status,
-      task: TASK_NAME,
+      task: taskNameOf(job.task),
       owner: job.owner,
       submitted: job.created,
       ended: job.updated,
@@ -138,6 +198,24 @@ export function emitEnd(deps: Pick<SiteDeps, 'emit'>, job: JobRecord): void {
 export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): JobRunner {
   const run = options.run ?? exportTrainingData;
   const queued = options.queue;
+  // The training-data task, and the others by key; a record without a task is a training-data job.
+  const training: JobTask = {
+    name: TASK_NAME,
+    run: async (params, o) => exportOutcome(await run(params, o)),
+    ...(queued
+      ? {
+          queue: {
+            run: async (jobId, params, o, started) => exportOutcome(await queued.run(jobId, params, o, started)),
+            detach: () => queued.detach(),
+            cancel: (jobId) => queued.cancel(jobId),
+          },
+        }
+      : {}),
+    progressMessage: (p) => (p.message === 'done' ? 'Writing metadata' : 'Exporting image chips'),
+    internalError: 'An internal error stopped the export.',
+  };
+  const tasks = new Map<string, JobTask>([[TASK_KEY, training], ...Object.entries(options.tasks ?? {})]);
+  const taskOf = (record: JobRecord): JobTask => tasks.get(record.task ?? TASK_KEY) ?? training;
   // On the job queue, jobs wait there for workers: all are followed at once here.
   const concurrency = queued ? Infinity : (options.concurrency ?? 1);
   /** On the job queue, close() stops following the jobs: they are not recorded as ended here. */
@@ -193,8 +271,10 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
         status: 'geoJobExecuting',
         messages: [...job.record.messages, info('Executing...'), info(`Start Time: ${startTime}`)],
       });
-    // On the job queue a job waits there until a worker takes it (queued.run's `started`).
-    if (!queued) await executing();
+    const task = taskOf(job.record);
+    const hook = task.queue;
+    // On the job queue a job waits there until a worker takes it (hook.run's `started`).
+    if (!hook) await executing();
     const mine = { written: 0, offset: 0 };
     try {
       let budget: Pick<ExportOptions, 'maxBytes' | 'maxBytesName'> = {};
@@ -214,16 +294,17 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const policy = options.inputPolicy ? { inputPolicy: await options.inputPolicy() } : {};
       // Cancelled while the policy and the disk were being read: the run is not started.
       if (job.controller.signal.aborted) throw new EngineError('ABORTED', 'the job was cancelled');
-      const runOptions: ExportOptions = {
+      const runOptions: TaskRunOptions = {
         ...policy,
         ...budget,
+        jobId: job.record.id,
         signal: job.controller.signal,
         ...(options.pool ? { pool: options.pool } : {}),
         onProgress: (p) => {
           if (job.record.status !== 'geoJobExecuting') return;
           const progress = {
             type: 'step' as const,
-            message: p.message === 'done' ? 'Writing metadata' : 'Exporting image chips',
+            message: task.progressMessage?.(p) ?? p.message,
             percent: Math.min(100, Math.floor((100 * p.done) / Math.max(1, p.total))),
           };
           // Throttled: the store sees at most one progress write per interval.
@@ -239,16 +320,13 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const started = (): void => {
         if (job.record.status === 'geoJobWaiting' || job.record.status === 'geoJobSubmitted') void executing();
       };
-      const summary = queued ? await queued.run(job.record.id, job.params, runOptions, started) : await run(job.params ?? {}, runOptions);
+      const outcome = hook ? await hook.run(job.record.id, job.params, runOptions, started) : await task.run(job.params ?? {}, runOptions);
       const elapsed = ((performance.now() - wall) / 1000).toFixed(2);
       await end(
         job,
         'geoJobSucceeded',
-        [
-          info(`Exported ${summary.chips} chips with ${summary.labels} labels to ${summary.outputLocation}`),
-          info(`Succeeded (Elapsed Time: ${elapsed} seconds)`),
-        ],
-        { outLocation: { uri: summary.outputLocation } },
+        [...outcome.messages.map(info), info(`Succeeded (Elapsed Time: ${elapsed} seconds)`)],
+        outcome.results,
       );
     } catch (e) {
       if (isTerminal(job.record.status)) {
@@ -263,8 +341,12 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       } else {
         const err = e instanceof EngineError ? e : new EngineError('INTERNAL', String((e as Error)?.message ?? e));
         const shown =
-          err.code === 'INTERNAL' ? 'An internal error stopped the export.' : err.path ? `${err.path}: ${err.message}` : err.message;
-        if (err.code === 'INTERNAL') deps.log.warn('a training-data job crashed', { jobId: job.record.id, error: err.message });
+          err.code === 'INTERNAL'
+            ? (task.internalError ?? 'An internal error stopped the job.')
+            : err.path
+              ? `${err.path}: ${err.message}`
+              : err.message;
+        if (err.code === 'INTERNAL') deps.log.warn(`a ${task.name} job crashed`, { jobId: job.record.id, error: err.message });
         await end(job, 'geoJobFailed', [error(shown), error('Failed.')]);
       }
     } finally {
@@ -331,6 +413,7 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     owner: string,
     inputs: Readonly<Record<string, unknown>>,
     params: Readonly<Record<string, unknown>>,
+    task: string,
   ): Promise<JobRecord> => {
     const now = deps.clock.now();
     const id = `j${randomBytes(16).toString('hex')}`;
@@ -339,7 +422,7 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
     const job: Live = {
       record: {
         id,
-        task: TASK_KEY,
+        task,
         status: 'geoJobSubmitted',
         owner,
         inputs,
@@ -365,13 +448,14 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
   };
 
   return {
-    async submit(owner, inputs, params) {
+    async submit(owner, inputs, params, task = TASK_KEY) {
+      if (!tasks.has(task)) throw new EngineError('NOT_FOUND', `no task ${task}`);
       if (closing) throw new EngineError('CONFLICT', 'the server is shutting down', { details: ['The server is shutting down.'] });
       admit(owner);
       admitting.push(owner);
       try {
         await checkQuota();
-        return await record(owner, inputs, params);
+        return await record(owner, inputs, params, task);
       } finally {
         admitting.splice(admitting.indexOf(owner), 1);
       }
@@ -388,9 +472,10 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       const status = job.record.status;
       if (status === 'geoJobWaiting') {
         // On the job queue it is taken off the queue first.
-        if (queued) await queued.cancel(jobId);
+        const hook = taskOf(job.record).queue;
+        if (hook) await hook.cancel(jobId);
         await end(job, 'geoJobCancelled', [{ type: 'geoJobMessageTypeWarning', description: 'Cancelled.' }]);
-        if (queued) job.controller.abort(new Error('cancelled'));
+        if (hook) job.controller.abort(new Error('cancelled'));
         return job.record;
       }
       if (status === 'geoJobExecuting') {
@@ -410,7 +495,7 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       if (queued) {
         detached = true;
         const jobs = [...live.values()];
-        await queued.detach();
+        await Promise.all([...new Set([...tasks.values()].map((t) => t.queue).filter((q) => q !== undefined))].map((q) => q.detach()));
         await Promise.all(jobs.map((j) => j.done.then(() => j.writes)));
         return;
       }
@@ -429,7 +514,7 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       if (!queued) return 0;
       let n = 0;
       for (const record of await deps.store.listJobs()) {
-        if (isTerminal(record.status) || record.task !== TASK_KEY || live.has(record.id)) continue;
+        if (isTerminal(record.status) || tasks.get(record.task ?? TASK_KEY)?.queue === undefined || live.has(record.id)) continue;
         let finish!: () => void;
         const done = new Promise<void>((resolve) => (finish = resolve));
         const job: Live = { record, params: undefined, controller: new AbortController(), writes: Promise.resolve(), done, finish };
@@ -442,6 +527,14 @@ export function createJobRunner(deps: JobDeps, options: JobRunnerOptions = {}): 
       }
       return n;
     },
+  };
+}
+
+/** The training-data export's closing message and result. */
+function exportOutcome(summary: ExportSummary): TaskOutcome {
+  return {
+    messages: [`Exported ${summary.chips} chips with ${summary.labels} labels to ${summary.outputLocation}`],
+    results: { outLocation: { uri: summary.outputLocation } },
   };
 }
 

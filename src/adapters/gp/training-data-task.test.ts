@@ -358,7 +358,7 @@ describe('service and task info', () => {
 
   it('the service lists its task, asynchronous', async () => {
     expect((await get(GP_ROOT)).body).toMatchObject({
-      tasks: ['ExportTrainingDataforDeepLearning'],
+      tasks: ['ExportTrainingDataforDeepLearning', 'GenerateRaster'],
       executionType: 'geoExecutionTypeAsynchronous',
     });
   });

@@ -9,12 +9,15 @@
  * - `<task>/jobs/<jobId>/cancel` (GET or POST)
  * - `<task>/jobs/<jobId>/delete` (POST) — an ended job and its output folder in the jobs area
  *
+ * The same service hosts GenerateRaster (generate-raster-task.ts), under `GPServer/GenerateRaster/...`
+ * with the same operations; a job is seen under its own task only.
+ *
  * Callers: a token for the server, the portal or the admin API; the administrator or publisher
  * role, or a custom role with the geoprocessing privilege. A job is seen and cancelled by its owner
  * or an administrator.
  */
 import { lstat, readdir, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EngineError, withPath, type Issue } from '../../core/errors.js';
 import { inputRefusals, isInside, realPathOf, type InputPolicy } from '../../chipper/inputs.js';
 import { CHIP_FORMATS, METADATA_FORMATS, parseChipParams } from '../../chipper/params.js';
@@ -31,7 +34,17 @@ import {
   type Route,
 } from '../rest.js';
 import { fromTrustedProxy, limitsOf, originOf, type JobRecord, type SiteDeps } from '../site.js';
-import { createJobRunner, isTerminal, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
+import { createJobRunner, isTerminal, TASK_KEY, TASK_NAME, type JobRunner, type JobRunnerOptions } from './jobs.js';
+import {
+  checkGenerate,
+  GENERATE_OUTPUT,
+  GENERATE_PARAMETERS,
+  GENERATE_TASK_KEY,
+  GENERATE_TASK_NAME,
+  generateRasterTask,
+  generateTaskInfo,
+  parseGenerateInputs,
+} from './generate-raster-task.js';
 
 export { recoverJobs, TASK_NAME, SERVICE_KEY } from './jobs.js';
 
@@ -106,8 +119,8 @@ const OUT_PARAM = { name: 'outLocation', dataType: 'GPString', displayName: 'Out
 function serviceInfo(): Record<string, unknown> {
   return {
     currentVersion: 11.1,
-    serviceDescription: 'Raster analysis tools: training data for deep learning.',
-    tasks: [TASK_NAME],
+    serviceDescription: 'Raster analysis tools: training data for deep learning, and rasters generated from raster functions.',
+    tasks: [TASK_NAME, GENERATE_TASK_NAME],
     executionType: ASYNC,
     resultMapServerName: '',
     maximumRecords: 1000,
@@ -165,6 +178,8 @@ async function visibleJob(deps: GpDeps, c: Caller, jobId: string): Promise<JobRe
 }
 
 const FOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
+/** A job id (jobs.ts), the name of a GenerateRaster job's folder in the jobs area. */
+const JOB_FOLDER = /^j[0-9a-f]{32}$/;
 
 /** The data folder's own files: the database and its journals, the TLS key, the site backups. */
 const siteOwnPaths = (dataDir: string): string[] => [
@@ -182,9 +197,16 @@ export function resolveOutputLocation(config: GpDeps['config'], value: unknown):
   if (value === undefined || value === null || value === '') return issue('outputLocation must be specified');
   if (typeof value !== 'string') return issue('outputLocation must be a folder name or an absolute path');
   const v = value.trim();
-  if (FOLDER_NAME.test(v)) return { path: join(config.dataDir, 'jobs', v) };
+  // The folders of GenerateRaster jobs (`<dataDir>/jobs/<jobId>`) are theirs alone.
+  const jobsDir = join(config.dataDir, 'jobs');
+  const reserved = (p: string): boolean => isInside(jobsDir, p) && JOB_FOLDER.test(relative(jobsDir, p).split(sep)[0] ?? '');
+  if (FOLDER_NAME.test(v)) {
+    if (JOB_FOLDER.test(v)) return issue(`outputLocation ${JSON.stringify(v)} is reserved for the outputs of jobs; choose another name`);
+    return { path: join(jobsDir, v) };
+  }
   if (isAbsolute(v)) {
     const p = resolve(v);
+    if (reserved(p)) return issue(`outputLocation ${JSON.stringify(v)} is the folder of another job's output; choose another folder`);
     if (realPathOf(p) === realPathOf(config.dataDir) || siteOwnPaths(config.dataDir).some((own) => isInside(own, p)))
       return issue(`outputLocation ${JSON.stringify(v)} is one of the server's own folders; choose a folder below it`);
     if ([config.dataDir, ...config.writableRoots].some((root) => isInside(root, p))) return { path: p };
@@ -324,6 +346,7 @@ async function deleteJob(deps: GpDeps, job: JobRecord): Promise<JobRecord> {
   }
   const jobsDir = join(deps.config.dataDir, 'jobs');
   const outOf = (j: JobRecord): string | undefined => {
+    if (j.task === GENERATE_TASK_KEY) return join(jobsDir, j.id);
     const key = Object.keys(j.inputs).find((k) => k.toLowerCase() === 'outputlocation');
     return key === undefined ? undefined : resolveOutputLocation(deps.config, j.inputs[key]).path;
   };
@@ -347,11 +370,16 @@ async function deleteJob(deps: GpDeps, job: JobRecord): Promise<JobRecord> {
   return deleted;
 }
 
+/** The output parameter of a job's task. */
+const outParamOf = (job: JobRecord): { readonly name: string; readonly dataType: string } =>
+  job.task === GENERATE_TASK_KEY ? GENERATE_OUTPUT : OUT_PARAM;
+
 function jobView(job: JobRecord, returnMessages: boolean): Record<string, unknown> {
   const view: Record<string, unknown> = { jobId: job.id, jobStatus: job.status };
   if (job.status === 'geoJobExecuting' && job.progress) view['progress'] = job.progress;
   if (job.status === 'geoJobSucceeded') {
-    view['results'] = { outLocation: { paramUrl: 'results/outLocation' } };
+    const out = outParamOf(job).name;
+    view['results'] = { [out]: { paramUrl: `results/${out}` } };
     view['inputs'] = Object.fromEntries(Object.keys(job.inputs).map((k) => [k, { paramUrl: `inputs/${k}` }]));
   }
   if (returnMessages) view['messages'] = job.messages;
@@ -379,6 +407,7 @@ export type GpServiceOptions = JobRunnerOptions;
 
 export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): GpService {
   const limits = limitsOf(deps.config);
+  const ruleLimits = { maxRuleDepth: limits.maxRuleDepth, maxRuleNodes: limits.maxRuleNodes };
   const runner = createJobRunner(deps, {
     maxJobs: limits.maxJobs,
     maxJobsPerUser: limits.maxJobsPerUser,
@@ -386,6 +415,8 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
     outputBytes: () => jobOutputBytes(deps),
     inputPolicy: () => inputPolicyOf(deps),
     ...options,
+    // GenerateRaster runs here unless the options give it (on the job queue).
+    tasks: { [GENERATE_TASK_KEY]: generateRasterTask({ limits: ruleLimits }), ...options.tasks },
   });
 
   const handle = async (req: Request): Promise<Response> => {
@@ -400,10 +431,25 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
       .map(decodeURIComponent);
     if (parts.length === 0) return respond(f, serviceInfo());
     const [task, op, jobId, sub, name, ...more] = parts;
-    if (!TASK_ALIASES.includes(task!))
+    const generate = task === GENERATE_TASK_NAME;
+    if (!generate && !TASK_ALIASES.includes(task!))
       throw new EngineError('NOT_FOUND', `no task ${task}`, { details: [`Task '${task}' does not exist.`] });
-    if (op === undefined) return respond(f, taskInfo());
+    const taskKey = generate ? GENERATE_TASK_KEY : TASK_KEY;
+    if (op === undefined) return respond(f, generate ? generateTaskInfo(ASYNC) : taskInfo());
 
+    if (op === 'submitJob' && jobId === undefined && generate) {
+      const inputs = taskInputs(params);
+      const parsed = parseGenerateInputs(inputs, join(deps.config.dataDir, 'jobs'));
+      if (parsed.params === undefined) throw new MessageError(OPERATION_FAILED, parsed.issues.map(withPath));
+      try {
+        await checkGenerate(parsed.params, await inputPolicyOf(deps), ruleLimits);
+      } catch (e) {
+        if (!(e instanceof EngineError)) throw e;
+        throw new MessageError(OPERATION_FAILED, e.issues.map(withPath));
+      }
+      const job = await runner.submit(c.username, inputs, { ...parsed.params }, GENERATE_TASK_KEY);
+      return respond(f, { jobId: job.id, jobStatus: job.status });
+    }
     if (op === 'submitJob' && jobId === undefined) {
       const inputs = taskInputs(params);
       const run = await chipParams(deps, inputs, await inputPolicyOf(deps));
@@ -413,6 +459,9 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
     if (op !== 'jobs' || jobId === undefined || more.length > 0) throw new EngineError('NOT_FOUND', `no resource ${path}`, { issues: [] });
 
     const job = await visibleJob(deps, c, jobId);
+    // A job is seen under its own task only (a record without a task is a training-data job).
+    if ((job.task || TASK_KEY) !== taskKey)
+      throw new MessageError(OPERATION_FAILED, [`Job '${jobId}' does not exist or is not accessible.`]);
     if (sub === undefined) return respond(f, jobView(job, params.bool('returnMessages') ?? true));
     if (sub === 'cancel' && name === undefined) {
       const after = await runner.cancel(job.id);
@@ -424,15 +473,17 @@ export function createGpService(deps: GpDeps, options: GpServiceOptions = {}): G
       return respond(f, { jobId: after.id, jobStatus: after.status });
     }
     if (sub === 'results' && name !== undefined) {
-      if (name !== OUT_PARAM.name) throw new MessageError(OPERATION_FAILED, [`The task has no result '${name}'.`]);
+      const out = outParamOf(job);
+      if (name !== out.name) throw new MessageError(OPERATION_FAILED, [`The task has no result '${name}'.`]);
       requireSucceeded(job, 'results');
-      return respond(f, { paramName: OUT_PARAM.name, dataType: OUT_PARAM.dataType, value: job.results?.['outLocation'] });
+      return respond(f, { paramName: out.name, dataType: out.dataType, value: job.results?.[out.name] });
     }
     if (sub === 'inputs' && name !== undefined) {
       requireSucceeded(job, 'inputs');
       const key = Object.keys(job.inputs).find((k) => k.toLowerCase() === name.toLowerCase());
       if (key === undefined) throw new MessageError(OPERATION_FAILED, [`Job '${job.id}' has no input '${name}'.`]);
-      const dataType = TASK_PARAMETERS.find((p) => p.name.toLowerCase() === key.toLowerCase())?.dataType ?? 'GPString';
+      const dataType =
+        (generate ? GENERATE_PARAMETERS : TASK_PARAMETERS).find((p) => p.name.toLowerCase() === key.toLowerCase())?.dataType ?? 'GPString';
       return respond(f, { paramName: key, dataType, value: job.inputs[key] });
     }
     throw new EngineError('NOT_FOUND', `no resource ${path}`, { issues: [] });
