@@ -273,7 +273,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     hooks.push(() => gp.close());
     if (queue) {
       const adopted = await gp.runner.adoptUnfinished();
-      if (adopted > 0) print(`following ${adopted} training-data job(s) an earlier run left on the job queue`);
+      if (adopted > 0) print(`following ${adopted} geoprocessing job(s) an earlier run left on the job queue`);
       hooks.push(() => queue.close());
     }
     // Image services keep their rasters open between requests: release them on close.
