@@ -110,7 +110,7 @@ describe.skipIf(redisMissing !== undefined)('serve --queue: the GP task on the j
     expect(await first.child.exited).toBe(0);
 
     const second = await startServe(dataDir);
-    expect(second.child.stderr()).toMatch(/following 1 training-data job\(s\) an earlier run left on the job queue/);
+    expect(second.child.stderr()).toMatch(/following 1 geoprocessing job\(s\) an earlier run left on the job queue/);
     expect((await jobOf(second, token, submitted.jobId)).jobStatus).toBe('geoJobWaiting');
     workers.push(await startQueueWorker(parseQueueUrl(redis.url), { concurrency: 2 }));
     const percents: number[] = [];

@@ -667,35 +667,41 @@ export async function cancelExport(queue: Queue, redis: Redis, s: QueueSettings,
   if (job && ['waiting', 'delayed', 'prioritized'].includes(await job.getState())) await job.remove().catch(() => undefined);
 }
 
+/** How a job on the queue is followed (watchJob). */
+export interface WatchOptions<P> {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: P) => void;
+  /** Stops following the job (a server stopping): it goes on on the queue. */
+  readonly detach?: AbortSignal;
+  /** Called once, when a worker has taken the job. */
+  readonly started?: () => void;
+}
+
 /**
- * Wait for a queued export: its progress reported as the one-process export's onProgress, its
- * summary answered, its failure thrown as the EngineError it was; `signal` cancels it.
+ * Wait for a job on the queue (`what`: "export", "render"): its progress reported as it changes,
+ * its result answered, its failure thrown as the EngineError it was; `signal` cancels it with
+ * `cancel`.
  */
-export async function watchExport(
+export async function watchJob<R, P>(
   queue: Queue,
-  redis: Redis,
-  s: QueueSettings,
   jobId: string,
-  o: Pick<ExportOptions, 'signal' | 'onProgress'> & {
-    readonly detach?: AbortSignal;
-    /** Called once, when a worker has taken the export. */
-    readonly started?: () => void;
-  } = {},
-): Promise<ExportSummary> {
+  what: string,
+  cancel: () => Promise<void>,
+  o: WatchOptions<P> = {},
+): Promise<R> {
   let cancelling = false;
   let taken = false;
   let last = '';
   for (;;) {
-    // No longer followed (a server stopping): the export goes on on the queue.
-    if (o.detach?.aborted) throw new EngineError('ABORTED', 'no longer followed; the export goes on on the job queue');
+    if (o.detach?.aborted) throw new EngineError('ABORTED', `no longer followed; the ${what} goes on on the job queue`);
     if (o.signal?.aborted && !cancelling) {
       cancelling = true;
-      await cancelExport(queue, redis, s, jobId);
+      await cancel();
     }
-    const job = (await Job.fromId(queue, jobId)) as Job<ExportJobData, ExportSummary> | undefined;
+    const job = (await Job.fromId(queue, jobId)) as Job<unknown, R> | undefined;
     if (job === undefined) {
-      if (cancelling) throw cancelled();
-      throw new EngineError('NOT_FOUND', `the export ${jobId} is no longer on the queue`, { path: 'jobId' });
+      if (cancelling) throw new EngineError('ABORTED', `the ${what} was cancelled`);
+      throw new EngineError('NOT_FOUND', `the ${what} ${jobId} is no longer on the queue`, { path: 'jobId' });
     }
     if (!taken && job.processedOn !== undefined && job.processedOn > 0) {
       taken = true;
@@ -704,14 +710,25 @@ export async function watchExport(
     const pr = job.progress;
     if (typeof pr === 'object' && pr !== null && JSON.stringify(pr) !== last) {
       last = JSON.stringify(pr);
-      o.onProgress?.(pr as ExportProgress);
+      o.onProgress?.(pr as P);
     }
     if (job.finishedOn !== undefined && job.finishedOn > 0) {
-      if (job.failedReason) throw failureOf(job.failedReason, 'the export');
+      if (job.failedReason) throw failureOf(job.failedReason, `the ${what}`);
       return job.returnvalue;
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+}
+
+/** Wait for a queued export (watchJob), its progress as the one-process export's onProgress. */
+export function watchExport(
+  queue: Queue,
+  redis: Redis,
+  s: QueueSettings,
+  jobId: string,
+  o: Pick<ExportOptions, 'signal' | 'onProgress'> & WatchOptions<ExportProgress> = {},
+): Promise<ExportSummary> {
+  return watchJob<ExportSummary, ExportProgress>(queue, jobId, 'export', () => cancelExport(queue, redis, s, jobId), o);
 }
 
 export type { Worker };

@@ -32,7 +32,7 @@ import type { InputPolicy } from '../chipper/inputs.js';
 import { EngineError } from '../core/errors.js';
 import type { QueueSettings } from './connection.js';
 import { absoluteLocation } from './cli.js';
-import { failure, failureOf, type CoordinatorContext } from './export-queue.js';
+import { failure, watchJob, type CoordinatorContext, type WatchOptions } from './export-queue.js';
 import { queuedTiles } from './render-queue.js';
 import { stagingRoot } from './staging.js';
 
@@ -56,7 +56,6 @@ export interface RenderJobData {
 export type RenderProgress = TaskProgress;
 
 const DAY = 86400;
-const POLL_MS = 100;
 const cancelKey = (s: QueueSettings, jobId: string): string => `${s.prefix}:rasterflow:render-cancel:${jobId}`;
 
 /** A render for a library caller: a rule, the locations of its references, the GeoTIFF to write. */
@@ -125,52 +124,15 @@ export async function cancelRender(queue: Queue, redis: Redis, s: QueueSettings,
 
 const cancelled = (): EngineError => new EngineError('ABORTED', 'the render was cancelled');
 
-/**
- * Wait for a queued render: its progress reported, its summary answered, its failure thrown as the
- * EngineError it was; `signal` cancels it; `detach` stops following it (it goes on on the queue).
- */
-export async function watchRender(
+/** Wait for a queued render (watchJob): its progress, its summary, its failure as the EngineError it was. */
+export function watchRender(
   queue: Queue,
   redis: Redis,
   s: QueueSettings,
   jobId: string,
-  o: {
-    readonly signal?: AbortSignal;
-    readonly onProgress?: (p: RenderProgress) => void;
-    readonly detach?: AbortSignal;
-    /** Called once, when a worker has taken the render. */
-    readonly started?: () => void;
-  } = {},
+  o: WatchOptions<RenderProgress> = {},
 ): Promise<GenerateSummary> {
-  let cancelling = false;
-  let taken = false;
-  let last = '';
-  for (;;) {
-    if (o.detach?.aborted) throw new EngineError('ABORTED', 'no longer followed; the render goes on on the job queue');
-    if (o.signal?.aborted && !cancelling) {
-      cancelling = true;
-      await cancelRender(queue, redis, s, jobId);
-    }
-    const job = (await Job.fromId(queue, jobId)) as Job<RenderJobData, GenerateSummary> | undefined;
-    if (job === undefined) {
-      if (cancelling) throw cancelled();
-      throw new EngineError('NOT_FOUND', `the render ${jobId} is no longer on the queue`, { path: 'jobId' });
-    }
-    if (!taken && job.processedOn !== undefined && job.processedOn > 0) {
-      taken = true;
-      o.started?.();
-    }
-    const pr = job.progress;
-    if (typeof pr === 'object' && pr !== null && JSON.stringify(pr) !== last) {
-      last = JSON.stringify(pr);
-      o.onProgress?.(pr as RenderProgress);
-    }
-    if (job.finishedOn !== undefined && job.finishedOn > 0) {
-      if (job.failedReason) throw failureOf(job.failedReason, 'the render');
-      return job.returnvalue;
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  return watchJob<GenerateSummary, RenderProgress>(queue, jobId, 'render', () => cancelRender(queue, redis, s, jobId), o);
 }
 
 /** The processor of `render` jobs (the exports queue's worker dispatches them here by name). */
