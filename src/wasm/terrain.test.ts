@@ -186,6 +186,52 @@ describe.skipIf(off)('wasm terrain kernels', () => {
     }
   });
 
+  it('equal the TypeScript kernels on outputs reaching past the raster on every side (pixels outside are NoData)', async () => {
+    const width = 53;
+    const height = 41;
+    const rnd = prng(2611);
+    const z = new Float32Array(width * height).map((_, i) => 100 + 30 * Math.sin(i / 7) + rnd());
+    const info = gridInfo({ width, height, cellSize: 30, origin: { x: 500000, y: 4000000 } });
+    const rects = [
+      { x: -20, y: 0, width: 40, height: 30 },
+      { x: 30, y: 5, width: 40, height: 30 },
+      { x: 5, y: -15, width: 30, height: 30 },
+      { x: 5, y: 30, width: 30, height: 30 },
+      { x: -7, y: -7, width: 70, height: 60 },
+    ];
+    for (const [fn, args] of [
+      [hillshade, {}],
+      [slope, { SlopeType: 2 }],
+      [aspect, {}],
+      [curvature, { CurvatureType: 'standard' }],
+    ] as const) {
+      for (const rect of rects) {
+        const outOf = async (wasm: boolean): Promise<{ band: Plane; mask: Uint8Array }> => {
+          setWasmEnabled(wasm);
+          try {
+            const out = await render(applyFunction(fn, args, [memorySource('dem', info, [z], undefined)]), { tileSize: 16, rect });
+            return { band: out.bands[0]!, mask: out.mask };
+          } finally {
+            setWasmEnabled(true);
+          }
+        };
+        const ts = await outOf(false);
+        const wa = await outOf(true);
+        const where = `${fn.name} over ${JSON.stringify(rect)}`;
+        expect(Array.from(wa.mask), where).toEqual(Array.from(ts.mask));
+        expect(
+          ts.mask.some((m) => m === 0),
+          `${where}: cells outside the raster are NoData`,
+        ).toBe(true);
+        for (let i = 0; i < ts.band.length; i++) {
+          if (ts.mask[i] === 0) continue;
+          const d = Math.abs(ts.band[i]! - wa.band[i]!);
+          expect(fn === hillshade ? d <= HILLSHADE_ABS : d === 0, `${where} at ${i}`).toBe(true);
+        }
+      }
+    }
+  });
+
   it('equal the TypeScript kernels on random rasters (NaN, NoData, edges, terraces, every parameter family)', async () => {
     const rnd = prng(2100);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;

@@ -376,7 +376,10 @@ export class WindowRows {
     this.xb = Math.min(out.x + out.width, p.width - 1) | 0;
     this.rowValid = new Int8Array(this.bh).fill(-1);
     const edges = this.xa !== out.x || this.xb !== out.x + out.width;
-    this.plainColumns = this.xa < this.xb && (!edges || p.edges === EdgeMode.Vendor);
+    // An output reaching past the raster's sides has cells no plain row covers (only the raster's
+    // own edge columns are copied).
+    const inside = out.x >= 0 && out.x + out.width <= p.width;
+    this.plainColumns = this.xa < this.xb && inside && (!edges || p.edges === EdgeMode.Vendor);
     this.copyFirst = this.plainColumns && this.xa !== out.x;
     this.copyLast = this.plainColumns && this.xb !== out.x + out.width;
     const buf = this.mask.buffer;
