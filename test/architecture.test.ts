@@ -62,7 +62,7 @@ describe('architecture', () => {
     expect(seen.size).toBeGreaterThan(20);
     expect([...seen].filter((f) => layerOf(f) === 'chipper').map((f) => relative(SRC, f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    expect(Object.keys(pkg.exports)).toEqual(['.', './chipper', './adapters', './server']);
+    expect(Object.keys(pkg.exports)).toEqual(['.', './chipper', './adapters', './server', './queue']);
   });
 });
 
@@ -93,5 +93,12 @@ describe('package entries', () => {
     }
     expect([...walk('adapters/index.ts')].filter((f) => layerOf(f) === 'server')).toEqual([]);
     expect(packagesOf(walk('server/index.ts'))).toContain('better-sqlite3');
+  });
+
+  it("BullMQ and Redis load only through 'rasterflow/queue' (and the server and CLI, on demand)", () => {
+    for (const entry of ['index.ts', 'chipper/index.ts', 'adapters/index.ts']) {
+      expect([...packagesOf(walk(entry))].filter((p) => /^(bullmq|ioredis)$/.test(p))).toEqual([]);
+    }
+    expect(packagesOf(walk('queue/index.ts'))).toContain('bullmq');
   });
 });
