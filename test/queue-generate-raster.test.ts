@@ -17,11 +17,12 @@ import { allocateBlock } from '../src/core/pixel-block.js';
 import { rect } from '../src/core/rect.js';
 import { encodeGeoTiff } from '../src/io/encode-tiff.js';
 import { openerScope } from '../src/io/source.js';
-import { EXPORTS_QUEUE, parseQueueUrl, RANGES_QUEUE } from '../src/queue/connection.js';
+import { EXPORTS_QUEUE, parseQueueUrl } from '../src/queue/connection.js';
 import { submitRender, watchRender } from '../src/queue/render-job.js';
 import { openQueueClient, startQueueWorker } from '../src/queue/worker.js';
 import { postForm, REFERER, siteAdminToken, type Running } from './crash-helpers.js';
 import { gridInfo, runCli } from './helpers.js';
+import { pendingWork } from './queue-helpers.js';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
 import { httpCall, spawnChild, type Child } from './serve-helpers.js';
 
@@ -142,17 +143,6 @@ async function until(s: Running, token: string, jobId: string, done: (j: JobJson
   }
 }
 
-/** Jobs of the work queue not finished (waiting, delayed, active). */
-async function pendingBands(): Promise<number> {
-  const q = new Queue(RANGES_QUEUE, { connection: { ...parseQueueUrl(redis.url).redis }, prefix: 'rasterflow' });
-  try {
-    const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-    return Object.values(counts).reduce((a, b) => a + b, 0);
-  } finally {
-    await q.close();
-  }
-}
-
 describe.skipIf(redisMissing !== undefined)('GenerateRaster on the job queue', () => {
   let reference: Buffer;
   let bigReference: Buffer;
@@ -270,8 +260,8 @@ describe.skipIf(redisMissing !== undefined)('GenerateRaster on the job queue', (
     expect(after.messages?.map((m) => m.description)).toContain('Cancelled.');
     gated.gate(false);
     expect(existsSync(join(dataDir, 'jobs', c.jobId))).toBe(false);
-    for (let i = 0; i < 100 && (await pendingBands()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await pendingBands()).toBe(0);
+    for (let i = 0; i < 100 && (await pendingWork(redis.url)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await pendingWork(redis.url)).toBe(0);
 
     // Bad parameters are refused at submit, naming them, as in-process.
     const bad = JSON.parse(

@@ -1,6 +1,8 @@
 /** Shared by the queue tests: the export they run and a file-by-file comparison of two folders. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { parseQueueUrl, RANGES_QUEUE } from '../src/queue/connection.js';
 import { spawnChild, type Child } from './serve-helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -100,4 +102,15 @@ export function queueChildren(env: NodeJS.ProcessEnv) {
       }
     },
   };
+}
+
+/** Jobs of a site's work queue (chip ranges, render bands) not finished: waiting, delayed, active. */
+export async function pendingWork(redisUrl: string): Promise<number> {
+  const q = new Queue(RANGES_QUEUE, { connection: { ...parseQueueUrl(redisUrl).redis }, prefix: 'rasterflow' });
+  try {
+    const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  } finally {
+    await q.close();
+  }
 }

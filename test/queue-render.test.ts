@@ -14,7 +14,7 @@ import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisMissing, startRedis, type RedisHarness } from './redis-harness.js';
 import type { Child } from './serve-helpers.js';
-import { queueChildren } from './queue-helpers.js';
+import { pendingWork, queueChildren } from './queue-helpers.js';
 import { inFlightWindow, parseQueueUrl, RANGES_QUEUE, workSlots } from '../src/queue/connection.js';
 import { startQueueWorker } from '../src/queue/worker.js';
 
@@ -56,17 +56,6 @@ const staged = (folder: string): string[] => {
   const root = join(folder, '.rasterflow-queue');
   return existsSync(root) ? readdirSync(root, { recursive: true }).map(String) : [];
 };
-
-/** Jobs of the work queue not finished (waiting, delayed, active). */
-async function pendingJobs(): Promise<number> {
-  const q = new Queue(RANGES_QUEUE, { connection: { ...parseQueueUrl(redis.url).redis }, prefix: 'rasterflow' });
-  try {
-    const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-    return Object.values(counts).reduce((a, b) => a + b, 0);
-  } finally {
-    await q.close();
-  }
-}
 
 /**
  * The DEM over loopback HTTP with range requests. Closed, the gate holds every request until it
@@ -151,7 +140,7 @@ describe.skipIf(redisMissing !== undefined)('rasterflow render --queue', () => {
         expect(readFileSync(file).equals(readFileSync(local(c))), `${c.name} differs from the one-process render`).toBe(true);
       }
       expect(staged(out)).toEqual([]);
-      expect(await pendingJobs()).toBe(0);
+      expect(await pendingWork(redis.url)).toBe(0);
       // Every worker rendered bands when there were several.
       if (n > 1) expect(workers.filter((w) => /range band \S+ done/.test(w.stderr())).length).toBeGreaterThan(1);
     },
@@ -213,7 +202,7 @@ describe.skipIf(redisMissing !== undefined)('rasterflow render --queue', () => {
       expect(r.stderr()).toMatch(/error IO_ERROR.*500/);
       expect(existsSync(file)).toBe(false);
       expect(staged(dir)).toEqual([]);
-      expect(await pendingJobs()).toBe(0);
+      expect(await pendingWork(redis.url)).toBe(0);
     } finally {
       http.close();
     }
@@ -229,7 +218,7 @@ describe.skipIf(redisMissing !== undefined)('rasterflow render --queue', () => {
     expect(r.stderr()).toMatch(/ABORTED: interrupted by SIGINT/);
     expect(existsSync(file)).toBe(false);
     expect(staged(dir)).toEqual([]);
-    expect(await pendingJobs()).toBe(0);
+    expect(await pendingWork(redis.url)).toBe(0);
   }, 60_000);
 
   it("the window of bands (and chip ranges) ahead follows the live workers' slots", async () => {
