@@ -19,14 +19,14 @@ import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { EngineError, writeCause } from '../core/errors.js';
 import type { PixelBlock } from '../core/pixel-block.js';
-import { allocatePlane, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+import { PIXEL_TYPE_INFO } from '../core/pixel-type.js';
 import { rect, tiles, type Rect } from '../core/rect.js';
 import { bindRequest, planTiles, renderTiles, type Recipe } from '../graph/render.js';
 import type { RasterNode } from '../graph/types.js';
 import { useRecipeGraph } from '../workers/recipe-graph.js';
 import { inFlightWindow, type QueueSettings } from './connection.js';
 import { failure, finished } from './export-queue.js';
-import { stagingRoot } from './staging.js';
+import { stagedTile, stagedTiles, stagingRoot } from './staging.js';
 
 /** The name of a band job on the ranges queue. */
 export const BAND_JOB = 'band';
@@ -57,48 +57,6 @@ const stopKey = (s: QueueSettings, renderId: string): string => `${s.prefix}:ras
 const bandId = (renderId: string, k: number): string => `${renderId}-b${k}`;
 const bandFile = (dir: string, k: number): string => join(dir, `${k}.band`);
 
-// ---- The band file: per tile a 4-byte little-endian header length, a JSON header (rect, pixel
-// type, band count), then each band's bytes and the mask.
-
-const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-
-function tileParts(t: PixelBlock): Buffer[] {
-  const head = Buffer.from(
-    JSON.stringify({ rect: [t.rect.x, t.rect.y, t.rect.width, t.rect.height], pixelType: t.pixelType, bands: t.bands.length }),
-  );
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(head.length);
-  // Copies: a transient tile's planes are given back once the next tile is asked for.
-  return [len, head, ...t.bands.map((b) => Buffer.from(bytesOf(b))), Buffer.from(t.mask)];
-}
-
-/** The tiles of a band file, each owning aligned planes. */
-function* bandTiles(buf: Buffer, file: string): Generator<PixelBlock> {
-  let at = 0;
-  const take = (type: PixelType, n: number): Plane => {
-    const plane = allocatePlane(type, n);
-    const bytes = bytesOf(plane);
-    if (at + bytes.length > buf.length) throw new EngineError('INTERNAL', `the staged band ${file} is truncated`);
-    bytes.set(buf.subarray(at, at + bytes.length));
-    at += bytes.length;
-    return plane;
-  };
-  while (at < buf.length) {
-    const len = buf.readUInt32LE(at);
-    const head = JSON.parse(buf.subarray(at + 4, at + 4 + len).toString('utf8')) as {
-      rect: [number, number, number, number];
-      pixelType: PixelType;
-      bands: number;
-    };
-    at += 4 + len;
-    const [x, y, w, h] = head.rect;
-    const bands: Plane[] = [];
-    for (let b = 0; b < head.bands; b++) bands.push(take(head.pixelType, w * h));
-    const mask = take('U8', w * h) as Uint8Array;
-    yield { rect: rect(x, y, w, h), pixelType: head.pixelType, bands, mask };
-  }
-}
-
 // ---- The worker's side.
 
 /** Render one band into its staging file (the processor of `band` jobs). */
@@ -121,7 +79,7 @@ export async function renderBandJob(redis: Redis, s: QueueSettings, job: Job<Ban
       transient: true,
       concurrency: 16,
     })) {
-      parts.push(...tileParts(t));
+      parts.push(...stagedTile(t));
       if (++n % STOP_EVERY === 0) await stopped();
     }
     const file = bandFile(d.staging, d.index);
@@ -245,7 +203,7 @@ export async function* queuedTiles(
           { path: 'output', cause: e },
         );
       }
-      for (const t of bandTiles(buf, file)) {
+      for (const t of stagedTiles(buf, file)) {
         const want = tileRects[next++];
         if (
           want === undefined ||

@@ -39,17 +39,70 @@ const headOf = (b: PixelBlock): BlockHead => ({
 
 const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
+/** A 4-byte little-endian length, then `json`. */
+function framedJson(value: unknown): Buffer[] {
+  const json = Buffer.from(JSON.stringify(value));
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(json.length);
+  return [len, json];
+}
+
+/** Reads what stagedParts wrote: framed JSON headers and aligned copies of planes, in order. */
+class StagedReader {
+  at = 0;
+  constructor(
+    readonly buf: Buffer,
+    private readonly file: string,
+  ) {}
+  json<T>(): T {
+    const len = this.buf.readUInt32LE(this.at);
+    const v = JSON.parse(this.buf.subarray(this.at + 4, this.at + 4 + len).toString('utf8')) as T;
+    this.at += 4 + len;
+    return v;
+  }
+  /** A copy of the next `n` values of `type` (aligned, owning its buffer). */
+  take(type: PixelType, n: number): Plane {
+    const plane = allocatePlane(type, n);
+    const bytes = bytesOf(plane);
+    if (this.at + bytes.length > this.buf.length) throw new Error(`the staged file ${this.file} is truncated`);
+    bytes.set(this.buf.subarray(this.at, this.at + bytes.length));
+    this.at += bytes.length;
+    return plane;
+  }
+  block(h: BlockHead): PixelBlock {
+    const [x, y, w, hh] = h.rect;
+    const n = w * hh;
+    const bands: Plane[] = [];
+    for (let b = 0; b < h.bands; b++) bands.push(this.take(h.pixelType, n));
+    const mask = this.take('U8', n) as Uint8Array;
+    return { rect: rect(x, y, w, hh), pixelType: h.pixelType, bands, mask };
+  }
+  get done(): boolean {
+    return this.at >= this.buf.length;
+  }
+}
+
+/**
+ * A tile of a render's band as staged bytes: its framed header, then copies of its bands and mask
+ * (copies: a transient tile's planes are given back once the next tile is asked for).
+ */
+export function stagedTile(t: PixelBlock): Buffer[] {
+  return [...framedJson(headOf(t)), ...t.bands.map((b) => Buffer.from(bytesOf(b))), Buffer.from(t.mask)];
+}
+
+/** The tiles of a staged band (stagedTile after stagedTile), each owning aligned planes. */
+export function* stagedTiles(buf: Buffer, file: string): Generator<PixelBlock> {
+  const r = new StagedReader(buf, file);
+  while (!r.done) yield r.block(r.json<BlockHead>());
+}
+
 export async function stageChip(dir: string, candidate: number, chip: StagedChip): Promise<void> {
   const head = {
     image: headOf(chip.image),
     ...(chip.image2 ? { image2: headOf(chip.image2) } : {}),
     ...(chip.classValues ? { classValues: chip.classValues instanceof Uint16Array ? 'U16' : 'U8' } : {}),
   };
-  const parts: Uint8Array[] = [];
-  const json = Buffer.from(JSON.stringify(head));
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(json.length);
-  parts.push(len, json);
+  const parts: Uint8Array[] = framedJson(head);
   for (const b of [chip.image, chip.image2]) {
     if (b === undefined) continue;
     for (const band of b.bands) parts.push(bytesOf(band));
@@ -60,34 +113,13 @@ export async function stageChip(dir: string, candidate: number, chip: StagedChip
 }
 
 export async function readStagedChip(dir: string, candidate: number): Promise<StagedChip> {
-  const buf = await readFile(chipFile(dir, candidate));
-  const len = buf.readUInt32LE(0);
-  const head = JSON.parse(buf.subarray(4, 4 + len).toString('utf8')) as {
-    image: BlockHead;
-    image2?: BlockHead;
-    classValues?: 'U8' | 'U16';
-  };
-  let at = 4 + len;
-  /** A copy of the next `n` values of `type` (aligned, owning its buffer). */
-  const take = (type: PixelType, n: number): Plane => {
-    const plane = allocatePlane(type, n);
-    const bytes = bytesOf(plane);
-    bytes.set(buf.subarray(at, at + bytes.length));
-    at += bytes.length;
-    return plane;
-  };
-  const block = (h: BlockHead): PixelBlock => {
-    const [x, y, w, hh] = h.rect;
-    const n = w * hh;
-    const bands: Plane[] = [];
-    for (let b = 0; b < h.bands; b++) bands.push(take(h.pixelType, n));
-    const mask = take('U8', n) as Uint8Array;
-    return { rect: rect(x, y, w, hh), pixelType: h.pixelType, bands, mask };
-  };
-  const image = block(head.image);
-  const image2 = head.image2 ? block(head.image2) : undefined;
+  const file = chipFile(dir, candidate);
+  const r = new StagedReader(await readFile(file), file);
+  const head = r.json<{ image: BlockHead; image2?: BlockHead; classValues?: 'U8' | 'U16' }>();
+  const image = r.block(head.image);
+  const image2 = head.image2 ? r.block(head.image2) : undefined;
   const n = image.rect.width * image.rect.height;
-  const classValues = head.classValues ? (take(head.classValues, n) as Uint8Array | Uint16Array) : undefined;
-  if (at !== buf.length) throw new Error(`the staged chip ${chipFile(dir, candidate)} has ${buf.length - at} unexpected bytes`);
+  const classValues = head.classValues ? (r.take(head.classValues, n) as Uint8Array | Uint16Array) : undefined;
+  if (!r.done) throw new Error(`the staged chip ${file} has ${r.buf.length - r.at} unexpected bytes`);
   return { image, ...(image2 ? { image2 } : {}), ...(classValues ? { classValues } : {}) };
 }
