@@ -539,7 +539,10 @@ async function forEachBlock(
   const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
   let fetched: Promise<Uint8Array>[] | undefined;
   if (missing.length > 0) {
-    const merge = l.compression !== 1 || /^https?:/i.test(src.location);
+    // Local DEFLATE blocks are read one each, into their own buffers: the codec threads then take
+    // each buffer as it is (transferred), where a block inside a merged read was copied out first
+    // (every compressed byte copied once more, into fresh memory, on the main thread).
+    const merge = /^https?:/i.test(src.location) || (l.compression !== 1 && l.compression !== 8 && l.compression !== 32946);
     fetched = readRangesEach(
       src,
       missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })),
