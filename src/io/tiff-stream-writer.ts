@@ -68,6 +68,7 @@ import {
 } from './tiff-ifd.js';
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
 import { floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
+import { differencedCopy } from '../wasm/reader.js';
 
 // ---- Levels (the image and its overviews)
 
@@ -489,8 +490,20 @@ abstract class TiffBlockEncoder {
     this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw);
     const blocks: RawBlock[] = [];
     for (let b = 0; b < planes.length; b++) {
+      const plane = planes[b]!;
+      const index = b * level.across * level.down + row * level.across + bx;
+      // Whole 8-bit blocks with predictor 2 from a plane in wasm memory (a render's tile): copied
+      // out already differenced (src/wasm/reader.ts), the same bytes as the copy and pass below.
+      const predicted =
+        !masked && this.predictor === 2 && this.bits === 8 && (plane instanceof Uint8Array || plane instanceof Int8Array)
+          ? differencedCopy(plane, this.bw, this.bh)
+          : undefined;
+      if (predicted) {
+        blocks.push({ ifd: level.image, index, bytes: predicted });
+        continue;
+      }
       // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
-      const tile = planes[b]!.slice();
+      const tile = plane.slice();
       if (masked) {
         for (let i = 0; i < mask.length; i++) {
           if (mask[i] !== 0) continue;
@@ -498,11 +511,7 @@ abstract class TiffBlockEncoder {
           if (k === 2) tile[k * i + 1] = 0;
         }
       }
-      blocks.push({
-        ifd: level.image,
-        index: b * level.across * level.down + row * level.across + bx,
-        bytes: this.encodeBlock(tile, this.bh),
-      });
+      blocks.push({ ifd: level.image, index, bytes: this.encodeBlock(tile, this.bh) });
     }
     if (level.mask) {
       const index = row * level.across + bx;
