@@ -168,12 +168,16 @@ const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset
 /** What zlib threw: its Errors (with their `code`) as they are; anything else wrapped, as the cause. */
 const zlibError = (e: unknown): Error => (e instanceof Error ? e : new Error('zlib failed', { cause: e }));
 
+let inlineScratch = new Uint8Array(0);
+
 function runInline(job: Job): void {
   try {
     let input = job.data;
     if (job.file) {
       const { fd, at, length } = job.file;
-      input = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+      // This thread's scratch buffer (reused: zlib has consumed it when runInline returns).
+      if (inlineScratch.length < length) inlineScratch = new Uint8Array(Math.max(length, 2 * inlineScratch.length));
+      input = inlineScratch.subarray(0, length);
       let got = 0;
       try {
         while (got < length) {
