@@ -866,6 +866,9 @@ function rowViews(data: SampleArray, rowLength: number, rows: number): readonly 
   return views;
 }
 
+/** Row parts of at most this many samples are copied by a loop (`copyBlock`). */
+const SHORT_ROW = 16;
+
 /** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
 function copyBlock(
   data: SampleArray,
@@ -894,7 +897,12 @@ function copyBlock(
       const dst = ((y - r.y) * r.width + (x0 - r.x)) * k;
       const row = y - by * l.blockHeight;
       if (rows) plane.set(rows[row] as Float64Array, dst);
-      else {
+      else if (n * k <= SHORT_ROW) {
+        // A few samples (the column a halo takes from the block beside): a loop, not a subarray
+        // object per row (a 256 x 256 tile with a halo of 1 takes 516 such rows).
+        const src = (row * bw + (x0 - bx * bw)) * k;
+        for (let i = 0; i < n * k; i++) plane[dst + i] = (data as Float64Array)[src + i]!;
+      } else {
         const src = (row * bw + (x0 - bx * bw)) * k;
         plane.set((data as Float64Array).subarray(src, src + n * k), dst);
       }
