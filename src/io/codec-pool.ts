@@ -32,11 +32,14 @@ parentPort.on('message', (m) => {
     let input;
     if (m.op === 3) {
       // The compressed block read here, into this thread's scratch buffer (reused).
-      if (scratch.length < m.length) scratch = Buffer.allocUnsafe(Math.max(m.length, 2 * scratch.length));
+      // Kept only up to 8 MiB: a larger block (a hostile byte count) gets a buffer of its own.
+      let buf = scratch;
+      if (buf.length < m.length) buf = Buffer.allocUnsafe(m.length);
+      if (m.length <= 8388608 && buf !== scratch) scratch = buf;
       let got = 0;
       try {
         while (got < m.length) {
-          const n = fs.readSync(m.fd, scratch, got, m.length - got, m.at + got);
+          const n = fs.readSync(m.fd, buf, got, m.length - got, m.at + got);
           if (n === 0) break;
           got += n;
         }
@@ -48,7 +51,7 @@ parentPort.on('message', (m) => {
         parentPort.postMessage({ id: m.id, error: 'the file ends', read: got, ended: true });
         return;
       }
-      input = scratch.subarray(0, m.length);
+      input = buf.subarray(0, m.length);
     } else input = new Uint8Array(m.buffer, m.offset, m.length);
     const out = m.op !== 2 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : zlib.deflateSync(input, { level: m.size });
     // Small Buffers may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
@@ -169,15 +172,21 @@ const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset
 const zlibError = (e: unknown): Error => (e instanceof Error ? e : new Error('zlib failed', { cause: e }));
 
 let inlineScratch = new Uint8Array(0);
+/** The largest read buffer a thread keeps for the next file block (the codec threads' too). */
+const SCRATCH_KEPT = 8 * 1024 * 1024;
 
 function runInline(job: Job): void {
   try {
     let input = job.data;
     if (job.file) {
       const { fd, at, length } = job.file;
-      // This thread's scratch buffer (reused: zlib has consumed it when runInline returns).
-      if (inlineScratch.length < length) inlineScratch = new Uint8Array(Math.max(length, 2 * inlineScratch.length));
-      input = inlineScratch.subarray(0, length);
+      // This thread's scratch buffer (reused: zlib has consumed it when runInline returns), kept
+      // only up to SCRATCH_KEPT bytes.
+      if (inlineScratch.length < length) {
+        const buf = new Uint8Array(length);
+        if (length <= SCRATCH_KEPT) inlineScratch = buf;
+        input = buf.subarray(0, length);
+      } else input = inlineScratch.subarray(0, length);
       let got = 0;
       try {
         while (got < length) {
