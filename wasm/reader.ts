@@ -1,6 +1,8 @@
 /**
- * The GeoTIFF reader's per-pixel work on windows already in this memory (src/io/geotiff-source.ts
- * reads a render's tiles into planes the evaluator allocates here): the NoData/NaN mask.
+ * The GeoTIFF I/O's per-pixel work on planes already in this memory: the NoData/NaN mask of a
+ * window read (src/io/geotiff-source.ts reads a render's tiles into planes the evaluator allocates
+ * here), and TIFF predictor 2 of an 8-bit block about to be written (src/io/tiff-stream-writer.ts
+ * encodes a render's tiles from the planes the kernels computed here).
  */
 
 const IN_F32: i32 = 6;
@@ -17,7 +19,7 @@ export function readerMaskInvalid(type: i32, plane: usize, mask: usize, n: i32, 
     const ndv = f32x4.splat(<f32>nd);
     const tv = i32x4.splat(testNd != 0 ? -1 : 0);
     for (; i + 16 <= n; i += 16) {
-      const p = plane + (<usize>i << 2);
+      const p = plane + ((<usize>i) << 2);
       const a = v128.load(p);
       const b = v128.load(p, 16);
       const c = v128.load(p, 32);
@@ -33,14 +35,14 @@ export function readerMaskInvalid(type: i32, plane: usize, mask: usize, n: i32, 
       }
     }
     for (; i < n; i++) {
-      const v = load<f32>(plane + (<usize>i << 2));
+      const v = load<f32>(plane + ((<usize>i) << 2));
       if (v != v || (testNd != 0 && v == <f32>nd)) store<u8>(mask + <usize>i, 0);
     }
   } else if (type == IN_F64) {
     const ndv = f64x2.splat(nd);
     const tv = i64x2.splat(testNd != 0 ? -1 : 0);
     for (; i + 2 <= n; i += 2) {
-      const a = v128.load(plane + (<usize>i << 3));
+      const a = v128.load(plane + ((<usize>i) << 3));
       const bad = v128.or(f64x2.ne(a, a), v128.and(f64x2.eq(a, ndv), tv));
       if (v128.any_true(bad)) {
         if (i64x2.extract_lane(bad, 0) != 0) store<u8>(mask + <usize>i, 0);
@@ -48,10 +50,32 @@ export function readerMaskInvalid(type: i32, plane: usize, mask: usize, n: i32, 
       }
     }
     for (; i < n; i++) {
-      const v = load<f64>(plane + (<usize>i << 3));
+      const v = load<f64>(plane + ((<usize>i) << 3));
       if (v != v || (testNd != 0 && v == nd)) store<u8>(mask + <usize>i, 0);
     }
   } else {
     unreachable();
+  }
+}
+
+/**
+ * TIFF predictor 2 (horizontal differencing) of 8-bit samples: dst[r][0] = src[r][0] and
+ * dst[r][i] = src[r][i] - src[r][i - 1] (wrapping) for `rows` rows of `width` bytes. dst may be
+ * src (each row is worked from its end, so every left neighbour is read before it is replaced) or
+ * a block not overlapping it. Sixteen bytes per step: the row against itself loaded one byte to
+ * the left.
+ */
+export function readerDifferenceBytes(src: usize, dst: usize, width: i32, rows: i32): void {
+  for (let r: i32 = 0; r < rows; r++) {
+    const s = src + <usize>r * <usize>width;
+    const d = dst + <usize>r * <usize>width;
+    let i: i32 = width - 16;
+    for (; i >= 1; i -= 16) {
+      const p = s + <usize>i;
+      v128.store(d + <usize>i, i8x16.sub(v128.load(p), v128.load(p - 1)));
+    }
+    // The first (at most sixteen) bytes, one by one from the right.
+    for (let j: i32 = i + 15; j >= 1; j--) store<u8>(d + <usize>j, load<u8>(s + <usize>j) - load<u8>(s + <usize>j - 1));
+    if (width > 0) store<u8>(d, load<u8>(s));
   }
 }

@@ -144,9 +144,10 @@ export function breakdown(profile: Profile): Map<string, number> {
     let first: string | undefined;
     for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
       const f = byId.get(id)!.callFrame;
-      if (f.functionName === 'inflateBlock') return 'inflate';
+      if (f.functionName === 'readSync') return 'read';
+      if (f.functionName === 'inflateBlock' || f.functionName === 'inflateFileBlock') return 'inflate';
       if (f.functionName === 'deflateBlock') return 'deflate';
-      if (f.functionName === 'writeAll') return 'write';
+      if (f.functionName === 'writeAll' || f.functionName === 'writeAllv') return 'write';
       if (f.url === 'node:zlib') zlib = true;
       if (f.url.startsWith('wasm://')) return 'kernel';
       if (first === undefined && /\/dist\/cli\/rasterflow[^/]*\.js$/.test(f.url)) {
@@ -176,6 +177,28 @@ function profiledRun(dir: string): Map<string, number> | undefined {
   if (r.status !== 0) return undefined;
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   return file ? breakdown(JSON.parse(readFileSync(join(profDir, file), 'utf8')) as Profile) : undefined;
+}
+
+/**
+ * What Node itself costs each rasterflow run before any of its code: a bare `node -e 0` (median
+ * wall of 5), and without NODE_EXTRA_CA_CERTS when the environment sets it (Node 20 then parses
+ * the certificate file and its own root store at every start: about 55 ms of CPU on the machine
+ * measured here, none of it rasterflow's).
+ */
+function nodeStart(): string {
+  const bare = (env: NodeJS.ProcessEnv): number => {
+    const ms: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      spawnSync(process.execPath, ['-e', '0'], { env });
+      ms.push(performance.now() - t);
+    }
+    return median(ms);
+  };
+  const asIs = bare(process.env);
+  if (process.env.NODE_EXTRA_CA_CERTS === undefined) return `a bare node start takes ${asIs.toFixed(0)} ms wall`;
+  const { NODE_EXTRA_CA_CERTS: _extra, ...without } = process.env;
+  return `a bare node start takes ${asIs.toFixed(0)} ms wall with NODE_EXTRA_CA_CERTS set as here, ${bare(without).toFixed(0)} ms without it`;
 }
 
 export const family: PeerFamily = {
@@ -211,6 +234,7 @@ export const family: PeerFamily = {
         });
       }
       if (!pinned) say('render: taskset not found: no one-core row');
+      say(`render: ${nodeStart()}`);
       const parts = profiledRun(dir);
       if (parts) {
         const total = [...parts.values()].reduce((a, b) => a + b, 0);

@@ -73,7 +73,8 @@ const bytesOf = (b: PixelBlock): number => b.mask.byteLength + b.bands.reduce((n
 
 function readSource(node: SourceNode, r: Rect, ctx: EvalContext): Promise<PixelBlock> {
   if (!node.readInto || !ctx.reads) return node.read(r, ctx.signal);
-  if (ctx.blocks) return node.readInto(ctx.blocks.allocate(r, node.info.pixelType, node.info.bandCount), ctx.signal);
+  // Not filled first: readInto overwrites the planes and mask whole.
+  if (ctx.blocks) return node.readInto(ctx.blocks.allocateUnfilled(r, node.info.pixelType, node.info.bandCount), ctx.signal);
   const { pixelType, bandCount } = node.info;
   const used = recycled.get(recycleKey(pixelType, bandCount, r))?.pop();
   if (used) recycledBytes -= bytesOf(used);

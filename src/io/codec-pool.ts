@@ -16,6 +16,7 @@
  * (output for inflate, input for deflate) are done inline too: a message would cost more.
  * Results do not depend on where a block was coded (zlib is deterministic for given options).
  */
+import { readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isMainThread, Worker } from 'node:worker_threads';
 import { deflateSync, inflateSync } from 'node:zlib';
@@ -24,10 +25,35 @@ import { deflateSync, inflateSync } from 'node:zlib';
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const zlib = require('node:zlib');
+const fs = require('node:fs');
+let scratch = Buffer.alloc(0);
 parentPort.on('message', (m) => {
   try {
-    const input = new Uint8Array(m.buffer, m.offset, m.length);
-    const out = m.op === 1 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : zlib.deflateSync(input, { level: m.size });
+    let input;
+    if (m.op === 3) {
+      // The compressed block read here, into this thread's scratch buffer (reused).
+      // Kept only up to 8 MiB: a larger block (a hostile byte count) gets a buffer of its own.
+      let buf = scratch;
+      if (buf.length < m.length) buf = Buffer.allocUnsafe(m.length);
+      if (m.length <= 8388608 && buf !== scratch) scratch = buf;
+      let got = 0;
+      try {
+        while (got < m.length) {
+          const n = fs.readSync(m.fd, buf, got, m.length - got, m.at + got);
+          if (n === 0) break;
+          got += n;
+        }
+      } catch (e) {
+        parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: e && e.code, read: got });
+        return;
+      }
+      if (got < m.length) {
+        parentPort.postMessage({ id: m.id, error: 'the file ends', read: got, ended: true });
+        return;
+      }
+      input = buf.subarray(0, m.length);
+    } else input = new Uint8Array(m.buffer, m.offset, m.length);
+    const out = m.op !== 2 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : zlib.deflateSync(input, { level: m.size });
     // Small Buffers may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
     const own = out.length >= 65536 ? out : new Uint8Array(out);
     parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
@@ -38,14 +64,34 @@ parentPort.on('message', (m) => {
 
 const INFLATE = 1;
 const DEFLATE = 2;
+/** Read a block of a file, then inflate it (`inflateFileBlock`). */
+const INFLATE_FILE = 3;
 const MIN_OFFLOAD = 32 * 1024;
 
 interface Job {
   readonly op: number;
   readonly data: Uint8Array;
   readonly arg: number;
+  /** INFLATE_FILE: the open file and the block's place in it (`data` is empty). */
+  readonly file?: { readonly fd: number; readonly at: number; readonly length: number };
   readonly resolve: (b: Uint8Array) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/**
+ * `inflateFileBlock` could not read the block: the file `ended` after `bytesRead` of its bytes, or
+ * the read failed (`code`: the system's).
+ */
+export class BlockReadError extends Error {
+  constructor(
+    message: string,
+    readonly bytesRead: number,
+    readonly ended: boolean,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'BlockReadError';
+  }
 }
 
 interface Thread {
@@ -82,15 +128,28 @@ function spawn(): Thread | undefined {
     return undefined;
   }
   const t: Thread = { worker, jobs: new Map() };
-  worker.on('message', (m: { id: number; buffer?: ArrayBuffer; offset: number; length: number; error?: string; code?: string }) => {
-    const job = t.jobs.get(m.id);
-    if (!job) return;
-    t.jobs.delete(m.id);
-    dispatch();
-    if (t.jobs.size === 0) worker.unref();
-    if (m.error !== undefined) job.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
-    else job.resolve(new Uint8Array(m.buffer!, m.offset, m.length));
-  });
+  worker.on(
+    'message',
+    (m: {
+      id: number;
+      buffer?: ArrayBuffer;
+      offset: number;
+      length: number;
+      error?: string;
+      code?: string;
+      read?: number;
+      ended?: boolean;
+    }) => {
+      const job = t.jobs.get(m.id);
+      if (!job) return;
+      t.jobs.delete(m.id);
+      dispatch();
+      if (t.jobs.size === 0) worker.unref();
+      if (m.read !== undefined) job.reject(new BlockReadError(m.error ?? 'the read failed', m.read, m.ended === true, m.code));
+      else if (m.error !== undefined) job.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
+      else job.resolve(new Uint8Array(m.buffer!, m.offset, m.length));
+    },
+  );
   const fail = (e: unknown): void => {
     const i = threads.indexOf(t);
     if (i >= 0) threads.splice(i, 1);
@@ -112,12 +171,41 @@ const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset
 /** What zlib threw: its Errors (with their `code`) as they are; anything else wrapped, as the cause. */
 const zlibError = (e: unknown): Error => (e instanceof Error ? e : new Error('zlib failed', { cause: e }));
 
+let inlineScratch = new Uint8Array(0);
+/** The largest read buffer a thread keeps for the next file block (the codec threads' too). */
+const SCRATCH_KEPT = 8 * 1024 * 1024;
+
 function runInline(job: Job): void {
   try {
+    let input = job.data;
+    if (job.file) {
+      const { fd, at, length } = job.file;
+      // This thread's scratch buffer (reused: zlib has consumed it when runInline returns), kept
+      // only up to SCRATCH_KEPT bytes.
+      if (inlineScratch.length < length) {
+        const buf = new Uint8Array(length);
+        if (length <= SCRATCH_KEPT) inlineScratch = buf;
+        input = buf.subarray(0, length);
+      } else input = inlineScratch.subarray(0, length);
+      let got = 0;
+      try {
+        while (got < length) {
+          const n = readSync(fd, input, got, length - got, at + got);
+          if (n === 0) break;
+          got += n;
+        }
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        job.reject(new BlockReadError(err.message, got, false, err.code));
+        return;
+      }
+      if (got < length) {
+        job.reject(new BlockReadError('the file ends', got, true));
+        return;
+      }
+    }
     const out =
-      job.op === INFLATE
-        ? inflateSync(job.data, { chunkSize: job.arg, maxOutputLength: job.arg })
-        : deflateSync(job.data, { level: job.arg });
+      job.op === DEFLATE ? deflateSync(input, { level: job.arg }) : inflateSync(input, { chunkSize: job.arg, maxOutputLength: job.arg });
     job.resolve(bytesOf(out));
   } catch (e) {
     job.reject(e);
@@ -133,9 +221,11 @@ function dispatch(): void {
       t.jobs.set(id, job);
       if (t.jobs.size === 1) t.worker.ref();
       const d = job.data;
-      t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [
-        d.buffer as ArrayBuffer,
-      ]);
+      if (job.file) t.worker.postMessage({ id, op: job.op, fd: job.file.fd, at: job.file.at, length: job.file.length, size: job.arg });
+      else
+        t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [
+          d.buffer as ArrayBuffer,
+        ]);
     }
   }
   if (queue.length > 0 && !helpScheduled) {
@@ -190,6 +280,30 @@ export function inflateBlock(data: Uint8Array, expected: number, transfer = fals
   } catch (e) {
     return Promise.reject(zlibError(e));
   }
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Read `length` bytes at `at` of the open file `fd` and inflate them (a zlib stream expected to give
+ * `expected` bytes, capped as `inflateBlock`'s): both on a codec thread, which reads into a buffer
+ * of its own, so this thread neither reads nor holds the compressed bytes; inline (a synchronous
+ * read) when no thread runs, or when this thread helps (`help`). The caller keeps `fd` open until
+ * the promise settles. A failed or short read rejects with a BlockReadError; zlib's failures as
+ * `inflateBlock`'s.
+ */
+export function inflateFileBlock(fd: number, at: number, length: number, expected: number): Promise<Uint8Array> {
+  size ??= configuredSize();
+  while (threads.length < size) if (!spawn()) break;
+  const chunkSize = Math.max(65536, expected + 64);
+  return new Promise((resolve, reject) => {
+    const job: Job = { op: INFLATE_FILE, data: NO_BYTES, arg: chunkSize, file: { fd, at, length }, resolve, reject };
+    if (threads.length === 0) runInline(job);
+    else {
+      queue.push(job);
+      dispatch();
+    }
+  });
 }
 
 /** Deflate (zlib stream) at `level`. With `transfer`, `data` may be detached. */

@@ -43,6 +43,7 @@ import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMet
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { tileCache, type DecodedBlock } from './tile-cache.js';
 import { canMaskInWasm, maskInvalid } from '../wasm/reader.js';
+import { BlockReadError, inflateFileBlock } from './codec-pool.js';
 import {
   describeTiffImage,
   geoKeysOf,
@@ -538,8 +539,13 @@ async function forEachBlock(
   const missing = viaCache.filter(present);
   const directDone = direct.length === 0 ? undefined : readScratch(src, image, direct, blockBytes, l.offsets, signal, use);
   let fetched: Promise<Uint8Array>[] | undefined;
-  if (missing.length > 0) {
-    const merge = l.compression !== 1 || /^https?:/i.test(src.location);
+  // DEFLATE blocks whose inflated bytes are the samples: read and inflated on a codec thread.
+  const fromFile = src.withDescriptor !== undefined ? fileInflatable(l) : undefined;
+  if (missing.length > 0 && !fromFile) {
+    // Local DEFLATE blocks are read one each, into their own buffers: the codec threads then take
+    // each buffer as it is (transferred), where a block inside a merged read was copied out first
+    // (every compressed byte copied once more, into fresh memory, on the main thread).
+    const merge = /^https?:/i.test(src.location) || (l.compression !== 1 && l.compression !== 8 && l.compression !== 32946);
     fetched = readRangesEach(
       src,
       missing.map((m) => ({ offset: l.offsets[m.index]!, length: l.byteCounts[m.index]! })),
@@ -566,6 +572,10 @@ async function forEachBlock(
     const data = await decodeBlock(src, image, raw, index);
     return { data, byteLength: data.byteLength };
   };
+  const loadFile = async (index: number, f: FileInflate): Promise<DecodedBlock> => {
+    const data = await inflateFromFile(src, image, index, f);
+    return { data, byteLength: data.byteLength };
+  };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read, once nothing writes into it any more.
   await settleAll([
@@ -574,6 +584,7 @@ async function forEachBlock(
       tileCache
         .get(prefix + w.index, () => {
           const i = slot.get(w.index);
+          if (i !== undefined && fromFile) return loadFile(w.index, fromFile);
           return i === undefined || !fetched ? sparse() : load(w.index, fetched[i]!);
         })
         .then((blk) => use(blk, w.bx, w.by, w.chunk)),
@@ -582,6 +593,77 @@ async function forEachBlock(
 }
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** How the blocks of an image are inflated straight from the file (`inflateFromFile`). */
+interface FileInflate {
+  readonly storage: NonNullable<ReturnType<typeof storageOf>>;
+  /** Bytes of one row of a block, of a whole block, and its samples (numbers: a complex sample is two). */
+  readonly rowBytes: number;
+  readonly blockBytes: number;
+  readonly numbers: number;
+}
+
+/**
+ * Whether the blocks of `l` are read and inflated on a codec thread (codec-pool.ts
+ * `inflateFileBlock`): the main thread then neither reads nor holds their compressed bytes. Only
+ * where the inflated bytes are the samples as they are (DEFLATE, no predictor, samples filling
+ * their storage words, little-endian or bytes), in blocks large enough to be sent to a thread; every
+ * other layout is decoded by decoders.ts from bytes read here.
+ */
+function fileInflatable(l: TiffImageLayout): FileInflate | undefined {
+  if ((l.compression !== 8 && l.compression !== 32946) || l.predictor !== 1 || l.fillOrder !== 1) return undefined;
+  const storage = storageOf(l.sampleFormat, l.bitsPerSample);
+  if (!storage || l.bitsPerSample !== storage.size * 8 * storage.parts || (!l.littleEndian && storage.size > 1)) return undefined;
+  const chunkSpp = l.planar === 1 ? l.samplesPerPixel : 1;
+  const rowBytes = (l.blockWidth * chunkSpp * l.bitsPerSample) / 8;
+  const blockBytes = rowBytes * l.blockHeight;
+  if (blockBytes < FILE_INFLATE_MIN) return undefined;
+  return { storage, rowBytes, blockBytes, numbers: l.blockWidth * l.blockHeight * chunkSpp * storage.parts };
+}
+/** Smaller blocks are read and inflated here: a message to a codec thread would cost more. */
+const FILE_INFLATE_MIN = 32 * 1024;
+
+/**
+ * Block `index` of `image` read and inflated on a codec thread: the samples as decoders.ts gives
+ * them for this layout, and its failures as a read and decoders.ts name them (a block cut short
+ * by the end of the file, a DEFLATE stream that does not decode, gives too little or too much).
+ */
+async function inflateFromFile(src: ByteSource, image: ImageReader, index: number, f: FileInflate): Promise<SampleArray> {
+  const l = image.layout;
+  const offset = l.offsets[index]!;
+  const count = l.byteCounts[index]!;
+  // The rows a block must hold: a whole tile; the rows of a strip inside the image.
+  const perPlane = l.across * l.down;
+  const rows = l.tiled ? l.blockHeight : Math.min(l.blockHeight, l.height - Math.floor((index % perPlane) / l.across) * l.blockHeight);
+  const needed = f.rowBytes * rows;
+  const corrupt = (why: string): EngineError => blockError(src, image, index, `does not decode: ${why}`);
+  // No DEFLATE stream expands further than 1032:1.
+  if (needed > count * 1032) {
+    throw corrupt(`${count} compressed bytes cannot give the ${needed} bytes its pixels need: the data is cut short or corrupt`);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await src.withDescriptor!((fd) => inflateFileBlock(fd, offset, count, f.blockBytes));
+  } catch (e) {
+    if (e instanceof BlockReadError) {
+      if (e.ended) throw blockError(src, image, index, cutShort(src, offset, count, e.bytesRead));
+      throw blockError(src, image, index, `cannot be read (${e.message})`, e);
+    }
+    if ((e as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw corrupt(`DEFLATE data inflates to more than the ${f.blockBytes} bytes of the block: the data is corrupt`);
+    }
+    throw blockError(src, image, index, `does not decode: ${messageOf(e)}`, e);
+  }
+  if (bytes.length < needed)
+    throw corrupt(`DEFLATE gives ${bytes.length} bytes where its pixels need ${needed}: the data is cut short or corrupt`);
+  // A private, aligned, full-size block (a short last strip padded), not a view into a larger buffer.
+  if (bytes.buffer.byteLength > 2 * f.blockBytes + 4096 || bytes.byteOffset % f.storage.size !== 0 || bytes.length < f.blockBytes) {
+    const copy = new Uint8Array(f.blockBytes);
+    copy.set(bytes.length > f.blockBytes ? bytes.subarray(0, f.blockBytes) : bytes);
+    bytes = copy;
+  }
+  return new f.storage.array(bytes.buffer, bytes.byteOffset, f.numbers);
+}
 
 /**
  * Which block `index` of `image` is, for messages, in libtiff's numbering (0-based, planes of a
@@ -784,6 +866,9 @@ function rowViews(data: SampleArray, rowLength: number, rows: number): readonly 
   return views;
 }
 
+/** Row parts of at most this many samples are copied by a loop (`copyBlock`). */
+const SHORT_ROW = 16;
+
 /** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
 function copyBlock(
   data: SampleArray,
@@ -812,7 +897,12 @@ function copyBlock(
       const dst = ((y - r.y) * r.width + (x0 - r.x)) * k;
       const row = y - by * l.blockHeight;
       if (rows) plane.set(rows[row] as Float64Array, dst);
-      else {
+      else if (n * k <= SHORT_ROW) {
+        // A few samples (the column a halo takes from the block beside): a loop, not a subarray
+        // object per row (a 256 x 256 tile with a halo of 1 takes 516 such rows).
+        const src = (row * bw + (x0 - bx * bw)) * k;
+        for (let i = 0; i < n * k; i++) plane[dst + i] = (data as Float64Array)[src + i]!;
+      } else {
         const src = (row * bw + (x0 - bx * bw)) * k;
         plane.set((data as Float64Array).subarray(src, src + n * k), dst);
       }

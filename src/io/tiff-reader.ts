@@ -22,6 +22,12 @@ export interface ByteSource {
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
   /** Local files: read up to `target.length` bytes at `offset` into `target`; resolves to the bytes read. */
   readInto?(offset: number, target: Uint8Array, signal?: AbortSignal): Promise<number>;
+  /**
+   * Local files: `use` the file's descriptor (reads on another thread: codec-pool.ts
+   * `inflateFileBlock`); the file stays open until the promise `use` returns settles, even when
+   * `close()` is called meanwhile. Rejects once the source is closed.
+   */
+  withDescriptor?<T>(use: (fd: number) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -92,6 +98,9 @@ export async function openFileSource(path: string): Promise<ByteSource> {
     throw e;
   });
   let closed = false;
+  // Uses of the descriptor still running (`withDescriptor`), and the close waiting for them.
+  let using = 0;
+  let idle: (() => void) | undefined;
   return {
     location: path,
     key: `file:${path}:${st.size}:${st.mtimeMs}:${st.ino}`,
@@ -123,9 +132,20 @@ export async function openFileSource(path: string): Promise<ByteSource> {
       }
       return got;
     },
+    async withDescriptor<T>(use: (fd: number) => Promise<T>): Promise<T> {
+      if (closed) throw new Error(`${path} is closed`);
+      using++;
+      try {
+        return await use(fh.fd);
+      } finally {
+        if (--using === 0) idle?.();
+      }
+    },
     async close() {
       if (closed) return;
       closed = true;
+      // A descriptor closed under a read on another thread could be reused by the next open file.
+      if (using > 0) await new Promise<void>((resolve) => (idle = resolve));
       await fh.close();
     },
   };

@@ -68,6 +68,7 @@ import {
 } from './tiff-ifd.js';
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
 import { floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
+import { differencedCopy } from '../wasm/reader.js';
 
 // ---- Levels (the image and its overviews)
 
@@ -489,8 +490,20 @@ abstract class TiffBlockEncoder {
     this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw);
     const blocks: RawBlock[] = [];
     for (let b = 0; b < planes.length; b++) {
+      const plane = planes[b]!;
+      const index = b * level.across * level.down + row * level.across + bx;
+      // Whole 8-bit blocks with predictor 2 from a plane in wasm memory (a render's tile): copied
+      // out already differenced (src/wasm/reader.ts), the same bytes as the copy and pass below.
+      const predicted =
+        !masked && this.predictor === 2 && this.bits === 8 && (plane instanceof Uint8Array || plane instanceof Int8Array)
+          ? differencedCopy(plane, this.bw, this.bh)
+          : undefined;
+      if (predicted) {
+        blocks.push({ ifd: level.image, index, bytes: predicted });
+        continue;
+      }
       // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
-      const tile = planes[b]!.slice();
+      const tile = plane.slice();
       if (masked) {
         for (let i = 0; i < mask.length; i++) {
           if (mask[i] !== 0) continue;
@@ -498,11 +511,7 @@ abstract class TiffBlockEncoder {
           if (k === 2) tile[k * i + 1] = 0;
         }
       }
-      blocks.push({
-        ifd: level.image,
-        index: b * level.across * level.down + row * level.across + bx,
-        bytes: this.encodeBlock(tile, this.bh),
-      });
+      blocks.push({ ifd: level.image, index, bytes: this.encodeBlock(tile, this.bh) });
     }
     if (level.mask) {
       const index = row * level.across + bx;
@@ -569,6 +578,10 @@ interface LevelFile {
 }
 
 const MAX_IN_FLIGHT = 96 * 1024 * 1024;
+/** Compressed blocks gathered into one write (appendMain). */
+const WRITE_BATCH = 1024 * 1024;
+/** At most this many blocks per write (well under the system's IOV_MAX, 1024 on Linux). */
+const WRITE_PARTS = 256;
 
 export class TiffStreamWriter extends TiffBlockEncoder {
   private readonly partial: string;
@@ -582,6 +595,9 @@ export class TiffStreamWriter extends TiffBlockEncoder {
   private headerSize = 0;
   private finished = false;
   private validMaskTile: Promise<Uint8Array> | undefined;
+  /** Blocks placed in the file but not written yet (appendMain), and their bytes. */
+  private batch: Uint8Array[] = [];
+  private batchBytes = 0;
 
   private constructor(
     readonly path: string,
@@ -641,14 +657,36 @@ export class TiffStreamWriter extends TiffBlockEncoder {
     }
   }
 
+  /**
+   * The block's place in the file; its bytes are written with the next blocks, in one `writev` once
+   * WRITE_BATCH bytes are waiting (and at the end): one system call (and one promise) per batch,
+   * not per block. The file's bytes are the same.
+   */
   private async appendMain(b: Uint8Array): Promise<number> {
     const at = this.fileSize;
     this.fileSize += b.length;
     if (!this.big && this.fileSize > MAX_CLASSIC) {
       throw new EngineError('LIMIT_EXCEEDED', `${this.path} would pass 4 GiB: write it as BigTIFF (--co BIGTIFF=YES)`, { path: 'output' });
     }
-    await writeAll(this.fh, b, at);
+    if (b.length >= WRITE_BATCH) {
+      await this.flushMain();
+      await writeAll(this.fh, b, at);
+      return at;
+    }
+    this.batch.push(b);
+    this.batchBytes += b.length;
+    if (this.batchBytes >= WRITE_BATCH || this.batch.length >= WRITE_PARTS) await this.flushMain();
     return at;
+  }
+
+  /** Write the blocks waiting in the batch (they follow each other in the file). */
+  private async flushMain(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const parts = this.batch;
+    const at = this.fileSize - this.batchBytes;
+    this.batch = [];
+    this.batchBytes = 0;
+    await writeAllv(this.fh, parts, at);
   }
 
   /** Add a rendered block (its rect in the output's coordinates plus `offset`). */
@@ -712,6 +750,7 @@ export class TiffStreamWriter extends TiffBlockEncoder {
   }
 
   private async finish(): Promise<void> {
+    await this.flushMain();
     const withMasks = this.anyMasked;
     if (this.metadataEntry && this.stats) {
       const fresh = entryOf(42112, { type: 'ASCII', value: this.metadataXml() ?? '' });
@@ -781,6 +820,21 @@ export class TiffStreamWriter extends TiffBlockEncoder {
       await temp.fh.close().catch(() => undefined);
       await unlink(temp.path).catch(() => undefined);
     }
+  }
+}
+
+/** Write `parts` one after another from `at`: one system call for all of them, the rest of a short write after. */
+async function writeAllv(fh: FileHandle, parts: Uint8Array[], at: number): Promise<void> {
+  const { bytesWritten } = await fh.writev(parts, at);
+  const written = at + bytesWritten;
+  let pos = at;
+  for (const p of parts) {
+    const end = pos + p.length;
+    if (written < end) {
+      const from = Math.max(0, written - pos);
+      await writeAll(fh, p.subarray(from), pos + from);
+    }
+    pos = end;
   }
 }
 

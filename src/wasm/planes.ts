@@ -167,6 +167,18 @@ export class TileBlocks {
     return { rect, pixelType, bands, mask };
   }
 
+  /**
+   * `allocate` without the fills: planes and mask hold whatever the memory held. For a block its
+   * caller overwrites whole (a source's `readInto`: the evaluator's tile reads).
+   */
+  allocateUnfilled(rect: Rect, pixelType: PixelType, bandCount: number): PixelBlock {
+    const n = rect.width * rect.height;
+    const info = PIXEL_TYPE_INFO[pixelType];
+    const bands: Plane[] = [];
+    for (let b = 0; b < bandCount; b++) bands.push(this.plane(info.array as unknown as PlaneCtor, info.complex ? 2 * n : n));
+    return { rect, pixelType, bands, mask: this.plane(Uint8Array as unknown as PlaneCtor, n) as Uint8Array };
+  }
+
   private plane(ctor: PlaneCtor, length: number): PlaneArray {
     if (this.released) throw new Error('TileBlocks: allocate after release');
     const ptr = length === 0 ? undefined : this.k.arena.alloc(length * ctor.BYTES_PER_ELEMENT, RESIDENT_BUDGET);

@@ -1,16 +1,22 @@
 /**
- * The GeoTIFF reader's wasm path (wasm/reader.ts): the NoData/NaN mask of a window whose planes
- * live in wasm memory (a render's tiles: the evaluator allocates source reads there), computed in
- * wasm after the window's blocks are copied in, sixteen cells per step, instead of a TypeScript
- * scan of each decoded block (`blockMayBeInvalid`) and then of the window's pixels.
+ * The GeoTIFF I/O's wasm paths (wasm/reader.ts):
+ * - the NoData/NaN mask of a window whose planes live in wasm memory (a render's tiles: the
+ *   evaluator allocates source reads there), computed in wasm after the window's blocks are copied
+ *   in, sixteen cells per step, instead of a TypeScript scan of each decoded block
+ *   (`blockMayBeInvalid`) and then of the window's pixels;
+ * - TIFF predictor 2 of an 8-bit block whose plane lives in wasm memory (a render's output tiles,
+ *   tiff-stream-writer.ts), computed into a scratch block and copied out once, where the writer
+ *   copied the plane and then differenced the copy in TypeScript (tiff-predictors.ts, the
+ *   reference: the bytes are the same).
  */
 import type { Plane } from '../core/pixel-type.js';
 import { wasmKernels } from './module.js';
-import { residentAddress, typeCode } from './planes.js';
+import { residentAddress, typeCode, WasmCall } from './planes.js';
 
 /** The reader exports of the kernels' module; addresses are byte addresses in its memory. */
 export interface ReaderExports {
   readerMaskInvalid(type: number, plane: number, mask: number, n: number, testNd: number, nd: number): void;
+  readerDifferenceBytes(src: number, dst: number, width: number, rows: number): void;
 }
 
 let calls = 0;
@@ -48,4 +54,32 @@ export function maskInvalid(plane: Plane, mask: Uint8Array, testNd: boolean, nd:
   );
   calls++;
   return true;
+}
+
+let differenced = 0;
+/** How many blocks were differenced in wasm in this thread (tests check the path they meant ran). */
+export const readerDifferenceCalls = (): number => differenced;
+
+/**
+ * A private copy of the first `width` x `rows` bytes of an 8-bit plane with TIFF predictor 2
+ * applied (`horizontalDifference` of tiff-predictors.ts on a copy: the same bytes), computed in
+ * wasm; undefined when the plane does not live in wasm memory (or wasm is off, or the arena is
+ * full): the caller copies and differences in TypeScript.
+ */
+export function differencedCopy(plane: Uint8Array | Int8Array, width: number, rows: number): Uint8Array | undefined {
+  const k = wasmKernels();
+  const n = width * rows;
+  if (k === undefined || n > plane.length || !Number.isInteger(n) || n <= 0) return undefined;
+  const src = residentAddress(k, plane);
+  if (src === undefined) return undefined;
+  const call = new WasmCall(k);
+  try {
+    const dst = call.scratch(n);
+    if (dst === undefined) return undefined;
+    (k.exports as unknown as ReaderExports).readerDifferenceBytes(src, dst, width, rows);
+    differenced++;
+    return new Uint8Array(k.arena.buffer, dst, n).slice();
+  } finally {
+    call.release();
+  }
 }

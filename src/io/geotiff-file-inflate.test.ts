@@ -1,0 +1,177 @@
+/**
+ * DEFLATE blocks read and inflated on a codec thread (codec-pool.ts `inflateFileBlock`,
+ * geotiff-source.ts `inflateFromFile`): the samples decoders.ts gives for the same file (blocks
+ * too small for a thread are decoded there), the failures named as a read and decoders.ts name
+ * them (a stream that does not decode, gives too little or too much, a file cut short after it
+ * was opened), and a file closed while blocks are still read on a thread stays open until they
+ * are done.
+ */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { BlockReadError, inflateFileBlock } from './codec-pool.js';
+import { openGeoTiff } from './geotiff-source.js';
+import { describeTiffImage, openFileSource, readTiffStructure, type TiffImageLayout } from './tiff-reader.js';
+import { writeTiffStream } from './tiff-stream-writer.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rasterflow-file-inflate-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A 512 x 512 F32 raster of seeded noise (poorly compressible, as a DEM's low bits). */
+const SIZE = 512;
+const values = (() => {
+  const f = new Float32Array(SIZE * SIZE);
+  let s = 7;
+  for (let i = 0; i < f.length; i++) {
+    s = (s * 1103515245 + 12345) >>> 0;
+    f[i] = 1000 + (i % SIZE) * 0.25 + (s % 1000) / 7;
+  }
+  return f;
+})();
+
+/** The raster as a DEFLATE GeoTIFF without predictor, in tiles of `tile` (256: a thread's; 64: decoders.ts's). */
+async function writeDem(path: string, tile: number): Promise<void> {
+  const info: RasterInfo = {
+    width: SIZE,
+    height: SIZE,
+    bandCount: 1,
+    pixelType: 'F32',
+    extent: { xmin: 0, ymin: 0, xmax: SIZE, ymax: SIZE },
+    cellSize: { x: 1, y: 1 },
+  };
+  async function* blocks(): AsyncGenerator<PixelBlock> {
+    yield {
+      rect: { x: 0, y: 0, width: SIZE, height: SIZE },
+      pixelType: 'F32',
+      bands: [values.slice()],
+      mask: new Uint8Array(SIZE * SIZE).fill(1),
+    };
+  }
+  await writeTiffStream(path, info, blocks(), { compress: 'deflate', predictor: 1, blockWidth: tile, blockHeight: tile });
+}
+
+async function layoutOf(path: string): Promise<TiffImageLayout> {
+  const src = await openFileSource(path);
+  try {
+    const head = await src.read(0, 16384);
+    const s = await readTiffStructure(src, head);
+    return describeTiffImage(s.ifds[0]!, s.littleEndian);
+  } finally {
+    await src.close();
+  }
+}
+
+/** Replace the bytes of block `index` (from its start) with `bytes`. */
+function overwrite(path: string, l: TiffImageLayout, index: number, bytes: Uint8Array): void {
+  expect(bytes.length).toBeLessThanOrEqual(l.byteCounts[index]!);
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, bytes, 0, bytes.length, l.offsets[index]!);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function readAll(path: string): Promise<Float32Array> {
+  const src = await openGeoTiff(path);
+  try {
+    return (await src.read({ x: 0, y: 0, width: SIZE, height: SIZE })).bands[0] as Float32Array;
+  } finally {
+    await src.close();
+  }
+}
+
+async function failure(path: string): Promise<string> {
+  return readAll(path).then(
+    () => 'no error',
+    (e: unknown) => `${(e as { code?: string }).code}: ${(e as Error).message}`,
+  );
+}
+
+describe('DEFLATE blocks read and inflated on a codec thread', () => {
+  it('give the samples written, as the small blocks decoders.ts decodes do', async () => {
+    const big = join(dir, 'big.tif');
+    const small = join(dir, 'small.tif');
+    await writeDem(big, 256);
+    await writeDem(small, 64);
+    expect((await layoutOf(big)).byteCounts[0]).toBeGreaterThan(100_000);
+    expect(await readAll(big)).toEqual(values);
+    expect(await readAll(small)).toEqual(values);
+    // A window crossing blocks, and the file read again through the cache.
+    const src = await openGeoTiff(big);
+    try {
+      const w = await src.read({ x: 200, y: 250, width: 100, height: 20 });
+      for (let y = 0; y < 20; y++) for (let x = 0; x < 100; x++) expect(w.bands[0]![y * 100 + x]).toBe(values[(250 + y) * SIZE + 200 + x]);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('name a corrupt stream, one giving too little or too much, and the block', async () => {
+    const path = join(dir, 'corrupt.tif');
+    await writeDem(path, 256);
+    const l = await layoutOf(path);
+    const pristine = readFileSync(path);
+    overwrite(path, l, 3, new Uint8Array([0x12, 0x34, 0x56]));
+    expect(await failure(path)).toMatch(
+      /^IO_ERROR: .*tile 3 \(columns 256-511, rows 256-511\) of band 1 does not decode: incorrect header check$/,
+    );
+    writeFileSync(path, pristine);
+    overwrite(path, l, 1, deflateSync(new Uint8Array(1000)));
+    expect(await failure(path)).toMatch(
+      /tile 1 .* does not decode: DEFLATE gives 1000 bytes where its pixels need 262144: the data is cut short or corrupt$/,
+    );
+    writeFileSync(path, pristine);
+    overwrite(path, l, 2, deflateSync(new Uint8Array(262144 + 100_000)));
+    expect(await failure(path)).toMatch(
+      /tile 2 .* does not decode: DEFLATE data inflates to more than the 262144 bytes of the block: the data is corrupt$/,
+    );
+  });
+
+  it('a file cut short after it was opened: the block is named as cut short, not decoded from what is there', async () => {
+    const path = join(dir, 'cut.tif');
+    await writeDem(path, 256);
+    const l = await layoutOf(path);
+    const src = await openGeoTiff(path);
+    try {
+      truncateSync(path, l.offsets[3]! + 100);
+      await expect(src.read({ x: 256, y: 256, width: 10, height: 10 })).rejects.toThrow(
+        new RegExp(`tile 3 .* is cut short: ${l.byteCounts[3]} bytes at offset ${l.offsets[3]}, only 100 of them are in the file`),
+      );
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('inflateFileBlock: a short file and a bad descriptor are BlockReadErrors', async () => {
+    const path = join(dir, 'bytes.bin');
+    const stream = deflateSync(new Uint8Array(65536).fill(3));
+    writeFileSync(path, stream);
+    const fd = openSync(path, 'r');
+    try {
+      expect(Buffer.from(await inflateFileBlock(fd, 0, stream.length, 65536)).equals(Buffer.alloc(65536, 3))).toBe(true);
+      const short = await inflateFileBlock(fd, 0, stream.length + 50, 65536).catch((e: unknown) => e);
+      expect(short).toBeInstanceOf(BlockReadError);
+      expect(short).toMatchObject({ ended: true, bytesRead: stream.length });
+    } finally {
+      closeSync(fd);
+    }
+    const bad = await inflateFileBlock(fd, 0, 10, 65536).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(BlockReadError);
+    expect(bad).toMatchObject({ ended: false, code: 'EBADF' });
+  });
+
+  it('a source closed while its blocks are read on a thread closes its file once they are done', async () => {
+    const path = join(dir, 'close.tif');
+    await writeDem(path, 256);
+    const src = await openGeoTiff(path);
+    const reading = src.read({ x: 0, y: 0, width: SIZE, height: SIZE });
+    const closing = src.close();
+    const [block] = await Promise.all([reading, closing]);
+    expect(block.bands[0]).toEqual(values);
+    await expect(src.read({ x: 0, y: 0, width: 1, height: 1 })).rejects.toThrow(/is closed/);
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * The GeoTIFF I/O's wasm predictor (wasm/reader.ts `readerDifferenceBytes`, glue `differencedCopy`)
+ * against the TypeScript reference (tiff-predictors.ts `horizontalDifference`): bit for bit, over
+ * seeded random bytes in planes of odd widths (tails after the sixteen-byte steps, rows shorter
+ * than one step), in place and into another block; and the streaming writer's files, written from
+ * tiles in wasm memory (the wasm path) and from ordinary planes (the TypeScript path), byte for
+ * byte the same. Each comparison checks which path ran.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { horizontalDifference } from '../io/tiff-predictors.js';
+import { writeTiffStream } from '../io/tiff-stream-writer.js';
+import { prng } from '../../test/helpers.js';
+import { setWasmEnabled, wasmKernels } from './module.js';
+import { tileBlocks, WasmCall } from './planes.js';
+import { differencedCopy, readerDifferenceCalls, type ReaderExports } from './reader.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rasterflow-wasm-reader-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const wasmOn = wasmKernels() !== undefined;
+
+/** `n` seeded random bytes. */
+function randomBytes(n: number, seed: number): Uint8Array {
+  const r = prng(seed);
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(r() * 256);
+  return out;
+}
+
+/** The TypeScript reference: a copy, differenced in place. */
+function reference(bytes: Uint8Array, width: number, rows: number): Uint8Array {
+  const copy = bytes.slice(0, width * rows);
+  horizontalDifference(copy, width, rows);
+  return copy;
+}
+
+const SIZES: readonly [number, number][] = [
+  [1, 1],
+  [1, 5],
+  [2, 3],
+  [15, 2],
+  [16, 3],
+  [17, 4],
+  [31, 1],
+  [33, 3],
+  [48, 2],
+  [255, 3],
+  [256, 256],
+  [257, 5],
+];
+
+describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
+  it('differencedCopy equals horizontalDifference on a copy, for planes in wasm memory', () => {
+    SIZES.forEach(([width, rows], s) => {
+      const blocks = tileBlocks()!;
+      try {
+        const block = blocks.allocate({ x: 0, y: 0, width, height: rows }, 'U8', 1);
+        const plane = block.bands[0] as Uint8Array;
+        const bytes = randomBytes(width * rows, 100 + s);
+        plane.set(bytes);
+        const before = readerDifferenceCalls();
+        const got = differencedCopy(plane, width, rows);
+        expect(readerDifferenceCalls(), `${width}x${rows}: the wasm path`).toBe(before + 1);
+        expect(got, `${width}x${rows}`).toEqual(reference(bytes, width, rows));
+        // The plane itself is left as it was, and the copy is ordinary memory.
+        expect(plane).toEqual(bytes);
+        expect(got!.buffer).not.toBe(plane.buffer);
+      } finally {
+        blocks.release();
+      }
+    });
+  });
+
+  it('the kernel differences in place (dst = src) as into another block', () => {
+    const k = wasmKernels()!;
+    const x = k.exports as unknown as ReaderExports;
+    SIZES.forEach(([width, rows], s) => {
+      const n = width * rows;
+      const bytes = randomBytes(n, 300 + s);
+      const call = new WasmCall(k);
+      try {
+        const a = call.scratch(n)!;
+        new Uint8Array(k.arena.buffer, a, n).set(bytes);
+        x.readerDifferenceBytes(a, a, width, rows);
+        expect(new Uint8Array(k.arena.buffer, a, n).slice(), `${width}x${rows} in place`).toEqual(reference(bytes, width, rows));
+      } finally {
+        call.release();
+      }
+    });
+  });
+
+  it('planes outside wasm memory, or wasm off: no copy made (the caller differences in TypeScript)', () => {
+    expect(differencedCopy(new Uint8Array(64), 8, 8)).toBeUndefined();
+    const blocks = tileBlocks()!;
+    try {
+      const plane = blocks.allocate({ x: 0, y: 0, width: 8, height: 8 }, 'U8', 1).bands[0] as Uint8Array;
+      expect(differencedCopy(plane, 8, 9), 'more rows than the plane holds').toBeUndefined();
+      const was = setWasmEnabled(false);
+      try {
+        expect(differencedCopy(plane, 8, 8)).toBeUndefined();
+      } finally {
+        setWasmEnabled(was);
+      }
+    } finally {
+      blocks.release();
+    }
+  });
+
+  it('a streamed GeoTIFF from tiles in wasm memory has the bytes of one from ordinary planes', async () => {
+    const size = 512;
+    const info: RasterInfo = {
+      width: size,
+      height: size,
+      bandCount: 1,
+      pixelType: 'U8',
+      extent: { xmin: 0, ymin: 0, xmax: size, ymax: size },
+      cellSize: { x: 1, y: 1 },
+      noData: 0,
+    };
+    const bytes = randomBytes(size * size, 7);
+    // Some masked pixels in one tile (the NoData fill runs in TypeScript there), none in the others.
+    const masked = (x: number, y: number): boolean => x < 256 && y < 256 && (x * 7 + y * 3) % 11 === 0;
+    const write = async (path: string, inWasm: boolean): Promise<void> => {
+      async function* tiles(): AsyncGenerator<PixelBlock> {
+        for (let ty = 0; ty < size; ty += 256) {
+          for (let tx = 0; tx < size; tx += 256) {
+            const blocks = inWasm ? tileBlocks()! : undefined;
+            const rect = { x: tx, y: ty, width: 256, height: 256 };
+            const block: PixelBlock = blocks
+              ? blocks.allocate(rect, 'U8', 1)
+              : { rect, pixelType: 'U8', bands: [new Uint8Array(256 * 256)], mask: new Uint8Array(256 * 256).fill(1) };
+            const plane = block.bands[0] as Uint8Array;
+            for (let y = 0; y < 256; y++) {
+              for (let x = 0; x < 256; x++) {
+                plane[y * 256 + x] = bytes[(ty + y) * size + tx + x]!;
+                if (masked(tx + x, ty + y)) block.mask[y * 256 + x] = 0;
+              }
+            }
+            try {
+              yield block;
+            } finally {
+              blocks?.release();
+            }
+          }
+        }
+      }
+      await writeTiffStream(path, info, tiles(), { compress: 'deflate', predictor: 2 });
+    };
+    const before = readerDifferenceCalls();
+    await write(join(dir, 'wasm.tif'), true);
+    expect(readerDifferenceCalls() - before, 'the three unmasked tiles through wasm').toBe(3);
+    await write(join(dir, 'js.tif'), false);
+    expect(readerDifferenceCalls() - before, 'none from ordinary planes').toBe(3);
+    expect(readFileSync(join(dir, 'wasm.tif')).equals(readFileSync(join(dir, 'js.tif')))).toBe(true);
+  });
+});
