@@ -5,8 +5,10 @@
  * -co COMPRESS=DEFLATE` (GDAL_NUM_THREADS=1) on the same input: wall time of each process,
  * alternating, median of `repeats` after a warm-up pair; Mpx/s = 16.8 Mpx / wall time.
  *
- * Two rows: the machine as it is (rasterflow's codec threads may use the second core), and one
- * core (both processes pinned to CPU 0 with taskset, rasterflow with RASTERFLOW_CODEC_THREADS=0).
+ * Rows: the machine as it is (rasterflow's codec threads may use the second core); the same
+ * without NODE_EXTRA_CA_CERTS when the environment sets it (Node then parses that certificate file
+ * at every start, tens of milliseconds before any rasterflow code runs); and one core (both
+ * processes pinned to CPU 0 with taskset, rasterflow with RASTERFLOW_CODEC_THREADS=0).
  * The machine is shared: the CPU time (user + system, every thread) of both is said too.
  *
  * Then where rasterflow's time goes: one run with --cpu-prof, everything on the main thread
@@ -37,7 +39,7 @@ interface Timed {
 function timed(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, oneCore: boolean): Timed {
   const argv = oneCore ? ['taskset', '-c', '0', cmd, ...args] : [cmd, ...args];
   const t = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', ...argv], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', ...argv], { encoding: 'utf8', env });
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr.slice(-500)}`);
   const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number];
@@ -62,10 +64,20 @@ const rfArgs = (out: string): string[] => [
 ];
 const gdalArgs = (out: string): string[] => ['hillshade', '-q', '-co', 'TILED=YES', '-co', 'COMPRESS=DEFLATE', DEM, out];
 
-/** Alternating runs of both processes; medians. */
-function race(dir: string, repeats: number, oneCore: boolean): { rf: Timed; gdal: Timed } {
-  const rfEnv = oneCore ? { RASTERFLOW_CODEC_THREADS: '0' } : {};
-  const gdalEnv = { GDAL_NUM_THREADS: '1', GDAL_PAM_ENABLED: 'NO' };
+/** This environment without NODE_EXTRA_CA_CERTS (see nodeStart). */
+function withoutExtraCerts(): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _extra, ...without } = process.env;
+  return without;
+}
+
+/**
+ * Alternating runs of both processes; medians. `bareNode`: both run without NODE_EXTRA_CA_CERTS
+ * (a certificate file Node parses at every start, before any rasterflow code; GDAL ignores it).
+ */
+function race(dir: string, repeats: number, oneCore: boolean, bareNode = false): { rf: Timed; gdal: Timed } {
+  const base = bareNode ? withoutExtraCerts() : process.env;
+  const rfEnv = oneCore ? { ...base, RASTERFLOW_CODEC_THREADS: '0' } : base;
+  const gdalEnv = { ...base, GDAL_NUM_THREADS: '1', GDAL_PAM_ENABLED: 'NO' };
   const rf: Timed[] = [];
   const gdal: Timed[] = [];
   for (let i = 0; i <= repeats; i++) {
@@ -197,8 +209,7 @@ function nodeStart(): string {
   };
   const asIs = bare(process.env);
   if (process.env.NODE_EXTRA_CA_CERTS === undefined) return `a bare node start takes ${asIs.toFixed(0)} ms wall`;
-  const { NODE_EXTRA_CA_CERTS: _extra, ...without } = process.env;
-  return `a bare node start takes ${asIs.toFixed(0)} ms wall with NODE_EXTRA_CA_CERTS set as here, ${bare(without).toFixed(0)} ms without it`;
+  return `a bare node start takes ${asIs.toFixed(0)} ms wall with NODE_EXTRA_CA_CERTS set as here, ${bare(withoutExtraCerts()).toFixed(0)} ms without it`;
 }
 
 export const family: PeerFamily = {
@@ -221,9 +232,12 @@ export const family: PeerFamily = {
     try {
       const rows: PeerRow[] = [];
       const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-      for (const oneCore of pinned ? [false, true] : [false]) {
-        const { rf, gdal } = race(dir, repeats, oneCore);
-        const op = `render Hillshade 4096² DEFLATE -> DEFLATE tiles${oneCore ? ', one core' : ''}`;
+      const runs: { oneCore: boolean; bareNode: boolean }[] = [{ oneCore: false, bareNode: false }];
+      if (process.env.NODE_EXTRA_CA_CERTS !== undefined) runs.push({ oneCore: false, bareNode: true });
+      if (pinned) runs.push({ oneCore: true, bareNode: false });
+      for (const { oneCore, bareNode } of runs) {
+        const { rf, gdal } = race(dir, repeats, oneCore, bareNode);
+        const op = `render Hillshade 4096² DEFLATE -> DEFLATE tiles${oneCore ? ', one core' : ''}${bareNode ? ', no NODE_EXTRA_CA_CERTS' : ''}`;
         say(
           `${op}: rasterflow ${rf.ms.toFixed(0)} ms wall, ${rf.cpuMs.toFixed(0)} ms CPU; gdaldem ${gdal.ms.toFixed(0)} ms wall, ${gdal.cpuMs.toFixed(0)} ms CPU`,
         );
