@@ -411,6 +411,11 @@ async function exportWith(
       );
     };
     for (let k = 0; k < planned.length; k++) {
+      // Decision: one turn of the event loop per candidate. A chip's files and its journal line are
+      // written synchronously (files.ts writeAtomicSync), and its pixels are often rendered by the
+      // time it is consumed, so without this turn a server running the export would answer no
+      // request, nor a cancel, until the export ended.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
       start(k + inFlight);
       const pl = planned[k]!;
