@@ -32,7 +32,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
-import type { PixelBlock } from '../core/pixel-block.js';
+import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
@@ -56,7 +56,7 @@ import {
   emptyStats,
   mergeStats,
   modelDefinition,
-  momentsOf,
+  momentsOfBands,
   statsText,
   vendorJson,
   type ChipRecordStats,
@@ -428,7 +428,7 @@ async function exportWith(
       const { image, image2, classes: classChip } = await pl.pixels;
       const { width: w, height: h } = c.window;
       let invalid = 0;
-      for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
+      if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
       if (invalid / (w * h) > p.maxNoDataFraction) {
         skipped.noData++;
         continue;
@@ -560,8 +560,8 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: image.bands.map((b) => momentsOf(b, image.mask)),
-    ...(image2 ? { bands2: image2.bands.map((b) => momentsOf(b, image2.mask)) } : {}),
+    bands: momentsOfBands(image.bands, image.mask),
+    ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
   };

@@ -36,7 +36,7 @@ export function mergeMoments(a: BandMoments, b: BandMoments): void {
 
 /** Moments of one band's valid pixels (two passes: mean, then squared deviations). */
 export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoments {
-  if (band instanceof Uint8Array && band.length >= mask.length && mask.length < 2 ** 32) return byteMoments(band, mask);
+  if (byteBand(band, mask)) return byteMoments(band, mask);
   let n = 0;
   let sum = 0;
   let min = Infinity;
@@ -62,21 +62,17 @@ export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoment
   return { min, max, m1: mean, m2, num: n };
 }
 
-/** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value. */
+/** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value (per band of a group). */
 const byteHistogram = new Uint32Array(1024);
-const squaredDeviation = new Float64Array(256);
+const squaredDeviation = new Float64Array(4 * 256);
 
 /**
- * `momentsOf` for U8 bands, the same bits: the first pass counts values into a histogram (n, the
- * sum, min and max are integers, exact in any order); the second adds each valid pixel's squared
- * deviation in pixel order as the loop does, read from a table of the 256 values computed by the
- * same expression, so every rounding is the same.
+ * Count the valid pixels of `band` into `h`, four interleaved histograms (pixel i into the
+ * (i % 4)th: consecutive equal values would otherwise wait on each other's increments).
  */
-function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
+function countBytes(band: Uint8Array, mask: Uint8Array, all: boolean, h: Uint32Array): void {
   const len = mask.length;
-  const h = byteHistogram;
   h.fill(0);
-  const all = maskAllValid(mask, 0, len);
   if (all) {
     let i = 0;
     for (; i + 3 < len; i += 4) {
@@ -89,6 +85,14 @@ function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
   } else {
     for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
   }
+}
+
+/**
+ * The first pass of byteMoments from a histogram: n, min, max and the mean (n, the sum, min and
+ * max are integers, exact in any order), and into `t` at `at` the squared deviation of each of
+ * the 256 values, computed by the pixel loop's expression. Undefined without a valid pixel.
+ */
+function histogramMoments(h: Uint32Array, t: Float64Array, at: number): BandMoments | undefined {
   let n = 0;
   let sum = 0;
   let min = Infinity;
@@ -101,14 +105,137 @@ function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
     if (v < min) min = v;
     max = v;
   }
-  if (n === 0) return emptyMoments();
+  if (n === 0) return undefined;
   const mean = sum / n;
+  for (let v = 0; v < 256; v++) t[at + v] = (v - mean) * (v - mean);
+  return { min, max, m1: mean, m2: 0, num: n };
+}
+
+/**
+ * `momentsOf` for U8 bands, the same bits: the first pass counts values into a histogram; the
+ * second adds each valid pixel's squared deviation in pixel order as the loop does, read from a
+ * table of the 256 values computed by the same expression, so every rounding is the same.
+ */
+function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
+  const len = mask.length;
+  const all = maskAllValid(mask, 0, len);
+  countBytes(band, mask, all, byteHistogram);
   const t = squaredDeviation;
-  for (let v = 0; v < 256; v++) t[v] = (v - mean) * (v - mean);
+  const m = histogramMoments(byteHistogram, t, 0);
+  if (m === undefined) return emptyMoments();
   let m2 = 0;
   if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
   else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
-  return { min, max, m1: mean, m2, num: n };
+  m.m2 = m2;
+  return m;
+}
+
+/** Whether `momentsOf` takes byteMoments for this band. */
+const byteBand = (band: ArrayLike<number>, mask: Uint8Array): band is Uint8Array =>
+  band instanceof Uint8Array && band.length >= mask.length && mask.length < 2 ** 32;
+
+/**
+ * The moments of each band, `bands.map((b) => momentsOf(b, mask))` to the bit. U8 bands go in
+ * groups of up to four whose second passes run in one loop: each band's sum still adds its pixels
+ * one by one in pixel order (the same roundings), but the bands' chains of additions, each
+ * waiting on the one before, now overlap.
+ */
+export function momentsOfBands(bands: readonly ArrayLike<number>[], mask: Uint8Array): BandMoments[] {
+  const out: BandMoments[] = [];
+  const group: Uint8Array[] = [];
+  const at: number[] = [];
+  for (let b = 0; b < bands.length; b++) {
+    const band = bands[b]!;
+    out.push(emptyMoments());
+    if (!byteBand(band, mask)) out[b] = momentsOf(band, mask);
+    else {
+      group.push(band);
+      at.push(b);
+    }
+  }
+  const len = mask.length;
+  const all = group.length > 0 && maskAllValid(mask, 0, len);
+  for (let g = 0; g < group.length; g += 4) {
+    const k = Math.min(4, group.length - g);
+    if (k === 1) {
+      out[at[g]!] = byteMoments(group[g]!, mask);
+      continue;
+    }
+    const t = squaredDeviation;
+    const ms: BandMoments[] = [];
+    for (let j = 0; j < k; j++) {
+      countBytes(group[g + j]!, mask, all, byteHistogram);
+      const m = histogramMoments(byteHistogram, t, 256 * j);
+      if (m === undefined) break; // the same mask: no band of the group has a valid pixel
+      ms.push(m);
+    }
+    if (ms.length < k) continue; // empty moments
+    const s = chainedSquares(group, g, k, mask, all, t);
+    for (let j = 0; j < k; j++) {
+      ms[j]!.m2 = s[j]!;
+      out[at[g + j]!] = ms[j]!;
+    }
+  }
+  return out;
+}
+
+/** The second passes of `k` (2 to 4) byte bands from `group[g]` on, side by side (each in pixel order). */
+function chainedSquares(group: readonly Uint8Array[], g: number, k: number, mask: Uint8Array, all: boolean, t: Float64Array): number[] {
+  const len = mask.length;
+  const b0 = group[g]!;
+  const b1 = group[g + 1]!;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  if (k === 2) {
+    if (all)
+      for (let i = 0; i < len; i++) {
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+      }
+    else
+      for (let i = 0; i < len; i++) {
+        if (mask[i] === 0) continue;
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+      }
+    return [s0, s1];
+  }
+  const b2 = group[g + 2]!;
+  if (k === 3) {
+    if (all)
+      for (let i = 0; i < len; i++) {
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+        s2 += t[512 + b2[i]!]!;
+      }
+    else
+      for (let i = 0; i < len; i++) {
+        if (mask[i] === 0) continue;
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+        s2 += t[512 + b2[i]!]!;
+      }
+    return [s0, s1, s2];
+  }
+  const b3 = group[g + 3]!;
+  if (all)
+    for (let i = 0; i < len; i++) {
+      s0 += t[b0[i]!]!;
+      s1 += t[256 + b1[i]!]!;
+      s2 += t[512 + b2[i]!]!;
+      s3 += t[768 + b3[i]!]!;
+    }
+  else
+    for (let i = 0; i < len; i++) {
+      if (mask[i] === 0) continue;
+      s0 += t[b0[i]!]!;
+      s1 += t[256 + b1[i]!]!;
+      s2 += t[512 + b2[i]!]!;
+      s3 += t[768 + b3[i]!]!;
+    }
+  return [s0, s1, s2, s3];
 }
 
 /** One more count in bin `j`. */

@@ -400,7 +400,28 @@ export function byteSwap(b: Uint8Array, size: number, length: number): void {
 /** Undo predictor 2 in place: per row, each word plus the word `stride` words before it (wrapping). */
 export function horizontalPredictor(b: Uint8Array, width: number, height: number, stride: number, word: number): void {
   const n = width * stride;
-  if (word === 1) {
+  if (word === 1 && stride === 1) {
+    // One plane of bytes (planar configuration 2, or one band): the running sum stays in a
+    // register instead of being read back from the byte just stored (a store-to-load wait on
+    // every byte), four bytes a step. The stores keep the low 8 bits, as the loop below.
+    for (let r = 0; r < height; r++) {
+      const base = r * n;
+      const end = base + n;
+      let acc = b[base]!;
+      let i = base + 1;
+      for (; i + 3 < end; i += 4) {
+        const a0 = (acc + b[i]!) & 255;
+        const a1 = (a0 + b[i + 1]!) & 255;
+        const a2 = (a1 + b[i + 2]!) & 255;
+        acc = (a2 + b[i + 3]!) & 255;
+        b[i] = a0;
+        b[i + 1] = a1;
+        b[i + 2] = a2;
+        b[i + 3] = acc;
+      }
+      for (; i < end; i++) b[i] = acc = (acc + b[i]!) & 255;
+    }
+  } else if (word === 1) {
     for (let r = 0; r < height; r++) {
       const base = r * n;
       for (let i = base + stride; i < base + n; i++) b[i] = b[i]! + b[i - stride]!;

@@ -179,7 +179,20 @@ export class PixelStatistics {
     // otherwise wait on each other's increments. Rows without a masked pixel skip the mask tests.
     const h = (this.histogram ??= new Uint32Array(1024));
     h.fill(0);
-    for (let r = 0; r < rows; r++) {
+    // A window whose rows follow each other without a gap and no masked pixel: one loop.
+    const flat = stride === width && maskAllValid(mask, start, width * rows);
+    if (flat) {
+      const i1 = start + width * rows;
+      let i = start;
+      for (; i + 3 < i1; i += 4) {
+        inc(h, u[i]!);
+        inc(h, 256 + u[i + 1]!);
+        inc(h, 512 + u[i + 2]!);
+        inc(h, 768 + u[i + 3]!);
+      }
+      for (; i < i1; i++) inc(h, u[i]!);
+    }
+    for (let r = 0; r < (flat ? 0 : rows); r++) {
       const i0 = start + r * stride;
       const i1 = i0 + width;
       if (maskAllValid(mask, i0, width)) {
