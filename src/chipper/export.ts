@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
 import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
+import { byteHistogram, withByteHistograms } from '../io/pixel-statistics.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
@@ -537,8 +538,11 @@ export async function writeChip(
   const tokens = extra ? [imagePath, `images2/${chip.imageName}`] : [imagePath];
   let labels: ChipLabels = { tokens: [], count: 0 };
   const sets: Pick<ChipEntry, 'coco'> = {};
+  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's: the histograms
+  // are known to the encoder while it runs (synchronously, in files.raster before its first await).
+  const histograms = byteHistograms(image);
   await all([
-    files.raster(imagePath, image, true),
+    withByteHistograms(image.bands, image.mask, histograms, () => files.raster(imagePath, image, true)),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);
@@ -560,7 +564,7 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: momentsOfBands(image.bands, image.mask),
+    bands: momentsOfBands(image.bands, image.mask, histograms),
     ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
@@ -580,6 +584,14 @@ export async function writeChip(
     ...(sets.coco ? { coco: sets.coco } : {}),
     image: imagePath,
   };
+}
+
+/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands). */
+function byteHistograms(block: PixelBlock): (Uint32Array | undefined)[] {
+  const all = maskAllValid(block.mask);
+  return block.bands.map((b) =>
+    b instanceof Uint8Array && b.length === block.mask.length ? byteHistogram(b, block.mask, all) : undefined,
+  );
 }
 
 /**

@@ -7,6 +7,7 @@
  * in chip order, so a resumed export and an uninterrupted one give the same bits.
  */
 import { maskAllValid, type RasterInfo } from '../core/pixel-block.js';
+import { byteHistogram } from '../io/pixel-statistics.js';
 
 export interface BandMoments {
   min: number;
@@ -63,29 +64,8 @@ export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoment
 }
 
 /** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value (per band of a group). */
-const byteHistogram = new Uint32Array(1024);
+const scratchHistogram = new Uint32Array(1024);
 const squaredDeviation = new Float64Array(4 * 256);
-
-/**
- * Count the valid pixels of `band` into `h`, four interleaved histograms (pixel i into the
- * (i % 4)th: consecutive equal values would otherwise wait on each other's increments).
- */
-function countBytes(band: Uint8Array, mask: Uint8Array, all: boolean, h: Uint32Array): void {
-  const len = mask.length;
-  h.fill(0);
-  if (all) {
-    let i = 0;
-    for (; i + 3 < len; i += 4) {
-      inc(h, band[i]!);
-      inc(h, 256 + band[i + 1]!);
-      inc(h, 512 + band[i + 2]!);
-      inc(h, 768 + band[i + 3]!);
-    }
-    for (; i < len; i++) inc(h, band[i]!);
-  } else {
-    for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
-  }
-}
 
 /**
  * The first pass of byteMoments from a histogram: n, min, max and the mean (n, the sum, min and
@@ -119,15 +99,20 @@ function histogramMoments(h: Uint32Array, t: Float64Array, at: number): BandMome
 function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
   const len = mask.length;
   const all = maskAllValid(mask, 0, len);
-  countBytes(band, mask, all, byteHistogram);
   const t = squaredDeviation;
-  const m = histogramMoments(byteHistogram, t, 0);
+  const m = histogramMoments(byteHistogram(band, mask, all, scratchHistogram), t, 0);
   if (m === undefined) return emptyMoments();
+  m.m2 = singleSquares(band, mask, all, t);
+  return m;
+}
+
+/** The second pass of one byte band: its squared deviations (table `t` from 0) added in pixel order. */
+function singleSquares(band: Uint8Array, mask: Uint8Array, all: boolean, t: Float64Array): number {
+  const len = mask.length;
   let m2 = 0;
   if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
   else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
-  m.m2 = m2;
-  return m;
+  return m2;
 }
 
 /** Whether `momentsOf` takes byteMoments for this band. */
@@ -138,12 +123,18 @@ const byteBand = (band: ArrayLike<number>, mask: Uint8Array): band is Uint8Array
  * The moments of each band, `bands.map((b) => momentsOf(b, mask))` to the bit. U8 bands go in
  * groups of up to four whose second passes run in one loop: each band's sum still adds its pixels
  * one by one in pixel order (the same roundings), but the bands' chains of additions, each
- * waiting on the one before, now overlap.
+ * waiting on the one before, now overlap. `histograms`: the byteHistogram of each U8 band under
+ * `mask` when the caller has counted them already (undefined entries are counted here).
  */
-export function momentsOfBands(bands: readonly ArrayLike<number>[], mask: Uint8Array): BandMoments[] {
+export function momentsOfBands(
+  bands: readonly ArrayLike<number>[],
+  mask: Uint8Array,
+  histograms: readonly (Uint32Array | undefined)[] = [],
+): BandMoments[] {
   const out: BandMoments[] = [];
   const group: Uint8Array[] = [];
   const at: number[] = [];
+  const given: (Uint32Array | undefined)[] = [];
   for (let b = 0; b < bands.length; b++) {
     const band = bands[b]!;
     out.push(emptyMoments());
@@ -151,26 +142,27 @@ export function momentsOfBands(bands: readonly ArrayLike<number>[], mask: Uint8A
     else {
       group.push(band);
       at.push(b);
+      given.push(histograms[b]);
     }
   }
   const len = mask.length;
   const all = group.length > 0 && maskAllValid(mask, 0, len);
   for (let g = 0; g < group.length; g += 4) {
     const k = Math.min(4, group.length - g);
-    if (k === 1) {
+    if (k === 1 && given[g] === undefined) {
       out[at[g]!] = byteMoments(group[g]!, mask);
       continue;
     }
     const t = squaredDeviation;
     const ms: BandMoments[] = [];
     for (let j = 0; j < k; j++) {
-      countBytes(group[g + j]!, mask, all, byteHistogram);
-      const m = histogramMoments(byteHistogram, t, 256 * j);
+      const h = given[g + j] ?? byteHistogram(group[g + j]!, mask, all, scratchHistogram);
+      const m = histogramMoments(h, t, 256 * j);
       if (m === undefined) break; // the same mask: no band of the group has a valid pixel
       ms.push(m);
     }
     if (ms.length < k) continue; // empty moments
-    const s = chainedSquares(group, g, k, mask, all, t);
+    const s = k === 1 ? [singleSquares(group[g]!, mask, all, t)] : chainedSquares(group, g, k, mask, all, t);
     for (let j = 0; j < k; j++) {
       ms[j]!.m2 = s[j]!;
       out[at[g + j]!] = ms[j]!;
@@ -237,11 +229,6 @@ function chainedSquares(group: readonly Uint8Array[], g: number, k: number, mask
     }
   return [s0, s1, s2, s3];
 }
-
-/** One more count in bin `j`. */
-const inc = (h: Uint32Array, j: number): void => {
-  h[j] = h[j]! + 1;
-};
 
 export interface ClassInfo {
   readonly value: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PixelStatistics } from './pixel-statistics.js';
+import { byteHistogram, PixelStatistics, withByteHistograms } from './pixel-statistics.js';
 import { prng } from '../../test/helpers.js';
 
 describe('PixelStatistics byte histogram path', () => {
@@ -80,5 +80,32 @@ describe('PixelStatistics byte histogram path', () => {
     s.add([new Uint8Array(16)], new Uint8Array(16).fill(1), 0, 4, 4, 4);
     expect(s.result(16)).toEqual([undefined]);
     expect(s.any).toBe(false);
+  });
+
+  it('withByteHistograms: a whole plane under the same mask takes the given histogram; other planes, masks and windows are counted', () => {
+    const next = prng(3);
+    const plane = Uint8Array.from({ length: 64 }, () => Math.floor(next() * 256));
+    const mask = new Uint8Array(64).fill(1);
+    mask[5] = 0;
+    const stats = (p: Uint8Array, m: Uint8Array, rows = 8): unknown => {
+      const s = new PixelStatistics(1, 'U8', undefined);
+      s.add([p], m, 0, 8, rows, 8);
+      return s.result(64)[0];
+    };
+    const counted = stats(plane, mask);
+    const right = byteHistogram(plane, mask);
+    // The right histogram gives the figures counting gives; a wrong one shows it was taken.
+    expect(withByteHistograms([plane], mask, [right], () => stats(plane, mask))).toEqual(counted);
+    const wrong = new Uint32Array(1024);
+    wrong[plane[0]!] = 63;
+    const taken = withByteHistograms([plane], mask, [wrong], () => stats(plane, mask)) as { min: number; max: number; count: number };
+    expect(taken.count).toBe(63);
+    expect(taken.min).toBe(plane[0]);
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask.slice()))).toEqual(counted); // another mask
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane.slice(), mask))).toEqual(counted); // another plane
+    expect(withByteHistograms([plane], mask, [undefined], () => stats(plane, mask))).toEqual(counted); // not given
+    const part = stats(plane, mask, 7);
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask, 7))).toEqual(part); // not the whole plane
+    expect(stats(plane, mask)).toEqual(counted); // known only while the function runs
   });
 });
