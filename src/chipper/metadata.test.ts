@@ -31,7 +31,8 @@ describe('momentsOf on U8 bands', () => {
       const count = 1 + (round % 9);
       const bands: ArrayLike<number>[] = [];
       for (let b = 0; b < count; b++) {
-        const band = new Uint8Array(len);
+        // Some bands start off a 4-byte boundary (the word-at-a-time loops do not take them).
+        const band = round % 5 === 4 ? new Uint8Array(len + 1).subarray(1) : new Uint8Array(len);
         const spread = [3, 60, 256][(round + b) % 3]!;
         for (let i = 0; i < len; i++) band[i] = Math.floor(next() * spread);
         // A band of another type between the bytes takes momentsOf's own loop.

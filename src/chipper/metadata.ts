@@ -106,11 +106,65 @@ function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
   return m;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Whether the first `len` bytes of `b` can be read as 32-bit words in pixel order (little-endian host, aligned). */
+const aligned = (b: Uint8Array, len: number): boolean => LITTLE_ENDIAN && b.byteOffset % 4 === 0 && b.length >= len;
+
+/**
+ * chainedSquares of three unmasked byte bands, reading four pixels of each band as one 32-bit
+ * word (its low byte first: pixel order): fewer loads, each sum still taking its pixels one by one
+ * in pixel order.
+ */
+function wordSquares3(b0: Uint8Array, b1: Uint8Array, b2: Uint8Array, len: number, t: Float64Array): number[] {
+  const words = len >> 2;
+  const w0 = new Uint32Array(b0.buffer, b0.byteOffset, words);
+  const w1 = new Uint32Array(b1.buffer, b1.byteOffset, words);
+  const w2 = new Uint32Array(b2.buffer, b2.byteOffset, words);
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  for (let k = 0; k < words; k++) {
+    const x = w0[k]!;
+    const y = w1[k]!;
+    const z = w2[k]!;
+    s0 += t[x & 255]!;
+    s1 += t[256 + (y & 255)]!;
+    s2 += t[512 + (z & 255)]!;
+    s0 += t[(x >>> 8) & 255]!;
+    s1 += t[256 + ((y >>> 8) & 255)]!;
+    s2 += t[512 + ((z >>> 8) & 255)]!;
+    s0 += t[(x >>> 16) & 255]!;
+    s1 += t[256 + ((y >>> 16) & 255)]!;
+    s2 += t[512 + ((z >>> 16) & 255)]!;
+    s0 += t[x >>> 24]!;
+    s1 += t[256 + (y >>> 24)]!;
+    s2 += t[512 + (z >>> 24)]!;
+  }
+  for (let i = words << 2; i < len; i++) {
+    s0 += t[b0[i]!]!;
+    s1 += t[256 + b1[i]!]!;
+    s2 += t[512 + b2[i]!]!;
+  }
+  return [s0, s1, s2];
+}
+
 /** The second pass of one byte band: its squared deviations (table `t` from 0) added in pixel order. */
 function singleSquares(band: Uint8Array, mask: Uint8Array, all: boolean, t: Float64Array): number {
   const len = mask.length;
   let m2 = 0;
-  if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
+  if (all && aligned(band, len)) {
+    const words = len >> 2;
+    const w = new Uint32Array(band.buffer, band.byteOffset, words);
+    for (let k = 0; k < words; k++) {
+      const x = w[k]!;
+      m2 += t[x & 255]!;
+      m2 += t[(x >>> 8) & 255]!;
+      m2 += t[(x >>> 16) & 255]!;
+      m2 += t[x >>> 24]!;
+    }
+    for (let i = words << 2; i < len; i++) m2 += t[band[i]!]!;
+  } else if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
   else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
   return m2;
 }
@@ -196,6 +250,7 @@ function chainedSquares(group: readonly Uint8Array[], g: number, k: number, mask
   }
   const b2 = group[g + 2]!;
   if (k === 3) {
+    if (all && aligned(b0, len) && aligned(b1, len) && aligned(b2, len)) return wordSquares3(b0, b1, b2, len, t);
     if (all)
       for (let i = 0; i < len; i++) {
         s0 += t[b0[i]!]!;
