@@ -540,7 +540,8 @@ export async function writeChip(
   const sets: Pick<ChipEntry, 'coco'> = {};
   // The byte bands are counted once, for the chip's statistics and its GeoTIFF's: the histograms
   // are known to the encoder while it runs (synchronously, in files.raster before its first await).
-  const histograms = byteHistograms(image);
+  const allValid = maskAllValid(image.mask);
+  const histograms = byteHistograms(image, allValid);
   await all([
     withByteHistograms(image.bands, image.mask, histograms, () => files.raster(imagePath, image, true)),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
@@ -564,7 +565,7 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: momentsOfBands(image.bands, image.mask, histograms),
+    bands: momentsOfBands(image.bands, image.mask, histograms, allValid),
     ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
@@ -586,9 +587,8 @@ export async function writeChip(
   };
 }
 
-/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands). */
-function byteHistograms(block: PixelBlock): (Uint32Array | undefined)[] {
-  const all = maskAllValid(block.mask);
+/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands); `all`: maskAllValid of the mask. */
+function byteHistograms(block: PixelBlock, all: boolean): (Uint32Array | undefined)[] {
   return block.bands.map((b) =>
     b instanceof Uint8Array && b.length === block.mask.length ? byteHistogram(b, block.mask, all) : undefined,
   );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { byteHistogram } from '../io/pixel-statistics.js';
 import { momentsOf, momentsOfBands } from './metadata.js';
 import { prng } from '../../test/helpers.js';
 
@@ -43,6 +44,16 @@ describe('momentsOf on U8 bands', () => {
       if (round % 12 === 5) mask.fill(0);
       const all = momentsOfBands(bands, mask);
       expect(all.length).toBe(count);
+      // The mask's validity and the byte bands' histograms given by the caller: the same figures.
+      const given = bands.map((b) => (b instanceof Uint8Array ? byteHistogram(b, mask) : undefined));
+      expect(
+        momentsOfBands(
+          bands,
+          mask,
+          given,
+          mask.every((v) => v === 1),
+        ),
+      ).toEqual(all);
       bands.forEach((band, b) => {
         const one = momentsOf(band, mask);
         for (const k of ['min', 'max', 'm1', 'm2', 'num'] as const) expect(Object.is(all[b]![k], one[k]), `band ${b} ${k}`).toBe(true);

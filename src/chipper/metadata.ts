@@ -178,12 +178,14 @@ const byteBand = (band: ArrayLike<number>, mask: Uint8Array): band is Uint8Array
  * groups of up to four whose second passes run in one loop: each band's sum still adds its pixels
  * one by one in pixel order (the same roundings), but the bands' chains of additions, each
  * waiting on the one before, now overlap. `histograms`: the byteHistogram of each U8 band under
- * `mask` when the caller has counted them already (undefined entries are counted here).
+ * `mask` when the caller has counted them already (undefined entries are counted here); `allValid`:
+ * whether every pixel of `mask` is valid, when the caller knows it (maskAllValid).
  */
 export function momentsOfBands(
   bands: readonly ArrayLike<number>[],
   mask: Uint8Array,
   histograms: readonly (Uint32Array | undefined)[] = [],
+  allValid?: boolean,
 ): BandMoments[] {
   const out: BandMoments[] = [];
   const group: Uint8Array[] = [];
@@ -200,7 +202,7 @@ export function momentsOfBands(
     }
   }
   const len = mask.length;
-  const all = group.length > 0 && maskAllValid(mask, 0, len);
+  const all = group.length > 0 && (allValid ?? maskAllValid(mask, 0, len));
   for (let g = 0; g < group.length; g += 4) {
     const k = Math.min(4, group.length - g);
     if (k === 1 && given[g] === undefined) {
