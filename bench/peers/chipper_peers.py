@@ -1,10 +1,11 @@
 """The chip loop a GDAL user writes, timed beside `rasterflow chip` (bench/peers/chipper.peers.ts).
 
-Usage: /usr/bin/python3 chipper_peers.py RASTER OUTDIR TILE RUNS  (RUNS timed runs; the caller warms up)
+Usage: /usr/bin/python3 chipper_peers.py RASTER OUTDIR TILE RUNS [keep]  (RUNS timed runs; the caller warms up)
 Every TILE x TILE window of RASTER, row by row: ReadAsArray, a GTiff DEFLATE chip with its
 georeference (geotransform and SRS), and a small PASCAL VOC XML per chip (no objects). One thread.
 Prints one JSON line: {"peer": "gdal-loop", "op": "chipper", "chips", "medianMs", "mpxPerSec"} where
-mpxPerSec carries chips per minute, or {"peer", "skipped": reason}.
+mpxPerSec carries chips per minute, or {"peer", "skipped": reason}. With `keep` the chips of the last
+run are left in OUTDIR for the caller to remove after every timed run (see chipper.peers.ts).
 """
 import json
 import os
@@ -50,6 +51,7 @@ def chip_loop(raster, out, tile):
 
 def main():
     raster, out, tile, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    keep = len(sys.argv) > 5 and sys.argv[5] == "keep"
     gdal.SetConfigOption("GDAL_NUM_THREADS", "1")
     times = []
     chips = 0
@@ -58,7 +60,8 @@ def main():
         t = time.perf_counter()
         chips = chip_loop(raster, out, tile)
         times.append((time.perf_counter() - t) * 1000)
-    shutil.rmtree(out, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
     times.sort()
     ms = times[len(times) // 2]
     print(json.dumps({"peer": "gdal-loop", "op": "chipper", "chips": chips, "medianMs": ms, "mpxPerSec": chips / (ms / 60000)}))

@@ -32,8 +32,9 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
-import type { PixelBlock } from '../core/pixel-block.js';
+import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
+import { byteHistogram, withByteHistograms } from '../io/pixel-statistics.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
@@ -56,7 +57,7 @@ import {
   emptyStats,
   mergeStats,
   modelDefinition,
-  momentsOf,
+  momentsOfBands,
   statsText,
   vendorJson,
   type ChipRecordStats,
@@ -411,6 +412,11 @@ async function exportWith(
       );
     };
     for (let k = 0; k < planned.length; k++) {
+      // Decision: one turn of the event loop per candidate. A chip's files and its journal line are
+      // written synchronously (files.ts writeAtomicSync), and its pixels are often rendered by the
+      // time it is consumed, so without this turn a server running the export would answer no
+      // request, nor a cancel, until the export ended.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
       start(k + inFlight);
       const pl = planned[k]!;
@@ -423,7 +429,7 @@ async function exportWith(
       const { image, image2, classes: classChip } = await pl.pixels;
       const { width: w, height: h } = c.window;
       let invalid = 0;
-      for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
+      if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
       if (invalid / (w * h) > p.maxNoDataFraction) {
         skipped.noData++;
         continue;
@@ -532,8 +538,12 @@ export async function writeChip(
   const tokens = extra ? [imagePath, `images2/${chip.imageName}`] : [imagePath];
   let labels: ChipLabels = { tokens: [], count: 0 };
   const sets: Pick<ChipEntry, 'coco'> = {};
+  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's: the histograms
+  // are known to the encoder while it runs (synchronously, in files.raster before its first await).
+  const allValid = maskAllValid(image.mask);
+  const histograms = byteHistograms(image, allValid);
   await all([
-    files.raster(imagePath, image, true),
+    withByteHistograms(image.bands, image.mask, histograms, () => files.raster(imagePath, image, true)),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);
@@ -555,8 +565,8 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: image.bands.map((b) => momentsOf(b, image.mask)),
-    ...(image2 ? { bands2: image2.bands.map((b) => momentsOf(b, image2.mask)) } : {}),
+    bands: momentsOfBands(image.bands, image.mask, histograms, allValid),
+    ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
   };
@@ -575,6 +585,13 @@ export async function writeChip(
     ...(sets.coco ? { coco: sets.coco } : {}),
     image: imagePath,
   };
+}
+
+/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands); `all`: maskAllValid of the mask. */
+function byteHistograms(block: PixelBlock, all: boolean): (Uint32Array | undefined)[] {
+  return block.bands.map((b) =>
+    b instanceof Uint8Array && b.length === block.mask.length ? byteHistogram(b, block.mask, all) : undefined,
+  );
 }
 
 /**

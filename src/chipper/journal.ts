@@ -7,6 +7,7 @@
  * present) is appended to with `context.startIndex`, merging its statistics and classes.
  */
 import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import { open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../core/errors.js';
@@ -175,14 +176,33 @@ export class Journal {
     return journal;
   }
 
-  /** Record a finished chip (all its files in place). */
+  /**
+   * Record a finished chip (all its files in place): its line is written before this returns (one
+   * synchronous write, as the chip's files: files.ts writeAtomicSync); a failed write is the
+   * promise's rejection.
+   */
   append(entry: ChipEntry): Promise<void> {
-    return this.line(entry);
+    try {
+      this.lineSync(entry);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
   }
 
   private async line(value: unknown): Promise<void> {
     try {
       await this.handle.appendFile(`${JSON.stringify(value)}\n`);
+    } catch (e) {
+      throw writeError(this.path, e);
+    }
+  }
+
+  /** `line`, synchronously: every byte of the line appended, or writeError (a cut line is a chip not finished). */
+  private lineSync(value: unknown): void {
+    const bytes = Buffer.from(`${JSON.stringify(value)}\n`);
+    try {
+      for (let at = 0; at < bytes.length;) at += writeSync(this.handle.fd, bytes, at, bytes.length - at);
     } catch (e) {
       throw writeError(this.path, e);
     }

@@ -7,6 +7,7 @@
  * in chip order, so a resumed export and an uninterrupted one give the same bits.
  */
 import { maskAllValid, type RasterInfo } from '../core/pixel-block.js';
+import { byteHistogram } from '../io/pixel-statistics.js';
 
 export interface BandMoments {
   min: number;
@@ -36,7 +37,7 @@ export function mergeMoments(a: BandMoments, b: BandMoments): void {
 
 /** Moments of one band's valid pixels (two passes: mean, then squared deviations). */
 export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoments {
-  if (band instanceof Uint8Array && band.length >= mask.length && mask.length < 2 ** 32) return byteMoments(band, mask);
+  if (byteBand(band, mask)) return byteMoments(band, mask);
   let n = 0;
   let sum = 0;
   let min = Infinity;
@@ -62,33 +63,16 @@ export function momentsOf(band: ArrayLike<number>, mask: Uint8Array): BandMoment
   return { min, max, m1: mean, m2, num: n };
 }
 
-/** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value. */
-const byteHistogram = new Uint32Array(1024);
-const squaredDeviation = new Float64Array(256);
+/** Scratch of byteMoments: four interleaved histograms, then the squared deviation of each value (per band of a group). */
+const scratchHistogram = new Uint32Array(1024);
+const squaredDeviation = new Float64Array(4 * 256);
 
 /**
- * `momentsOf` for U8 bands, the same bits: the first pass counts values into a histogram (n, the
- * sum, min and max are integers, exact in any order); the second adds each valid pixel's squared
- * deviation in pixel order as the loop does, read from a table of the 256 values computed by the
- * same expression, so every rounding is the same.
+ * The first pass of byteMoments from a histogram: n, min, max and the mean (n, the sum, min and
+ * max are integers, exact in any order), and into `t` at `at` the squared deviation of each of
+ * the 256 values, computed by the pixel loop's expression. Undefined without a valid pixel.
  */
-function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
-  const len = mask.length;
-  const h = byteHistogram;
-  h.fill(0);
-  const all = maskAllValid(mask, 0, len);
-  if (all) {
-    let i = 0;
-    for (; i + 3 < len; i += 4) {
-      inc(h, band[i]!);
-      inc(h, 256 + band[i + 1]!);
-      inc(h, 512 + band[i + 2]!);
-      inc(h, 768 + band[i + 3]!);
-    }
-    for (; i < len; i++) inc(h, band[i]!);
-  } else {
-    for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
-  }
+function histogramMoments(h: Uint32Array, t: Float64Array, at: number): BandMoments | undefined {
   let n = 0;
   let sum = 0;
   let min = Infinity;
@@ -101,20 +85,207 @@ function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
     if (v < min) min = v;
     max = v;
   }
-  if (n === 0) return emptyMoments();
+  if (n === 0) return undefined;
   const mean = sum / n;
-  const t = squaredDeviation;
-  for (let v = 0; v < 256; v++) t[v] = (v - mean) * (v - mean);
-  let m2 = 0;
-  if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
-  else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
-  return { min, max, m1: mean, m2, num: n };
+  for (let v = 0; v < 256; v++) t[at + v] = (v - mean) * (v - mean);
+  return { min, max, m1: mean, m2: 0, num: n };
 }
 
-/** One more count in bin `j`. */
-const inc = (h: Uint32Array, j: number): void => {
-  h[j] = h[j]! + 1;
-};
+/**
+ * `momentsOf` for U8 bands, the same bits: the first pass counts values into a histogram; the
+ * second adds each valid pixel's squared deviation in pixel order as the loop does, read from a
+ * table of the 256 values computed by the same expression, so every rounding is the same.
+ */
+function byteMoments(band: Uint8Array, mask: Uint8Array): BandMoments {
+  const len = mask.length;
+  const all = maskAllValid(mask, 0, len);
+  const t = squaredDeviation;
+  const m = histogramMoments(byteHistogram(band, mask, all, scratchHistogram), t, 0);
+  if (m === undefined) return emptyMoments();
+  m.m2 = singleSquares(band, mask, all, t);
+  return m;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Whether the first `len` bytes of `b` can be read as 32-bit words in pixel order (little-endian host, aligned). */
+const aligned = (b: Uint8Array, len: number): boolean => LITTLE_ENDIAN && b.byteOffset % 4 === 0 && b.length >= len;
+
+/**
+ * chainedSquares of three unmasked byte bands, reading four pixels of each band as one 32-bit
+ * word (its low byte first: pixel order): fewer loads, each sum still taking its pixels one by one
+ * in pixel order.
+ */
+function wordSquares3(b0: Uint8Array, b1: Uint8Array, b2: Uint8Array, len: number, t: Float64Array): number[] {
+  const words = len >> 2;
+  const w0 = new Uint32Array(b0.buffer, b0.byteOffset, words);
+  const w1 = new Uint32Array(b1.buffer, b1.byteOffset, words);
+  const w2 = new Uint32Array(b2.buffer, b2.byteOffset, words);
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  for (let k = 0; k < words; k++) {
+    const x = w0[k]!;
+    const y = w1[k]!;
+    const z = w2[k]!;
+    s0 += t[x & 255]!;
+    s1 += t[256 + (y & 255)]!;
+    s2 += t[512 + (z & 255)]!;
+    s0 += t[(x >>> 8) & 255]!;
+    s1 += t[256 + ((y >>> 8) & 255)]!;
+    s2 += t[512 + ((z >>> 8) & 255)]!;
+    s0 += t[(x >>> 16) & 255]!;
+    s1 += t[256 + ((y >>> 16) & 255)]!;
+    s2 += t[512 + ((z >>> 16) & 255)]!;
+    s0 += t[x >>> 24]!;
+    s1 += t[256 + (y >>> 24)]!;
+    s2 += t[512 + (z >>> 24)]!;
+  }
+  for (let i = words << 2; i < len; i++) {
+    s0 += t[b0[i]!]!;
+    s1 += t[256 + b1[i]!]!;
+    s2 += t[512 + b2[i]!]!;
+  }
+  return [s0, s1, s2];
+}
+
+/** The second pass of one byte band: its squared deviations (table `t` from 0) added in pixel order. */
+function singleSquares(band: Uint8Array, mask: Uint8Array, all: boolean, t: Float64Array): number {
+  const len = mask.length;
+  let m2 = 0;
+  if (all && aligned(band, len)) {
+    const words = len >> 2;
+    const w = new Uint32Array(band.buffer, band.byteOffset, words);
+    for (let k = 0; k < words; k++) {
+      const x = w[k]!;
+      m2 += t[x & 255]!;
+      m2 += t[(x >>> 8) & 255]!;
+      m2 += t[(x >>> 16) & 255]!;
+      m2 += t[x >>> 24]!;
+    }
+    for (let i = words << 2; i < len; i++) m2 += t[band[i]!]!;
+  } else if (all) for (let i = 0; i < len; i++) m2 += t[band[i]!]!;
+  else for (let i = 0; i < len; i++) if (mask[i] !== 0) m2 += t[band[i]!]!;
+  return m2;
+}
+
+/** Whether `momentsOf` takes byteMoments for this band. */
+const byteBand = (band: ArrayLike<number>, mask: Uint8Array): band is Uint8Array =>
+  band instanceof Uint8Array && band.length >= mask.length && mask.length < 2 ** 32;
+
+/**
+ * The moments of each band, `bands.map((b) => momentsOf(b, mask))` to the bit. U8 bands go in
+ * groups of up to four whose second passes run in one loop: each band's sum still adds its pixels
+ * one by one in pixel order (the same roundings), but the bands' chains of additions, each
+ * waiting on the one before, now overlap. `histograms`: the byteHistogram of each U8 band under
+ * `mask` when the caller has counted them already (undefined entries are counted here); `allValid`:
+ * whether every pixel of `mask` is valid, when the caller knows it (maskAllValid).
+ */
+export function momentsOfBands(
+  bands: readonly ArrayLike<number>[],
+  mask: Uint8Array,
+  histograms: readonly (Uint32Array | undefined)[] = [],
+  allValid?: boolean,
+): BandMoments[] {
+  const out: BandMoments[] = [];
+  const group: Uint8Array[] = [];
+  const at: number[] = [];
+  const given: (Uint32Array | undefined)[] = [];
+  for (let b = 0; b < bands.length; b++) {
+    const band = bands[b]!;
+    out.push(emptyMoments());
+    if (!byteBand(band, mask)) out[b] = momentsOf(band, mask);
+    else {
+      group.push(band);
+      at.push(b);
+      given.push(histograms[b]);
+    }
+  }
+  const len = mask.length;
+  const all = group.length > 0 && (allValid ?? maskAllValid(mask, 0, len));
+  for (let g = 0; g < group.length; g += 4) {
+    const k = Math.min(4, group.length - g);
+    if (k === 1 && given[g] === undefined) {
+      out[at[g]!] = byteMoments(group[g]!, mask);
+      continue;
+    }
+    const t = squaredDeviation;
+    const ms: BandMoments[] = [];
+    for (let j = 0; j < k; j++) {
+      const h = given[g + j] ?? byteHistogram(group[g + j]!, mask, all, scratchHistogram);
+      const m = histogramMoments(h, t, 256 * j);
+      if (m === undefined) break; // the same mask: no band of the group has a valid pixel
+      ms.push(m);
+    }
+    if (ms.length < k) continue; // empty moments
+    const s = k === 1 ? [singleSquares(group[g]!, mask, all, t)] : chainedSquares(group, g, k, mask, all, t);
+    for (let j = 0; j < k; j++) {
+      ms[j]!.m2 = s[j]!;
+      out[at[g + j]!] = ms[j]!;
+    }
+  }
+  return out;
+}
+
+/** The second passes of `k` (2 to 4) byte bands from `group[g]` on, side by side (each in pixel order). */
+function chainedSquares(group: readonly Uint8Array[], g: number, k: number, mask: Uint8Array, all: boolean, t: Float64Array): number[] {
+  const len = mask.length;
+  const b0 = group[g]!;
+  const b1 = group[g + 1]!;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  if (k === 2) {
+    if (all)
+      for (let i = 0; i < len; i++) {
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+      }
+    else
+      for (let i = 0; i < len; i++) {
+        if (mask[i] === 0) continue;
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+      }
+    return [s0, s1];
+  }
+  const b2 = group[g + 2]!;
+  if (k === 3) {
+    if (all && aligned(b0, len) && aligned(b1, len) && aligned(b2, len)) return wordSquares3(b0, b1, b2, len, t);
+    if (all)
+      for (let i = 0; i < len; i++) {
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+        s2 += t[512 + b2[i]!]!;
+      }
+    else
+      for (let i = 0; i < len; i++) {
+        if (mask[i] === 0) continue;
+        s0 += t[b0[i]!]!;
+        s1 += t[256 + b1[i]!]!;
+        s2 += t[512 + b2[i]!]!;
+      }
+    return [s0, s1, s2];
+  }
+  const b3 = group[g + 3]!;
+  if (all)
+    for (let i = 0; i < len; i++) {
+      s0 += t[b0[i]!]!;
+      s1 += t[256 + b1[i]!]!;
+      s2 += t[512 + b2[i]!]!;
+      s3 += t[768 + b3[i]!]!;
+    }
+  else
+    for (let i = 0; i < len; i++) {
+      if (mask[i] === 0) continue;
+      s0 += t[b0[i]!]!;
+      s1 += t[256 + b1[i]!]!;
+      s2 += t[512 + b2[i]!]!;
+      s3 += t[768 + b3[i]!]!;
+    }
+  return [s0, s1, s2, s3];
+}
 
 export interface ClassInfo {
   readonly value: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PixelStatistics } from './pixel-statistics.js';
+import { byteHistogram, PixelStatistics, withByteHistograms } from './pixel-statistics.js';
 import { prng } from '../../test/helpers.js';
 
 describe('PixelStatistics byte histogram path', () => {
@@ -49,10 +49,63 @@ describe('PixelStatistics byte histogram path', () => {
     });
   }
 
+  it('whole rows without a masked pixel (one loop over the window): the same figures as the pixel loop', () => {
+    for (const c of cases) {
+      const next = prng(5 + (c.noData ?? 0) + (c.bits ?? 0) * 1000 + (c.type === 'S8' ? 99 : 0));
+      const fast = new PixelStatistics(1, c.type, c.noData, c.bits);
+      const slow = new PixelStatistics(1, c.type, c.noData, c.bits);
+      let pixels = 0;
+      for (let round = 0; round < 8; round++) {
+        const w = 1 + Math.floor(next() * 40); // widths past the steps of four
+        const rows = 1 + Math.floor(next() * 6);
+        const y = round % 3;
+        const bytes = c.type === 'U8' ? new Uint8Array(w * (rows + 3)) : new Int8Array(w * (rows + 3));
+        for (let i = 0; i < bytes.length; i++)
+          bytes[i] = round % 2 ? Math.floor(next() * 8) * 37 - (c.type === 'S8' ? 128 : 0) : Math.floor(next() * 256);
+        const mask = new Uint8Array(bytes.length).fill(1);
+        mask[0] = round === 7 && y > 0 ? 0 : 1; // a masked pixel outside the window does not matter
+        fast.add([bytes], mask, y * w, w, rows, w);
+        slow.add([Float64Array.from(bytes)], mask, y * w, w, rows, w);
+        pixels += w * rows;
+      }
+      const a = fast.result(pixels);
+      const b = slow.result(pixels);
+      expect(a).toEqual(b);
+      expect(Object.is(a[0]?.mean, b[0]?.mean) && Object.is(a[0]?.stdDev, b[0]?.stdDev)).toBe(true);
+    }
+  });
+
   it('a band without a valid pixel has no statistics, as before', () => {
     const s = new PixelStatistics(1, 'U8', 0);
     s.add([new Uint8Array(16)], new Uint8Array(16).fill(1), 0, 4, 4, 4);
     expect(s.result(16)).toEqual([undefined]);
     expect(s.any).toBe(false);
+  });
+
+  it('withByteHistograms: a whole plane under the same mask takes the given histogram; other planes, masks and windows are counted', () => {
+    const next = prng(3);
+    const plane = Uint8Array.from({ length: 64 }, () => Math.floor(next() * 256));
+    const mask = new Uint8Array(64).fill(1);
+    mask[5] = 0;
+    const stats = (p: Uint8Array, m: Uint8Array, rows = 8): unknown => {
+      const s = new PixelStatistics(1, 'U8', undefined);
+      s.add([p], m, 0, 8, rows, 8);
+      return s.result(64)[0];
+    };
+    const counted = stats(plane, mask);
+    const right = byteHistogram(plane, mask);
+    // The right histogram gives the figures counting gives; a wrong one shows it was taken.
+    expect(withByteHistograms([plane], mask, [right], () => stats(plane, mask))).toEqual(counted);
+    const wrong = new Uint32Array(1024);
+    wrong[plane[0]!] = 63;
+    const taken = withByteHistograms([plane], mask, [wrong], () => stats(plane, mask)) as { min: number; max: number; count: number };
+    expect(taken.count).toBe(63);
+    expect(taken.min).toBe(plane[0]);
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask.slice()))).toEqual(counted); // another mask
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane.slice(), mask))).toEqual(counted); // another plane
+    expect(withByteHistograms([plane], mask, [undefined], () => stats(plane, mask))).toEqual(counted); // not given
+    const part = stats(plane, mask, 7);
+    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask, 7))).toEqual(part); // not the whole plane
+    expect(stats(plane, mask)).toEqual(counted); // known only while the function runs
   });
 });

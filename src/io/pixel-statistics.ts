@@ -177,9 +177,25 @@ export class PixelStatistics {
     if (shift !== shift) return; // no valid pixel here (none before either)
     // Four interleaved histograms (pixel i into the (i % 4)th): consecutive equal values would
     // otherwise wait on each other's increments. Rows without a masked pixel skip the mask tests.
-    const h = (this.histogram ??= new Uint32Array(1024));
-    h.fill(0);
-    for (let r = 0; r < rows; r++) {
+    // Counts given for this very plane and mask, whole (withByteHistograms): not counted again.
+    const given =
+      p instanceof Uint8Array && start === 0 && stride === width && width * rows === mask.length ? knownHistogram(p, mask) : undefined;
+    const h = given ?? (this.histogram ??= new Uint32Array(1024));
+    if (given === undefined) h.fill(0);
+    // A window whose rows follow each other without a gap and no masked pixel: one loop.
+    const flat = given === undefined && stride === width && maskAllValid(mask, start, width * rows);
+    if (flat) {
+      const i1 = start + width * rows;
+      let i = start;
+      for (; i + 3 < i1; i += 4) {
+        inc(h, u[i]!);
+        inc(h, 256 + u[i + 1]!);
+        inc(h, 512 + u[i + 2]!);
+        inc(h, 768 + u[i + 3]!);
+      }
+      for (; i < i1; i++) inc(h, u[i]!);
+    }
+    for (let r = 0; r < (flat || given !== undefined ? 0 : rows); r++) {
       const i0 = start + r * stride;
       const i1 = i0 + width;
       if (maskAllValid(mask, i0, width)) {
@@ -243,6 +259,60 @@ export class PixelStatistics {
         validPercent: Number(((100 * n) / pixels).toPrecision(4)),
       };
     });
+  }
+}
+
+/**
+ * The counts of the byte values of `band`'s valid pixels (mask[i] !== 0, i < mask.length), in four
+ * interleaved histograms of 256 bins (pixel i into the (i % 4)th: consecutive equal values would
+ * otherwise wait on each other's increments), into `h` (1024 bins, zeroed first) or a new array.
+ */
+export function byteHistogram(band: Uint8Array, mask: Uint8Array, all = maskAllValid(mask), h = new Uint32Array(1024)): Uint32Array {
+  const len = mask.length;
+  h.fill(0);
+  if (all) {
+    let i = 0;
+    for (; i + 3 < len; i += 4) {
+      inc(h, band[i]!);
+      inc(h, 256 + band[i + 1]!);
+      inc(h, 512 + band[i + 2]!);
+      inc(h, 768 + band[i + 3]!);
+    }
+    for (; i < len; i++) inc(h, band[i]!);
+  } else {
+    for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
+  }
+  return h;
+}
+
+/** Histograms of whole byte planes under one mask, known while withByteHistograms runs. */
+let known:
+  { readonly planes: readonly unknown[]; readonly mask: Uint8Array; readonly histograms: readonly (Uint32Array | undefined)[] } | undefined;
+
+function knownHistogram(p: Uint8Array, mask: Uint8Array): Uint32Array | undefined {
+  if (known === undefined || known.mask !== mask) return undefined;
+  const j = known.planes.indexOf(p);
+  return j < 0 ? undefined : known.histograms[j];
+}
+
+/**
+ * Run `f` with the byteHistogram of some of `planes` (undefined: not given) known: a
+ * PixelStatistics adding one of those planes whole, under that same mask, during `f` takes its
+ * histogram instead of counting the plane again (the chipper counts a chip's bands once for its
+ * own statistics and the GeoTIFF's). The planes and the mask must not change while `f` runs.
+ */
+export function withByteHistograms<T>(
+  planes: readonly unknown[],
+  mask: Uint8Array,
+  histograms: readonly (Uint32Array | undefined)[],
+  f: () => T,
+): T {
+  const before = known;
+  known = { planes, mask, histograms };
+  try {
+    return f();
+  } finally {
+    known = before;
   }
 }
 
