@@ -1,0 +1,135 @@
+/**
+ * The byte statistics' wasm path (wasm/stats.ts): the counts of a byte window's values
+ * (`byteHistogram`, PixelStatistics' byte bands) and the chipper's sums of squared deviations of
+ * byte bands (`momentsOfBands`). The TypeScript loops (src/io/pixel-statistics.ts,
+ * src/chipper/metadata.ts) stay the reference and the dispatchers: they call here first and run
+ * their own loop when this answers undefined/false (wasm off, `RASTERFLOW_SIMD=0`, the arena full).
+ * The results are the same bit for bit: the same counts in the same bins; each band's squared
+ * deviations added in pixel order in one f64 chain, as the TypeScript loop adds them.
+ *
+ * Memory: planes are bound through a `WasmCall` (planes.ts): used where they are when they live in
+ * wasm memory, else copied in. Decision: a copy always pays here (a 256^2 chip band: a 64 KiB copy,
+ * a few microseconds, against a count 4-6x faster than the TypeScript loop's, which takes about
+ * 150 us; stats.test.ts measures it), so every byte plane takes the wasm path when wasm is on.
+ */
+import { wasmKernels } from './module.js';
+import { WasmCall } from './planes.js';
+
+/** The statistics exports of the kernels' module (wasm/stats.ts); addresses are byte addresses in its memory. */
+export interface StatsExports {
+  statsByteHistogram(
+    band: number,
+    mask: number,
+    start: number,
+    width: number,
+    rows: number,
+    stride: number,
+    useMask: number,
+    h: number,
+  ): void;
+  statsSquares(
+    k: number,
+    b0: number,
+    b1: number,
+    b2: number,
+    b3: number,
+    mask: number,
+    n: number,
+    useMask: number,
+    t: number,
+    out: number,
+  ): void;
+}
+
+let histogramCalls = 0;
+let squaresCalls = 0;
+/** Histograms counted in wasm in this thread (tests check the path they meant ran). */
+export const statsHistogramCalls = (): number => histogramCalls;
+/** Groups of squared-deviation sums computed in wasm in this thread. */
+export const statsSquaresCalls = (): number => squaresCalls;
+
+/**
+ * Count the byte values of a window's pixels into `h` (1024 bins: four interleaved histograms,
+ * pixel i of the plane into the (i % 4)th, zeroed first): `rows` rows of `width` pixels, row r from
+ * index start + r * stride of `band` and of `mask` (pixels whose mask byte is 0 skipped when
+ * `useMask`). @returns false when not done (wasm off, memory out): the caller counts in TypeScript.
+ */
+export function histogramInWasm(
+  band: Uint8Array,
+  mask: Uint8Array,
+  start: number,
+  width: number,
+  rows: number,
+  stride: number,
+  useMask: boolean,
+  h: Uint32Array,
+): boolean {
+  const k = wasmKernels();
+  if (k === undefined || rows <= 0 || width <= 0) return false;
+  const span = (rows - 1) * stride + width;
+  const call = new WasmCall(k);
+  try {
+    // Only the window's span is bound (copied, when the plane lives elsewhere), from `start` on.
+    const b = call.input(band.subarray(start, start + span));
+    const m = useMask ? call.input(mask.subarray(start, start + span)) : 0;
+    const out = call.scratch(16384);
+    if (b === undefined || m === undefined || out === undefined) return false;
+    // Indices relative to the bound span keep pixel i's histogram (i % 4) only when start % 4 is 0:
+    // otherwise the kernel's bins are rotated back below.
+    (k.exports as unknown as StatsExports).statsByteHistogram(b, m, 0, width, rows, stride, useMask ? 1 : 0, out);
+    const got = new Uint32Array(k.arena.buffer, out, 1024);
+    const shift = start & 3;
+    if (shift === 0) h.set(got);
+    else for (let q = 0; q < 4; q++) h.set(got.subarray(256 * q, 256 * q + 256), 256 * ((q + shift) & 3));
+    histogramCalls++;
+    return true;
+  } finally {
+    call.release();
+  }
+}
+
+/**
+ * The sums of squared deviations of `bands` (1 to 4 byte bands, each at least `n` long) over pixels
+ * [0, n) whose mask byte is not 0 (every pixel when `mask` is undefined): s_j += t[256 * j +
+ * bands[j][i]] in pixel order, the TypeScript loop's chain. Undefined when not done.
+ */
+export function squaresInWasm(
+  bands: readonly Uint8Array[],
+  mask: Uint8Array | undefined,
+  n: number,
+  t: Float64Array,
+): number[] | undefined {
+  const k = wasmKernels();
+  const count = bands.length;
+  if (k === undefined || count < 1 || count > 4 || n <= 0) return undefined;
+  const call = new WasmCall(k);
+  try {
+    const ptrs: number[] = [];
+    for (const b of bands) {
+      const p = call.input(b.subarray(0, n));
+      if (p === undefined) return undefined;
+      ptrs.push(p);
+    }
+    const m = mask === undefined ? 0 : call.input(mask.subarray(0, n));
+    const tp = call.input(t.subarray(0, 256 * count));
+    const out = call.scratch(32);
+    if (m === undefined || tp === undefined || out === undefined) return undefined;
+    const p0 = ptrs[0]!;
+    (k.exports as unknown as StatsExports).statsSquares(
+      count,
+      p0,
+      ptrs[1] ?? p0,
+      ptrs[2] ?? p0,
+      ptrs[3] ?? p0,
+      m,
+      n,
+      mask === undefined ? 0 : 1,
+      tp,
+      out,
+    );
+    squaresCalls++;
+    return Array.from(new Float64Array(k.arena.buffer, out, count));
+  } finally {
+    call.release();
+  }
+}
