@@ -199,3 +199,34 @@ export function statsSquares(
   store<f64>(out, s2, 16);
   store<f64>(out, s3, 24);
 }
+
+/**
+ * Undo TIFF predictor 2 on one plane of bytes (src/io/decoders.ts `horizontalPredictor` with one
+ * byte per sample and one sample per pixel): dst[r][i] = (src[r][0] + ... + src[r][i]) mod 256, for
+ * `rows` rows of `width` bytes. dst may be src, or a block not overlapping it. Sixteen bytes per
+ * step: their running sums within the step in four shifted adds, plus the step before's last sum.
+ */
+export function statsUndoDifferenceBytes(src: usize, dst: usize, width: i32, rows: i32): void {
+  const zero = i8x16.splat(0);
+  for (let r: i32 = 0; r < rows; r++) {
+    const s = src + <usize>r * <usize>width;
+    const d = dst + <usize>r * <usize>width;
+    let carry = zero;
+    let i: i32 = 0;
+    for (; i + 16 <= width; i += 16) {
+      let v = v128.load(s + <usize>i);
+      v = i8x16.add(v, i8x16.shuffle(zero, v, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30));
+      v = i8x16.add(v, i8x16.shuffle(zero, v, 0, 1, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29));
+      v = i8x16.add(v, i8x16.shuffle(zero, v, 0, 1, 2, 3, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27));
+      v = i8x16.add(v, i8x16.shuffle(zero, v, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23));
+      v = i8x16.add(v, carry);
+      v128.store(d + <usize>i, v);
+      carry = i8x16.shuffle(v, v, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15);
+    }
+    let c: u32 = i8x16.extract_lane_u(carry, 0);
+    for (; i < width; i++) {
+      c = (c + load<u8>(s + <usize>i)) & 255;
+      store<u8>(d + <usize>i, <u8>c);
+    }
+  }
+}

@@ -9,17 +9,21 @@
  *   - `PixelStatistics` on U8/S8 windows (odd starts, strides, widths; NoData, NBITS): the same
  *     results;
  *   - `momentsOfBands`: the same moments (Object.is on every figure) for 1 to 6 bands, masked or
- *     not, with and without the caller's histograms.
+ *     not, with and without the caller's histograms;
+ *   - `horizontalPredictor` (predictor 2 undone) on byte planes: the same bytes as the TypeScript
+ *     loops and as a plain running sum, for widths around the sixteen-byte steps, odd offsets, in
+ *     wasm memory and not.
  * Every comparison checks the wasm path ran (its call counters), and RASTERFLOW_SIMD=0 switches
  * it off.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { prng } from '../../test/helpers.js';
 import { momentsOfBands, type BandMoments } from '../chipper/metadata.js';
+import { horizontalPredictor } from '../io/decoders.js';
 import { byteHistogram, PixelStatistics } from '../io/pixel-statistics.js';
 import { setWasmEnabled, wasmKernels } from './module.js';
 import { tileBlocks } from './planes.js';
-import { statsHistogramCalls, statsSquaresCalls } from './stats.js';
+import { statsHistogramCalls, statsSquaresCalls, statsUndoDifferenceCalls } from './stats.js';
 
 const wasmOn = wasmKernels() !== undefined;
 
@@ -176,6 +180,52 @@ describe.skipIf(!wasmOn)('wasm byte histograms', () => {
     const before = statsSquaresCalls();
     sameMoments(momentsOfBands(bands, mask), ts, 'mixed');
     expect(statsSquaresCalls()).toBe(before + 1);
+  });
+});
+
+describe.skipIf(!wasmOn)('wasm predictor 2 undone on bytes', () => {
+  /** The running sum of each row, modulo 256: what undoing horizontal differencing gives. */
+  const runningSums = (b: Uint8Array, width: number, rows: number): Uint8Array => {
+    const out = b.slice();
+    for (let r = 0; r < rows; r++) for (let i = 1; i < width; i++) out[r * width + i] = out[r * width + i]! + out[r * width + i - 1]!;
+    return out;
+  };
+
+  it('horizontalPredictor: the same bytes as the TypeScript loops, through the wasm path', () => {
+    let seed = 500;
+    for (const width of [1, 2, 3, 4, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 1024])
+      for (const rows of [1, 2, 7])
+        for (const fill of FILLS)
+          for (const offset of [0, 1, 4]) {
+            const src = bytes(width * rows, seed++, fill, offset);
+            const ts = src.slice();
+            typescriptPath(() => horizontalPredictor(ts, width, rows, 1, 1));
+            const got = src.slice(); // aligned
+            const before = statsUndoDifferenceCalls();
+            horizontalPredictor(src, width, rows, 1, 1); // at `offset`
+            horizontalPredictor(got, width, rows, 1, 1);
+            expect(statsUndoDifferenceCalls(), 'the wasm path').toBe(before + 2);
+            expect(got, `${width}x${rows} ${fill}`).toEqual(ts);
+            expect(src, `${width}x${rows} ${fill} +${offset}`).toEqual(ts);
+            expect(ts).toEqual(runningSums(bytes(width * rows, seed - 1, fill, offset), width, rows));
+          }
+  });
+
+  it('horizontalPredictor on a plane in wasm memory (in place) and past the rows it is given', () => {
+    const blocks = tileBlocks()!;
+    try {
+      const block = blocks.allocate({ x: 0, y: 0, width: 77, height: 13 }, 'U8', 1);
+      const plane = block.bands[0] as Uint8Array;
+      plane.set(bytes(plane.length, 31, 'random'));
+      const want = plane.slice();
+      typescriptPath(() => horizontalPredictor(want, 77, 12, 1, 1)); // the last row left as it is
+      const before = statsUndoDifferenceCalls();
+      horizontalPredictor(plane, 77, 12, 1, 1);
+      expect(statsUndoDifferenceCalls()).toBe(before + 1);
+      expect(plane).toEqual(want);
+    } finally {
+      blocks.release();
+    }
   });
 });
 

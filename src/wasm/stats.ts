@@ -27,6 +27,7 @@ export interface StatsExports {
     useMask: number,
     h: number,
   ): void;
+  statsUndoDifferenceBytes(src: number, dst: number, width: number, rows: number): void;
   statsSquares(
     k: number,
     b0: number,
@@ -39,6 +40,18 @@ export interface StatsExports {
     t: number,
     out: number,
   ): void;
+}
+
+let enabled = true;
+/**
+ * Switch this family's wasm path off (false) or back on in this thread, leaving the other
+ * kernels as they are: benchmarks compare the two paths of the statistics alone in one process.
+ * @returns the previous setting.
+ */
+export function setStatsWasmEnabled(on: boolean): boolean {
+  const was = enabled;
+  enabled = on;
+  return was;
 }
 
 let histogramCalls = 0;
@@ -64,7 +77,7 @@ export function histogramInWasm(
   useMask: boolean,
   h: Uint32Array,
 ): boolean {
-  const k = wasmKernels();
+  const k = enabled ? wasmKernels() : undefined;
   if (k === undefined || rows <= 0 || width <= 0) return false;
   const span = (rows - 1) * stride + width;
   const call = new WasmCall(k);
@@ -99,7 +112,7 @@ export function squaresInWasm(
   n: number,
   t: Float64Array,
 ): number[] | undefined {
-  const k = wasmKernels();
+  const k = enabled ? wasmKernels() : undefined;
   const count = bands.length;
   if (k === undefined || count < 1 || count > 4 || n <= 0) return undefined;
   const call = new WasmCall(k);
@@ -129,6 +142,34 @@ export function squaresInWasm(
     );
     squaresCalls++;
     return Array.from(new Float64Array(k.arena.buffer, out, count));
+  } finally {
+    call.release();
+  }
+}
+
+let undone = 0;
+/** Byte blocks whose predictor 2 was undone in wasm in this thread. */
+export const statsUndoDifferenceCalls = (): number => undone;
+
+/**
+ * Undo TIFF predictor 2 in place on `rows` rows of `width` bytes of `b` (one byte per sample, one
+ * sample per pixel: the running sum of each row, modulo 256), in wasm. @returns false when not done
+ * (wasm off, memory out): the caller undoes it in TypeScript.
+ */
+export function undoDifferenceInWasm(b: Uint8Array, width: number, rows: number): boolean {
+  const k = enabled ? wasmKernels() : undefined;
+  const n = width * rows;
+  if (k === undefined || n <= 0 || n > b.length) return false;
+  const plane = b.subarray(0, n);
+  const call = new WasmCall(k);
+  try {
+    const src = call.input(plane);
+    const dst = call.output(plane);
+    if (src === undefined || dst === undefined) return false;
+    (k.exports as unknown as StatsExports).statsUndoDifferenceBytes(src, dst, width, rows);
+    call.finish();
+    undone++;
+    return true;
   } finally {
     call.release();
   }
