@@ -16,16 +16,21 @@
  * Every comparison checks the wasm path ran (its call counters), and RASTERFLOW_SIMD=0 switches
  * it off.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { prng } from '../../test/helpers.js';
 import { momentsOfBands, type BandMoments } from '../chipper/metadata.js';
 import { horizontalPredictor } from '../io/decoders.js';
 import { byteHistogram, PixelStatistics } from '../io/pixel-statistics.js';
 import { setWasmEnabled, wasmKernels } from './module.js';
 import { tileBlocks } from './planes.js';
-import { statsHistogramCalls, statsSquaresCalls, statsUndoDifferenceCalls } from './stats.js';
+import { setStatsWasmMinPixels, STATS_WASM_MIN_PIXELS, statsHistogramCalls, statsSquaresCalls, statsUndoDifferenceCalls } from './stats.js';
 
 const wasmOn = wasmKernels() !== undefined;
+
+// Every window takes the wasm path here (tails and tiny planes included), except in the test of
+// the threshold itself.
+beforeAll(() => void setStatsWasmMinPixels(1));
+afterAll(() => void setStatsWasmMinPixels(STATS_WASM_MIN_PIXELS));
 
 /** Run `f` on the TypeScript path (wasm switched off in this thread), then back on. */
 function typescriptPath<T>(f: () => T): T {
@@ -225,6 +230,30 @@ describe.skipIf(!wasmOn)('wasm predictor 2 undone on bytes', () => {
       expect(plane).toEqual(want);
     } finally {
       blocks.release();
+    }
+  });
+});
+
+describe.skipIf(!wasmOn)('wasm byte statistics: small windows', () => {
+  it('stay in TypeScript below STATS_WASM_MIN_PIXELS, take wasm from it on', () => {
+    const was = setStatsWasmMinPixels(STATS_WASM_MIN_PIXELS);
+    try {
+      for (const n of [STATS_WASM_MIN_PIXELS - 1, STATS_WASM_MIN_PIXELS]) {
+        const band = bytes(n, n, 'random');
+        const mask = maskOf(n, 2, 'random');
+        const h0 = statsHistogramCalls();
+        const s0 = statsSquaresCalls();
+        const u0 = statsUndoDifferenceCalls();
+        const want = typescriptPath(() => momentsOfBands([band, band], mask));
+        sameMoments(momentsOfBands([band, band], mask), want, `${n}`);
+        horizontalPredictor(band.slice(), n, 1, 1, 1);
+        const taken = n >= STATS_WASM_MIN_PIXELS ? 1 : 0;
+        expect(statsHistogramCalls() - h0, `${n}`).toBe(2 * taken);
+        expect(statsSquaresCalls() - s0, `${n}`).toBe(taken);
+        expect(statsUndoDifferenceCalls() - u0, `${n}`).toBe(taken);
+      }
+    } finally {
+      setStatsWasmMinPixels(was);
     }
   });
 });

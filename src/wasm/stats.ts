@@ -1,16 +1,17 @@
 /**
  * The byte statistics' wasm path (wasm/stats.ts): the counts of a byte window's values
  * (`byteHistogram`, PixelStatistics' byte bands) and the chipper's sums of squared deviations of
- * byte bands (`momentsOfBands`). The TypeScript loops (src/io/pixel-statistics.ts,
- * src/chipper/metadata.ts) stay the reference and the dispatchers: they call here first and run
- * their own loop when this answers undefined/false (wasm off, `RASTERFLOW_SIMD=0`, the arena full).
+ * byte bands (`momentsOfBands`), and TIFF predictor 2 undone on byte planes (`horizontalPredictor`).
+ * The TypeScript loops (src/io/pixel-statistics.ts, src/chipper/metadata.ts, src/io/decoders.ts)
+ * stay the reference and the dispatchers: they call here first and run their own loop when this
+ * answers undefined/false (wasm off, `RASTERFLOW_SIMD=0`, a small window, the arena full).
  * The results are the same bit for bit: the same counts in the same bins; each band's squared
  * deviations added in pixel order in one f64 chain, as the TypeScript loop adds them.
  *
  * Memory: planes are bound through a `WasmCall` (planes.ts): used where they are when they live in
- * wasm memory, else copied in. Decision: a copy always pays here (a 256^2 chip band: a 64 KiB copy,
- * a few microseconds, against a count 4-6x faster than the TypeScript loop's, which takes about
- * 150 us; stats.test.ts measures it), so every byte plane takes the wasm path when wasm is on.
+ * wasm memory, else copied in. Decision: the copy pays (a 256^2 chip band's histogram, copy included:
+ * about 2.5x the TypeScript loop's speed, bench/stats.bench.ts), so a byte plane of at least
+ * STATS_WASM_MIN_PIXELS takes the wasm path when wasm is on, wherever it lives.
  */
 import { wasmKernels } from './module.js';
 import { WasmCall } from './planes.js';
@@ -54,6 +55,21 @@ export function setStatsWasmEnabled(on: boolean): boolean {
   return was;
 }
 
+/**
+ * Decision: windows of fewer pixels than this stay in TypeScript. A call's fixed cost (binding the
+ * planes, zeroing and folding the kernel's histograms) is 1-3 us; measured A/B (load ~3), the
+ * TypeScript loops are faster up to about 1,000-1,500 pixels, wasm from 4,096 on (a 64 x 64 block:
+ * 1.7x for the predictor and the histogram).
+ */
+export const STATS_WASM_MIN_PIXELS = 2048;
+let minPixels = STATS_WASM_MIN_PIXELS;
+/** Tests: the smallest window taking the wasm path (1: every window). @returns the previous value. */
+export function setStatsWasmMinPixels(n: number): number {
+  const was = minPixels;
+  minPixels = n;
+  return was;
+}
+
 let histogramCalls = 0;
 let squaresCalls = 0;
 /** Histograms counted in wasm in this thread (tests check the path they meant ran). */
@@ -78,7 +94,7 @@ export function histogramInWasm(
   h: Uint32Array,
 ): boolean {
   const k = enabled ? wasmKernels() : undefined;
-  if (k === undefined || rows <= 0 || width <= 0) return false;
+  if (k === undefined || rows <= 0 || width <= 0 || width * rows < minPixels) return false;
   const span = (rows - 1) * stride + width;
   const call = new WasmCall(k);
   try {
@@ -114,7 +130,7 @@ export function squaresInWasm(
 ): number[] | undefined {
   const k = enabled ? wasmKernels() : undefined;
   const count = bands.length;
-  if (k === undefined || count < 1 || count > 4 || n <= 0) return undefined;
+  if (k === undefined || count < 1 || count > 4 || n <= 0 || n < minPixels) return undefined;
   const call = new WasmCall(k);
   try {
     const ptrs: number[] = [];
@@ -159,7 +175,7 @@ export const statsUndoDifferenceCalls = (): number => undone;
 export function undoDifferenceInWasm(b: Uint8Array, width: number, rows: number): boolean {
   const k = enabled ? wasmKernels() : undefined;
   const n = width * rows;
-  if (k === undefined || n <= 0 || n > b.length) return false;
+  if (k === undefined || n <= 0 || n > b.length || n < minPixels) return false;
   const plane = b.subarray(0, n);
   const call = new WasmCall(k);
   try {
