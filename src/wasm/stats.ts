@@ -96,6 +96,8 @@ export function histogramInWasm(
   const k = enabled ? wasmKernels() : undefined;
   if (k === undefined || rows <= 0 || width <= 0 || width * rows < minPixels) return false;
   const span = (rows - 1) * stride + width;
+  // A window past the plane's (or the mask's) end: the TypeScript loop's answer, whatever it is.
+  if (start < 0 || start + span > band.length || (useMask && start + span > mask.length)) return false;
   const call = new WasmCall(k);
   try {
     // Only the window's span is bound (copied, when the plane lives elsewhere), from `start` on.
@@ -135,10 +137,12 @@ export function squaresInWasm(
   try {
     const ptrs: number[] = [];
     for (const b of bands) {
+      if (b.length < n) return undefined;
       const p = call.input(b.subarray(0, n));
       if (p === undefined) return undefined;
       ptrs.push(p);
     }
+    if ((mask !== undefined && mask.length < n) || t.length < 256 * count) return undefined;
     const m = mask === undefined ? 0 : call.input(mask.subarray(0, n));
     const tp = call.input(t.subarray(0, 256 * count));
     const out = call.scratch(32);
