@@ -22,6 +22,7 @@ const SUITES: Readonly<Record<string, () => Promise<BenchRow[]>>> = {
   chipper: async () => (await import('./chipper.bench.js')).chipperBench(),
   chain: async () => (await import('./chain.bench.js')).chainBench(),
   io: async () => (await import('./io.bench.js')).ioBench(),
+  stats: async () => (await import('./stats.bench.js')).statsBench(),
 };
 
 const fmt = (v: number | undefined, digits: number): string => (v === undefined ? '' : v.toFixed(digits));

@@ -3,3 +3,4 @@ export * from './terrain';
 export * from './focal';
 export * from './local';
 export * from './reader';
+export * from './stats';

@@ -8,6 +8,7 @@
  */
 import { maskAllValid, type RasterInfo } from '../core/pixel-block.js';
 import { byteHistogram } from '../io/pixel-statistics.js';
+import { squaresInWasm } from '../wasm/stats.js';
 
 export interface BandMoments {
   min: number;
@@ -149,9 +150,14 @@ function wordSquares3(b0: Uint8Array, b1: Uint8Array, b2: Uint8Array, len: numbe
   return [s0, s1, s2];
 }
 
-/** The second pass of one byte band: its squared deviations (table `t` from 0) added in pixel order. */
+/**
+ * The second pass of one byte band: its squared deviations (table `t` from 0) added in pixel order
+ * (in wasm when the kernels are on, src/wasm/stats.ts: the same chain of additions, the same bits).
+ */
 function singleSquares(band: Uint8Array, mask: Uint8Array, all: boolean, t: Float64Array): number {
   const len = mask.length;
+  const w = squaresInWasm([band], all ? undefined : mask, len, t);
+  if (w !== undefined) return w[0]!;
   let m2 = 0;
   if (all && aligned(band, len)) {
     const words = len >> 2;
@@ -227,9 +233,14 @@ export function momentsOfBands(
   return out;
 }
 
-/** The second passes of `k` (2 to 4) byte bands from `group[g]` on, side by side (each in pixel order). */
+/**
+ * The second passes of `k` (2 to 4) byte bands from `group[g]` on, side by side (each in pixel
+ * order; in wasm when the kernels are on, each band's chain the same).
+ */
 function chainedSquares(group: readonly Uint8Array[], g: number, k: number, mask: Uint8Array, all: boolean, t: Float64Array): number[] {
   const len = mask.length;
+  const w = squaresInWasm(group.slice(g, g + k), all ? undefined : mask, len, t);
+  if (w !== undefined) return w;
   const b0 = group[g]!;
   const b1 = group[g + 1]!;
   let s0 = 0;

@@ -21,6 +21,7 @@
  */
 import { inflateBlock, warmCodecThreads } from './codec-pool.js';
 import { MAX_BLOCK_BYTES, type TiffImageLayout } from './tiff-reader.js';
+import { undoDifferenceInWasm } from '../wasm/stats.js';
 
 export type SampleArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 
@@ -402,6 +403,8 @@ const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** Undo predictor 2 in place: per row, each word plus the word `stride` words before it (wrapping). */
 export function horizontalPredictor(b: Uint8Array, width: number, height: number, stride: number, word: number): void {
   const n = width * stride;
+  // One plane of bytes: in wasm when the kernels are on (src/wasm/stats.ts), the same bytes.
+  if (word === 1 && stride === 1 && undoDifferenceInWasm(b, n, height)) return;
   if (word === 1 && stride === 1 && n % 4 === 0 && b.byteOffset % 4 === 0 && HOST_LITTLE_ENDIAN) {
     // One plane of bytes whose rows are whole 32-bit words: each row's running sum taken four
     // bytes a step in 16-bit lanes (bytes 0 and 2 in one word, bytes 1 and 3 in another; a lane

@@ -17,6 +17,7 @@
  */
 import { maskAllValid, type BandStatistics } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
+import { histogramInWasm } from '../wasm/stats.js';
 
 /** One band's statistics as a file carries them. */
 export interface FileBandStatistics extends BandStatistics {
@@ -181,10 +182,12 @@ export class PixelStatistics {
     const given =
       p instanceof Uint8Array && start === 0 && stride === width && width * rows === mask.length ? knownHistogram(p, mask) : undefined;
     const h = given ?? (this.histogram ??= new Uint32Array(1024));
-    if (given === undefined) h.fill(0);
     // A window whose rows follow each other without a gap and no masked pixel: one loop.
     const flat = given === undefined && stride === width && maskAllValid(mask, start, width * rows);
-    if (flat) {
+    // In wasm when the kernels are on (src/wasm/stats.ts): the same counts.
+    const counted = given !== undefined || histogramInWasm(u, mask, start, width, rows, stride, !flat, h);
+    if (!counted) h.fill(0);
+    if (flat && !counted) {
       const i1 = start + width * rows;
       let i = start;
       for (; i + 3 < i1; i += 4) {
@@ -195,7 +198,7 @@ export class PixelStatistics {
       }
       for (; i < i1; i++) inc(h, u[i]!);
     }
-    for (let r = 0; r < (flat || given !== undefined ? 0 : rows); r++) {
+    for (let r = 0; r < (flat || counted ? 0 : rows); r++) {
       const i0 = start + r * stride;
       const i1 = i0 + width;
       if (maskAllValid(mask, i0, width)) {
@@ -266,9 +269,11 @@ export class PixelStatistics {
  * The counts of the byte values of `band`'s valid pixels (mask[i] !== 0, i < mask.length), in four
  * interleaved histograms of 256 bins (pixel i into the (i % 4)th: consecutive equal values would
  * otherwise wait on each other's increments), into `h` (1024 bins, zeroed first) or a new array.
+ * Counted in wasm when the kernels are on (src/wasm/stats.ts: the same counts in the same bins).
  */
 export function byteHistogram(band: Uint8Array, mask: Uint8Array, all = maskAllValid(mask), h = new Uint32Array(1024)): Uint32Array {
   const len = mask.length;
+  if (len > 0 && histogramInWasm(band, mask, 0, len, 1, len, !all, h)) return h;
   h.fill(0);
   if (all) {
     let i = 0;
@@ -278,7 +283,7 @@ export function byteHistogram(band: Uint8Array, mask: Uint8Array, all = maskAllV
       inc(h, 512 + band[i + 2]!);
       inc(h, 768 + band[i + 3]!);
     }
-    for (; i < len; i++) inc(h, band[i]!);
+    for (; i < len; i++) inc(h, ((i & 3) << 8) | band[i]!);
   } else {
     for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
   }
