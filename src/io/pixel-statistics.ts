@@ -187,32 +187,11 @@ export class PixelStatistics {
     // In wasm when the kernels are on (src/wasm/stats.ts): the same counts.
     const counted = given !== undefined || histogramInWasm(u, mask, start, width, rows, stride, !flat, h);
     if (!counted) h.fill(0);
-    if (flat && !counted) {
-      const i1 = start + width * rows;
-      let i = start;
-      for (; i + 3 < i1; i += 4) {
-        inc(h, u[i]!);
-        inc(h, 256 + u[i + 1]!);
-        inc(h, 512 + u[i + 2]!);
-        inc(h, 768 + u[i + 3]!);
-      }
-      for (; i < i1; i++) inc(h, u[i]!);
-    }
+    if (flat && !counted) countRun(h, u, start, start + width * rows);
     for (let r = 0; r < (flat || counted ? 0 : rows); r++) {
       const i0 = start + r * stride;
-      const i1 = i0 + width;
-      if (maskAllValid(mask, i0, width)) {
-        let i = i0;
-        for (; i + 3 < i1; i += 4) {
-          inc(h, u[i]!);
-          inc(h, 256 + u[i + 1]!);
-          inc(h, 512 + u[i + 2]!);
-          inc(h, 768 + u[i + 3]!);
-        }
-        for (; i < i1; i++) inc(h, u[i]!);
-      } else {
-        for (let i = i0; i < i1; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | u[i]!);
-      }
+      if (maskAllValid(mask, i0, width)) countRun(h, u, i0, i0 + width);
+      else countMasked(h, u, mask, i0, i0 + width);
     }
     let n = this.n[b]!;
     let lo = this.min[b]!;
@@ -275,19 +254,29 @@ export function byteHistogram(band: Uint8Array, mask: Uint8Array, all = maskAllV
   const len = mask.length;
   if (len > 0 && histogramInWasm(band, mask, 0, len, 1, len, !all, h)) return h;
   h.fill(0);
-  if (all) {
-    let i = 0;
-    for (; i + 3 < len; i += 4) {
-      inc(h, band[i]!);
-      inc(h, 256 + band[i + 1]!);
-      inc(h, 512 + band[i + 2]!);
-      inc(h, 768 + band[i + 3]!);
-    }
-    for (; i < len; i++) inc(h, ((i & 3) << 8) | band[i]!);
-  } else {
-    for (let i = 0; i < len; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | band[i]!);
-  }
+  if (all) countRun(h, band, 0, len);
+  else countMasked(h, band, mask, 0, len);
   return h;
+}
+
+/**
+ * Pixels i0..i1-1 of `u` counted into four interleaved histograms (pixel i into the (i % 4)th:
+ * consecutive equal values would otherwise wait on each other's increments); only their sums are read.
+ */
+function countRun(h: Uint32Array, u: Uint8Array, i0: number, i1: number): void {
+  let i = i0;
+  for (; i + 3 < i1; i += 4) {
+    inc(h, u[i]!);
+    inc(h, 256 + u[i + 1]!);
+    inc(h, 512 + u[i + 2]!);
+    inc(h, 768 + u[i + 3]!);
+  }
+  for (; i < i1; i++) inc(h, ((i & 3) << 8) | u[i]!);
+}
+
+/** countRun of the pixels whose mask byte is not 0. */
+function countMasked(h: Uint32Array, u: Uint8Array, mask: Uint8Array, i0: number, i1: number): void {
+  for (let i = i0; i < i1; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | u[i]!);
 }
 
 /** Histograms of whole byte planes under one mask, known while withByteHistograms runs. */
