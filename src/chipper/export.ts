@@ -441,7 +441,8 @@ async function exportWith(
         start(k + inFlight);
         const pl = planned[k]!;
         const c = pl.c;
-        options.onProgress?.({ done: c.id + 1, total, chips: written.length, message: `chip ${c.id + 1} of ${total}` });
+        // Chips recorded and chips being written (a stop finishes and records those: see below).
+        options.onProgress?.({ done: c.id + 1, total, chips: written.length + writing.length, message: `chip ${c.id + 1} of ${total}` });
         if (pl.pixels === undefined) {
           skipped.noLabels++;
           continue;
