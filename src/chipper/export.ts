@@ -128,6 +128,8 @@ const IMAGE_EXT = { TIFF: 'tif', PNG: 'png', JPEG: 'jpg', MRF: 'mrf' } as const;
 const PIXEL_BYTES: Readonly<Record<string, number>> = { U1: 1, U2: 1, U4: 1, U8: 1, S8: 1, U16: 2, S16: 2, U32: 4, S32: 4, F32: 4, F64: 8 };
 /** Room for a chip's side files (world file, `.aux.xml`, label file, encoder headers) in the maxBytes bound. */
 const CHIP_SIDE_BYTES = 16 * 1024;
+/** Chips whose files may still be being written (their GeoTIFF deflating) when the next is started. */
+const WRITE_AHEAD = 3;
 
 export async function exportTrainingData(rawParams: unknown, options: ExportOptions = {}): Promise<ExportSummary> {
   // Every raster this export opens is closed when it ends, on success and on every error path
@@ -411,53 +413,81 @@ async function exportWith(
         { path: name },
       );
     };
-    for (let k = 0; k < planned.length; k++) {
-      // Decision: one turn of the event loop per candidate. A chip's files and its journal line are
-      // written synchronously (files.ts writeAtomicSync), and its pixels are often rendered by the
-      // time it is consumed, so without this turn a server running the export would answer no
-      // request, nor a cancel, until the export ended.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
-      start(k + inFlight);
-      const pl = planned[k]!;
-      const c = pl.c;
-      options.onProgress?.({ done: c.id + 1, total, chips: written.length, message: `chip ${c.id + 1} of ${total}` });
-      if (pl.pixels === undefined) {
-        skipped.noLabels++;
-        continue;
-      }
-      const { image, image2, classes: classChip } = await pl.pixels;
-      const { width: w, height: h } = c.window;
-      let invalid = 0;
-      if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
-      if (invalid / (w * h) > p.maxNoDataFraction) {
-        skipped.noData++;
-        continue;
-      }
-      let objects = pl.objects;
-      let classValuesChip: Uint8Array | Uint16Array | undefined;
-      if (classChip !== undefined) {
-        classValuesChip = run.labels.maxClass > 255 ? new Uint16Array(w * h) : new Uint8Array(w * h);
-        for (let i = 0; i < w * h; i++) classValuesChip[i] = classChip.mask[i] ? classChip.bands[0]![i]! : 0;
-        objects = componentObjects(classValuesChip, w, h, names);
-      }
-      const empty = objects.length === 0 && pl.instanceObjects.length === 0;
-      if (empty && p.inputClassData !== undefined && emptyKept + 1 > p.maxEmptyChipRatio * (kept + 1)) {
-        skipped.emptyRatio++;
-        continue;
-      }
-      overBudget(Math.max(largest, rawChip));
-      const index = nextIndex++;
-      const chip = labelChip(run, pl, index, image, objects, classValuesChip);
-      const entry = await writeChip(run, c, index, chip, empty, image, image2);
+    // Decision: chips are written in a pipeline. A chip's GeoTIFF deflates on the codec threads
+    // while the next chips are rendered and their other files written; chips are recorded in the
+    // journal strictly in order, each once every file of it is in place, so the folder and the
+    // journal are the same for any thread count. A byte budget needs each chip's size before the
+    // next is started: with one, chips are written one at a time.
+    const depth = budget === undefined ? WRITE_AHEAD : 0;
+    const writing: Promise<ChipEntry>[] = [];
+    const recordOldest = async (): Promise<void> => {
+      const entry = await writing[0]!;
+      void writing.shift();
       // A chip that passed the budget after all is not recorded: a resume writes it again.
       overBudget(entry.bytes);
       bytesSoFar += entry.bytes;
       largest = Math.max(largest, entry.bytes);
       await journal.append(entry);
       written.push(entry);
-      kept++;
-      if (empty) emptyKept++;
+    };
+    try {
+      for (let k = 0; k < planned.length; k++) {
+        // Decision: one turn of the event loop per candidate. A chip's files and its journal line are
+        // written synchronously (files.ts writeAtomicSync), and its pixels are often rendered by the
+        // time it is consumed, so without this turn a server running the export would answer no
+        // request, nor a cancel, until the export ended.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (signal?.aborted) throw new EngineError('ABORTED', 'the export was cancelled', { cause: signal.reason });
+        start(k + inFlight);
+        const pl = planned[k]!;
+        const c = pl.c;
+        // Chips recorded and chips being written (a stop finishes and records those: see below).
+        options.onProgress?.({ done: c.id + 1, total, chips: written.length + writing.length, message: `chip ${c.id + 1} of ${total}` });
+        if (pl.pixels === undefined) {
+          skipped.noLabels++;
+          continue;
+        }
+        const { image, image2, classes: classChip } = await pl.pixels;
+        const { width: w, height: h } = c.window;
+        let invalid = 0;
+        if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
+        if (invalid / (w * h) > p.maxNoDataFraction) {
+          skipped.noData++;
+          continue;
+        }
+        let objects = pl.objects;
+        let classValuesChip: Uint8Array | Uint16Array | undefined;
+        if (classChip !== undefined) {
+          classValuesChip = run.labels.maxClass > 255 ? new Uint16Array(w * h) : new Uint8Array(w * h);
+          for (let i = 0; i < w * h; i++) classValuesChip[i] = classChip.mask[i] ? classChip.bands[0]![i]! : 0;
+          objects = componentObjects(classValuesChip, w, h, names);
+        }
+        const empty = objects.length === 0 && pl.instanceObjects.length === 0;
+        if (empty && p.inputClassData !== undefined && emptyKept + 1 > p.maxEmptyChipRatio * (kept + 1)) {
+          skipped.emptyRatio++;
+          continue;
+        }
+        overBudget(Math.max(largest, rawChip));
+        const index = nextIndex++;
+        const chip = labelChip(run, pl, index, image, objects, classValuesChip);
+        const entry = writeChip(run, c, index, chip, empty, image, image2);
+        entry.catch(() => undefined);
+        writing.push(entry);
+        kept++;
+        if (empty) emptyKept++;
+        while (writing.length > depth) await recordOldest();
+      }
+      while (writing.length > 0) await recordOldest();
+    } catch (e) {
+      // The chips already being written are finished and recorded, in order, up to the first that
+      // fails: an export stopped (cancelled, killed by an error) keeps every chip before the one it
+      // stopped at, as without the pipeline. No write is left running behind the error.
+      try {
+        while (writing.length > 0) await recordOldest();
+      } catch {
+        await Promise.allSettled(writing);
+      }
+      throw e;
     }
 
     const summary = await writeMetadata(run, written, earlier, classValues);

@@ -9,7 +9,7 @@ import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, extname, join } from 'node:path';
 import { EngineError, writeCause } from '../core/errors.js';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
-import { encodeGeoTiff } from '../io/encode-tiff.js';
+import { encodeGeoTiffAsync } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
 import { encodeMrf } from '../io/encode-mrf.js';
 import { encodePng } from '../io/encode-png.js';
@@ -188,7 +188,9 @@ export class ChipFiles {
     const info: RasterInfo = { ...windowInfo(rasterInfo, this.c.window), bandCount: block.bands.length, pixelType: block.pixelType };
     const ext = extname(rel).slice(1);
     const writes: Promise<void>[] = [];
-    if (ext === 'tif') writes.push(this.file(rel, encodeGeoTiff(block, info)));
+    // A GeoTIFF's blocks deflate on the codec threads; the file is written once they are done (the
+    // block is read before encodeGeoTiffAsync returns: its planes are free at once).
+    if (ext === 'tif') writes.push(encodeGeoTiffAsync(block, info).then((bytes) => this.file(rel, bytes)));
     else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
     else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
     else {

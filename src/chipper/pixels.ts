@@ -3,9 +3,9 @@
  * depend on each other), or, for a rotated candidate, a window large enough to have no blank
  * corners resampled into the chip (bilinear for imagery, nearest for class rasters).
  */
-import { allocateBlock, type PixelBlock } from '../core/pixel-block.js';
-import { rect } from '../core/rect.js';
-import { render, type TilePool } from '../graph/render.js';
+import { allocateBlock, copyInto, type PixelBlock } from '../core/pixel-block.js';
+import { rect, type Rect } from '../core/rect.js';
+import { renderTiles, type TilePool } from '../graph/render.js';
 import { chipToRaster, type Candidate } from './grid.js';
 import type { OpenedRaster } from './inputs.js';
 
@@ -20,20 +20,35 @@ export async function renderChip(
   const { x, y, width: w, height: h } = c.window;
   const tileSize = Math.max(w, h, 16);
   if (c.angle === 0) {
-    const b = await render(r.root, { rect: rect(x, y, w, h), tileSize, pool, recipe: r.recipe, signal });
+    const b = await renderWindow(r, rect(x, y, w, h), tileSize, pool, signal);
     return { ...b, rect: rect(0, 0, w, h) };
   }
   const reach = Math.ceil(Math.hypot(w, h) / 2) + 2;
   const cx = Math.floor(x + w / 2);
   const cy = Math.floor(y + h / 2);
-  const src = await render(r.root, {
-    rect: rect(cx - reach, cy - reach, 2 * reach, 2 * reach),
-    tileSize: 2 * reach,
-    pool,
-    recipe: r.recipe,
-    signal,
-  });
+  const src = await renderWindow(r, rect(cx - reach, cy - reach, 2 * reach, 2 * reach), 2 * reach, pool, signal);
   return resampleRotated(src, c, nearest);
+}
+
+/**
+ * `render` of `area`: the window's one tile as it is (a tile the size of the window, the
+ * consumer's to keep), not copied into a block of its own; tiles gathered into one block otherwise.
+ */
+async function renderWindow(
+  r: OpenedRaster,
+  area: Rect,
+  tileSize: number,
+  pool: TilePool | undefined,
+  signal: AbortSignal | undefined,
+): Promise<PixelBlock> {
+  const tiles: PixelBlock[] = [];
+  for await (const tile of renderTiles(r.root, { rect: area, tileSize, pool, recipe: r.recipe, signal })) tiles.push(tile);
+  const only = tiles.length === 1 ? tiles[0]! : undefined;
+  const { x, y, width, height } = area;
+  if (only && only.rect.x === x && only.rect.y === y && only.rect.width === width && only.rect.height === height) return only;
+  const out = allocateBlock(area, r.root.info.pixelType, r.root.info.bandCount);
+  for (const tile of tiles) copyInto(tile, out);
+  return out;
 }
 
 /** Bilinear (or nearest) sample of `src` (raster-space block) at raster pixel coordinates. */

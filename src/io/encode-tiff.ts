@@ -77,6 +77,23 @@ function tileSizeFor(width: number, height: number, requested: number | undefine
 }
 
 export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions = {}): Uint8Array {
+  return geoTiffWriter(block, info, options, false).finish();
+}
+
+/**
+ * encodeGeoTiff with the blocks deflated on the codec threads (codec-pool.ts), the same bytes. The
+ * block is read (copied, its statistics counted) before this returns: the caller may change or
+ * reuse its planes at once.
+ */
+export function encodeGeoTiffAsync(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions = {}): Promise<Uint8Array> {
+  try {
+    return geoTiffWriter(block, info, options, true).finishAsync();
+  } catch (e) {
+    return Promise.reject(e as Error);
+  }
+}
+
+function geoTiffWriter(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions, offThread: boolean): TiffMemoryWriter {
   if (!LITTLE_ENDIAN) throw new EngineError('INTERNAL', 'the GeoTIFF encoder needs a little-endian host');
   const t = block.pixelType;
   const { width, height } = block.rect;
@@ -111,16 +128,20 @@ export function encodeGeoTiff(block: PixelBlock, info: RasterInfo, options: GeoT
     pixelType: t,
     extent: { xmin, ymax, xmax: xmin + width * sx, ymin: ymax - height * sy },
   };
-  const writer = new TiffMemoryWriter(grid, {
-    compress: options.compress ?? 'deflate',
-    level,
-    blockWidth: ts,
-    blockHeight: ts,
-    bigTiff: 'NO',
-    statistics: whole && options.statistics !== false,
-    ...(options.noData !== undefined ? { noData: options.noData } : {}),
-    offset: { x: block.rect.x, y: block.rect.y },
-  });
+  const writer = new TiffMemoryWriter(
+    grid,
+    {
+      compress: options.compress ?? 'deflate',
+      level,
+      blockWidth: ts,
+      blockHeight: ts,
+      bigTiff: 'NO',
+      statistics: whole && options.statistics !== false,
+      ...(options.noData !== undefined ? { noData: options.noData } : {}),
+      offset: { x: block.rect.x, y: block.rect.y },
+    },
+    offThread,
+  );
   writer.write(block);
-  return writer.finish();
+  return writer;
 }

@@ -38,7 +38,7 @@ import { allocateBlock, type Colormap, type Extent, type PixelBlock, type Raster
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, representable, type PixelType, type Plane } from '../core/pixel-type.js';
 import { intersect, type Rect } from '../core/rect.js';
 import type { SourceNode } from '../graph/types.js';
-import { createBlockDecoder, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
+import { createBlockDecoder, horizontalPredictor, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMetadata } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { tileCache, type DecodedBlock } from './tile-cache.js';
@@ -601,24 +601,35 @@ interface FileInflate {
   readonly rowBytes: number;
   readonly blockBytes: number;
   readonly numbers: number;
+  /** Predictor 2, undone here as decoders.ts does: the words per pixel of a row and the word's bytes. */
+  readonly predictor?: { readonly stride: number; readonly word: number };
 }
 
 /**
  * Whether the blocks of `l` are read and inflated on a codec thread (codec-pool.ts
  * `inflateFileBlock`): the main thread then neither reads nor holds their compressed bytes. Only
- * where the inflated bytes are the samples as they are (DEFLATE, no predictor, samples filling
- * their storage words, little-endian or bytes), in blocks large enough to be sent to a thread; every
- * other layout is decoded by decoders.ts from bytes read here.
+ * where the inflated bytes are the samples as they are, or once predictor 2 is undone here
+ * (DEFLATE, samples filling their storage words, little-endian or bytes), in blocks large enough
+ * to be sent to a thread; every other layout is decoded by decoders.ts from bytes read here.
  */
 function fileInflatable(l: TiffImageLayout): FileInflate | undefined {
-  if ((l.compression !== 8 && l.compression !== 32946) || l.predictor !== 1 || l.fillOrder !== 1) return undefined;
+  if ((l.compression !== 8 && l.compression !== 32946) || (l.predictor !== 1 && l.predictor !== 2) || l.fillOrder !== 1) return undefined;
   const storage = storageOf(l.sampleFormat, l.bitsPerSample);
   if (!storage || l.bitsPerSample !== storage.size * 8 * storage.parts || (!l.littleEndian && storage.size > 1)) return undefined;
   const chunkSpp = l.planar === 1 ? l.samplesPerPixel : 1;
   const rowBytes = (l.blockWidth * chunkSpp * l.bitsPerSample) / 8;
   const blockBytes = rowBytes * l.blockHeight;
   if (blockBytes < FILE_INFLATE_MIN) return undefined;
-  return { storage, rowBytes, blockBytes, numbers: l.blockWidth * l.blockHeight * chunkSpp * storage.parts };
+  // Predictor 2 works on the sample's words (a complex sample's parts), as in decoders.ts.
+  const word = storage.parts === 2 ? l.bitsPerSample / 16 : l.bitsPerSample / 8;
+  if (l.predictor === 2 && ![1, 2, 4, 8].includes(word)) return undefined;
+  return {
+    storage,
+    rowBytes,
+    blockBytes,
+    numbers: l.blockWidth * l.blockHeight * chunkSpp * storage.parts,
+    ...(l.predictor === 2 ? { predictor: { stride: chunkSpp * storage.parts, word } } : {}),
+  };
 }
 /** Smaller blocks are read and inflated here: a message to a codec thread would cost more. */
 const FILE_INFLATE_MIN = 32 * 1024;
@@ -662,6 +673,7 @@ async function inflateFromFile(src: ByteSource, image: ImageReader, index: numbe
     copy.set(bytes.length > f.blockBytes ? bytes.subarray(0, f.blockBytes) : bytes);
     bytes = copy;
   }
+  if (f.predictor) horizontalPredictor(bytes, l.blockWidth, l.blockHeight, f.predictor.stride, f.predictor.word);
   return new f.storage.array(bytes.buffer, bytes.byteOffset, f.numbers);
 }
 

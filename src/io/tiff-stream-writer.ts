@@ -881,11 +881,23 @@ export async function writeTiffStream(
  */
 /** A TiffMemoryWriter block to be filled in at the end: the mask block of valid pixels. */
 const VALID_MASK = new Uint8Array(0);
+/** A TiffMemoryWriter block being deflated on a codec thread. */
+const PENDING = new Uint8Array(0);
 
 export class TiffMemoryWriter extends TiffBlockEncoder {
   private readonly blocks = new Map<ImageIfd, Uint8Array[]>();
+  /** Deflates running on the codec threads (`offThread`), each storing its block when done. */
+  private readonly deflating: Promise<void>[] = [];
 
-  constructor(info: RasterInfo, options: StreamTiffOptions = {}) {
+  /**
+   * `offThread`: blocks are deflated on the codec threads (deflateBlock) as they are added, and
+   * the file is had from `finishAsync`; the same bytes as inline (zlib is deterministic).
+   */
+  constructor(
+    info: RasterInfo,
+    options: StreamTiffOptions = {},
+    private readonly offThread = false,
+  ) {
     super(info, { ...options, cog: false });
   }
 
@@ -899,8 +911,24 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
       let list = this.blocks.get(b.ifd);
       if (!list) this.blocks.set(b.ifd, (list = []));
       // The mask block of valid pixels: compressed at the end, if the mask is written at all.
-      list[b.index] = b.constant ? VALID_MASK : this.compress(b.bytes);
+      if (b.constant) list[b.index] = VALID_MASK;
+      else if (this.offThread && this.level !== undefined) {
+        // The block's bytes are its own (a private copy, predicted or packed): given up to the thread.
+        const to = list;
+        const at = b.index;
+        to[at] = PENDING;
+        this.deflating.push(deflateBlock(b.bytes, this.level, true).then((z) => void (to[at] = z)));
+      } else list[b.index] = this.compress(b.bytes);
     }
+  }
+
+  /** `finish` once every block's deflate is done (an `offThread` writer; any writer works). */
+  async finishAsync(): Promise<Uint8Array> {
+    // Every deflate settled before the first failure is thrown: no thread still holds a block.
+    const settled = await Promise.allSettled(this.deflating);
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    this.deflating.length = 0;
+    return this.finish();
   }
 
   private compress(bytes: Uint8Array): Uint8Array {
@@ -923,6 +951,8 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
       const list = this.blocks.get(ifd) ?? [];
       for (let i = 0; i < ifd.offsets.length; i++) {
         if (list[i] === undefined) throw new EngineError('INTERNAL', 'TiffMemoryWriter: the raster was not completely written');
+        if (list[i] === PENDING)
+          throw new EngineError('INTERNAL', 'TiffMemoryWriter: finish before its blocks were deflated (finishAsync)');
         if (list[i] === VALID_MASK)
           list[i] = this.level === undefined ? packedValidMask(this.bw, this.bh) : deflatedValidMask(this.bw, this.bh, this.level);
       }
