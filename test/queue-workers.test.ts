@@ -120,11 +120,13 @@ describe.skipIf(redisMissing !== undefined)('rasterflow worker processes', () =>
   }, 180_000);
 
   it('chip --queue interrupted (SIGINT): the export is cancelled, exit 130, the chips written so far kept for a resume', async () => {
-    await startWorkers(1);
+    const [worker] = await startWorkers(1);
     const out = join(dir, 'interrupted');
     const chip = cli(['chip', '--queue', redis.url, '--range-size', '24', paramsFile('interrupted', out)]);
     await chip.waitFor(/submitted export \S+ to the job queue/, 60_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Interrupted once the worker has begun its first range: the export is under way, with most
+    // of its ranges to go (a fixed wait raced an export that can now end within it).
+    await worker!.waitFor(/range \w+ \S+-[rw]\d+ started/, 60_000);
     chip.proc.kill('SIGINT');
     expect(await chip.exited).toBe(130);
     expect(chip.stderr()).toMatch(/error ABORTED: interrupted by SIGINT; the export was cancelled; the chips written so far are kept/);
