@@ -538,7 +538,7 @@ export function run(program: Command, io: CliIo): Command {
     .option('--band-rows <n>', 'with --queue: rows per band a worker takes, a multiple of the tile size (default about 4 MiB of pixels)')
     .option(
       '--co <NAME=VALUE>',
-      'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
+      'GeoTIFF creation option, GDAL names (repeatable): COMPRESS=DEFLATE|NONE, PREDICTOR=1|2|3 (default 2 integers, 3 floats), ZLEVEL 1-12 (default 1), TILED, BLOCKXSIZE, BLOCKYSIZE, ' +
         "BIGTIFF=YES|NO|IF_NEEDED|IF_SAFER, NBITS, COG=YES, OVERVIEWS=AUTO|NONE, OVERVIEW_COUNT, OVERVIEW_RESAMPLING=AVERAGE|NEAREST, STATISTICS=YES|NO (default YES: the written pixels' statistics)",
       collect,
       [],

@@ -1,6 +1,6 @@
 /**
  * DEFLATE off the main thread: a few worker threads that run node:zlib's synchronous inflate and
- * deflate on blocks handed to them (the input transferred, not copied, when the caller gives it
+ * libdeflate's deflate (deflate.ts) on blocks handed to them (the input transferred, not copied, when the caller gives it
  * up), so the main thread keeps computing kernels while blocks are decoded and encoded.
  *
  * Why not node:zlib's asynchronous API (libuv's thread pool)? Each asynchronous call builds a
@@ -14,20 +14,31 @@
  * main thread takes queued jobs itself when it would otherwise wait (`help`). Only the main thread of a process
  * uses them: render workers and the codec threads themselves work inline. Blocks under 32 KiB
  * (output for inflate, input for deflate) are done inline too: a message would cost more.
- * Results do not depend on where a block was coded (zlib is deterministic for given options).
+ * Results do not depend on where a block was coded (both are deterministic for given options).
  */
 import { readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isMainThread, Worker } from 'node:worker_threads';
-import { deflateSync, inflateSync } from 'node:zlib';
+import { inflateSync } from 'node:zlib';
+import { deflateZlib, LIBDEFLATE_URL } from './deflate.js';
 
 /** The worker: plain CommonJS on node:zlib only, so it starts in milliseconds and needs no build. */
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
 const fs = require('node:fs');
 let scratch = Buffer.alloc(0);
+// libdeflate's compressor (ESM): deflate jobs that come before it has loaded wait for it.
+let compress;
+const loading = import(workerData.libdeflate).then((m) => { compress = m.zlib; });
 parentPort.on('message', (m) => {
+  if (m.op === 2 && compress === undefined) {
+    loading.then(() => run(m), (e) => parentPort.postMessage({ id: m.id, error: 'libdeflate did not load: ' + (e && e.message) }));
+    return;
+  }
+  run(m);
+});
+function run(m) {
   try {
     let input;
     if (m.op === 3) {
@@ -53,14 +64,15 @@ parentPort.on('message', (m) => {
       }
       input = buf.subarray(0, m.length);
     } else input = new Uint8Array(m.buffer, m.offset, m.length);
-    const out = m.op !== 2 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : zlib.deflateSync(input, { level: m.size });
-    // Small Buffers may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
-    const own = out.length >= 65536 ? out : new Uint8Array(out);
+    // libdeflate's output owns its buffer. Small Buffers (zlib's) may sit in Node's shared 8 KiB
+    // slab, which must not be transferred: copy them.
+    const out = m.op !== 2 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : compress(input, m.size);
+    const own = m.op === 2 || out.length >= 65536 ? out : new Uint8Array(out);
     parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: e && e.code });
   }
-});`;
+}`;
 
 const INFLATE = 1;
 const DEFLATE = 2;
@@ -122,7 +134,7 @@ let helpScheduled = false;
 function spawn(): Thread | undefined {
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: {} });
+    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { libdeflate: LIBDEFLATE_URL } });
   } catch {
     size = threads.length; // cannot start threads here: work inline from now on
     return undefined;
@@ -204,9 +216,9 @@ function runInline(job: Job): void {
         return;
       }
     }
-    const out =
-      job.op === DEFLATE ? deflateSync(input, { level: job.arg }) : inflateSync(input, { chunkSize: job.arg, maxOutputLength: job.arg });
-    job.resolve(bytesOf(out));
+    job.resolve(
+      job.op === DEFLATE ? deflateZlib(input, job.arg) : bytesOf(inflateSync(input, { chunkSize: job.arg, maxOutputLength: job.arg })),
+    );
   } catch (e) {
     job.reject(e);
   }
@@ -306,11 +318,11 @@ export function inflateFileBlock(fd: number, at: number, length: number, expecte
   });
 }
 
-/** Deflate (zlib stream) at `level`. With `transfer`, `data` may be detached. */
+/** Deflate (zlib stream, libdeflate: deflate.ts) at `level`. With `transfer`, `data` may be detached. */
 export function deflateBlock(data: Uint8Array, level: number, transfer = false): Promise<Uint8Array> {
   if (data.byteLength >= MIN_OFFLOAD) return submit(DEFLATE, data, level, transfer);
   try {
-    return Promise.resolve(bytesOf(deflateSync(data, { level })));
+    return Promise.resolve(deflateZlib(data, level));
   } catch (e) {
     return Promise.reject(zlibError(e));
   }

@@ -273,9 +273,10 @@ describe('grid, spatial reference and metadata', () => {
     expect(() => encodeGeoTiff(block, utmInfoFor(block), { tileSize: 20 })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'tileSize' }),
     );
-    expect(() => encodeGeoTiff(block, utmInfoFor(block), { level: 12 })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'level' }),
-    );
+    for (const level of [0, 13, 1.5])
+      expect(() => encodeGeoTiff(block, utmInfoFor(block), { level })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'level' }),
+      );
     expect(() => encodeGeoTiff(block, { ...utmInfoFor(block), cellSize: { x: 0, y: 1 } })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT', path: 'output' }),
     );

@@ -48,6 +48,7 @@
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../core/pixel-type.js';
+import { MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
 import { DEFAULT_ZLEVEL } from './tiff-options.js';
 import { TiffMemoryWriter } from './tiff-stream-writer.js';
 
@@ -58,7 +59,7 @@ export interface GeoTiffOptions {
   readonly compress?: 'none' | 'deflate';
   /** Tile edge in pixels, a multiple of 16; default 256, or less for images smaller than that. */
   readonly tileSize?: number;
-  /** zlib level 1-9 for 'deflate'; default DEFAULT_ZLEVEL. */
+  /** DEFLATE level 1-12 for 'deflate'; default DEFAULT_ZLEVEL. */
   readonly level?: number;
   /** Write the statistics of the pixels (STATISTICS_*) when the block is the whole raster; default true. */
   readonly statistics?: boolean;
@@ -113,8 +114,8 @@ function geoTiffWriter(block: PixelBlock, info: RasterInfo, options: GeoTiffOpti
   const xmin = ownGrid ? info.extent.xmin : info.extent.xmin + block.rect.x * sx;
   const ymax = ownGrid ? info.extent.ymax : info.extent.ymax - block.rect.y * sy;
   const level = options.level ?? DEFAULT_ZLEVEL;
-  if (!Number.isInteger(level) || level < 1 || level > 9)
-    throw invalidArgument('level', `level must be an integer from 1 to 9, got ${level}`);
+  if (!Number.isInteger(level) || level < MIN_ZLEVEL || level > MAX_ZLEVEL)
+    throw invalidArgument('level', `level must be an integer from ${MIN_ZLEVEL} to ${MAX_ZLEVEL}, got ${level}`);
   const ts = tileSizeFor(width, height, options.tileSize);
   // Statistics describe the whole raster, so they are written only when the block covers all of
   // it; band names always. They are the pixels' own (the values written: masked pixels and values

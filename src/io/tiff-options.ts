@@ -5,14 +5,17 @@
  */
 import { invalidArgument, type EngineError } from '../core/errors.js';
 import { castValue, PIXEL_TYPE_INFO, representable, type PixelType } from '../core/pixel-type.js';
+import { MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
 
 /**
- * rasterflow's default zlib level for GeoTIFF DEFLATE, with the predictor (2 for integers, 3 for
- * floats). GDAL's defaults are ZLEVEL 6 and no predictor, but GDAL deflates with libdeflate, about
- * twice as fast as node:zlib at level 6. Measured here on a 4096 x 4096 hillshade (U8): zlib level
- * 6 without predictor 7.13 MB in 1.25-1.6 s of CPU; level 1 with predictor 2 6.16 MB in 0.27-0.31
- * s; GDAL's default output 6.94 MB. On a float DEM, level 1 with predictor 3 is 17 % larger than
- * level 6 but four times faster, and 2.3 times smaller than no predictor. ZLEVEL / `level` choose.
+ * rasterflow's default DEFLATE level, with the predictor (2 for integers, 3 for floats). GDAL's
+ * defaults are ZLEVEL 6 and no predictor. Both deflate with libdeflate (deflate.ts). Measured
+ * with node:zlib on a 4096 x 4096 hillshade (U8): level 6 without predictor 7.13 MB in 1.25-1.6 s
+ * of CPU; level 1 with predictor 2 6.16 MB in 0.27-0.31 s; GDAL's default output 6.94 MB.
+ * libdeflate at level 1 with predictor 2 makes 5.83 MB, 1.3x faster than node:zlib; at level 6
+ * without predictor it is still 2-3x slower than that. On a float DEM, level 1 with predictor 3 is
+ * 17 % larger than level 6 but four times faster, and 2.3 times smaller than no predictor.
+ * ZLEVEL / `level` choose (1-12, as GDAL's with libdeflate).
  */
 export const DEFAULT_ZLEVEL = 1;
 
@@ -20,7 +23,7 @@ export interface StreamTiffOptions {
   readonly compress?: 'none' | 'deflate';
   /** 1 none, 2 horizontal (integers), 3 floating point; default: 2 or 3 with DEFLATE, 1 without. */
   readonly predictor?: 1 | 2 | 3;
-  /** zlib level 1-9; default DEFAULT_ZLEVEL (1). */
+  /** DEFLATE level 1-12; default DEFAULT_ZLEVEL (1). */
   readonly level?: number;
   /** Default true. */
   readonly tiled?: boolean;
@@ -83,7 +86,7 @@ export function parseCreationOptions(list: readonly string[]): StreamTiffOptions
         break;
       }
       case 'ZLEVEL':
-        o.level = int(name, v, 1, 9);
+        o.level = int(name, v, MIN_ZLEVEL, MAX_ZLEVEL);
         break;
       case 'TILED':
         o.tiled = yes(name, v);

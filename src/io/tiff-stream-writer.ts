@@ -20,7 +20,7 @@
  *   classic file that outgrows 4 GiB anyway fails with LIMIT_EXCEEDED naming BIGTIFF=YES.
  * - Tiles (default 256 x 256) or strips (TILED=NO; RowsPerStrip from BLOCKYSIZE, else about
  *   8 KiB per strip as GDAL picks it), planar configuration 2 (one plane per band).
- * - COMPRESS=DEFLATE (ZLEVEL 1-9, default 1) or NONE; PREDICTOR 1, 2 (integers) or 3 (floats),
+ * - COMPRESS=DEFLATE (libdeflate, ZLEVEL 1-12, default 1) or NONE; PREDICTOR 1, 2 (integers) or 3 (floats),
  *   default 2 or 3 with DEFLATE (see DEFAULT_ZLEVEL in tiff-options.ts for why).
  *   NBITS=n packs unsigned samples in n bits (1-7 for U8, 9-15 for U16, 17-31 for U32; values
  *   above 2^n - 1 saturate); U1/U2/U4 are always packed in 1/2/4 bits.
@@ -44,8 +44,8 @@
  * and is renamed at `close()`; `abort()` removes it.
  */
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { deflateSync } from 'node:zlib';
 import { deflateBlock, warmCodecThreads } from './codec-pool.js';
+import { deflateZlib, MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
@@ -153,8 +153,8 @@ abstract class TiffBlockEncoder {
       throw invalidArgument('output', `cannot write a GeoTIFF with cell size ${sx} x ${sy}`);
     const compress = options.compress ?? 'deflate';
     this.level = compress === 'deflate' ? (options.level ?? DEFAULT_ZLEVEL) : undefined;
-    if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9))
-      throw co('ZLEVEL', `ZLEVEL must be an integer from 1 to 9, got ${this.level}`);
+    if (this.level !== undefined && !(Number.isInteger(this.level) && this.level >= MIN_ZLEVEL && this.level <= MAX_ZLEVEL))
+      throw co('ZLEVEL', `ZLEVEL must be an integer from ${MIN_ZLEVEL} to ${MAX_ZLEVEL}, got ${this.level}`);
     // Bits per sample: the type's, or NBITS for unsigned integer types.
     let bits = ti.bits;
     if (options.nbits !== undefined) {
@@ -557,7 +557,7 @@ function deflatedValidMask(bw: number, bh: number, level: number): Uint8Array {
   const key = `${bw}x${bh}@${level}`;
   let m = deflatedMasks.get(key);
   if (!m) {
-    const z = deflateSync(packedValidMask(bw, bh), { level });
+    const z = deflateZlib(packedValidMask(bw, bh), level);
     deflatedMasks.set(key, (m = new Uint8Array(z.buffer, z.byteOffset, z.length)));
   }
   return m;
@@ -933,7 +933,7 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
 
   private compress(bytes: Uint8Array): Uint8Array {
     if (this.level === undefined) return bytes;
-    const z = deflateSync(bytes, { level: this.level });
+    const z = deflateZlib(bytes, this.level);
     return new Uint8Array(z.buffer, z.byteOffset, z.length);
   }
 
