@@ -21,7 +21,7 @@ import { memorySource } from '../src/graph/memory-source.js';
 import { render } from '../src/graph/render.js';
 import { bindRequestStatistics } from '../src/graph/request-statistics.js';
 import type { FunctionNode, RasterFunction } from '../src/graph/types.js';
-import { castPlane } from '../src/core/pixel-type.js';
+import { castPlane } from '../src/graph/cast.js';
 import { setWasmEnabled, wasmStatus } from '../src/wasm/module.js';
 import { applyFunction, prng } from '../test/helpers.js';
 import { type BenchRow, rowsOf } from './rows.js';

@@ -6,7 +6,6 @@
  * U1/U2/U4 are unpacked, one byte per pixel, in memory; they are packed only when encoded.
  * C64/C128 planes hold interleaved (re, im) pairs, so their arrays are twice the pixel count.
  */
-import { castViaWasm } from '../wasm/local.js';
 
 export const PIXEL_TYPES = ['U1', 'U2', 'U4', 'U8', 'S8', 'U16', 'S16', 'U32', 'S32', 'F32', 'F64', 'C64', 'C128'] as const;
 export type PixelType = (typeof PIXEL_TYPES)[number];
@@ -82,52 +81,6 @@ export function castValue(v: number, t: PixelType): number {
   if (!info.integer) return t === 'F32' || t === 'C64' ? Math.fround(v) : v;
   const r = roundHalfAway(v);
   return r < info.min ? info.min : r > info.max ? info.max : r;
-}
-
-/**
- * Cast a plane of real values into a new plane of type `t`. Pixels whose value is NaN (or that are
- * already masked) get mask 0; everything else is rounded half away from zero and saturated.
- * `src` real and `t` complex: the values become the real parts. Complex to real: the real part
- * (GDAL's behaviour for `-ot` from complex to real).
- */
-export function castPlane(src: Plane, srcType: PixelType, t: PixelType, mask: Uint8Array): Plane {
-  const n = mask.length;
-  const dst = allocatePlane(t, n);
-  const info = PIXEL_TYPE_INFO[t];
-  const srcStride = PIXEL_TYPE_INFO[srcType].complex ? 2 : 1;
-  if (info.complex) {
-    for (let i = 0; i < n; i++) {
-      const re = src[i * srcStride]!;
-      const im = srcStride === 2 ? src[2 * i + 1]! : 0;
-      if (Number.isNaN(re) || Number.isNaN(im)) mask[i] = 0;
-      dst[2 * i] = re;
-      dst[2 * i + 1] = im;
-    }
-    return dst;
-  }
-  // Real to real: the wasm kernel (src/wasm/local.ts) computes the same values when it takes the case.
-  if (srcStride === 1 && castViaWasm(src, dst, mask, info.min, info.max)) return dst;
-  if (!info.integer) {
-    // Float targets: the typed array's own conversion (IEEE round to nearest) is exact enough.
-    for (let i = 0; i < n; i++) {
-      const v = src[i * srcStride]!;
-      if (Number.isNaN(v)) mask[i] = 0;
-      dst[i] = v;
-    }
-    return dst;
-  }
-  const lo = info.min;
-  const hi = info.max;
-  for (let i = 0; i < n; i++) {
-    const v = src[i * srcStride]!;
-    if (v !== v) {
-      mask[i] = 0;
-      continue;
-    }
-    const r = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
-    dst[i] = r < lo ? lo : r > hi ? hi : r;
-  }
-  return dst;
 }
 
 /** Smallest type that holds every value of all of `types` (for CompositeBand and friends). */

@@ -244,7 +244,7 @@ export function arithmeticViaWasm(
 // ---- The engine's cast.
 
 /**
- * castPlane's real-to-real loops: `src` (element type of its array) into `dst` (a fresh zeroed
+ * castPlane's (src/graph/cast.ts) real-to-real loops: `src` (element type of its array) into `dst` (a fresh zeroed
  * plane of the target's array type) with the target range [lo, hi] (integer targets); NaN -> mask 0.
  */
 export function castViaWasm(src: Plane, dst: Plane, mask: Uint8Array, lo: number, hi: number): boolean {
