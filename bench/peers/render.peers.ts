@@ -153,21 +153,25 @@ export function breakdown(profile: Profile): Map<string, number> {
     // `syncBufferWrapper`): the codec-pool call above them (inline here) or the module that called
     // zlib says which.
     let zlib = false;
+    let wasm = false;
     let first: string | undefined;
     for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
       const f = byId.get(id)!.callFrame;
       if (f.functionName === 'readSync') return 'read';
       if (f.functionName === 'inflateBlock' || f.functionName === 'inflateFileBlock') return 'inflate';
-      if (f.functionName === 'deflateBlock') return 'deflate';
+      // libdeflate's compressor is WebAssembly too: its callers say it is the deflate.
+      if (f.functionName === 'deflateBlock' || f.functionName === 'deflateZlib' || f.url.includes('/node_modules/libdeflate/'))
+        return 'deflate';
       if (f.functionName === 'writeAll' || f.functionName === 'writeAllv') return 'write';
       if (f.url === 'node:zlib') zlib = true;
-      if (f.url.startsWith('wasm://')) return 'kernel';
+      if (f.url.startsWith('wasm://')) wasm = true;
       if (first === undefined && /\/dist\/cli\/rasterflow[^/]*\.js$/.test(f.url)) {
         const src = sourceMap(f.url, sources)[f.lineNumber] ?? '';
         if (src !== '') first = categoryOfSource(src);
       }
     }
     if (zlib && first !== undefined) return first.startsWith('encode') ? 'deflate' : first === 'read/decode' ? 'inflate' : first;
+    if (wasm) return 'kernel';
     if (first !== undefined) return first;
     return 'startup (module loading) and other';
   };
