@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
 import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
-import { byteHistogram, withByteHistograms } from '../io/pixel-statistics.js';
+import { byteHistogram } from '../io/pixel-statistics.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
@@ -568,12 +568,12 @@ export async function writeChip(
   const tokens = extra ? [imagePath, `images2/${chip.imageName}`] : [imagePath];
   let labels: ChipLabels = { tokens: [], count: 0 };
   const sets: Pick<ChipEntry, 'coco'> = {};
-  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's: the histograms
-  // are known to the encoder while it runs (synchronously, in files.raster before its first await).
+  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's (the encoder reads
+  // the block, histograms included, before files.raster's first await).
   const allValid = maskAllValid(image.mask);
   const histograms = byteHistograms(image, allValid);
   await all([
-    withByteHistograms(image.bands, image.mask, histograms, () => files.raster(imagePath, image, true)),
+    files.raster(imagePath, image, true, undefined, { planes: image.bands, mask: image.mask, histograms }),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);

@@ -13,6 +13,7 @@ import { encodeGeoTiffAsync } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
 import { encodeMrf } from '../io/encode-mrf.js';
 import { encodePng } from '../io/encode-png.js';
+import type { ByteHistograms } from '../io/pixel-statistics.js';
 import { geoTransform, type Candidate } from './grid.js';
 
 const WORLD_EXT: Readonly<Record<string, string>> = { tif: 'tfw', png: 'pgw', jpg: 'jgw', mrf: 'mfw' };
@@ -183,14 +184,16 @@ export class ChipFiles {
   /**
    * A raster chip at `rel` in the format its extension names (tif, png, jpg, mrf), on the grid of
    * `rasterInfo` (default the export's raster); `sidecars` adds its world file and `.aux.xml`.
+   * `byteHistograms`: the block's byte bands already counted (a GeoTIFF's statistics take them).
    */
-  async raster(rel: string, block: PixelBlock, sidecars: boolean, rasterInfo = this.info): Promise<void> {
+  async raster(rel: string, block: PixelBlock, sidecars: boolean, rasterInfo = this.info, byteHistograms?: ByteHistograms): Promise<void> {
     const info: RasterInfo = { ...windowInfo(rasterInfo, this.c.window), bandCount: block.bands.length, pixelType: block.pixelType };
     const ext = extname(rel).slice(1);
     const writes: Promise<void>[] = [];
     // A GeoTIFF's blocks deflate on the codec threads; the file is written once they are done (the
     // block is read before encodeGeoTiffAsync returns: its planes are free at once).
-    if (ext === 'tif') writes.push(encodeGeoTiffAsync(block, info).then((bytes) => this.file(rel, bytes)));
+    if (ext === 'tif')
+      writes.push(encodeGeoTiffAsync(block, info, byteHistograms ? { byteHistograms } : {}).then((bytes) => this.file(rel, bytes)));
     else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
     else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
     else {

@@ -48,6 +48,7 @@
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../core/pixel-type.js';
+import type { ByteHistograms } from './pixel-statistics.js';
 import { DEFAULT_ZLEVEL } from './tiff-options.js';
 import { TiffMemoryWriter } from './tiff-stream-writer.js';
 
@@ -62,6 +63,12 @@ export interface GeoTiffOptions {
   readonly level?: number;
   /** Write the statistics of the pixels (STATISTICS_*) when the block is the whole raster; default true. */
   readonly statistics?: boolean;
+  /**
+   * The byteHistogram of some of the block's U8 bands under its mask, already counted by the
+   * caller: the statistics take them instead of counting those bands again (only for the block's
+   * own planes and mask, see ByteHistograms). The same bytes as without.
+   */
+  readonly byteHistograms?: ByteHistograms;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -142,6 +149,6 @@ function geoTiffWriter(block: PixelBlock, info: RasterInfo, options: GeoTiffOpti
     },
     offThread,
   );
-  writer.write(block);
+  writer.write(block, options.byteHistograms);
   return writer;
 }
