@@ -9,7 +9,7 @@ import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, extname, join } from 'node:path';
 import { EngineError, writeCause } from '../core/errors.js';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
-import { encodeGeoTiffAsync } from '../io/encode-tiff.js';
+import { GeoTiffSeries } from '../io/encode-tiff.js';
 import { encodeJpeg } from '../io/encode-jpeg.js';
 import { encodeMrf } from '../io/encode-mrf.js';
 import { encodePng } from '../io/encode-png.js';
@@ -140,6 +140,9 @@ export class ExportFolder {
     this.dirsMade.add(dir);
   };
 
+  /** The GeoTIFF chips' encoder: their tags built once per layout. */
+  readonly tiffs = new GeoTiffSeries();
+
   constructor(readonly root: string) {}
 
   /** Write `data` to `rel` below the folder; returns the bytes written. */
@@ -154,7 +157,7 @@ export class ExportFolder {
 
   /** The files of chip `c` of a raster described by `info`. */
   chip(c: Candidate, info: RasterInfo): ChipFiles {
-    return new ChipFiles(this, c, info);
+    return new ChipFiles(this, c, info, this.tiffs);
   }
 }
 
@@ -166,6 +169,7 @@ export class ChipFiles {
     private readonly folder: ExportFolder,
     private readonly c: Candidate,
     private readonly info: RasterInfo,
+    private readonly tiffs = new GeoTiffSeries(),
   ) {}
 
   /**
@@ -191,9 +195,9 @@ export class ChipFiles {
     const ext = extname(rel).slice(1);
     const writes: Promise<void>[] = [];
     // A GeoTIFF's blocks deflate on the codec threads; the file is written once they are done (the
-    // block is read before encodeGeoTiffAsync returns: its planes are free at once).
+    // block is read before GeoTiffSeries.encode returns: its planes are free at once).
     if (ext === 'tif')
-      writes.push(encodeGeoTiffAsync(block, info, byteHistograms ? { byteHistograms } : {}).then((bytes) => this.file(rel, bytes)));
+      writes.push(this.tiffs.encode(block, info, byteHistograms ? { byteHistograms } : {}).then((bytes) => this.file(rel, bytes)));
     else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
     else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
     else {
