@@ -34,7 +34,6 @@ import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
 import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
 import type { TilePool } from '../graph/render.js';
-import { byteHistogram } from '../io/pixel-statistics.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
@@ -54,6 +53,7 @@ import { classRaster, type ChipObject } from './labels.js';
 import {
   accumulatedStats,
   addChip,
+  chipMoments,
   emptyStats,
   mergeStats,
   modelDefinition,
@@ -571,7 +571,7 @@ export async function writeChip(
   // The byte bands are counted once, for the chip's statistics and its GeoTIFF's (the encoder reads
   // the block, histograms included, before files.raster's first await).
   const allValid = maskAllValid(image.mask);
-  const histograms = byteHistograms(image, allValid);
+  const { moments, histograms } = chipMoments(image.bands, image.mask, allValid);
   await all([
     files.raster(imagePath, image, true, undefined, { planes: image.bands, mask: image.mask, histograms }),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
@@ -595,7 +595,7 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: momentsOfBands(image.bands, image.mask, histograms, allValid),
+    bands: moments,
     ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
@@ -615,13 +615,6 @@ export async function writeChip(
     ...(sets.coco ? { coco: sets.coco } : {}),
     image: imagePath,
   };
-}
-
-/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands); `all`: maskAllValid of the mask. */
-function byteHistograms(block: PixelBlock, all: boolean): (Uint32Array | undefined)[] {
-  return block.bands.map((b) =>
-    b instanceof Uint8Array && b.length === block.mask.length ? byteHistogram(b, block.mask, all) : undefined,
-  );
 }
 
 /**
