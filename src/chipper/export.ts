@@ -486,7 +486,8 @@ async function exportWith(
         try {
           const { width: w, height: h } = c.window;
           let invalid = 0;
-          if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
+          const allValid = maskAllValid(image.mask, 0, w * h);
+          if (!allValid) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
           if (invalid / (w * h) > p.maxNoDataFraction) {
             skipped.noData++;
             continue;
@@ -506,7 +507,7 @@ async function exportWith(
           overBudget(Math.max(largest, rawChip));
           const index = nextIndex++;
           const chip = labelChip(run, pl, index, image, objects, classValuesChip);
-          const entry = writeChip(run, c, index, chip, empty, image, image2);
+          const entry = writeChip(run, c, index, chip, empty, image, image2, image.mask.length === w * h ? allValid : undefined);
           px.release();
           entry.catch(() => undefined);
           writing.push(entry);
@@ -599,7 +600,7 @@ export function labelChip(
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
  * all at once. Returns the journal entry, to be recorded once every file is in place.
  * The pixels of `image` and `image2` are read before this returns (before its first await): the
- * caller may give their planes back at once.
+ * caller may give their planes back at once. `imageAllValid`: maskAllValid(image.mask), when known.
  */
 export async function writeChip(
   run: ChipRun,
@@ -609,6 +610,7 @@ export async function writeChip(
   empty: boolean,
   image: PixelBlock,
   image2: PixelBlock | undefined,
+  imageAllValid?: boolean,
 ): Promise<ChipEntry> {
   const { p, writer, inputs } = run;
   const files = run.folder.chip(c, inputs.info);
@@ -619,11 +621,11 @@ export async function writeChip(
   const sets: Pick<ChipEntry, 'coco'> = {};
   // The byte bands are counted once, for the chip's statistics and its GeoTIFF's (the encoder reads
   // the block, histograms included, before files.raster's first await).
-  const allValid = maskAllValid(image.mask);
+  const allValid = imageAllValid ?? maskAllValid(image.mask);
   const { moments, histograms } = chipMoments(image.bands, image.mask, allValid);
   const moments2 = image2 ? momentsOfBands(image2.bands, image2.mask) : undefined;
   await all([
-    files.raster(imagePath, image, true, undefined, { planes: image.bands, mask: image.mask, histograms }),
+    files.raster(imagePath, image, true, undefined, { byteHistograms: { planes: image.bands, mask: image.mask, histograms }, allValid }),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);

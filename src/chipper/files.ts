@@ -188,16 +188,27 @@ export class ChipFiles {
   /**
    * A raster chip at `rel` in the format its extension names (tif, png, jpg, mrf), on the grid of
    * `rasterInfo` (default the export's raster); `sidecars` adds its world file and `.aux.xml`.
-   * `byteHistograms`: the block's byte bands already counted (a GeoTIFF's statistics take them).
+   * `known`: what the caller already knows of the block: its byte bands' histograms (a GeoTIFF's
+   * statistics take them) and whether its mask is all valid (maskAllValid).
    */
-  async raster(rel: string, block: PixelBlock, sidecars: boolean, rasterInfo = this.info, byteHistograms?: ByteHistograms): Promise<void> {
+  async raster(
+    rel: string,
+    block: PixelBlock,
+    sidecars: boolean,
+    rasterInfo = this.info,
+    known: { readonly byteHistograms?: ByteHistograms; readonly allValid?: boolean } = {},
+  ): Promise<void> {
     const info: RasterInfo = { ...windowInfo(rasterInfo, this.c.window), bandCount: block.bands.length, pixelType: block.pixelType };
     const ext = extname(rel).slice(1);
     const writes: Promise<void>[] = [];
     // A GeoTIFF's blocks deflate on the codec threads; the file is written once they are done (the
     // block is read before GeoTiffSeries.encode returns: its planes are free at once).
     if (ext === 'tif')
-      writes.push(this.tiffs.encode(block, info, byteHistograms ? { byteHistograms } : {}).then((bytes) => this.file(rel, bytes)));
+      writes.push(
+        this.tiffs
+          .encode(block, info, known.byteHistograms ? { byteHistograms: known.byteHistograms } : {}, known.allValid)
+          .then((bytes) => this.file(rel, bytes)),
+      );
     else if (ext === 'png') writes.push(this.file(rel, encodePng(block, info)));
     else if (ext === 'jpg') writes.push(this.file(rel, encodeJpeg(block, info, { quality: 90 })));
     else {
