@@ -204,7 +204,12 @@ interface Layout {
   readonly statistics: boolean;
 }
 
-/** What a layout depends on besides the block's position: compared field by field (objects by identity). */
+/**
+ * What a layout depends on besides the block's position: compared field by field. Decision: the
+ * spatial reference, band names and colormap by identity (an export's chips share its raster's
+ * objects; RasterInfo is never changed in place): equal objects that are not the same one only
+ * cost a layout built again, never other bytes.
+ */
 interface LayoutKey {
   readonly width: number;
   readonly height: number;
