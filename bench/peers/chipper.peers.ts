@@ -4,8 +4,10 @@
  * `exportTrainingData` (what `rasterflow chip` runs) with PASCAL_VOC_rectangles, the hand-drawn
  * labels and `exportAllTiles`, so every chip is written with its labels, world file, `.aux.xml`
  * and statistics. The loop: ReadAsArray of each window, a GTiff DEFLATE chip with its
- * georeference and a small XML. Both in process (no start-up), one thread, alternating run by
- * run after one untimed run each; chips per minute, medians.
+ * georeference and a small XML. Both in process (no start-up), no render workers (rasterflow's
+ * chips still deflate on its codec threads and its files are written on its file writer thread,
+ * beside the main thread), alternating run by run after one untimed run each; chips per minute,
+ * medians.
  *
  * Every run writes into a folder of its own, all removed when the process exits, not between runs
  * (nor between the sets of runs of `--runs N`). On

@@ -1,6 +1,6 @@
 /**
- * A chip's files and journal line are written synchronously (files.ts writeAtomicSync): the export
- * loop turns the event loop between chips, so a server running an export (a GP job) still answers.
+ * A chip's journal line is written synchronously, and its pixels are often ready when it is consumed:
+ * the export loop turns the event loop between chips, so a server running an export (a GP job) still answers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

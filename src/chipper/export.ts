@@ -33,13 +33,21 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { combinedError, EngineError } from '../core/errors.js';
 import { maskAllValid, type PixelBlock } from '../core/pixel-block.js';
+import type { HeldBlock } from '../graph/evaluate.js';
 import type { TilePool } from '../graph/render.js';
-import { byteHistogram, withByteHistograms } from '../io/pixel-statistics.js';
 import { openerScope } from '../io/source.js';
 import { all, exists, ExportFolder, writeAtomic } from './files.js';
 import { boxInside, boxOf } from './geometry.js';
 import { chipGrid, componentObjects, countOutside, splitOf, vectorObjects, type Candidate } from './grid.js';
-import { inputRefusals, openInputs, openRefusal, type ExportInputs, type InputPolicy, type RasterOpener } from './inputs.js';
+import {
+  inputRefusals,
+  openInputs,
+  openRefusal,
+  type ExportInputs,
+  type InputPolicy,
+  type OpenedRaster,
+  type RasterOpener,
+} from './inputs.js';
 import { folderState, Journal, type ChipEntry, type EarlierExport } from './journal.js';
 import {
   LABEL_SETS,
@@ -54,6 +62,7 @@ import { classRaster, type ChipObject } from './labels.js';
 import {
   accumulatedStats,
   addChip,
+  chipMoments,
   emptyStats,
   mergeStats,
   modelDefinition,
@@ -65,7 +74,7 @@ import {
   type MetadataContext,
 } from './metadata.js';
 import { parseChipParams, type ChipParams, type RasterInput } from './params.js';
-import { renderChip } from './pixels.js';
+import { renderChip, renderChipHeld } from './pixels.js';
 
 export interface ExportProgress {
   readonly done: number;
@@ -166,7 +175,11 @@ export interface Planned {
   readonly c: Candidate;
   readonly objects: ChipObject[];
   readonly instanceObjects: ChipObject[];
-  pixels?: Promise<{ image: PixelBlock; image2?: PixelBlock; classes?: PixelBlock }>;
+  /**
+   * The chip's pixels once started, until consumed; `release` gives back the planes the renderer
+   * lent (renderChipHeld): called once the chip's files have read them.
+   */
+  pixels?: Promise<{ image: PixelBlock; image2?: PixelBlock; classes?: PixelBlock; release: () => void }>;
 }
 
 /** What is fixed for every chip of one export. */
@@ -381,11 +394,28 @@ async function exportWith(
       if (pl === undefined || pl.pixels !== undefined) return;
       if (!labelled(pl) && !p.context.exportAllTiles) return;
       const it = items[pl.c.item]!;
-      pl.pixels = (async () => ({
-        image: await renderChip(it, pl.c, options.pool, signal),
-        ...(extra ? { image2: await renderChip(extra, pl.c, options.pool, signal) } : {}),
-        ...(classRasterSource ? { classes: await renderChip(classRasterSource, pl.c, undefined, signal, true) } : {}),
-      }))();
+      pl.pixels = (async () => {
+        const held: HeldBlock[] = [];
+        const release = (): void => {
+          for (const h of held.splice(0)) h.release();
+        };
+        const hold = async (r: OpenedRaster): Promise<PixelBlock> => {
+          const h = await renderChipHeld(r, pl.c, options.pool, signal);
+          held.push(h);
+          return h.block;
+        };
+        try {
+          return {
+            image: await hold(it),
+            ...(extra ? { image2: await hold(extra) } : {}),
+            ...(classRasterSource ? { classes: await renderChip(classRasterSource, pl.c, undefined, signal, true) } : {}),
+            release,
+          };
+        } catch (e) {
+          release();
+          throw e;
+        }
+      })();
       pl.pixels.catch(() => undefined);
     };
     for (let k = 0; k < Math.min(inFlight, planned.length); k++) start(k);
@@ -447,34 +477,45 @@ async function exportWith(
           skipped.noLabels++;
           continue;
         }
-        const { image, image2, classes: classChip } = await pl.pixels;
-        const { width: w, height: h } = c.window;
-        let invalid = 0;
-        if (!maskAllValid(image.mask, 0, w * h)) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
-        if (invalid / (w * h) > p.maxNoDataFraction) {
-          skipped.noData++;
-          continue;
+        const px = await pl.pixels;
+        pl.pixels = undefined; // consumed: released below, not kept for the rest of the export
+        const { image, image2, classes: classChip } = px;
+        // Decision: a chip's planes stay in the memory the renderer lent until its files have read
+        // them (writeChip reads the pixels before its first await), then are given back: every path
+        // out of this iteration (a skip, an error) releases them too.
+        try {
+          const { width: w, height: h } = c.window;
+          let invalid = 0;
+          const allValid = maskAllValid(image.mask, 0, w * h);
+          if (!allValid) for (let i = 0; i < w * h; i++) if (image.mask[i] === 0) invalid++;
+          if (invalid / (w * h) > p.maxNoDataFraction) {
+            skipped.noData++;
+            continue;
+          }
+          let objects = pl.objects;
+          let classValuesChip: Uint8Array | Uint16Array | undefined;
+          if (classChip !== undefined) {
+            classValuesChip = run.labels.maxClass > 255 ? new Uint16Array(w * h) : new Uint8Array(w * h);
+            for (let i = 0; i < w * h; i++) classValuesChip[i] = classChip.mask[i] ? classChip.bands[0]![i]! : 0;
+            objects = componentObjects(classValuesChip, w, h, names);
+          }
+          const empty = objects.length === 0 && pl.instanceObjects.length === 0;
+          if (empty && p.inputClassData !== undefined && emptyKept + 1 > p.maxEmptyChipRatio * (kept + 1)) {
+            skipped.emptyRatio++;
+            continue;
+          }
+          overBudget(Math.max(largest, rawChip));
+          const index = nextIndex++;
+          const chip = labelChip(run, pl, index, image, objects, classValuesChip);
+          const entry = writeChip(run, c, index, chip, empty, image, image2, image.mask.length === w * h ? allValid : undefined);
+          px.release();
+          entry.catch(() => undefined);
+          writing.push(entry);
+          kept++;
+          if (empty) emptyKept++;
+        } finally {
+          px.release();
         }
-        let objects = pl.objects;
-        let classValuesChip: Uint8Array | Uint16Array | undefined;
-        if (classChip !== undefined) {
-          classValuesChip = run.labels.maxClass > 255 ? new Uint16Array(w * h) : new Uint8Array(w * h);
-          for (let i = 0; i < w * h; i++) classValuesChip[i] = classChip.mask[i] ? classChip.bands[0]![i]! : 0;
-          objects = componentObjects(classValuesChip, w, h, names);
-        }
-        const empty = objects.length === 0 && pl.instanceObjects.length === 0;
-        if (empty && p.inputClassData !== undefined && emptyKept + 1 > p.maxEmptyChipRatio * (kept + 1)) {
-          skipped.emptyRatio++;
-          continue;
-        }
-        overBudget(Math.max(largest, rawChip));
-        const index = nextIndex++;
-        const chip = labelChip(run, pl, index, image, objects, classValuesChip);
-        const entry = writeChip(run, c, index, chip, empty, image, image2);
-        entry.catch(() => undefined);
-        writing.push(entry);
-        kept++;
-        if (empty) emptyKept++;
         while (writing.length > depth) await recordOldest();
       }
       while (writing.length > 0) await recordOldest();
@@ -488,6 +529,13 @@ async function exportWith(
         await Promise.allSettled(writing);
       }
       throw e;
+    } finally {
+      // Chips rendered ahead and never consumed (a stop): their planes given back once rendered.
+      for (const pl of planned)
+        pl.pixels?.then(
+          (px) => px.release(),
+          () => undefined,
+        );
     }
 
     const summary = await writeMetadata(run, written, earlier, classValues);
@@ -551,6 +599,8 @@ export function labelChip(
 /**
  * Write one chip: its image(s), its labels and label sets, each file through a temporary name,
  * all at once. Returns the journal entry, to be recorded once every file is in place.
+ * The pixels of `image` and `image2` are read before this returns (before its first await): the
+ * caller may give their planes back at once. `imageAllValid`: maskAllValid(image.mask), when known.
  */
 export async function writeChip(
   run: ChipRun,
@@ -560,6 +610,7 @@ export async function writeChip(
   empty: boolean,
   image: PixelBlock,
   image2: PixelBlock | undefined,
+  imageAllValid?: boolean,
 ): Promise<ChipEntry> {
   const { p, writer, inputs } = run;
   const files = run.folder.chip(c, inputs.info);
@@ -568,12 +619,13 @@ export async function writeChip(
   const tokens = extra ? [imagePath, `images2/${chip.imageName}`] : [imagePath];
   let labels: ChipLabels = { tokens: [], count: 0 };
   const sets: Pick<ChipEntry, 'coco'> = {};
-  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's: the histograms
-  // are known to the encoder while it runs (synchronously, in files.raster before its first await).
-  const allValid = maskAllValid(image.mask);
-  const histograms = byteHistograms(image, allValid);
+  // The byte bands are counted once, for the chip's statistics and its GeoTIFF's (the encoder reads
+  // the block, histograms included, before files.raster's first await).
+  const allValid = imageAllValid ?? maskAllValid(image.mask);
+  const { moments, histograms } = chipMoments(image.bands, image.mask, allValid);
+  const moments2 = image2 ? momentsOfBands(image2.bands, image2.mask) : undefined;
   await all([
-    withByteHistograms(image.bands, image.mask, histograms, () => files.raster(imagePath, image, true)),
+    files.raster(imagePath, image, true, undefined, { byteHistograms: { planes: image.bands, mask: image.mask, histograms }, allValid }),
     extra ? files.raster(tokens[1]!, image2!, true, extra.info) : undefined,
     (async () => {
       labels = await writer.write(chip, run.labels, files);
@@ -595,8 +647,8 @@ export async function writeChip(
   }
   const vectorLabels = run.emd.vectorLabels;
   const stats: ChipRecordStats = {
-    bands: momentsOfBands(image.bands, image.mask, histograms, allValid),
-    ...(image2 ? { bands2: momentsOfBands(image2.bands, image2.mask) } : {}),
+    bands: moments,
+    ...(moments2 ? { bands2: moments2 } : {}),
     features: vectorLabels === true ? objects.map((o) => ({ classValue: o.classValue, area: o.area })) : [],
     ...(labels.classPixels !== undefined && vectorLabels === false ? { classPixels: labels.classPixels } : {}),
   };
@@ -615,13 +667,6 @@ export async function writeChip(
     ...(sets.coco ? { coco: sets.coco } : {}),
     image: imagePath,
   };
-}
-
-/** The byteHistogram of each U8 band of a block under its mask (undefined for other bands); `all`: maskAllValid of the mask. */
-function byteHistograms(block: PixelBlock, all: boolean): (Uint32Array | undefined)[] {
-  return block.bands.map((b) =>
-    b instanceof Uint8Array && b.length === block.mask.length ? byteHistogram(b, block.mask, all) : undefined,
-  );
 }
 
 /**

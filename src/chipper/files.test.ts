@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.js';
-import { ExportFolder, writeAtomicSync } from './files.js';
+import { ExportFolder, writeAtomicOffThread, writeAtomicSync } from './files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rf-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,5 +48,33 @@ describe('writeAtomicSync', () => {
     await expect(files.file('images/1.tfw/x', 'y')).rejects.toThrow(/cannot write/);
     expect(files.bytes).toBe(4);
     expect(readFileSync(join(dir, 'export', 'labels', '1.xml'), 'utf8')).toBe('<a/>');
+  });
+
+  it('writeAtomicOffThread: the same file as writeAtomicSync, written on the writer thread; the caller keeps its bytes', async () => {
+    const bytes = new Uint8Array(200_000).map((_, i) => (i * 13) & 255);
+    mkdirSync(join(dir, 'thread'), { recursive: true });
+    const path = join(dir, 'thread', 'chip.tif');
+    const writes = [writeAtomicOffThread(path, bytes), writeAtomicOffThread(join(dir, 'thread', 'chip.tfw'), 'é\n')];
+    expect(bytes.length).toBe(200_000); // copied, not transferred
+    expect(await Promise.all(writes)).toEqual([200_000, 3]);
+    expect(readFileSync(path).equals(Buffer.from(bytes))).toBe(true);
+    expect(readFileSync(join(dir, 'thread', 'chip.tfw'), 'utf8')).toBe('é\n');
+    expect(readdirSync(join(dir, 'thread')).sort()).toEqual(['chip.tfw', 'chip.tif']);
+  });
+
+  it('writeAtomicOffThread: a failed write is IO_ERROR naming the file and its cause, with no temporary file left', async () => {
+    const target = join(dir, 'taken-thread');
+    mkdirSync(join(target, 'inside'), { recursive: true });
+    const error = await writeAtomicOffThread(target, 'x').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).code).toBe('IO_ERROR');
+    expect((error as EngineError).path).toBe('outputLocation');
+    expect((error as EngineError).message).toContain(`cannot write ${target}`);
+    expect(readdirSync(dir).filter((n) => n.includes('.part-'))).toEqual([]);
+    // A missing folder (the writer thread makes none): ENOENT named.
+    await expect(writeAtomicOffThread(join(dir, 'nowhere', 'x.txt'), 'x')).rejects.toThrow(/cannot write .*nowhere\/x\.txt.*ENOENT/);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { maskAllValid, type RasterInfo } from '../core/pixel-block.js';
 import { byteHistogram } from '../io/pixel-statistics.js';
-import { squaresInWasm } from '../wasm/stats.js';
+import { BoundByteBands, squaresInWasm } from '../wasm/stats.js';
 
 export interface BandMoments {
   min: number;
@@ -231,6 +231,46 @@ export function momentsOfBands(
     }
   }
   return out;
+}
+
+/**
+ * A chip's moments (momentsOfBands, the same bits) and the byteHistogram of each of its U8 bands
+ * (undefined for other bands), which its GeoTIFF's statistics take too. One to four byte bands of the
+ * mask's length are bound into wasm once for both passes (BoundByteBands) when the kernels are on;
+ * otherwise, or when memory is out, histograms then momentsOfBands. `allValid`: maskAllValid(mask).
+ */
+export function chipMoments(
+  bands: readonly ArrayLike<number>[],
+  mask: Uint8Array,
+  allValid: boolean,
+): { moments: BandMoments[]; histograms: (Uint32Array | undefined)[] } {
+  const len = mask.length;
+  const bytes = bands.every((b): b is Uint8Array => b instanceof Uint8Array && b.length === len) && len < 2 ** 32;
+  const bound = bytes && bands.length <= 4 ? BoundByteBands.bind(bands as Uint8Array[], allValid ? undefined : mask, len) : undefined;
+  if (bound !== undefined) {
+    try {
+      const histograms = bands.map(() => new Uint32Array(1024));
+      const t = squaredDeviation;
+      const moments: BandMoments[] = [];
+      let counted = true;
+      for (let j = 0; j < bands.length && counted; j++) counted = bound.histogram(j, histograms[j]!);
+      for (let j = 0; j < bands.length && counted; j++) {
+        const m = histogramMoments(histograms[j]!, t, 256 * j);
+        if (m === undefined) break; // the same mask: no band has a valid pixel
+        moments.push(m);
+      }
+      const s = counted && moments.length === bands.length ? bound.squares(t) : undefined;
+      if (counted && moments.length < bands.length) return { moments: bands.map(emptyMoments), histograms };
+      if (s !== undefined) {
+        for (let j = 0; j < bands.length; j++) moments[j]!.m2 = s[j]!;
+        return { moments, histograms };
+      }
+    } finally {
+      bound.release();
+    }
+  }
+  const histograms = bands.map((b) => (b instanceof Uint8Array && b.length === len ? byteHistogram(b, mask, allValid) : undefined));
+  return { moments: momentsOfBands(bands, mask, histograms, allValid), histograms };
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import { allocateBlock, copyInto, type PixelBlock } from '../core/pixel-block.js';
 import { rect, type Rect } from '../core/rect.js';
-import { renderTiles, type TilePool } from '../graph/render.js';
+import type { HeldBlock } from '../graph/evaluate.js';
+import { bindRequest, inlinePool, renderTiles, type TilePool } from '../graph/render.js';
 import { chipToRaster, type Candidate } from './grid.js';
 import type { OpenedRaster } from './inputs.js';
 
@@ -28,6 +29,37 @@ export async function renderChip(
   const cy = Math.floor(y + h / 2);
   const src = await renderWindow(r, rect(cx - reach, cy - reach, 2 * reach, 2 * reach), 2 * reach, pool, signal);
   return resampleRotated(src, c, nearest);
+}
+
+/**
+ * renderChip, the chip's planes left where the renderer computed them (wasm memory, when the pool
+ * lends it: the inline pool does) until `release()`: the consumer reads (encodes, counts) the block,
+ * then releases it, after which no plane of it may be used. Saves copying every chip out of wasm
+ * memory and, for the statistics and the GeoTIFF's predictor, back in. The same pixels as renderChip:
+ * the window evaluated as one tile, as renderChip's single-tile render does. Rotated chips and pools
+ * that cannot lend memory (worker pools) give renderChip's block, `release` doing nothing.
+ */
+export async function renderChipHeld(
+  r: OpenedRaster,
+  c: Candidate,
+  pool: TilePool | undefined,
+  signal: AbortSignal | undefined,
+): Promise<HeldBlock> {
+  const p = pool ?? inlinePool;
+  if (c.angle !== 0 || p.runHeld === undefined) return { block: await renderChip(r, c, pool, signal), release: () => undefined };
+  const { x, y, width: w, height: h } = c.window;
+  const area = rect(x, y, w, h);
+  const { root, recipe } = await bindRequest(r.root, area, { recipe: r.recipe, signal });
+  const held = await p.runHeld(root, area, signal, recipe);
+  let released = false;
+  return {
+    block: { ...held.block, rect: rect(0, 0, w, h) },
+    release: () => {
+      if (released) return;
+      released = true;
+      held.release();
+    },
+  };
 }
 
 /**

@@ -48,8 +48,15 @@
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO } from '../core/pixel-type.js';
+import { maskAllValid } from '../core/pixel-block.js';
+import { differencedCopy } from '../wasm/reader.js';
+import { deflateBlock } from './codec-pool.js';
 import { MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
-import { DEFAULT_ZLEVEL } from './tiff-options.js';
+import { gdalMetadataXml } from './gdal-metadata.js';
+import { PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
+import { assembleTiff, blockTags, entryOf, type Entry } from './tiff-ifd.js';
+import { DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
+import { floatingPointDifference, horizontalDifference } from './tiff-predictors.js';
 import { TiffMemoryWriter } from './tiff-stream-writer.js';
 
 export interface GeoTiffOptions {
@@ -63,6 +70,12 @@ export interface GeoTiffOptions {
   readonly level?: number;
   /** Write the statistics of the pixels (STATISTICS_*) when the block is the whole raster; default true. */
   readonly statistics?: boolean;
+  /**
+   * The byteHistogram of some of the block's U8 bands under its mask, already counted by the
+   * caller: the statistics take them instead of counting those bands again (only for the block's
+   * own planes and mask, see ByteHistograms). The same bytes as without.
+   */
+  readonly byteHistograms?: ByteHistograms;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -95,6 +108,14 @@ export function encodeGeoTiffAsync(block: PixelBlock, info: RasterInfo, options:
 }
 
 function geoTiffWriter(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions, offThread: boolean): TiffMemoryWriter {
+  const { grid, writerOptions } = prepare(block, info, options);
+  const writer = new TiffMemoryWriter(grid, writerOptions, offThread);
+  writer.write(block, options.byteHistograms);
+  return writer;
+}
+
+/** The checks of encodeGeoTiff, and the grid and the writer's options it writes `block` with. */
+function prepare(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions): { grid: RasterInfo; writerOptions: StreamTiffOptions } {
   if (!LITTLE_ENDIAN) throw new EngineError('INTERNAL', 'the GeoTIFF encoder needs a little-endian host');
   const t = block.pixelType;
   const { width, height } = block.rect;
@@ -129,20 +150,246 @@ function geoTiffWriter(block: PixelBlock, info: RasterInfo, options: GeoTiffOpti
     pixelType: t,
     extent: { xmin, ymax, xmax: xmin + width * sx, ymin: ymax - height * sy },
   };
-  const writer = new TiffMemoryWriter(
-    grid,
-    {
-      compress: options.compress ?? 'deflate',
-      level,
-      blockWidth: ts,
-      blockHeight: ts,
-      bigTiff: 'NO',
-      statistics: whole && options.statistics !== false,
-      ...(options.noData !== undefined ? { noData: options.noData } : {}),
-      offset: { x: block.rect.x, y: block.rect.y },
-    },
-    offThread,
+  const writerOptions: StreamTiffOptions = {
+    compress: options.compress ?? 'deflate',
+    level,
+    blockWidth: ts,
+    blockHeight: ts,
+    bigTiff: 'NO',
+    statistics: whole && options.statistics !== false,
+    ...(options.noData !== undefined ? { noData: options.noData } : {}),
+    offset: { x: block.rect.x, y: block.rect.y },
+  };
+  return { grid, writerOptions };
+}
+
+/**
+ * What a writer built for one block tells of every block of the same layout: the main image's
+ * tags (its georeference, placeholders for its statistics and block tags), its tiling, predictor,
+ * fill and NoData. Read once per layout (GeoTiffSeries), from the writer's own fields.
+ */
+class LayoutWriter extends TiffMemoryWriter {
+  layout(): Layout {
+    const level = this.levels[0]!;
+    return {
+      entries: level.image.entries,
+      oneLevel: this.levels.length === 1,
+      needsMask: level.mask !== undefined,
+      tiled: this.tiled,
+      big: this.big,
+      bw: this.bw,
+      bh: this.bh,
+      bits: this.bits,
+      k: this.k,
+      predictor: this.predictor,
+      fill: this.fill,
+      level: this.level,
+      statistics: this.stats !== undefined && this.metadataEntry !== undefined,
+    };
+  }
+}
+
+interface Layout {
+  readonly entries: ReadonlyMap<number, Entry>;
+  readonly oneLevel: boolean;
+  readonly needsMask: boolean;
+  readonly tiled: boolean;
+  readonly big: boolean;
+  readonly bw: number;
+  readonly bh: number;
+  readonly bits: number;
+  readonly k: number;
+  readonly predictor: 1 | 2 | 3;
+  readonly fill: number;
+  readonly level: number | undefined;
+  readonly statistics: boolean;
+}
+
+/**
+ * What a layout depends on besides the block's position: compared field by field. Decision: the
+ * spatial reference, band names and colormap by identity (an export's chips share its raster's
+ * objects; RasterInfo is never changed in place): equal objects that are not the same one only
+ * cost a layout built again, never other bytes.
+ */
+interface LayoutKey {
+  readonly width: number;
+  readonly height: number;
+  readonly bandCount: number;
+  readonly pixelType: string;
+  readonly sx: number;
+  readonly sy: number;
+  readonly noData: number | undefined;
+  readonly spatialReference: unknown;
+  readonly bandNames: unknown;
+  readonly colormap: unknown;
+  readonly options: StreamTiffOptions;
+}
+
+function sameKey(a: LayoutKey, b: LayoutKey): boolean {
+  const o = a.options;
+  const p = b.options;
+  return (
+    a.width === b.width &&
+    a.height === b.height &&
+    a.bandCount === b.bandCount &&
+    a.pixelType === b.pixelType &&
+    a.sx === b.sx &&
+    a.sy === b.sy &&
+    Object.is(a.noData, b.noData) &&
+    a.spatialReference === b.spatialReference &&
+    a.bandNames === b.bandNames &&
+    a.colormap === b.colormap &&
+    o.compress === p.compress &&
+    o.level === p.level &&
+    o.blockWidth === p.blockWidth &&
+    o.blockHeight === p.blockHeight &&
+    o.statistics === p.statistics &&
+    Object.is(o.noData, p.noData)
   );
-  writer.write(block);
-  return writer;
+}
+
+const keyOf = (grid: RasterInfo, options: StreamTiffOptions): LayoutKey => ({
+  width: grid.width,
+  height: grid.height,
+  bandCount: grid.bandCount,
+  pixelType: grid.pixelType,
+  sx: grid.cellSize.x,
+  sy: grid.cellSize.y,
+  noData: grid.noData,
+  spatialReference: grid.spatialReference,
+  bandNames: grid.bandNames,
+  colormap: grid.colormap,
+  options,
+});
+
+/** Layouts a GeoTiffSeries keeps. */
+const MAX_LAYOUTS = 4;
+
+/**
+ * encodeGeoTiffAsync for a series of blocks that mostly share one layout (the chips of an export:
+ * the same size, type, bands, cell size, spatial reference and options; only their position and
+ * pixels differ): the same bytes as encodeGeoTiffAsync, block by block. The tags are built once
+ * per layout; each block patches what is its own (its tiepoint, its statistics, its blocks' offsets
+ * and byte counts). A block that is exactly one TIFF block per band, written without an internal
+ * mask, is encoded here: each band copied once into the buffer the predictor works in (which the
+ * codec thread then takes), its statistics from the histograms given. Any other block (smaller or
+ * larger than one TIFF block, packed bits, complex, a mask to write) goes through encodeGeoTiffAsync.
+ */
+export class GeoTiffSeries {
+  /** The layouts seen, the latest first (a few: an export's images, its second images, its label rasters). */
+  private readonly layouts: { readonly key: LayoutKey; readonly layout: Layout }[] = [];
+  /** Blocks encoded from the layout (tests check the path they meant ran). */
+  fastBlocks = 0;
+
+  /**
+   * encodeGeoTiffAsync(block, info, options): the block is read before this returns. `allValid`:
+   * maskAllValid(block.mask), when the caller knows it.
+   */
+  encode(block: PixelBlock, info: RasterInfo, options: GeoTiffOptions = {}, allValid?: boolean): Promise<Uint8Array> {
+    try {
+      const { grid, writerOptions } = prepare(block, info, options);
+      const key = keyOf(grid, writerOptions);
+      const at = this.layouts.findIndex((x) => sameKey(x.key, key));
+      const known = at >= 0 ? this.layouts.splice(at, 1)[0]! : { key, layout: new LayoutWriter(grid, writerOptions).layout() };
+      this.layouts.unshift(known);
+      if (this.layouts.length > MAX_LAYOUTS) this.layouts.pop();
+      const noData = outputNoData(grid.pixelType, writerOptions.noData, grid.noData).tag;
+      const out = this.fromLayout(known.layout, block, grid, noData, options.byteHistograms, allValid ?? maskAllValid(block.mask));
+      if (out !== undefined) return out;
+      const writer = new TiffMemoryWriter(grid, writerOptions, true);
+      writer.write(block, options.byteHistograms);
+      return writer.finishAsync();
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+
+  /**
+   * writeDirect of TiffBlockEncoder, then TiffMemoryWriter's finishAsync, for a block that is one
+   * TIFF block per band without a mask IFD; undefined when the block is not one.
+   */
+  private fromLayout(
+    l: Layout,
+    block: PixelBlock,
+    grid: RasterInfo,
+    noData: number | undefined,
+    known: ByteHistograms | undefined,
+    allValid: boolean,
+  ): Promise<Uint8Array> | undefined {
+    const t = block.pixelType;
+    const ti = PIXEL_TYPE_INFO[t];
+    const { width, height } = block.rect;
+    const masked = !allValid;
+    if (!l.oneLevel || !l.tiled || l.big || width !== l.bw || height !== l.bh || l.k !== 1 || l.bits !== ti.bits || ti.bits % 8 !== 0)
+      return undefined;
+    if (masked && l.needsMask) return undefined;
+    const planes = block.bands;
+    const mask = block.mask;
+    // The statistics first (TiffBlockEncoder.writeDirect's order), then each band's bytes.
+    let stats: PixelStatistics | undefined;
+    if (l.statistics) {
+      stats = new PixelStatistics(block.bands.length, t, noData, l.bits);
+      stats.add(planes, mask, 0, width, height, width, known);
+    }
+    const n = width * height;
+    const raw: Uint8Array[] = [];
+    for (const plane of planes) {
+      const bytes8 = plane instanceof Uint8Array || plane instanceof Int8Array;
+      // Whole 8-bit blocks with predictor 2 from a plane in wasm memory: copied out already differenced.
+      const resident = !masked && l.predictor === 2 && bytes8 ? differencedCopy(plane, width, height) : undefined;
+      if (resident) {
+        raw.push(resident);
+        continue;
+      }
+      if (!masked && l.predictor === 2 && bytes8 && width % 4 === 0 && plane.byteOffset % 4 === 0) {
+        // Copy and predictor in one pass: the bytes horizontalDifference gives on a copy.
+        const out = new Uint8Array(n);
+        differenceInto(new Int32Array(plane.buffer, plane.byteOffset, n >> 2), new Int32Array(out.buffer), width >> 2, height);
+        raw.push(out);
+        continue;
+      }
+      // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
+      const tile = plane.slice();
+      if (masked) for (let i = 0; i < n; i++) if (mask[i] === 0) tile[i] = l.fill;
+      const bytes = new Uint8Array(tile.buffer, tile.byteOffset, tile.byteLength);
+      if (l.predictor === 2) horizontalDifference(tile, width, height);
+      else if (l.predictor === 3) floatingPointDifference(bytes, width, height, ti.bits / 8);
+      raw.push(bytes);
+    }
+    this.fastBlocks++;
+    const level = l.level;
+    const compressed = level === undefined ? Promise.resolve(raw) : Promise.all(raw.map((b) => deflateBlock(b, level, true)));
+    // The tags of this block: the layout's, with its own tiepoint, statistics and block tags.
+    const entries = new Map(l.entries);
+    entries.set(33922, entryOf(33922, { type: 'DOUBLE', values: [0, 0, 0, grid.extent.xmin, grid.extent.ymax, 0] }));
+    if (stats) {
+      const names = grid.bandNames?.length === grid.bandCount ? grid.bandNames : undefined;
+      const xml = gdalMetadataXml(stats.result(n), names, grid.bandCount);
+      if (xml) entries.set(42112, entryOf(42112, { type: 'ASCII', value: xml }));
+      else entries.delete(42112);
+    }
+    const zeros = new Array<number>(raw.length).fill(0);
+    const { offsets, counts } = blockTags(true);
+    entries.set(offsets, entryOf(offsets, { type: 'LONG', values: zeros }));
+    entries.set(counts, entryOf(counts, { type: 'LONG', values: zeros }));
+    return compressed.then((blocks) => assembleTiff([entries], [blocks], [true], false));
+  }
+}
+
+/**
+ * TIFF predictor 2 on bytes from `src` into `dst` (words of four bytes, `words` a row, little-endian
+ * host): the bytes horizontalDifference (tiff-predictors.ts) leaves in a copy of `src`, each word
+ * minus the word of the bytes one to the left, lane by lane without borrows.
+ */
+export function differenceInto(src: Int32Array, dst: Int32Array, words: number, rows: number): void {
+  const H = 0x80808080 | 0;
+  for (let r = 0; r < rows; r++) {
+    let carry = 0; // the previous word's top byte, as the next word's lowest left neighbour
+    for (let i = r * words, end = i + words; i < end; i++) {
+      const x = src[i]!;
+      const y = (x << 8) | carry;
+      carry = x >>> 24;
+      dst[i] = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
+    }
+  }
 }

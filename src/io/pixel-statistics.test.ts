@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { byteHistogram, PixelStatistics, withByteHistograms } from './pixel-statistics.js';
+import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { rect } from '../core/rect.js';
+import { encodeGeoTiff } from './encode-tiff.js';
+import { byteHistogram, PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
 import { prng } from '../../test/helpers.js';
 
 describe('PixelStatistics byte histogram path', () => {
@@ -82,30 +85,71 @@ describe('PixelStatistics byte histogram path', () => {
     expect(s.any).toBe(false);
   });
 
-  it('withByteHistograms: a whole plane under the same mask takes the given histogram; other planes, masks and windows are counted', () => {
+  it('known byte histograms: a whole plane at its index under the same mask takes the given histogram; other planes, indices, masks and windows are counted', () => {
     const next = prng(3);
     const plane = Uint8Array.from({ length: 64 }, () => Math.floor(next() * 256));
+    const other = Uint8Array.from({ length: 64 }, () => Math.floor(next() * 256));
     const mask = new Uint8Array(64).fill(1);
     mask[5] = 0;
-    const stats = (p: Uint8Array, m: Uint8Array, rows = 8): unknown => {
-      const s = new PixelStatistics(1, 'U8', undefined);
-      s.add([p], m, 0, 8, rows, 8);
-      return s.result(64)[0];
+    type Figures = { min: number; max: number; count: number } | undefined;
+    const stats = (planes: Uint8Array[], m: Uint8Array, known?: ByteHistograms, rows = 8, start = 0): Figures[] => {
+      const s = new PixelStatistics(planes.length, 'U8', undefined);
+      s.add(planes, m, start, 8, rows, 8, known);
+      return s.result(64);
     };
-    const counted = stats(plane, mask);
+    const counted = stats([plane], mask)[0];
     const right = byteHistogram(plane, mask);
     // The right histogram gives the figures counting gives; a wrong one shows it was taken.
-    expect(withByteHistograms([plane], mask, [right], () => stats(plane, mask))).toEqual(counted);
+    expect(stats([plane], mask, { planes: [plane], mask, histograms: [right] })[0]).toEqual(counted);
     const wrong = new Uint32Array(1024);
     wrong[plane[0]!] = 63;
-    const taken = withByteHistograms([plane], mask, [wrong], () => stats(plane, mask)) as { min: number; max: number; count: number };
+    const given = (histograms: (Uint32Array | undefined)[], planes = [plane], m = mask): ByteHistograms => ({
+      planes,
+      mask: m,
+      histograms,
+    });
+    const taken = stats([plane], mask, given([wrong]))[0]!;
     expect(taken.count).toBe(63);
     expect(taken.min).toBe(plane[0]);
-    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask.slice()))).toEqual(counted); // another mask
-    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane.slice(), mask))).toEqual(counted); // another plane
-    expect(withByteHistograms([plane], mask, [undefined], () => stats(plane, mask))).toEqual(counted); // not given
-    const part = stats(plane, mask, 7);
-    expect(withByteHistograms([plane], mask, [wrong], () => stats(plane, mask, 7))).toEqual(part); // not the whole plane
-    expect(stats(plane, mask)).toEqual(counted); // known only while the function runs
+    expect(stats([plane], mask, given([wrong], [plane], mask.slice()))[0]).toEqual(counted); // counted under another mask
+    expect(stats([plane], mask.slice(), given([wrong]))[0]).toEqual(counted); // added under another mask
+    expect(stats([plane], mask, given([wrong], [plane.slice()]))[0]).toEqual(counted); // of another plane
+    expect(stats([plane], mask, given([undefined]))[0]).toEqual(counted); // not given
+    expect(stats([plane], mask, given([wrong.subarray(0, 256)]))[0]).toEqual(counted); // not a byteHistogram
+    // The plane at another band index than the histogram's: each band counted.
+    const both = stats([other, plane], mask);
+    expect(stats([other, plane], mask, given([wrong, undefined], [plane, other]))).toEqual(both);
+    expect(stats([other, plane], mask, given([undefined, wrong], [other, plane]))[1]!.count).toBe(63);
+    // Not the whole plane: fewer rows, or the window starting further on.
+    expect(stats([plane], mask, given([wrong]), 7)[0]).toEqual(stats([plane], mask, undefined, 7)[0]);
+    expect(stats([plane], mask, given([wrong]), 7, 8)[0]).toEqual(stats([plane], mask, undefined, 7, 8)[0]);
+  });
+
+  it('encodeGeoTiff: the right histograms give the same bytes; a mismatched histogram is not used', () => {
+    const next = prng(11);
+    const w = 64;
+    const bands = [0, 1, 2].map(() => Uint8Array.from({ length: w * w }, () => Math.floor(next() * 256)));
+    const mask = new Uint8Array(w * w).fill(1);
+    for (let i = 0; i < 100; i++) mask[Math.floor(next() * w * w)] = 0;
+    const block: PixelBlock = { rect: rect(0, 0, w, w), pixelType: 'U8', bands, mask };
+    const info: RasterInfo = {
+      width: w,
+      height: w,
+      bandCount: 3,
+      pixelType: 'U8',
+      extent: { xmin: 0, ymin: 0, xmax: w, ymax: w },
+      cellSize: { x: 1, y: 1 },
+      noData: 0,
+    };
+    const plain = encodeGeoTiff(block, info);
+    const histograms = bands.map((b) => byteHistogram(b, mask));
+    expect(encodeGeoTiff(block, info, { byteHistograms: { planes: bands, mask, histograms } })).toEqual(plain);
+    const wrong = histograms.map(() => new Uint32Array(1024).fill(1));
+    const wrongStats = encodeGeoTiff(block, info, { byteHistograms: { planes: bands, mask, histograms: wrong } });
+    expect(wrongStats).not.toEqual(plain); // taken when it matches: the test can fail
+    expect(encodeGeoTiff(block, info, { byteHistograms: { planes: bands, mask: mask.slice(), histograms: wrong } })).toEqual(plain);
+    expect(encodeGeoTiff(block, info, { byteHistograms: { planes: [bands[1]!, bands[2]!, bands[0]!], mask, histograms: wrong } })).toEqual(
+      plain,
+    );
   });
 });

@@ -28,6 +28,19 @@ export interface FileBandStatistics extends BandStatistics {
   readonly validPercent: number;
 }
 
+/**
+ * The byteHistogram (four interleaved histograms of 256 bins) of some whole byte planes under one
+ * mask, counted by a caller that needed them as well: the chipper counts a chip's bands once, for
+ * its own statistics and its GeoTIFF's. `histograms[b]` holds the counts of `planes[b]` under
+ * `mask` (undefined: not counted). PixelStatistics.add takes a histogram only for that very plane,
+ * at that band index, under that very mask, added whole; anything else is counted as usual.
+ */
+export interface ByteHistograms {
+  readonly planes: readonly Plane[];
+  readonly mask: Uint8Array;
+  readonly histograms: readonly (Uint32Array | undefined)[];
+}
+
 /** One more count in bin `j`. */
 const inc = (h: Uint32Array, j: number): void => {
   h[j] = h[j]! + 1;
@@ -73,16 +86,41 @@ export class PixelStatistics {
   /**
    * Add `count` pixels: band planes (pixel i of band b at planes[b][k * (start + row * stride + c)])
    * of a `width` x `rows` window starting at `start`, with the mask indexed the same way.
+   * `known`: byte histograms the caller already counted (see ByteHistograms), used for a band only
+   * when they are of this plane at this index, under this mask, and the window is the whole plane.
    */
-  add(planes: readonly Plane[], mask: Uint8Array, start: number, width: number, rows: number, stride: number): void {
-    for (let b = 0; b < planes.length; b++) this.addBand(b, planes[b]!, mask, start, width, rows, stride);
+  add(
+    planes: readonly Plane[],
+    mask: Uint8Array,
+    start: number,
+    width: number,
+    rows: number,
+    stride: number,
+    known?: ByteHistograms,
+  ): void {
+    const whole = known !== undefined && known.mask === mask && start === 0 && stride === width && width * rows === mask.length;
+    for (let b = 0; b < planes.length; b++) {
+      const p = planes[b]!;
+      const given = whole && known.planes[b] === p && p.length === mask.length ? known.histograms[b] : undefined;
+      this.addBand(b, p, mask, start, width, rows, stride, given?.length === 1024 ? given : undefined);
+    }
   }
 
-  private addBand(b: number, p: Plane, mask: Uint8Array, start: number, width: number, rows: number, stride: number): void {
+  /** `given`: the byteHistogram of `p` under `mask`, whole (checked by `add`), for a U8 plane. */
+  private addBand(
+    b: number,
+    p: Plane,
+    mask: Uint8Array,
+    start: number,
+    width: number,
+    rows: number,
+    stride: number,
+    given: Uint32Array | undefined,
+  ): void {
     // Bytes: counted into a histogram (a third of the time); the sums stay exact integers, so the
     // result is the same bit for bit as the loop below while they stay under 2^53.
     if ((p instanceof Uint8Array || p instanceof Int8Array) && width * rows < 2 ** 32 && this.n[b]! + width * rows <= EXACT_BYTE_PIXELS) {
-      this.addBytes(b, p, mask, start, width, rows, stride);
+      this.addBytes(b, p, mask, start, width, rows, stride, p instanceof Uint8Array ? given : undefined);
       return;
     }
     const k = this.k;
@@ -158,6 +196,7 @@ export class PixelStatistics {
     width: number,
     rows: number,
     stride: number,
+    given: Uint32Array | undefined,
   ): void {
     const u = p instanceof Uint8Array ? p : new Uint8Array(p.buffer, p.byteOffset, p.length);
     const signed = p instanceof Int8Array;
@@ -178,9 +217,7 @@ export class PixelStatistics {
     if (shift !== shift) return; // no valid pixel here (none before either)
     // Four interleaved histograms (pixel i into the (i % 4)th): consecutive equal values would
     // otherwise wait on each other's increments. Rows without a masked pixel skip the mask tests.
-    // Counts given for this very plane and mask, whole (withByteHistograms): not counted again.
-    const given =
-      p instanceof Uint8Array && start === 0 && stride === width && width * rows === mask.length ? knownHistogram(p, mask) : undefined;
+    // Counts given for this very plane and mask, whole (ByteHistograms): not counted again.
     const h = given ?? (this.histogram ??= new Uint32Array(1024));
     // A window whose rows follow each other without a gap and no masked pixel: one loop.
     const flat = given === undefined && stride === width && maskAllValid(mask, start, width * rows);
@@ -277,37 +314,6 @@ function countRun(h: Uint32Array, u: Uint8Array, i0: number, i1: number): void {
 /** countRun of the pixels whose mask byte is not 0. */
 function countMasked(h: Uint32Array, u: Uint8Array, mask: Uint8Array, i0: number, i1: number): void {
   for (let i = i0; i < i1; i++) if (mask[i] !== 0) inc(h, ((i & 3) << 8) | u[i]!);
-}
-
-/** Histograms of whole byte planes under one mask, known while withByteHistograms runs. */
-let known:
-  { readonly planes: readonly unknown[]; readonly mask: Uint8Array; readonly histograms: readonly (Uint32Array | undefined)[] } | undefined;
-
-function knownHistogram(p: Uint8Array, mask: Uint8Array): Uint32Array | undefined {
-  if (known === undefined || known.mask !== mask) return undefined;
-  const j = known.planes.indexOf(p);
-  return j < 0 ? undefined : known.histograms[j];
-}
-
-/**
- * Run `f` with the byteHistogram of some of `planes` (undefined: not given) known: a
- * PixelStatistics adding one of those planes whole, under that same mask, during `f` takes its
- * histogram instead of counting the plane again (the chipper counts a chip's bands once for its
- * own statistics and the GeoTIFF's). The planes and the mask must not change while `f` runs.
- */
-export function withByteHistograms<T>(
-  planes: readonly unknown[],
-  mask: Uint8Array,
-  histograms: readonly (Uint32Array | undefined)[],
-  f: () => T,
-): T {
-  const before = known;
-  known = { planes, mask, histograms };
-  try {
-    return f();
-  } finally {
-    known = before;
-  }
 }
 
 /** Statistics of a whole block (its planes are the file's pixels), as `gdalinfo -stats` gives them. */

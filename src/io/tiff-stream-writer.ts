@@ -50,7 +50,7 @@ import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
-import { PixelStatistics } from './pixel-statistics.js';
+import { PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
 import {
   assembleTiff,
   blockTags,
@@ -342,8 +342,11 @@ abstract class TiffBlockEncoder {
     return out;
   }
 
-  /** Add a rendered block (its rect in the output's coordinates plus `offset`). */
-  protected add(block: PixelBlock): void {
+  /**
+   * Add a rendered block (its rect in the output's coordinates plus `offset`). `known`: byte
+   * histograms of the block's planes the caller counted (the statistics take them, see ByteHistograms).
+   */
+  protected add(block: PixelBlock, known?: ByteHistograms): void {
     if (block.pixelType !== this.t || block.bands.length !== this.bandCount) {
       throw new EngineError(
         'INTERNAL',
@@ -351,7 +354,7 @@ abstract class TiffBlockEncoder {
       );
     }
     const r = { x: block.rect.x - this.offset.x, y: block.rect.y - this.offset.y, width: block.rect.width, height: block.rect.height };
-    if (!this.writeDirect(r, block.bands, block.mask)) this.addRows(this.levels[0]!, r, block.bands, block.mask, block.rect.width);
+    if (!this.writeDirect(r, block.bands, block.mask, known)) this.addRows(this.levels[0]!, r, block.bands, block.mask, block.rect.width);
   }
 
   /** Fails unless every level's band rows were completed. */
@@ -474,7 +477,7 @@ abstract class TiffBlockEncoder {
    * planes, without gathering a band row. Not with overviews (they need rows), nor
    * into a row already being gathered. False when the block does not qualify.
    */
-  private writeDirect(r: Rect, planes: readonly Plane[], mask: Uint8Array): boolean {
+  private writeDirect(r: Rect, planes: readonly Plane[], mask: Uint8Array, known?: ByteHistograms): boolean {
     const level = this.levels[0]!;
     if (!this.tiled || this.levels.length !== 1 || r.width !== this.bw || r.height !== this.bh) return false;
     if (r.x < 0 || r.y < 0 || r.x % this.bw !== 0 || r.y % this.bh !== 0 || r.x + this.bw > level.width || r.y + this.bh > level.height)
@@ -487,7 +490,7 @@ abstract class TiffBlockEncoder {
     const k = this.k;
     const masked = mask.indexOf(0) >= 0;
     if (masked) this.anyMasked = true;
-    this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw);
+    this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw, known);
     const blocks: RawBlock[] = [];
     for (let b = 0; b < planes.length; b++) {
       const plane = planes[b]!;
@@ -901,9 +904,9 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
     super(info, { ...options, cog: false });
   }
 
-  /** Add a block (its rect in the output's coordinates plus `offset`). */
-  write(block: PixelBlock): void {
-    this.add(block);
+  /** Add a block (its rect in the output's coordinates plus `offset`); `known`: see TiffBlockEncoder.add. */
+  write(block: PixelBlock, known?: ByteHistograms): void {
+    this.add(block, known);
   }
 
   protected emit(_level: Level, blocks: RawBlock[]): void {

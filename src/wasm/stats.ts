@@ -194,3 +194,89 @@ export function undoDifferenceInWasm(b: Uint8Array, width: number, rows: number)
     call.release();
   }
 }
+
+/**
+ * Byte bands bound into wasm memory once for both passes of their moments: the histogram of each
+ * (`histogram`), then the sums of squared deviations of all of them (`squares`), where
+ * histogramInWasm then squaresInWasm bound (copied) every band twice. The same kernels on the same
+ * bytes: the same counts and the same bits. `release` when done (in a `finally`).
+ */
+export class BoundByteBands {
+  private constructor(
+    private readonly k: NonNullable<ReturnType<typeof wasmKernels>>,
+    private readonly call: WasmCall,
+    private readonly ptrs: readonly number[],
+    private readonly mask: number,
+    private readonly useMask: 0 | 1,
+    private readonly n: number,
+  ) {}
+
+  /** The block the histograms are counted in (one for every band). */
+  private bins: number | undefined;
+
+  /**
+   * Bind `bands` (1 to 4 byte bands, each at least `n` long) over pixels [0, n), with `mask` (pixels
+   * whose byte is 0 left out) or every pixel when undefined. Undefined when not done (wasm off, fewer
+   * than STATS_WASM_MIN_PIXELS pixels, memory out): the caller's TypeScript path.
+   */
+  static bind(bands: readonly Uint8Array[], mask: Uint8Array | undefined, n: number): BoundByteBands | undefined {
+    const k = enabled ? wasmKernels() : undefined;
+    if (k === undefined || bands.length < 1 || bands.length > 4 || n <= 0 || n < minPixels) return undefined;
+    if ((mask !== undefined && mask.length < n) || bands.some((b) => b.length < n)) return undefined;
+    const call = new WasmCall(k);
+    const ptrs: number[] = [];
+    for (const b of bands) {
+      const p = call.input(b.subarray(0, n));
+      if (p === undefined) {
+        call.release();
+        return undefined;
+      }
+      ptrs.push(p);
+    }
+    const m = mask === undefined ? 0 : call.input(mask.subarray(0, n));
+    if (m === undefined) {
+      call.release();
+      return undefined;
+    }
+    return new BoundByteBands(k, call, ptrs, m, mask === undefined ? 0 : 1, n);
+  }
+
+  /** byteHistogram of band `j` into `h` (1024 bins, overwritten). False when memory is out. */
+  histogram(j: number, h: Uint32Array): boolean {
+    const out = (this.bins ??= this.call.scratch(16384));
+    if (out === undefined) return false;
+    (this.k.exports as unknown as StatsExports).statsByteHistogram(this.ptrs[j]!, this.mask, 0, this.n, 1, this.n, this.useMask, out);
+    h.set(new Uint32Array(this.k.arena.buffer, out, 1024));
+    histogramCalls++;
+    return true;
+  }
+
+  /** squaresInWasm of the bound bands with table `t` (256 entries a band); undefined when memory is out. */
+  squares(t: Float64Array): number[] | undefined {
+    const count = this.ptrs.length;
+    if (t.length < 256 * count) return undefined;
+    const tp = this.call.input(t.subarray(0, 256 * count));
+    const out = this.call.scratch(32);
+    if (tp === undefined || out === undefined) return undefined;
+    const p0 = this.ptrs[0]!;
+    (this.k.exports as unknown as StatsExports).statsSquares(
+      count,
+      p0,
+      this.ptrs[1] ?? p0,
+      this.ptrs[2] ?? p0,
+      this.ptrs[3] ?? p0,
+      this.mask,
+      this.n,
+      this.useMask,
+      tp,
+      out,
+    );
+    squaresCalls++;
+    return Array.from(new Float64Array(this.k.arena.buffer, out, count));
+  }
+
+  /** Give the bound blocks back. */
+  release(): void {
+    this.call.release();
+  }
+}
