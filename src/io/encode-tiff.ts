@@ -56,7 +56,7 @@ import { gdalMetadataXml } from './gdal-metadata.js';
 import { PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
 import { assembleTiff, blockTags, entryOf, type Entry } from './tiff-ifd.js';
 import { DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
-import { floatingPointDifference, horizontalDifference } from './tiff-predictors.js';
+import { differenceInto, floatingPointDifference, horizontalDifference } from './tiff-predictors.js';
 import { TiffMemoryWriter } from './tiff-stream-writer.js';
 
 export interface GeoTiffOptions {
@@ -373,23 +373,5 @@ export class GeoTiffSeries {
     entries.set(offsets, entryOf(offsets, { type: 'LONG', values: zeros }));
     entries.set(counts, entryOf(counts, { type: 'LONG', values: zeros }));
     return compressed.then((blocks) => assembleTiff([entries], [blocks], [true], false));
-  }
-}
-
-/**
- * TIFF predictor 2 on bytes from `src` into `dst` (words of four bytes, `words` a row, little-endian
- * host): the bytes horizontalDifference (tiff-predictors.ts) leaves in a copy of `src`, each word
- * minus the word of the bytes one to the left, lane by lane without borrows.
- */
-export function differenceInto(src: Int32Array, dst: Int32Array, words: number, rows: number): void {
-  const H = 0x80808080 | 0;
-  for (let r = 0; r < rows; r++) {
-    let carry = 0; // the previous word's top byte, as the next word's lowest left neighbour
-    for (let i = r * words, end = i + words; i < end; i++) {
-      const x = src[i]!;
-      const y = (x << 8) | carry;
-      carry = x >>> 24;
-      dst[i] = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
-    }
   }
 }

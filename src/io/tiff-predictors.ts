@@ -70,7 +70,8 @@ export function packSamples(src: Uint8Array | Uint16Array | Uint32Array | Plane,
 /** Predictor 2: each sample minus its left neighbour, in the type's wrapping arithmetic. */
 export function horizontalDifference(p: Plane, width: number, rows: number): void {
   if (p instanceof Uint8Array && width % 4 === 0 && p.byteOffset % 4 === 0) {
-    bytesDifference(new Int32Array(p.buffer, p.byteOffset, (width * rows) >> 2), width >> 2, rows);
+    const w = new Int32Array(p.buffer, p.byteOffset, (width * rows) >> 2);
+    differenceInto(w, w, width >> 2, rows);
     return;
   }
   // Forward, carrying the previous sample: one load per sample (the store wraps to the type).
@@ -86,19 +87,20 @@ export function horizontalDifference(p: Plane, width: number, rows: number): voi
 }
 
 /**
- * Predictor 2 on bytes, four at a time (SWAR, little-endian host): each word minus the word of
- * the bytes one to the left, `(x | H) - (y & ~H) ^ ((x ^ ~y) & H)` subtracting lane by lane
- * without borrows (H = the lanes' top bits). `words` words per row.
+ * Predictor 2 on bytes, four at a time (SWAR, little-endian host), from `src` into `dst` (the same
+ * array for in place): each word minus the word of the bytes one to the left,
+ * `(x | H) - (y & ~H) ^ ((x ^ ~y) & H)` subtracting lane by lane without borrows (H = the lanes'
+ * top bits). `words` words per row.
  */
-function bytesDifference(w: Int32Array, words: number, rows: number): void {
+export function differenceInto(src: Int32Array, dst: Int32Array, words: number, rows: number): void {
   const H = 0x80808080 | 0;
   for (let r = 0; r < rows; r++) {
     let carry = 0; // the previous word's top byte, as the next word's lowest left neighbour
     for (let i = r * words, end = i + words; i < end; i++) {
-      const x = w[i]!;
+      const x = src[i]!;
       const y = (x << 8) | carry;
       carry = x >>> 24;
-      w[i] = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
+      dst[i] = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
     }
   }
 }
