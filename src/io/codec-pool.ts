@@ -1,7 +1,7 @@
 /**
  * DEFLATE off the main thread: a few worker threads that run node:zlib's synchronous inflate and
- * libdeflate's deflate (deflate.ts) on blocks handed to them (the input transferred, not copied, when the caller gives it
- * up), so the main thread keeps computing kernels while blocks are decoded and encoded.
+ * libdeflate's deflate (deflate.ts) on blocks handed to them (the input transferred, not copied,
+ * when the caller gives it up), so the main thread keeps computing kernels while blocks are decoded and encoded.
  *
  * Why not node:zlib's asynchronous API (libuv's thread pool)? Each asynchronous call builds a
  * zlib stream object and its buffers on the main thread: measured here, about 0.3 ms of main
@@ -22,7 +22,10 @@ import { isMainThread, Worker } from 'node:worker_threads';
 import { inflateSync } from 'node:zlib';
 import { deflateZlib, LIBDEFLATE_URL } from './deflate.js';
 
-/** The worker: plain CommonJS on node:zlib only, so it starts in milliseconds and needs no build. */
+/**
+ * The worker: plain CommonJS on node:zlib, plus libdeflate's ES module imported as it starts (by
+ * file URL), so it starts in milliseconds and needs no build.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
