@@ -47,16 +47,14 @@
  */
 import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
-import { PIXEL_TYPE_INFO } from '../core/pixel-type.js';
+import { PIXEL_TYPE_INFO, type Plane } from '../core/pixel-type.js';
 import { maskAllValid } from '../core/pixel-block.js';
-import { differencedCopy } from '../wasm/reader.js';
 import { deflateBlock } from './codec-pool.js';
 import { MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
 import { gdalMetadataXml } from './gdal-metadata.js';
 import { PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
 import { assembleTiff, blockTags, entryOf, type Entry } from './tiff-ifd.js';
 import { DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
-import { differenceInto, floatingPointDifference, horizontalDifference } from './tiff-predictors.js';
 import { TiffMemoryWriter } from './tiff-stream-writer.js';
 
 export interface GeoTiffOptions {
@@ -181,10 +179,9 @@ class LayoutWriter extends TiffMemoryWriter {
       bh: this.bh,
       bits: this.bits,
       k: this.k,
-      predictor: this.predictor,
-      fill: this.fill,
       level: this.level,
       statistics: this.stats !== undefined && this.metadataEntry !== undefined,
+      blockBytes: (plane, mask, masked) => this.blockBytes(plane, mask, masked),
     };
   }
 }
@@ -199,10 +196,10 @@ interface Layout {
   readonly bh: number;
   readonly bits: number;
   readonly k: number;
-  readonly predictor: 1 | 2 | 3;
-  readonly fill: number;
   readonly level: number | undefined;
   readonly statistics: boolean;
+  /** The writer's bytes of one whole block of a band before compression (TiffBlockEncoder.blockBytes). */
+  readonly blockBytes: (plane: Plane, mask: Uint8Array, masked: boolean) => Uint8Array;
 }
 
 /**
@@ -332,30 +329,7 @@ export class GeoTiffSeries {
       stats.add(planes, mask, 0, width, height, width, known);
     }
     const n = width * height;
-    const raw: Uint8Array[] = [];
-    for (const plane of planes) {
-      const bytes8 = plane instanceof Uint8Array || plane instanceof Int8Array;
-      // Whole 8-bit blocks with predictor 2 from a plane in wasm memory: copied out already differenced.
-      const resident = !masked && l.predictor === 2 && bytes8 ? differencedCopy(plane, width, height) : undefined;
-      if (resident) {
-        raw.push(resident);
-        continue;
-      }
-      if (!masked && l.predictor === 2 && bytes8 && width % 4 === 0 && plane.byteOffset % 4 === 0) {
-        // Copy and predictor in one pass: the bytes horizontalDifference gives on a copy.
-        const out = new Uint8Array(n);
-        differenceInto(new Int32Array(plane.buffer, plane.byteOffset, n >> 2), new Int32Array(out.buffer), width >> 2, height);
-        raw.push(out);
-        continue;
-      }
-      // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
-      const tile = plane.slice();
-      if (masked) for (let i = 0; i < n; i++) if (mask[i] === 0) tile[i] = l.fill;
-      const bytes = new Uint8Array(tile.buffer, tile.byteOffset, tile.byteLength);
-      if (l.predictor === 2) horizontalDifference(tile, width, height);
-      else if (l.predictor === 3) floatingPointDifference(bytes, width, height, ti.bits / 8);
-      raw.push(bytes);
-    }
+    const raw = planes.map((plane) => l.blockBytes(plane, mask, masked));
     this.fastBlocks++;
     const level = l.level;
     const compressed = level === undefined ? Promise.resolve(raw) : Promise.all(raw.map((b) => deflateBlock(b, level, true)));

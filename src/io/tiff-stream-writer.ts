@@ -67,7 +67,7 @@ import {
   type TagValue,
 } from './tiff-ifd.js';
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
-import { floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
+import { differenceInto, floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
 import { differencedCopy } from '../wasm/reader.js';
 
 // ---- Levels (the image and its overviews)
@@ -487,7 +487,6 @@ abstract class TiffBlockEncoder {
     if (level.pending.has(row)) return false;
     let set = level.direct.get(row);
     if (set?.has(bx)) return false;
-    const k = this.k;
     const masked = mask.indexOf(0) >= 0;
     if (masked) this.anyMasked = true;
     this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw, known);
@@ -495,26 +494,7 @@ abstract class TiffBlockEncoder {
     for (let b = 0; b < planes.length; b++) {
       const plane = planes[b]!;
       const index = b * level.across * level.down + row * level.across + bx;
-      // Whole 8-bit blocks with predictor 2 from a plane in wasm memory (a render's tile): copied
-      // out already differenced (src/wasm/reader.ts), the same bytes as the copy and pass below.
-      const predicted =
-        !masked && this.predictor === 2 && this.bits === 8 && (plane instanceof Uint8Array || plane instanceof Int8Array)
-          ? differencedCopy(plane, this.bw, this.bh)
-          : undefined;
-      if (predicted) {
-        blocks.push({ ifd: level.image, index, bytes: predicted });
-        continue;
-      }
-      // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
-      const tile = plane.slice();
-      if (masked) {
-        for (let i = 0; i < mask.length; i++) {
-          if (mask[i] !== 0) continue;
-          tile[k * i] = this.fill;
-          if (k === 2) tile[k * i + 1] = 0;
-        }
-      }
-      blocks.push({ ifd: level.image, index, bytes: this.encodeBlock(tile, this.bh) });
+      blocks.push({ ifd: level.image, index, bytes: this.blockBytes(plane, mask, masked) });
     }
     if (level.mask) {
       const index = row * level.across + bx;
@@ -527,8 +507,39 @@ abstract class TiffBlockEncoder {
     if (!set) level.direct.set(row, (set = new Set()));
     set.add(bx);
     if (set.size === level.across) level.direct.delete(row);
-    this.emit(level, blocks, blocks.length * this.bw * this.bh * (this.bits / 8) * k);
+    this.emit(level, blocks, blocks.length * this.bw * this.bh * (this.bits / 8) * this.k);
     return true;
+  }
+
+  /**
+   * The bytes of one whole block of `plane` (bw x bh pixels) before compression, never the plane's
+   * own memory: masked pixels (when `masked`) set to the fill value, then packed or predicted.
+   * Unmasked 8-bit planes with predictor 2 are copied and differenced in one pass: by the wasm
+   * kernel from a plane in wasm memory (a render's tile, src/wasm/reader.ts), else four bytes a step
+   * (differenceInto); the same bytes as the copy and pass.
+   */
+  protected blockBytes(plane: Plane, mask: Uint8Array, masked: boolean): Uint8Array {
+    if (!masked && this.predictor === 2 && this.bits === 8 && (plane instanceof Uint8Array || plane instanceof Int8Array)) {
+      const resident = differencedCopy(plane, this.bw, this.bh);
+      if (resident) return resident;
+      const n = this.bw * this.bh;
+      if (this.bw % 4 === 0 && plane.byteOffset % 4 === 0 && plane.length === n) {
+        const out = new Uint8Array(n);
+        differenceInto(new Int32Array(plane.buffer, plane.byteOffset, n >> 2), new Int32Array(out.buffer), this.bw >> 2, this.bh);
+        return out;
+      }
+    }
+    // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
+    const tile = plane.slice();
+    if (masked) {
+      const k = this.k;
+      for (let i = 0; i < mask.length; i++) {
+        if (mask[i] !== 0) continue;
+        tile[k * i] = this.fill;
+        if (k === 2) tile[k * i + 1] = 0;
+      }
+    }
+    return this.encodeBlock(tile, this.bh);
   }
 
   /** The bytes of one block before compression: packed, or predicted in place. */
