@@ -508,7 +508,6 @@ async function exportWith(
           const index = nextIndex++;
           const chip = labelChip(run, pl, index, image, objects, classValuesChip);
           const entry = writeChip(run, c, index, chip, empty, image, image2, image.mask.length === w * h ? allValid : undefined);
-          px.release();
           entry.catch(() => undefined);
           writing.push(entry);
           kept++;
