@@ -2,7 +2,8 @@
 // (git-ignored), found by src/wasm/module.ts from src/ (tests, tsx) and from a checkout's dist/.
 //   node wasm/build.mjs          build when the output is missing or older than a source
 //   node wasm/build.mjs --force  always build
-//   node wasm/build.mjs --dist   also copy the output to dist/wasm/ (npm run build: the package ships dist/ only)
+//   node wasm/build.mjs --dist   also copy the output, and the vendored libdeflate.wasm (vendor/libdeflate), to
+//                                dist/wasm/ (npm run build: the package ships dist/ only)
 // Flags: SIMD128 on, -O3, the stub runtime (no garbage collector: the module never allocates; the
 // TypeScript side manages its memory, src/wasm/arena.ts).
 import { copyFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -40,7 +41,8 @@ if (args.has('--force') || mtime(out) < newest) {
   console.log(`built ${out.slice(root.length + 1)}`);
 }
 if (args.has('--dist')) {
-  const to = join(root, 'dist', 'wasm', 'kernels.wasm');
-  mkdirSync(dirname(to), { recursive: true });
-  copyFileSync(out, to);
+  const to = join(root, 'dist', 'wasm');
+  mkdirSync(to, { recursive: true });
+  copyFileSync(out, join(to, 'kernels.wasm'));
+  copyFileSync(join(root, 'vendor', 'libdeflate', 'libdeflate.wasm'), join(to, 'libdeflate.wasm'));
 }

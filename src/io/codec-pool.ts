@@ -20,28 +20,27 @@ import { readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isMainThread, Worker } from 'node:worker_threads';
 import { inflateSync } from 'node:zlib';
-import { deflateZlib, LIBDEFLATE_URL } from './deflate.js';
+import { deflateZlib, libdeflateModule, ZLIB_COMPRESSOR_SOURCE } from './deflate.js';
 
 /**
- * The worker: plain CommonJS on node:zlib, plus libdeflate's ES module imported as it starts (by
- * file URL), so it starts in milliseconds and needs no build.
+ * The worker: plain CommonJS on node:zlib, so it starts in milliseconds and needs no build, plus
+ * libdeflate's compressor made from the main thread's compiled module (workerData.module) by the
+ * same glue as inline (deflate.ts ZLIB_COMPRESSOR_SOURCE): the same bytes.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
 const fs = require('node:fs');
 let scratch = Buffer.alloc(0);
-// libdeflate's compressor (ESM): deflate jobs that come before it has loaded wait for it.
 let compress;
-const loading = import(workerData.libdeflate).then((m) => { compress = m.zlib; });
+let missing = workerData.missing;
+try {
+  if (workerData.module) compress = (${ZLIB_COMPRESSOR_SOURCE})(workerData.module);
+} catch (e) {
+  missing = 'libdeflate did not start: ' + (e && e.message);
+}
+if (!compress) compress = () => { throw new Error(missing); };
 parentPort.on('message', (m) => {
-  if (m.op === 2 && compress === undefined) {
-    loading.then(() => run(m), (e) => parentPort.postMessage({ id: m.id, error: 'libdeflate did not load: ' + (e && e.message) }));
-    return;
-  }
-  run(m);
-});
-function run(m) {
   try {
     let input;
     if (m.op === 3) {
@@ -75,7 +74,7 @@ function run(m) {
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: e && e.code });
   }
-}`;
+});`;
 
 const INFLATE = 1;
 const DEFLATE = 2;
@@ -137,7 +136,7 @@ let helpScheduled = false;
 function spawn(): Thread | undefined {
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { libdeflate: LIBDEFLATE_URL } });
+    worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: libdeflateData() });
   } catch {
     size = threads.length; // cannot start threads here: work inline from now on
     return undefined;
@@ -179,6 +178,17 @@ function spawn(): Thread | undefined {
   worker.unref();
   threads.push(t);
   return t;
+}
+
+/**
+ * What a codec thread needs to deflate: the compiled module, or why there is none (a thread that only inflates still starts: reading needs no libdeflate).
+ */
+function libdeflateData(): { module?: object; missing?: string } {
+  try {
+    return { module: libdeflateModule() };
+  } catch (e) {
+    return { missing: (e as Error).message };
+  }
 }
 
 const bytesOf = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { deflateZlib, MAX_ZLEVEL, MIN_ZLEVEL } from './deflate.js';
+import { deflateZlib, libdeflateModule, MAX_ZLEVEL, MIN_ZLEVEL, zlibCompressor } from './deflate.js';
 
 /** Bytes that compress a little: a ramp with noise, and runs. */
 function sample(n: number, seed: number): Uint8Array {
@@ -40,5 +42,35 @@ describe('deflateZlib (libdeflate)', () => {
   it('rejects a level outside 1-12', () => {
     expect(() => deflateZlib(new Uint8Array(8), 0)).toThrow(RangeError);
     expect(() => deflateZlib(new Uint8Array(8), 13)).toThrow(RangeError);
+    expect(() => deflateZlib(new Uint8Array(8), 1.5)).toThrow(/integer from 1 to 12, not 1.5/);
+  });
+
+  it('makes the bytes the npm package libdeflate@0.1.0 made (its own wrapper, a compressor per call)', () => {
+    // SHA-256 of its zlib() output for these inputs, taken before the module was vendored.
+    const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+    expect(sha(deflateZlib(sample(65536, 3), 1))).toBe('4b004fd64df745050b6048910a32bd5a87e7186037fc86f3aded46909cfe0dbe');
+    expect(sha(deflateZlib(sample(300_001, 3), 6))).toBe('c782212d1affe30a438d531922bf8241144c1fd19861bff769e62e507e6f220f');
+    expect(sha(deflateZlib(sample(65536, 3), 12))).toBe('66d9394403122b4acd6226654e3fd9bf432134a441bef4c4372a54a36f3980f9');
+  });
+
+  it('reuses one compressor per level: the same bytes on a fresh instance, level after level, and past heap growth', () => {
+    const fresh = zlibCompressor(libdeflateModule());
+    const inputs = [sample(1000, 1), sample(65536, 2), sample(1, 3)];
+    for (let round = 0; round < 3; round++) {
+      for (const level of [1, 6, 12, 1]) {
+        for (const data of inputs) expect(Buffer.from(fresh(data, level)).equals(Buffer.from(deflateZlib(data, level)))).toBe(true);
+      }
+    }
+    // 40 MB: more than the module's first 16 MiB heap, which grows (a.a) to hold input and output.
+    const big = sample(40_000_000, 9);
+    const z = fresh(big, 1);
+    expect(Buffer.from(inflateSync(z)).equals(Buffer.from(big))).toBe(true);
+    expect(Buffer.from(fresh(inputs[1]!, 6)).equals(Buffer.from(deflateZlib(inputs[1]!, 6)))).toBe(true);
+  });
+
+  it('loads the vendored module, whose bytes are the recorded ones', () => {
+    const wasm = readFileSync(new URL('../../vendor/libdeflate/libdeflate.wasm', import.meta.url));
+    expect(createHash('sha256').update(wasm).digest('hex')).toBe('f75470cc665db1d83e231ec57bf38696852cba5c2594813d47fc43117816affe');
+    expect(libdeflateModule()).toBe(libdeflateModule());
   });
 });
