@@ -8,9 +8,9 @@ import { allocateBlock, copyInto, windowInfo, type PixelBlock } from '../core/pi
 import { rect, type Rect } from '../core/rect.js';
 import { closestSpelling, describe as describeArgs } from '../graph/args.js';
 import { renderTiles, type Recipe } from '../graph/render.js';
-import type { RasterNode } from '../graph/types.js';
+import type { RasterNode, Registry } from '../graph/types.js';
 import { parseSpatialReference, resampledOpener, targetGrid, warpNode, type WarpGridOptions, type WarpMethod } from '../graph/warp.js';
-import { registry } from '../functions/index.js';
+import { loadRegistry, registryFor } from '../functions/catalog.js';
 import { describeResolution, planRule, resolveRule } from '../rule/build.js';
 import {
   describeRaster,
@@ -131,7 +131,7 @@ export function exitCodeOf(e: unknown): number {
 }
 
 /** `--rule` takes a file path or inline JSON. */
-function readRule(value: string): unknown {
+function readRule(value: string): string {
   const t = value.trim();
   if (t.startsWith('{') || t.startsWith('[') || t.startsWith('"')) return t;
   try {
@@ -376,8 +376,18 @@ function requireOptions(cmd: Command, ...names: string[]): Command {
   });
 }
 
+/**
+ * Resolve a rule (JSON text) loading only the functions it names (catalog.ts `registryFor`): a
+ * render compiles about half the engine's code. A rule that does not resolve so (a template or an
+ * unknown name, a syntax error) is resolved again with every function, so its errors are the same.
+ */
+async function resolveCompiling(rule: string): Promise<ReturnType<typeof resolveRule>> {
+  const first = resolveRule(rule, { registry: await registryFor(rule) });
+  return first.root !== undefined && first.issues.length === 0 ? first : resolveRule(rule, { registry: await loadRegistry() });
+}
+
 /** Resolve a function name as `rasterflow functions NAME` takes it: any case, aliases, `...Function`. */
-function findFunction(name: string) {
+function findFunction(registry: Registry, name: string) {
   const fn = registry.get(name) ?? registry.get(name.replace(/function$/i, ''));
   if (fn) return fn;
   const names = registry.list().flatMap((f) => [f.name, ...(f.aliases ?? [])]);
@@ -418,8 +428,8 @@ function describeKind(a: Record<string, unknown>): string {
 }
 
 /** The full help of one function, as `rasterflow functions NAME` prints it. */
-function functionHelp(name: string): { lines: string[]; json: Record<string, unknown> } {
-  const f = findFunction(name);
+function functionHelp(registry: Registry, name: string): { lines: string[]; json: Record<string, unknown> } {
+  const f = findFunction(registry, name);
   const args = describeArgs(f.args);
   const json = {
     name: f.name,
@@ -614,7 +624,7 @@ export function run(program: Command, io: CliIo): Command {
         throw new UsageError('band-rows', `rows per band must be a whole multiple of the tile height ${tile}, got ${bandRows}`);
       }
       const rule = readRule(o.rule);
-      const resolution = resolveRule(rule, { registry });
+      const resolution = await resolveCompiling(rule);
       for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
       const inputs = parseInputs(o.input);
       const signal = io.signal;
@@ -767,8 +777,8 @@ export function run(program: Command, io: CliIo): Command {
       .description('parse and check a rule without pixels; prints the canonical DAG as JSON')
       .option('--rule <file|json>', 'rendering rule: a JSON file or inline JSON (required)'),
     'rule',
-  ).action((o: { rule: string }) => {
-    const resolution = resolveRule(readRule(o.rule), { registry });
+  ).action(async (o: { rule: string }) => {
+    const resolution = await resolveCompiling(readRule(o.rule));
     for (const w of resolution.warnings) io.err(`warning: ${withPath(w)}`);
     if (resolution.root === undefined || resolution.issues.length > 0) {
       for (const i of resolution.issues) io.err(issueLine(i));
@@ -783,9 +793,10 @@ export function run(program: Command, io: CliIo): Command {
     .description('list the raster functions with their arguments, defaults and docs; with NAME, that function in full')
     .argument('[name]', 'a function name (any case): its arguments, types, defaults, allowed values and docs')
     .option('--json', 'machine-readable output')
-    .action((name: string | undefined, o: { json?: boolean }) => {
+    .action(async (name: string | undefined, o: { json?: boolean }) => {
+      const registry = await loadRegistry();
       if (name !== undefined) {
-        const help = functionHelp(name);
+        const help = functionHelp(registry, name);
         io.out(o.json ? JSON.stringify(help.json, null, 2) : help.lines.join('\n'));
         return;
       }

@@ -1,7 +1,7 @@
 /**
  * The registry: an explicit, sorted list of every raster function (no side-effect imports).
- * Adding a function touches six places (its file, this list, the well-known names, a tiling case, a
- * golden and the README table): CONTRIBUTING.md lists them.
+ * Adding a function touches six places (its file, this list and catalog.ts, the well-known names, a
+ * tiling case, a golden and the README table): CONTRIBUTING.md lists them.
  */
 import { createRegistry, type RasterFunction, type Registry } from '../graph/types.js';
 import { colorspaceConversion } from './bands/colorspace-conversion.js';
