@@ -50,7 +50,7 @@ import { EngineError, invalidArgument } from '../core/errors.js';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { allocatePlane, castValue, PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import { formatNoData, gdalMetadataXml } from './gdal-metadata.js';
-import { PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
+import { byteHistogram, PixelStatistics, type ByteHistograms } from './pixel-statistics.js';
 import {
   assembleTiff,
   blockTags,
@@ -68,7 +68,7 @@ import {
 } from './tiff-ifd.js';
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
 import { differenceInto, floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
-import { differencedCopy } from '../wasm/reader.js';
+import { differencedCopy, maskAllValidInWasm } from '../wasm/reader.js';
 
 // ---- Levels (the image and its overviews)
 
@@ -466,6 +466,22 @@ abstract class TiffBlockEncoder {
     this.emit(level, blocks, blocks.length * this.bw * tileH * (this.bits / 8) * k);
   }
 
+  /** Histogram arrays `validHistograms` reuses, one per band (the statistics read them at once). */
+  private histograms: Uint32Array<ArrayBuffer>[] = [];
+
+  /**
+   * The byte histograms of a block's U8 planes under `mask`, which the caller found all valid
+   * (`byteHistogram`, counted without the mask: the same counts), for the statistics; undefined
+   * when no plane is U8.
+   */
+  private validHistograms(planes: readonly Plane[], mask: Uint8Array): ByteHistograms | undefined {
+    if (!planes.some((p) => p instanceof Uint8Array)) return undefined;
+    const histograms = planes.map((p, b) =>
+      p instanceof Uint8Array ? byteHistogram(p, mask, true, (this.histograms[b] ??= new Uint32Array(1024))) : undefined,
+    );
+    return { planes, mask, histograms };
+  }
+
   /** A full mask block of valid pixels: the same bytes every time. */
   private validMask(ifd: ImageIfd, index: number): RawBlock {
     return { ifd, index, bytes: packedValidMask(this.bw, this.bh), constant: true };
@@ -487,9 +503,21 @@ abstract class TiffBlockEncoder {
     if (level.pending.has(row)) return false;
     let set = level.direct.get(row);
     if (set?.has(bx)) return false;
-    const masked = mask.indexOf(0) >= 0;
+    // A mask in wasm memory (a render's tile) is checked there, in one pass: when every pixel is
+    // valid, the statistics take the byte planes' histograms counted without it (the same counts)
+    // instead of scanning the mask once more.
+    const allValid = maskAllValidInWasm(mask);
+    const masked = allValid === true ? false : mask.indexOf(0) >= 0;
     if (masked) this.anyMasked = true;
-    this.stats?.add(planes, mask, 0, this.bw, this.bh, this.bw, known);
+    this.stats?.add(
+      planes,
+      mask,
+      0,
+      this.bw,
+      this.bh,
+      this.bw,
+      known ?? (allValid === true ? this.validHistograms(planes, mask) : undefined),
+    );
     const blocks: RawBlock[] = [];
     for (let b = 0; b < planes.length; b++) {
       const plane = planes[b]!;
