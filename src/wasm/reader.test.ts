@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { horizontalDifference } from '../io/tiff-predictors.js';
-import { writeTiffStream } from '../io/tiff-stream-writer.js';
+import { inlineDeflateCount, setInlineDeflate, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { prng } from '../../test/helpers.js';
 import { setWasmEnabled, wasmKernels } from './module.js';
 import { tileBlocks, WasmCall } from './planes.js';
@@ -187,13 +187,26 @@ describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
     };
     const before = readerDifferenceCalls();
     const checked = readerAllValidCalls();
-    await write(join(dir, 'wasm.tif'), true);
-    expect(readerDifferenceCalls() - before, 'the three unmasked tiles through wasm').toBe(3);
-    expect(readerAllValidCalls() - checked, "every tile's mask checked in wasm").toBe(4);
+    const inline = inlineDeflateCount();
+    // Deflated here from wasm memory, then copied out to the codec threads (or inline below 32 KiB).
+    const was = setInlineDeflate('always');
+    try {
+      await write(join(dir, 'wasm.tif'), true);
+      expect(inlineDeflateCount() - inline, 'the three unmasked tiles deflated from wasm memory').toBe(3);
+      setInlineDeflate('never');
+      await write(join(dir, 'wasm-copied.tif'), true);
+      expect(inlineDeflateCount() - inline, 'none copied out').toBe(3);
+    } finally {
+      setInlineDeflate(was);
+    }
+    expect(readerDifferenceCalls() - before, 'the three unmasked tiles through wasm, twice').toBe(6);
+    expect(readerAllValidCalls() - checked, "every tile's mask checked in wasm, twice").toBe(8);
     await write(join(dir, 'js.tif'), false);
-    expect(readerDifferenceCalls() - before, 'none from ordinary planes').toBe(3);
-    expect(readerAllValidCalls() - checked, 'none from ordinary planes').toBe(4);
+    expect(readerDifferenceCalls() - before, 'none from ordinary planes').toBe(6);
+    expect(readerAllValidCalls() - checked, 'none from ordinary planes').toBe(8);
     // The statistics (GDAL_METADATA) and the internal mask are in the bytes compared.
-    expect(readFileSync(join(dir, 'wasm.tif')).equals(readFileSync(join(dir, 'js.tif')))).toBe(true);
+    const js = readFileSync(join(dir, 'js.tif'));
+    expect(readFileSync(join(dir, 'wasm.tif')).equals(js)).toBe(true);
+    expect(readFileSync(join(dir, 'wasm-copied.tif')).equals(js)).toBe(true);
   });
 });

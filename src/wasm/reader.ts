@@ -103,3 +103,31 @@ export function maskAllValidInWasm(mask: Uint8Array): boolean | undefined {
   allValidCalls++;
   return (k.exports as unknown as ReaderExports).readerAllValid(at, mask.length) === 1;
 }
+
+/**
+ * `use` of the first `width` x `rows` bytes of an 8-bit plane with TIFF predictor 2 applied, as
+ * `differencedCopy` gives them, but as a view of a scratch block of wasm memory, valid only during
+ * `use` (no copy out); undefined (and `use` not called) when `differencedCopy` would give undefined.
+ */
+export function withDifferenced<T>(
+  plane: Uint8Array | Int8Array,
+  width: number,
+  rows: number,
+  use: (bytes: Uint8Array) => T,
+): T | undefined {
+  const k = wasmKernels();
+  const n = width * rows;
+  if (k === undefined || n > plane.length || !Number.isInteger(n) || n <= 0) return undefined;
+  const src = residentAddress(k, plane);
+  if (src === undefined) return undefined;
+  const call = new WasmCall(k);
+  try {
+    const dst = call.scratch(n);
+    if (dst === undefined) return undefined;
+    (k.exports as unknown as ReaderExports).readerDifferenceBytes(src, dst, width, rows);
+    differenced++;
+    return use(new Uint8Array(k.arena.buffer, dst, n));
+  } finally {
+    call.release();
+  }
+}
