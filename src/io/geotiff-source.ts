@@ -1173,6 +1173,22 @@ function checkTarget(block: PixelBlock, info: RasterInfo): void {
     throw bad('block.mask', `the mask of ${r.width}x${r.height} is a Uint8Array of length ${n}`);
 }
 
+/** Zero the pixels (`k` numbers each) of a plane of rectangle `r` that lie outside `win` (inside `r`). */
+function zeroOutside(p: Plane, r: Rect, win: Rect, k: number): void {
+  const w = r.width;
+  const top = win.y - r.y;
+  const bottom = top + win.height;
+  const left = win.x - r.x;
+  const right = left + win.width;
+  p.fill(0, 0, top * w * k);
+  p.fill(0, bottom * w * k, r.height * w * k);
+  if (left === 0 && right === w) return;
+  for (let y = top; y < bottom; y++) {
+    if (left > 0) p.fill(0, y * w * k, (y * w + left) * k);
+    if (right < w) p.fill(0, (y * w + right) * k, (y + 1) * w * k);
+  }
+}
+
 /**
  * Read `r` of one image (the main one or an overview) into a block (`into`'s planes and mask
  * when given, else fresh ones); mask as the header says.
@@ -1197,10 +1213,14 @@ async function readBlock(
   let bands: Plane[];
   if (into) {
     ({ mask, bands } = into);
-    // Every pixel inside the raster is written below; those outside read 0, mask 0, as fresh.
-    if (!win || win.width !== r.width || win.height !== r.height) {
+    // Every pixel inside the raster is written below; those outside read 0, mask 0, as fresh
+    // (only they are zeroed: a render's edge tile has a halo's few rows and columns outside).
+    if (!win) {
       mask.fill(0);
       for (const p of bands) p.fill(0);
+    } else if (win.width !== r.width || win.height !== r.height) {
+      zeroOutside(mask, r, win, 1);
+      for (const p of bands) zeroOutside(p, r, win, k);
     }
   } else {
     mask = new Uint8Array(n);
