@@ -99,9 +99,11 @@ export function maskAllValidInWasm(mask: Uint8Array): boolean | undefined {
   const k = wasmKernels();
   if (k === undefined) return undefined;
   const at = residentAddress(k, mask);
-  if (at === undefined) return undefined;
+  const x = k.exports as unknown as Partial<ReaderExports>;
+  // A module built before this kernel (a stale wasm/build): the caller checks in TypeScript.
+  if (at === undefined || typeof x.readerAllValid !== 'function') return undefined;
   allValidCalls++;
-  return (k.exports as unknown as ReaderExports).readerAllValid(at, mask.length) === 1;
+  return x.readerAllValid(at, mask.length) === 1;
 }
 
 /**
