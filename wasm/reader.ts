@@ -79,3 +79,25 @@ export function readerDifferenceBytes(src: usize, dst: usize, width: i32, rows: 
     if (width > 0) store<u8>(d, load<u8>(s));
   }
 }
+
+/**
+ * 1 when each of the `n` mask bytes from `mask` is 1 (a valid pixel), else 0: sixty-four bytes a
+ * step, stopping at the first block of them that is not.
+ */
+export function readerAllValid(mask: usize, n: i32): i32 {
+  const one = i8x16.splat(1);
+  let i: i32 = 0;
+  for (; i + 64 <= n; i += 64) {
+    const p = mask + <usize>i;
+    const ab = v128.and(i8x16.eq(v128.load(p), one), i8x16.eq(v128.load(p, 16), one));
+    const cd = v128.and(i8x16.eq(v128.load(p, 32), one), i8x16.eq(v128.load(p, 48), one));
+    if (!i8x16.all_true(v128.and(ab, cd))) return 0;
+  }
+  for (; i + 16 <= n; i += 16) {
+    if (!i8x16.all_true(i8x16.eq(v128.load(mask + <usize>i), one))) return 0;
+  }
+  for (; i < n; i++) {
+    if (load<u8>(mask + <usize>i) != 1) return 0;
+  }
+  return 1;
+}

@@ -18,7 +18,7 @@
  * kernel, encode (tiling, predictor), statistics, deflate, write, engine (blocks, evaluation), GC.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PeerFamily, PeerRow } from './common.js';
@@ -196,6 +196,51 @@ function profiledRun(dir: string): Map<string, number> | undefined {
 }
 
 /**
+ * CPU time of the threads of one rasterflow run (Linux: /proc/self/task/<tid>/schedstat, read as
+ * the process exits by a module preloaded with --import): the main thread, the codec thread, and
+ * V8's and libuv's helpers (background compilation, concurrent marking). Whether the main thread
+ * is the critical path: its CPU time beside the wall time. Undefined where /proc has no schedstat.
+ */
+function threadTimes(dir: string): string | undefined {
+  if (!existsSync('/proc/self/schedstat')) return undefined;
+  const hook = join(dir, 'threads.mjs');
+  writeFileSync(
+    hook,
+    `import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+process.on('exit', () => {
+  const rows = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const comm = readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim();
+      const ns = Number(readFileSync('/proc/self/task/' + tid + '/schedstat', 'utf8').split(' ')[0]);
+      rows.push({ main: Number(tid) === process.pid, comm, ms: ns / 1e6 });
+    } catch {}
+  }
+  writeFileSync(${JSON.stringify(join(dir, 'threads.json'))}, JSON.stringify({ wall: performance.now(), rows }));
+});
+`,
+  );
+  const r = spawnSync(process.execPath, ['--import', hook, ...rfArgs(join(dir, 'rf-threads.tif'))], {
+    encoding: 'utf8',
+    env: withoutExtraCerts(),
+  });
+  if (r.status !== 0 || !existsSync(join(dir, 'threads.json'))) return undefined;
+  const { wall, rows } = JSON.parse(readFileSync(join(dir, 'threads.json'), 'utf8')) as {
+    wall: number;
+    rows: { main: boolean; comm: string; ms: number }[];
+  };
+  const main = rows.find((t) => t.main)?.ms ?? 0;
+  // Node 20 does not name its threads: the codec thread is the busiest of the others (V8's helpers
+  // compile and mark in the background: tens of milliseconds each; libuv's pool: a few).
+  const others = rows
+    .filter((t) => !t.main)
+    .map((t) => t.ms)
+    .sort((a, b) => b - a);
+  const rest = others.slice(1).reduce((a, b) => a + b, 0);
+  return `main thread ${main.toFixed(0)} ms CPU of ${wall.toFixed(0)} ms wall (from the process's start); the busiest other (the codec thread) ${(others[0] ?? 0).toFixed(0)} ms; the ${others.length - 1} others (V8's and libuv's helpers) ${rest.toFixed(0)} ms`;
+}
+
+/**
  * What Node itself costs each rasterflow run before any of its code: a bare `node -e 0` (median
  * wall of 5), and without NODE_EXTRA_CA_CERTS when the environment sets it (Node 20 then parses
  * the certificate file and its own root store at every start: about 55 ms of CPU on the machine
@@ -253,6 +298,8 @@ export const family: PeerFamily = {
       }
       if (!pinned) say('render: taskset not found: no one-core row');
       say(`render: ${nodeStart()}`);
+      const threads = threadTimes(dir);
+      if (threads) say(`render: one run without NODE_EXTRA_CA_CERTS, CPU per thread: ${threads}`);
       const parts = profiledRun(dir);
       if (parts) {
         const total = [...parts.values()].reduce((a, b) => a + b, 0);

@@ -588,7 +588,13 @@ export function unpackBits(
   }
 }
 
-const HALF = (() => {
+/**
+ * Half-float bits -> float32, for every one of the 65,536 patterns: made at the first half-float
+ * block, not when the module loads (every command loads it; few read half floats).
+ */
+let halfFloats: Float32Array | undefined;
+function halfTable(): Float32Array {
+  if (halfFloats) return halfFloats;
   const t = new Float32Array(65536);
   for (let h = 0; h < 65536; h++) {
     const s = h & 0x8000 ? -1 : 1;
@@ -596,12 +602,13 @@ const HALF = (() => {
     const m = h & 0x3ff;
     t[h] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m === 0 ? s * Infinity : NaN) : s * (1 + m / 1024) * 2 ** (e - 15);
   }
-  return t;
-})();
+  return (halfFloats = t);
+}
 
 function halfToFloat(h: Uint16Array): Float32Array {
+  const table = halfTable();
   const out = new Float32Array(h.length);
-  for (let i = 0; i < h.length; i++) out[i] = HALF[h[i]!]!;
+  for (let i = 0; i < h.length; i++) out[i] = table[h[i]!]!;
   return out;
 }
 

@@ -315,6 +315,9 @@ describe("readInto: into the caller's block, overwritten whole", () => {
     { x: 0, y: 0, width: 64, height: 48 }, // inside
     { x: 100, y: 90, width: 300, height: 300 }, // past the bottom-right corner
     { x: -3, y: -5, width: 20, height: 9 }, // past the top-left corner
+    { x: -2, y: 7, width: 9, height: 5 }, // past the left edge only
+    { x: -2, y: 3, width: 2000, height: 4 }, // past the left and right edges
+    { x: 5, y: -4, width: 6, height: 2000 }, // past the top and bottom edges
     { x: 1000, y: 1000, width: 4, height: 4 }, // outside
   ];
 

@@ -819,7 +819,7 @@ async function readScratch(
         }
         if (got !== blockBytes) throw blockError(src, image, w.index, cutShort(src, offsets[w.index]!, blockBytes, got));
         const data = await decodeBlock(src, image, buf, w.index);
-        use({ data, byteLength: data.byteLength }, w.bx, w.by, w.chunk);
+        use({ data, byteLength: data.byteLength, reused: true }, w.bx, w.by, w.chunk);
       }
     } catch (e) {
       failed = true; // the other readers stop at their next block
@@ -856,9 +856,11 @@ function blockMayBeInvalid(data: SampleArray, float: boolean, testNd: boolean, n
 }
 
 /**
- * Row views of a decoded block (`rows` rows of `rowLength` samples), made once per buffer: the
- * scratch buffers and the cached blocks are read again and again, and a fresh `subarray` per row
- * cost as much as the copy itself (a whole 4096 x 4096 read copies 65536 rows: 18 ms -> 9 ms).
+ * Row views of a scratch buffer (`rows` rows of `rowLength` samples), made once per buffer: the
+ * scratch buffers are read into again and again, and a fresh `subarray` per row cost as much as
+ * the copy itself (a whole 4096 x 4096 read copies 65536 rows: 18 ms -> 9 ms). Not for cached
+ * blocks: each is copied whole once, and the views, kept as long as the block (64 MiB of F32
+ * blocks: 65,536 of them), made every collection longer.
  */
 const ROW_VIEWS = new WeakMap<ArrayBufferLike, { readonly data: SampleArray; readonly views: readonly SampleArray[] }>();
 function rowViews(data: SampleArray, rowLength: number, rows: number): readonly SampleArray[] {
@@ -881,9 +883,13 @@ function rowViews(data: SampleArray, rowLength: number, rows: number): readonly 
 /** Row parts of at most this many samples are copied by a loop (`copyBlock`). */
 const SHORT_ROW = 16;
 
-/** Copy the part of a decoded block inside `win` into the planes of rectangle `r`. */
+/**
+ * Copy the part of a decoded block inside `win` into the planes of rectangle `r`; `reused`: the
+ * block's buffer is a scratch buffer (`rowViews`).
+ */
 function copyBlock(
   data: SampleArray,
+  reused: boolean,
   l: TiffImageLayout,
   k: number,
   bx: number,
@@ -904,7 +910,7 @@ function copyBlock(
   if (spp === 1) {
     // Whole block rows (most of a large read) from the block's row views, others by subarray.
     const plane = planes[l.planar === 1 ? 0 : chunk] as Float64Array;
-    const rows = n === bw ? rowViews(data, bw * k, l.blockHeight) : undefined;
+    const rows = n === bw && reused ? rowViews(data, bw * k, l.blockHeight) : undefined;
     for (let y = y0; y < y1; y++) {
       const dst = ((y - r.y) * r.width + (x0 - r.x)) * k;
       const row = y - by * l.blockHeight;
@@ -1167,6 +1173,22 @@ function checkTarget(block: PixelBlock, info: RasterInfo): void {
     throw bad('block.mask', `the mask of ${r.width}x${r.height} is a Uint8Array of length ${n}`);
 }
 
+/** Zero the pixels (`k` numbers each) of a plane of rectangle `r` that lie outside `win` (inside `r`). */
+function zeroOutside(p: Plane, r: Rect, win: Rect, k: number): void {
+  const w = r.width;
+  const top = win.y - r.y;
+  const bottom = top + win.height;
+  const left = win.x - r.x;
+  const right = left + win.width;
+  p.fill(0, 0, top * w * k);
+  p.fill(0, bottom * w * k, r.height * w * k);
+  if (left === 0 && right === w) return;
+  for (let y = top; y < bottom; y++) {
+    if (left > 0) p.fill(0, y * w * k, (y * w + left) * k);
+    if (right < w) p.fill(0, (y * w + right) * k, (y + 1) * w * k);
+  }
+}
+
 /**
  * Read `r` of one image (the main one or an overview) into a block (`into`'s planes and mask
  * when given, else fresh ones); mask as the header says.
@@ -1191,10 +1213,14 @@ async function readBlock(
   let bands: Plane[];
   if (into) {
     ({ mask, bands } = into);
-    // Every pixel inside the raster is written below; those outside read 0, mask 0, as fresh.
-    if (!win || win.width !== r.width || win.height !== r.height) {
+    // Every pixel inside the raster is written below; those outside read 0, mask 0, as fresh
+    // (only they are zeroed: a render's edge tile has a halo's few rows and columns outside).
+    if (!win) {
       mask.fill(0);
       for (const p of bands) p.fill(0);
+    } else if (win.width !== r.width || win.height !== r.height) {
+      zeroOutside(mask, r, win, 1);
+      for (const p of bands) zeroOutside(p, r, win, k);
     }
   } else {
     mask = new Uint8Array(n);
@@ -1219,7 +1245,7 @@ async function readBlock(
   try {
     const jobs: Promise<void>[] = [
       forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (blk, bx, by, chunk) => {
-        copyBlock(blk.data, l, k, bx, by, chunk, win, r, bands);
+        copyBlock(blk.data, blk.reused === true, l, k, bx, by, chunk, win, r, bands);
         if (!(testNd || float) || inWasm) return;
         blk.invalid ??= blockMayBeInvalid(blk.data, float, testNd, nd ?? 0);
         if (!blk.invalid) return;

@@ -16,6 +16,13 @@ export interface DecodedBlock {
    * needs no per-pixel mask scan.
    */
   invalid?: boolean;
+  /**
+   * The block's buffer is a scratch buffer, read into again and again (geotiff-source.ts
+   * `readScratch`): views of its rows are worth keeping for the next block read into it. A cached
+   * block's rows are copied whole once (by the tile it belongs to), so views kept for them would
+   * only be more for the collector to trace.
+   */
+  readonly reused?: boolean;
 }
 
 interface Entry<T> {

@@ -4,7 +4,9 @@
  * seeded random bytes in planes of odd widths (tails after the sixteen-byte steps, rows shorter
  * than one step), in place and into another block; and the streaming writer's files, written from
  * tiles in wasm memory (the wasm path) and from ordinary planes (the TypeScript path), byte for
- * byte the same. Each comparison checks which path ran.
+ * byte the same (statistics and internal mask included), the tiles' masks checked in wasm
+ * (`maskAllValidInWasm`: every length, any place of a byte other than 1). Each comparison checks
+ * which path ran.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +14,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { horizontalDifference } from '../io/tiff-predictors.js';
-import { writeTiffStream } from '../io/tiff-stream-writer.js';
+import { inlineDeflateCount, setInlineDeflate, writeTiffStream } from '../io/tiff-stream-writer.js';
 import { prng } from '../../test/helpers.js';
 import { setWasmEnabled, wasmKernels } from './module.js';
 import { tileBlocks, WasmCall } from './planes.js';
-import { differencedCopy, readerDifferenceCalls, type ReaderExports } from './reader.js';
+import { differencedCopy, maskAllValidInWasm, readerAllValidCalls, readerDifferenceCalls, type ReaderExports } from './reader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-wasm-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -110,7 +112,40 @@ describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
     }
   });
 
-  it('a streamed GeoTIFF from tiles in wasm memory has the bytes of one from ordinary planes', async () => {
+  it('maskAllValidInWasm: true only when every byte is 1, whatever the length and the place of another byte', () => {
+    const blocks = tileBlocks()!;
+    try {
+      for (const n of [1, 15, 16, 17, 63, 64, 65, 127, 200, 4096 + 7]) {
+        const mask = blocks.allocate({ x: 0, y: 0, width: n, height: 1 }, 'U8', 1).mask;
+        const before = readerAllValidCalls();
+        expect(maskAllValidInWasm(mask), `${n} ones`).toBe(true);
+        expect(readerAllValidCalls() - before, 'counted in wasm').toBe(1);
+        for (const at of new Set([0, 1, n >> 1, n - 17, n - 16, n - 2, n - 1].filter((i) => i >= 0 && i < n))) {
+          for (const v of [0, 2, 255]) {
+            mask[at] = v;
+            expect(maskAllValidInWasm(mask), `${n} bytes, ${v} at ${at}`).toBe(false);
+            mask[at] = 1;
+          }
+        }
+        expect(maskAllValidInWasm(mask)).toBe(true);
+      }
+      expect(maskAllValidInWasm(new Uint8Array(64).fill(1)), 'a mask outside wasm memory').toBeUndefined();
+      const mask = blocks.allocate({ x: 0, y: 0, width: 8, height: 8 }, 'U8', 1).mask;
+      const was = setWasmEnabled(false);
+      try {
+        expect(maskAllValidInWasm(mask), 'wasm off').toBeUndefined();
+      } finally {
+        setWasmEnabled(was);
+      }
+    } finally {
+      blocks.release();
+    }
+  });
+
+  it.each([
+    ['with NoData', 0],
+    ['without NoData (an internal mask)', undefined],
+  ])('a streamed GeoTIFF from tiles in wasm memory has the bytes of one from ordinary planes, %s', async (_, noData) => {
     const size = 512;
     const info: RasterInfo = {
       width: size,
@@ -119,7 +154,7 @@ describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
       pixelType: 'U8',
       extent: { xmin: 0, ymin: 0, xmax: size, ymax: size },
       cellSize: { x: 1, y: 1 },
-      noData: 0,
+      ...(noData === undefined ? {} : { noData }),
     };
     const bytes = randomBytes(size * size, 7);
     // Some masked pixels in one tile (the NoData fill runs in TypeScript there), none in the others.
@@ -151,10 +186,27 @@ describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
       await writeTiffStream(path, info, tiles(), { compress: 'deflate', predictor: 2 });
     };
     const before = readerDifferenceCalls();
-    await write(join(dir, 'wasm.tif'), true);
-    expect(readerDifferenceCalls() - before, 'the three unmasked tiles through wasm').toBe(3);
+    const checked = readerAllValidCalls();
+    const inline = inlineDeflateCount();
+    // Deflated here from wasm memory, then copied out to the codec threads (or inline below 32 KiB).
+    const was = setInlineDeflate('always');
+    try {
+      await write(join(dir, 'wasm.tif'), true);
+      expect(inlineDeflateCount() - inline, 'the three unmasked tiles deflated from wasm memory').toBe(3);
+      setInlineDeflate('never');
+      await write(join(dir, 'wasm-copied.tif'), true);
+      expect(inlineDeflateCount() - inline, 'none copied out').toBe(3);
+    } finally {
+      setInlineDeflate(was);
+    }
+    expect(readerDifferenceCalls() - before, 'the three unmasked tiles through wasm, twice').toBe(6);
+    expect(readerAllValidCalls() - checked, "every tile's mask checked in wasm, twice").toBe(8);
     await write(join(dir, 'js.tif'), false);
-    expect(readerDifferenceCalls() - before, 'none from ordinary planes').toBe(3);
-    expect(readFileSync(join(dir, 'wasm.tif')).equals(readFileSync(join(dir, 'js.tif')))).toBe(true);
+    expect(readerDifferenceCalls() - before, 'none from ordinary planes').toBe(6);
+    expect(readerAllValidCalls() - checked, 'none from ordinary planes').toBe(8);
+    // The statistics (GDAL_METADATA) and the internal mask are in the bytes compared.
+    const js = readFileSync(join(dir, 'js.tif'));
+    expect(readFileSync(join(dir, 'wasm.tif')).equals(js)).toBe(true);
+    expect(readFileSync(join(dir, 'wasm-copied.tif')).equals(js)).toBe(true);
   });
 });

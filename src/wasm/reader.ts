@@ -7,7 +7,9 @@
  * - TIFF predictor 2 of an 8-bit block whose plane lives in wasm memory (a render's output tiles,
  *   tiff-stream-writer.ts), computed into a scratch block and copied out once, where the writer
  *   copied the plane and then differenced the copy in TypeScript (tiff-predictors.ts, the
- *   reference: the bytes are the same).
+ *   reference: the bytes are the same);
+ * - whether a block's mask is all valid (every byte 1), for the same writer: one pass sixty-four
+ *   bytes a step instead of a scan for a 0 and then another for the statistics.
  */
 import type { Plane } from '../core/pixel-type.js';
 import { wasmKernels } from './module.js';
@@ -17,6 +19,7 @@ import { residentAddress, typeCode, WasmCall } from './planes.js';
 export interface ReaderExports {
   readerMaskInvalid(type: number, plane: number, mask: number, n: number, testNd: number, nd: number): void;
   readerDifferenceBytes(src: number, dst: number, width: number, rows: number): void;
+  readerAllValid(mask: number, n: number): number;
 }
 
 let calls = 0;
@@ -79,6 +82,53 @@ export function differencedCopy(plane: Uint8Array | Int8Array, width: number, ro
     (k.exports as unknown as ReaderExports).readerDifferenceBytes(src, dst, width, rows);
     differenced++;
     return new Uint8Array(k.arena.buffer, dst, n).slice();
+  } finally {
+    call.release();
+  }
+}
+
+let allValidCalls = 0;
+/** How many masks were checked in wasm in this thread (tests check the path they meant ran). */
+export const readerAllValidCalls = (): number => allValidCalls;
+
+/**
+ * Whether every byte of `mask` is 1 (every pixel valid), checked in wasm; undefined when the mask
+ * does not live in wasm memory (or wasm is off): the caller checks in TypeScript.
+ */
+export function maskAllValidInWasm(mask: Uint8Array): boolean | undefined {
+  const k = wasmKernels();
+  if (k === undefined) return undefined;
+  const at = residentAddress(k, mask);
+  const x = k.exports as unknown as Partial<ReaderExports>;
+  // A module built before this kernel (a stale wasm/build): the caller checks in TypeScript.
+  if (at === undefined || typeof x.readerAllValid !== 'function') return undefined;
+  allValidCalls++;
+  return x.readerAllValid(at, mask.length) === 1;
+}
+
+/**
+ * `use` of the first `width` x `rows` bytes of an 8-bit plane with TIFF predictor 2 applied, as
+ * `differencedCopy` gives them, but as a view of a scratch block of wasm memory, valid only during
+ * `use` (no copy out); undefined (and `use` not called) when `differencedCopy` would give undefined.
+ */
+export function withDifferenced<T>(
+  plane: Uint8Array | Int8Array,
+  width: number,
+  rows: number,
+  use: (bytes: Uint8Array) => T,
+): T | undefined {
+  const k = wasmKernels();
+  const n = width * rows;
+  if (k === undefined || n > plane.length || !Number.isInteger(n) || n <= 0) return undefined;
+  const src = residentAddress(k, plane);
+  if (src === undefined) return undefined;
+  const call = new WasmCall(k);
+  try {
+    const dst = call.scratch(n);
+    if (dst === undefined) return undefined;
+    (k.exports as unknown as ReaderExports).readerDifferenceBytes(src, dst, width, rows);
+    differenced++;
+    return use(new Uint8Array(k.arena.buffer, dst, n));
   } finally {
     call.release();
   }
