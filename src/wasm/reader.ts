@@ -70,21 +70,7 @@ export const readerDifferenceCalls = (): number => differenced;
  * full): the caller copies and differences in TypeScript.
  */
 export function differencedCopy(plane: Uint8Array | Int8Array, width: number, rows: number): Uint8Array | undefined {
-  const k = wasmKernels();
-  const n = width * rows;
-  if (k === undefined || n > plane.length || !Number.isInteger(n) || n <= 0) return undefined;
-  const src = residentAddress(k, plane);
-  if (src === undefined) return undefined;
-  const call = new WasmCall(k);
-  try {
-    const dst = call.scratch(n);
-    if (dst === undefined) return undefined;
-    (k.exports as unknown as ReaderExports).readerDifferenceBytes(src, dst, width, rows);
-    differenced++;
-    return new Uint8Array(k.arena.buffer, dst, n).slice();
-  } finally {
-    call.release();
-  }
+  return withDifferenced(plane, width, rows, (bytes) => bytes.slice());
 }
 
 let allValidCalls = 0;
