@@ -159,9 +159,8 @@ export function breakdown(profile: Profile): Map<string, number> {
       const f = byId.get(id)!.callFrame;
       if (f.functionName === 'readSync') return 'read';
       if (f.functionName === 'inflateBlock' || f.functionName === 'inflateFileBlock') return 'inflate';
-      // libdeflate's compressor is WebAssembly too: its callers say it is the deflate.
-      if (f.functionName === 'deflateBlock' || f.functionName === 'deflateZlib' || f.url.includes('/node_modules/libdeflate/'))
-        return 'deflate';
+      // libdeflate's compressor is WebAssembly too (vendor/libdeflate): deflateZlib above it says it is the deflate.
+      if (f.functionName === 'deflateBlock' || f.functionName === 'deflateZlib') return 'deflate';
       if (f.functionName === 'writeAll' || f.functionName === 'writeAllv') return 'write';
       if (f.url === 'node:zlib') zlib = true;
       if (f.url.startsWith('wasm://')) wasm = true;

@@ -107,11 +107,11 @@ export async function registryFor(ruleJson: string): Promise<Registry> {
   } catch {
     return loadRegistry();
   }
-  const wanted = new Map<() => Promise<RasterFunction>, true>();
+  const wanted = new Set<() => Promise<RasterFunction>>();
   const visit = (v: unknown): void => {
     if (typeof v === 'string') {
       const load = BY_KEY.get(lookupKey(v)) ?? BY_KEY.get(lookupKey(v.replace(/function$/i, '')));
-      if (load) wanted.set(load, true);
+      if (load) wanted.add(load);
     } else if (Array.isArray(v)) {
       for (const x of v) visit(x);
     } else if (typeof v === 'object' && v !== null) {
@@ -119,5 +119,5 @@ export async function registryFor(ruleJson: string): Promise<Registry> {
     }
   };
   visit(rule);
-  return createRegistry(await Promise.all([...wanted.keys()].map((load) => load())));
+  return createRegistry(await Promise.all([...wanted].map((load) => load())));
 }

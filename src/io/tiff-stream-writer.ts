@@ -566,13 +566,6 @@ abstract class TiffBlockEncoder {
     return true;
   }
 
-  /**
-   * The bytes of one whole block of `plane` (bw x bh pixels) before compression, never the plane's
-   * own memory: masked pixels (when `masked`) set to the fill value, then packed or predicted.
-   * Unmasked 8-bit planes with predictor 2 are copied and differenced in one pass: by the wasm
-   * kernel from a plane in wasm memory (a render's tile, src/wasm/reader.ts), else four bytes a step
-   * (differenceInto); the same bytes as the copy and pass.
-   */
   /** Whether a block of a plane in wasm memory is deflated on this thread now (TiffStreamWriter). */
   protected deflateHere(): boolean {
     return false;
@@ -592,6 +585,13 @@ abstract class TiffBlockEncoder {
     return z;
   }
 
+  /**
+   * The bytes of one whole block of `plane` (bw x bh pixels) before compression, never the plane's
+   * own memory: masked pixels (when `masked`) set to the fill value, then packed or predicted.
+   * Unmasked 8-bit planes with predictor 2 are copied and differenced in one pass: by the wasm
+   * kernel from a plane in wasm memory (a render's tile, src/wasm/reader.ts), else four bytes a step
+   * (differenceInto); the same bytes as the copy and pass.
+   */
   protected blockBytes(plane: Plane, mask: Uint8Array, masked: boolean): Uint8Array {
     if (!masked && this.predictor === 2 && this.bits === 8 && (plane instanceof Uint8Array || plane instanceof Int8Array)) {
       const resident = differencedCopy(plane, this.bw, this.bh);
@@ -645,8 +645,7 @@ function deflatedValidMask(bw: number, bh: number, level: number): Uint8Array {
   const key = `${bw}x${bh}@${level}`;
   let m = deflatedMasks.get(key);
   if (!m) {
-    const z = deflateZlib(packedValidMask(bw, bh), level);
-    deflatedMasks.set(key, (m = new Uint8Array(z.buffer, z.byteOffset, z.length)));
+    deflatedMasks.set(key, (m = deflateZlib(packedValidMask(bw, bh), level)));
   }
   return m;
 }
@@ -1047,8 +1046,7 @@ export class TiffMemoryWriter extends TiffBlockEncoder {
 
   private compress(bytes: Uint8Array): Uint8Array {
     if (this.level === undefined) return bytes;
-    const z = deflateZlib(bytes, this.level);
-    return new Uint8Array(z.buffer, z.byteOffset, z.length);
+    return deflateZlib(bytes, this.level);
   }
 
   /** The whole file. Fails (INTERNAL) unless every block was written. */
