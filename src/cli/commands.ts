@@ -23,6 +23,7 @@ import {
   type Outsize,
 } from '../io/index.js';
 import { parseCreationOptions } from '../io/tiff-options.js';
+import { fitTileCacheToPass } from '../io/tile-cache.js';
 import { writeTiffStream } from '../io/tiff-stream-writer.js';
 import { bindSources } from '../rule/sources.js';
 import { createPool } from '../workers/pool.js';
@@ -700,7 +701,12 @@ export function run(program: Command, io: CliIo): Command {
         };
         // --queue: the same tiles, rendered by queue workers in bands (the recipe's paths made absolute for them).
         const tilesOf = async (): Promise<AsyncIterable<PixelBlock>> => {
-          if (queue === undefined) return renderTiles(root, renderOptions);
+          if (queue === undefined) {
+            // One pass over the inputs in rows: the decoded-block cache sized for it (a resized
+            // or warped read may wander over the source: the cache keeps its size then).
+            if (outsize === undefined && warpRecipe === undefined) fitTileCacheToPass();
+            return renderTiles(root, renderOptions);
+          }
           const { openQueueClient, queuedTiles, absoluteLocation } = await import('../queue/index.js');
           client = await openQueueClient(queue);
           const sources = Object.fromEntries(Object.entries(recipe.sources).map(([k, v]) => [k, absoluteLocation(v)]));

@@ -15,12 +15,35 @@
  * uses them: render workers and the codec threads themselves work inline. Blocks under 32 KiB
  * (output for inflate, input for deflate) are done inline too: a message would cost more.
  * Results do not depend on where a block was coded (both are deterministic for given options).
+ *
+ * Inflated blocks come back in recycled buffers where the reader gives them back
+ * (`recycleInflated`, once the tile cache has dropped a block and nobody copies from it): a file
+ * block's job takes a spare buffer along and zlib inflates into it. Fresh memory costs a page fault
+ * per 4 KiB when first written, which on the machines measured here cost more than the copy a
+ * block's bytes then get: a 4096 x 4096 F32 render faulted in 64 MiB of new inflate output.
  */
 import { readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isMainThread, Worker } from 'node:worker_threads';
-import { inflateSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import { deflateZlib, libdeflateModule, ZLIB_COMPRESSOR_SOURCE } from './deflate.js';
+
+/**
+ * zlib's inflate of a whole stream into `out` when given (an ArrayBuffer of at least `size` bytes, which the
+ * result then views), else into a new buffer: `(zlib) => (input, size, out) => Buffer`, output capped at
+ * `size` bytes (ERR_BUFFER_TOO_LARGE past it), errors as zlib.inflateSync's. Source text, evaluated
+ * here and by the codec threads alike. It gives zlib's synchronous path (`_processChunk`, which
+ * `inflateSync` itself runs) the output buffer to start in; a Node whose zlib lacks that path
+ * inflates into a new buffer, the same bytes.
+ */
+const INFLATE_INTO_SOURCE = `(zlib) => (input, size, out) => {
+  const options = { chunkSize: size, maxOutputLength: size };
+  if (out === undefined || out.byteLength < size) return zlib.inflateSync(input, options);
+  const z = new zlib.Inflate(options);
+  if (typeof z._processChunk !== 'function' || !('_outBuffer' in z)) return zlib.inflateSync(input, options);
+  z._outBuffer = Buffer.from(out, 0, size);
+  return z._processChunk(input, z._finishFlushFlag);
+}`;
 
 /**
  * The worker: plain CommonJS on node:zlib, so it starts in milliseconds and needs no build, plus
@@ -33,6 +56,7 @@ const zlib = require('node:zlib');
 const fs = require('node:fs');
 let scratch = Buffer.alloc(0);
 let compress;
+const inflateInto = (${INFLATE_INTO_SOURCE})(zlib);
 let missing = workerData.missing;
 try {
   if (workerData.module) compress = (${ZLIB_COMPRESSOR_SOURCE})(workerData.module);
@@ -66,10 +90,10 @@ parentPort.on('message', (m) => {
       }
       input = buf.subarray(0, m.length);
     } else input = new Uint8Array(m.buffer, m.offset, m.length);
-    // libdeflate's output owns its buffer. Small Buffers (zlib's) may sit in Node's shared 8 KiB
-    // slab, which must not be transferred: copy them.
-    const out = m.op !== 2 ? zlib.inflateSync(input, { chunkSize: m.size, maxOutputLength: m.size }) : compress(input, m.size);
-    const own = m.op === 2 || out.length >= 65536 ? out : new Uint8Array(out);
+    // libdeflate's output owns its buffer, as does the spare buffer inflated into (m.out). Small
+    // Buffers (zlib's) may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
+    const out = m.op !== 2 ? inflateInto(input, m.size, m.out) : compress(input, m.size);
+    const own = m.op === 2 || out.buffer === m.out || out.length >= 65536 ? out : new Uint8Array(out);
     parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: e && e.code });
@@ -132,6 +156,44 @@ const threads: Thread[] = [];
 const queue: Job[] = [];
 let nextId = 1;
 let helpScheduled = false;
+
+/** Buffers given back by readers (`recycleInflated`) for the next file blocks to inflate into. */
+const spares: ArrayBuffer[] = [];
+let spareBytes = 0;
+/** At most this many bytes of spare buffers are kept (a render's blocks in flight, with room). */
+const SPARES_KEPT = 16 * 1024 * 1024;
+
+/**
+ * Give back the buffer of a block inflated by `inflateFileBlock` that nothing reads any more: a
+ * later block is inflated into it. The caller must hold no view of it that it still reads (the
+ * buffer moves to a codec thread, which detaches such views).
+ */
+export function recycleInflated(buffer: ArrayBufferLike): void {
+  if (!(buffer instanceof ArrayBuffer) || buffer.byteLength === 0 || spareBytes + buffer.byteLength > SPARES_KEPT) return;
+  if (spares.includes(buffer)) return;
+  spares.push(buffer);
+  spareBytes += buffer.byteLength;
+}
+
+/** A spare buffer for `size` bytes of output: at least that, at most twice (readers copy out of larger ones). */
+function takeSpare(size: number): ArrayBuffer | undefined {
+  for (let i = spares.length - 1; i >= 0; i--) {
+    const b = spares[i]!;
+    if (b.byteLength < size || b.byteLength > 2 * size) continue;
+    spares.splice(i, 1);
+    spareBytes -= b.byteLength;
+    return b;
+  }
+  return undefined;
+}
+
+let inflateIntoHere: ((input: Uint8Array, size: number, out?: ArrayBuffer) => Buffer) | undefined;
+/** INFLATE_INTO_SOURCE on this thread (compiled once). */
+function inflateInto(input: Uint8Array, size: number, out?: ArrayBuffer): Buffer {
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- the codec threads' own text (INFLATE_INTO_SOURCE)
+  inflateIntoHere ??= (new Function(`return ${INFLATE_INTO_SOURCE}`)() as (z: typeof zlib) => typeof inflateIntoHere)(zlib);
+  return inflateIntoHere!(input, size, out);
+}
 
 function spawn(): Thread | undefined {
   let worker: Worker;
@@ -230,7 +292,9 @@ function runInline(job: Job): void {
       }
     }
     job.resolve(
-      job.op === DEFLATE ? deflateZlib(input, job.arg) : bytesOf(inflateSync(input, { chunkSize: job.arg, maxOutputLength: job.arg })),
+      job.op === DEFLATE
+        ? deflateZlib(input, job.arg)
+        : bytesOf(inflateInto(input, job.arg, job.op === INFLATE_FILE ? takeSpare(job.arg) : undefined)),
     );
   } catch (e) {
     job.reject(e);
@@ -246,8 +310,11 @@ function dispatch(): void {
       t.jobs.set(id, job);
       if (t.jobs.size === 1) t.worker.ref();
       const d = job.data;
-      if (job.file) t.worker.postMessage({ id, op: job.op, fd: job.file.fd, at: job.file.at, length: job.file.length, size: job.arg });
-      else
+      if (job.file) {
+        const out = takeSpare(job.arg);
+        const m = { id, op: job.op, fd: job.file.fd, at: job.file.at, length: job.file.length, size: job.arg, out };
+        t.worker.postMessage(m, out ? [out] : []);
+      } else
         t.worker.postMessage({ id, op: job.op, buffer: d.buffer, offset: d.byteOffset, length: d.byteLength, size: job.arg }, [
           d.buffer as ArrayBuffer,
         ]);
@@ -301,7 +368,7 @@ export function inflateBlock(data: Uint8Array, expected: number, transfer = fals
   const chunkSize = Math.max(65536, expected + 64);
   if (expected >= MIN_OFFLOAD) return submit(INFLATE, data, chunkSize, transfer);
   try {
-    return Promise.resolve(bytesOf(inflateSync(data, { chunkSize, maxOutputLength: chunkSize })));
+    return Promise.resolve(bytesOf(zlib.inflateSync(data, { chunkSize, maxOutputLength: chunkSize })));
   } catch (e) {
     return Promise.reject(zlibError(e));
   }

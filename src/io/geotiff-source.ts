@@ -41,9 +41,9 @@ import type { SourceNode } from '../graph/types.js';
 import { createBlockDecoder, horizontalPredictor, storageOf, type BlockDecoder, type SampleArray } from './decoders.js';
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMetadata } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
-import { tileCache, type DecodedBlock } from './tile-cache.js';
+import { noteBlockRow, tileCache, type DecodedBlock } from './tile-cache.js';
 import { canMaskInWasm, maskInvalid } from '../wasm/reader.js';
-import { BlockReadError, inflateFileBlock } from './codec-pool.js';
+import { BlockReadError, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import {
   describeTiffImage,
   geoKeysOf,
@@ -142,6 +142,11 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
     const mask = await findMask(structure.ifds, main, structure.littleEndian, location, 0);
     const overviews = await findOverviews(structure.ifds, layout, structure.littleEndian, location);
     const source = makeSource(options.id ?? location, location, src, image, info, mask, overviews);
+    const storage = storageOf(layout.sampleFormat, layout.bitsPerSample);
+    if (storage) {
+      const rowBytes = layout.across * layout.blockWidth * layout.blockHeight * layout.samplesPerPixel * storage.size * storage.parts;
+      noteBlockRow(`${src.key}#0`, rowBytes);
+    }
     const mdText = textOf(main, TAG.GdalMetadata);
     return mdText === undefined ? source : { ...source, gdalMetadata: parseGdalMetadata(mdText) };
   } catch (e) {
@@ -572,22 +577,26 @@ async function forEachBlock(
     const data = await decodeBlock(src, image, raw, index);
     return { data, byteLength: data.byteLength };
   };
+  // The block's buffer is its own (inflateFromFile's): once the cache has dropped the block and
+  // no reader copies from it, a later block is inflated into it.
   const loadFile = async (index: number, f: FileInflate): Promise<DecodedBlock> => {
     const data = await inflateFromFile(src, image, index, f);
-    return { data, byteLength: data.byteLength };
+    return { data, byteLength: data.byteLength, recycle: () => recycleInflated(data.buffer) };
   };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read, once nothing writes into it any more.
   await settleAll([
     ...(directDone ? [directDone] : []),
     ...viaCache.map((w) =>
-      tileCache
-        .get(prefix + w.index, () => {
+      tileCache.use(
+        prefix + w.index,
+        () => {
           const i = slot.get(w.index);
           if (i !== undefined && fromFile) return loadFile(w.index, fromFile);
           return i === undefined || !fetched ? sparse() : load(w.index, fetched[i]!);
-        })
-        .then((blk) => use(blk, w.bx, w.by, w.chunk)),
+        },
+        (blk) => use(blk, w.bx, w.by, w.chunk),
+      ),
     ),
   ]);
 }

@@ -265,14 +265,72 @@ describe('decoders and the tile cache', () => {
       loads++;
       return new Uint8Array(4);
     };
-    const [a, b] = await Promise.all([cache.get('x', load), cache.get('x', load)]);
+    const [a, b] = await Promise.all([cache.use('x', load, (v) => v), cache.use('x', load, (v) => v)]);
     expect(a).toBe(b);
     expect(loads).toBe(1);
-    await cache.get('y', load);
-    await cache.get('z', load); // 12 bytes > 10: the least recently used ('x') goes
+    await cache.use('y', load, () => 0);
+    await cache.use('z', load, () => 0); // 12 bytes > 10: the least recently used ('x') goes
     await Promise.resolve();
     expect(cache.has('x')).toBe(false);
     expect(cache.has('z')).toBe(true);
     expect(cache.bytes).toBeLessThanOrEqual(10);
+  });
+
+  it('recycles a dropped block only once no use of it runs, and a block of a disabled cache after its use', async () => {
+    type Block = { byteLength: number; recycle: () => void; recycled: number };
+    const block = (): Block => {
+      const b: Block = { byteLength: 4, recycled: 0, recycle: () => void b.recycled++ };
+      return b;
+    };
+    const cache = new TileCache<Block>(4);
+    const x = block();
+    let during = -1;
+    // 'x' loads last: it is dropped as it arrives (the cache holds one block), while its use still waits to run.
+    let arrive!: (b: Block) => void;
+    const using = cache.use(
+      'x',
+      () => new Promise<Block>((r) => (arrive = r)),
+      (v) => (during = v.recycled),
+    );
+    const y = block();
+    await cache.use(
+      'y',
+      () => Promise.resolve(y),
+      () => 0,
+    );
+    arrive(x);
+    await using;
+    expect(during).toBe(0);
+    expect(cache.has('x')).toBe(false);
+    expect(x.recycled).toBe(1);
+    expect(cache.has('y')).toBe(true);
+    // Evicted with nothing using it: at once, and once.
+    await cache.use(
+      'z',
+      () => Promise.resolve(block()),
+      () => 0,
+    );
+    expect(y.recycled).toBe(1);
+    cache.clear();
+    expect(y.recycled).toBe(1);
+    // A failed load is never recycled nor kept; a disabled cache recycles after each use.
+    await expect(
+      cache.use(
+        'f',
+        () => Promise.reject(new Error('bad')),
+        () => 0,
+      ),
+    ).rejects.toThrow('bad');
+    expect(cache.has('f')).toBe(false);
+    const off = new TileCache<Block>(0);
+    const w = block();
+    expect(
+      await off.use(
+        'w',
+        () => Promise.resolve(w),
+        (v) => v.recycled,
+      ),
+    ).toBe(0);
+    expect(w.recycled).toBe(1);
   });
 });
