@@ -29,7 +29,7 @@ export async function upscaled(): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const src = await openRaster(join(ROOT, 'golden/data/L7_ETMs.tif'));
   const { width: w, height: h } = src.info;
-  const small = await render(src, { rect: rect(0, 0, w, h), tileSize: 512 });
+  const small = await render(src, { rect: rect(0, 0, w, h), tileSize: 512 }).finally(() => src.close());
   const big = allocateBlock(rect(0, 0, SIZE, SIZE), 'U8', 3);
   const colOf = new Int32Array(SIZE).map((_, x) => Math.min(w - 1, Math.floor(((x + 0.5) * w) / SIZE)));
   for (let b = 0; b < 3; b++) {
