@@ -142,11 +142,6 @@ export async function openGeoTiff(location: string, options: OpenOptions = {}): 
     const mask = await findMask(structure.ifds, main, structure.littleEndian, location, 0);
     const overviews = await findOverviews(structure.ifds, layout, structure.littleEndian, location);
     const source = makeSource(options.id ?? location, location, src, image, info, mask, overviews);
-    const storage = storageOf(layout.sampleFormat, layout.bitsPerSample);
-    if (storage) {
-      const rowBytes = layout.across * layout.blockWidth * layout.blockHeight * layout.samplesPerPixel * storage.size * storage.parts;
-      noteBlockRow(`${src.key}#0`, rowBytes);
-    }
     const mdText = textOf(main, TAG.GdalMetadata);
     return mdText === undefined ? source : { ...source, gdalMetadata: parseGdalMetadata(mdText) };
   } catch (e) {
@@ -988,6 +983,10 @@ function makeSource(
     return level(ov, levelInfo, `${id}#overview${i + 1}`);
   });
 
+  // One row of blocks of the image, decoded, while it is open (the render's cache size).
+  const l = image.layout;
+  const storage = storageOf(l.sampleFormat, l.bitsPerSample);
+  const forgetRow = noteBlockRow(storage ? l.across * l.blockWidth * l.blockHeight * l.samplesPerPixel * storage.size * storage.parts : 0);
   return {
     kind: 'source',
     id,
@@ -997,6 +996,7 @@ function makeSource(
     async close() {
       if (closed) return;
       closed = true;
+      forgetRow();
       await src.close();
     },
     read: base.read,

@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lzwDecode, packBitsDecode } from './decoders.js';
 import { openGeoTiff } from './geotiff-source.js';
-import { TileCache } from './tile-cache.js';
+import { fitTileCacheToPass, noteBlockRow, TileCache, tileCache } from './tile-cache.js';
 import { GEO_KEY_NAMES } from './tiff-reader.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -274,6 +274,30 @@ describe('decoders and the tile cache', () => {
     expect(cache.has('x')).toBe(false);
     expect(cache.has('z')).toBe(true);
     expect(cache.bytes).toBeLessThanOrEqual(10);
+  });
+
+  it('sizes the cache for a pass: four rows of blocks of the images open, 8 to 64 MiB', () => {
+    const MiB = 1024 * 1024;
+    const kept = tileCache.maxBytes;
+    const forget = [noteBlockRow(3 * MiB), noteBlockRow(1 * MiB)];
+    try {
+      fitTileCacheToPass();
+      // RASTERFLOW_TILE_CACHE_MB set in the environment: the size is the user's, untouched.
+      if (process.env.RASTERFLOW_TILE_CACHE_MB) return expect(tileCache.maxBytes).toBe(kept);
+      expect(tileCache.maxBytes).toBe(16 * MiB);
+      forget.pop()!();
+      fitTileCacheToPass();
+      expect(tileCache.maxBytes).toBe(12 * MiB);
+      forget.push(noteBlockRow(40 * MiB));
+      fitTileCacheToPass();
+      expect(tileCache.maxBytes).toBe(64 * MiB);
+      for (const f of forget.splice(0)) f();
+      fitTileCacheToPass();
+      expect(tileCache.maxBytes).toBe(8 * MiB);
+    } finally {
+      for (const f of forget) f();
+      tileCache.maxBytes = kept;
+    }
   });
 
   it('recycles a dropped block only once no use of it runs, and a block of a disabled cache after its use', async () => {

@@ -145,16 +145,21 @@ const configured = (configuredMb !== undefined && Number.isFinite(configuredMb) 
 /** The process-wide cache of decoded blocks. */
 export const tileCache = new TileCache<DecodedBlock>(configured);
 
-/** Bytes of one row of blocks (full width, every plane) of each image this process opened, by file and image. */
-const blockRows = new Map<string, number>();
+/** Bytes of one row of blocks (full width, every plane) of each image open now. */
+const blockRows = new Set<{ readonly bytes: number }>();
 
-/** Say how many bytes one row of blocks of an image holds, decoded (fitTileCacheToPass sizes the cache from them). */
-export function noteBlockRow(key: string, bytes: number): void {
-  blockRows.set(key, bytes);
+/**
+ * Say how many bytes one row of blocks of an open image holds, decoded (fitTileCacheToPass sizes
+ * the cache from them); the function returned forgets it (the image is closed).
+ */
+export function noteBlockRow(bytes: number): () => void {
+  const entry = { bytes };
+  blockRows.add(entry);
+  return () => void blockRows.delete(entry);
 }
 
 /**
- * Size the cache for one pass over the images opened so far, in order of rows (a whole-raster
+ * Size the cache for one pass over the images open now, in order of rows (a whole-raster
  * render: tiles row after row, each with a halo reaching into the rows of blocks above and below,
  * several tiles in flight): four rows of blocks of every image, at least 8 MiB, at most 64 MiB;
  * unchanged where RASTERFLOW_TILE_CACHE_MB sets the size. The blocks a pass has done with then
@@ -164,6 +169,6 @@ export function noteBlockRow(key: string, bytes: number): void {
 export function fitTileCacheToPass(): void {
   if (configuredMb !== undefined) return;
   let rows = 0;
-  for (const b of blockRows.values()) rows += b;
+  for (const b of blockRows) rows += b.bytes;
   tileCache.maxBytes = Math.min(configured, Math.max(8 * MIB, 4 * rows));
 }
