@@ -5,7 +5,20 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'out/', 'test-output/', 'bench/data/', 'golden/', 'wasm/', 'scripts/', 'vendor/', 'eslint.config.js'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'out/',
+      'test-output/',
+      'bench/data/',
+      'golden/',
+      'wasm/',
+      'scripts/',
+      'vendor/',
+      'eslint.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
