@@ -26,6 +26,8 @@ const hasPyproj = ((): boolean => {
     return false;
   }
 })();
+if (!hasPyproj)
+  console.warn('info.test.ts: pyproj not found for /usr/bin/python3 (Debian python3-pyproj); the geodesic distance checks are SKIPPED');
 
 const obj = (v: SoapValue): SoapObject => v as SoapObject;
 const arr = (v: SoapValue): SoapObject[] => v as SoapObject[];
