@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { unzipSync, strFromU8 } from 'fflate';
 import type { PNG as PngClass } from 'pngjs';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import { run } from '../../cli/commands.js';
 import { openGeoTiff } from '../../io/geotiff-source.js';
@@ -58,6 +58,9 @@ beforeEach(async () => {
   };
   app = createApp(site, siteRoutes(site, [gp]));
 });
+
+// The site's image services hold their rasters' files open until closed (the server closes them as it stops).
+afterEach(() => imageServicesOf(site).close());
 
 function call(
   path: string,

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { PNG as PngClass } from 'pngjs';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jsonOf, siteRequest, testSite, type TestSite } from '../../../test/site.js';
 import { proj4Lib, proj4ForEpsg } from '../../core/crs.js';
 import { rect } from '../../core/rect.js';
@@ -14,7 +14,7 @@ import { createApp } from '../../server/app.js';
 import { parseConfig } from '../../server/config.js';
 import { siteRoutes } from '../../server/routes.js';
 import { planServiceRule } from './render-request.js';
-import { imageServicesOf } from './service.js';
+import { imageServicesOf, openImageService } from './service.js';
 import { renderSeamless, tileExtent, WEB_MERCATOR_SCHEME } from './tiles.js';
 
 const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass };
@@ -75,6 +75,9 @@ beforeEach(async () => {
   await addService('landsat', { path: L7 }, 'Imagery');
   app = createApp(site, siteRoutes(site));
 });
+
+// The site's image services hold their rasters' files open until closed (the server closes them as it stops).
+afterEach(() => imageServicesOf(site).close());
 
 function call(
   path: string,
@@ -690,5 +693,25 @@ describe('site settings', () => {
     const parsed = parseConfig({ settings: { corsOrigins: ['https://site.example'], tileMaxAge: 120 } }, 'test');
     expect(parsed.settings).toMatchObject({ corsOrigins: ['https://site.example'], tileMaxAge: 120 });
     expect(() => parseConfig({ settings: { tileMaxAge: -1 } }, 'test')).toThrow();
+  });
+});
+
+describe('planned graphs', () => {
+  it('a service reopened with the same record plans over its new source: a closed opening is never read', async () => {
+    const record = { folder: '', serviceName: 'again', type: 'ImageServer' as const, properties: { path: DEM }, created: 1 };
+    const first = await openImageService(record);
+    const a = await planServiceRule(first, HILLSHADE, 0);
+    await first.source.close();
+    const second = await openImageService(record);
+    expect(second.version).toBe(first.version);
+    try {
+      const b = await planServiceRule(second, HILLSHADE, 0);
+      expect(b.source).toBe(second.source);
+      expect(b.root).not.toBe(a.root);
+      const block = await render(b.root, { rect: rect(0, 0, 64, 64) });
+      expect(block.mask.some((m) => m === 1)).toBe(true);
+    } finally {
+      await second.source.close();
+    }
   });
 });

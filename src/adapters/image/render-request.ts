@@ -186,6 +186,14 @@ interface Planned {
 
 const GRAPH_CACHE_SIZE = 128;
 const graphs = new Map<string, Promise<Planned>>();
+/**
+ * Each opened service's number in the graph cache's keys. A graph holds its service's open
+ * source, so it serves that opening only: a service reopened with the same record (the same
+ * version: an edit undone, a site started again in the process) has closed, or will close, the
+ * source the earlier graphs read.
+ */
+const openings = new WeakMap<OpenedImageService, number>();
+let nextOpening = 0;
 
 /** The source read at overview level `level` (power-of-two reduction), or the source itself. */
 function sourceAtLevel(service: OpenedImageService, level: number): SourceNode {
@@ -196,7 +204,7 @@ function sourceAtLevel(service: OpenedImageService, level: number): SourceNode {
 }
 
 /**
- * The planned graph of `rule` over `service` read at `level`, cached (LRU) by service version,
+ * The planned graph of `rule` over `service` read at `level`, cached (LRU) by opened service,
  * rule JSON and level. Errors of the rule are EngineErrors at `param`.
  */
 export function planServiceRule(
@@ -208,7 +216,9 @@ export function planServiceRule(
 ): Promise<Planned> {
   const { maxRuleDepth, maxRuleNodes } = caps;
   // The caps are in the key: a rule planned under looser caps is not served under tighter ones.
-  const key = `${service.key}|${service.version}|${level}|${maxRuleDepth ?? ''}|${maxRuleNodes ?? ''}|${JSON.stringify(rule ?? null)}`;
+  let opening = openings.get(service);
+  if (opening === undefined) openings.set(service, (opening = ++nextOpening));
+  const key = `${opening}|${service.key}|${service.version}|${level}|${maxRuleDepth ?? ''}|${maxRuleNodes ?? ''}|${JSON.stringify(rule ?? null)}`;
   const hit = graphs.get(key);
   if (hit) {
     graphs.delete(key);
