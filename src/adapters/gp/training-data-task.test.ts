@@ -133,6 +133,10 @@ function controllable() {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
+/** Until the controllable task has started a run (a busy machine may take more than a tick), at most about 10 s. */
+async function startedRuns(c: { readonly started: readonly unknown[] }): Promise<void> {
+  for (let i = 0; i < 2000 && c.started.length === 0; i++) await tick();
+}
 
 describe('the proof: an export over REST equals the chipper run on the same parameters', () => {
   it('POST submit, poll to success, same files and bytes as exportTrainingData and `rasterflow chip`', { timeout: 60_000 }, async () => {
@@ -261,7 +265,7 @@ describe('the proof: an export over REST equals the chipper run on the same para
     await start({ run: c.run });
     const { body } = await submit(FORM('v'), admin, `${GP_ROOT}/${name}`);
     expect(body['jobStatus']).toBe('geoJobSubmitted');
-    await tick();
+    await startedRuns(c);
     c.started[0]!.release();
     expect((await finished(body['jobId'] as string))['jobStatus']).toBe('geoJobSucceeded');
     expect((await get(`${GP_ROOT}/${name}/jobs/${body['jobId'] as string}`)).body['jobStatus']).toBe('geoJobSucceeded');
@@ -527,7 +531,7 @@ describe('job states: waiting, executing with progress, cancel', () => {
     const c = controllable();
     await start({ run: c.run });
     const j = (await submit(FORM('s'))).body['jobId'] as string;
-    await tick();
+    await startedRuns(c);
     c.started[0]!.release();
     await gp.runner.settled(j);
     expect(errorOf((await get(`${TASK}/jobs/${j}/cancel`)).body).message).toBe('Invalid or missing input parameters.');
@@ -538,7 +542,7 @@ describe('job states: waiting, executing with progress, cancel', () => {
     const c = controllable();
     await start({ run: c.run });
     await submit(FORM('resolved'));
-    await tick();
+    await startedRuns(c);
     expect(c.started[0]!.params['outputLocation']).toBe(join(site.config.dataDir, 'jobs', 'resolved'));
   });
 });
@@ -630,7 +634,7 @@ describe('limits: jobs waiting or executing, on the server and per user', () => 
     expect((await site.store.listJobs()).length).toBe(3);
 
     // j1 finishes: one slot on the server and one for gpuser.
-    await tick();
+    await startedRuns(c);
     c.started[0]!.release();
     expect((await finished(j1))['jobStatus']).toBe('geoJobSucceeded');
     const j4 = (await submit(FORM('u4'), gpuser)).body['jobId'] as string;
