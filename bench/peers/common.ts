@@ -63,9 +63,10 @@ export async function medianMsAsync(task: () => Promise<unknown>, repeats: numbe
  * Run a peer script with /usr/bin/python3 and parse its lines; a missing interpreter or a failed
  * script becomes one `skipped` line (the family's rows then lack that peer and say why).
  */
-export function runPython(script: string, args: readonly string[]): PeerLine[] {
+export function runPython(script: string, args: readonly string[], ops?: readonly string[]): PeerLine[] {
   if (!existsSync(PYTHON)) return [{ peer: 'python', skipped: `${PYTHON} not found: no native peers` }];
-  const r = spawnSync(PYTHON, [script, ...args], { encoding: 'utf8', maxBuffer: 1 << 24, timeout: 30 * 60_000 });
+  const env = ops === undefined ? process.env : { ...process.env, RASTERFLOW_PEER_OPS: JSON.stringify(ops) };
+  const r = spawnSync(PYTHON, [script, ...args], { encoding: 'utf8', maxBuffer: 1 << 24, timeout: 30 * 60_000, env });
   if (r.status !== 0) return [{ peer: 'python', skipped: `the peer script failed: ${(r.stderr || String(r.error)).trim().slice(-500)}` }];
   return r.stdout
     .split('\n')
@@ -79,5 +80,36 @@ export const peerValue = (lines: readonly PeerLine[], peer: string, op: string):
 
 /** Say each skipped peer once. */
 export function saySkipped(lines: readonly PeerLine[], say: (line: string) => void): void {
-  for (const l of lines) if (l.skipped !== undefined) say(`skipped ${l.peer}: ${l.skipped}`);
+  const said = new Set<string>();
+  for (const l of lines) {
+    const line = `skipped ${l.peer}: ${l.skipped}`;
+    if (l.skipped !== undefined && !said.has(line)) say(line);
+    said.add(line);
+  }
+}
+
+/**
+ * A family's peer script run once per op (RASTERFLOW_PEER_OPS, peers_common.py), just before the
+ * family times rasterflow on that op: both sides of each ratio are timed back to back, seconds
+ * apart, so a load that drifts over the minutes of a run (this machine's other tenant) weighs on
+ * both alike, where one run of the script for every op timed the peers and rasterflow minutes apart.
+ */
+export class PeersPerOp {
+  private readonly all: PeerLine[] = [];
+  constructor(
+    private readonly script: string,
+    private readonly args: readonly string[],
+  ) {}
+
+  /** The peers' lines for `op` (the script run now for it alone). */
+  lines(op: string): PeerLine[] {
+    const lines = runPython(this.script, this.args, [op]);
+    this.all.push(...lines);
+    return lines;
+  }
+
+  /** Say each peer skipped in any of the runs, once. */
+  saySkipped(say: (line: string) => void): void {
+    saySkipped(this.all, say);
+  }
 }

@@ -23,7 +23,7 @@ import type { RasterFunction } from '../../src/graph/types.js';
 import { wasmStatus } from '../../src/wasm/module.js';
 import { type FocalPath, focalKernelTask, type FocalTask } from '../focal.bench.js';
 import { syntheticDem } from '../terrain.bench.js';
-import { type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
+import { type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
 
 /** Median wall time (ms) of each task, the tasks run in turn `repeats` times after one warm-up round. */
 function alternating(tasks: readonly (() => void)[], repeats: number): number[] {
@@ -54,16 +54,6 @@ export const family: PeerFamily = {
     };
     const px = (size * size) / 1e6;
     const wasm = wasmStatus().enabled;
-    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
-    let lines;
-    try {
-      const file = join(dir, 'raster.f32');
-      writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-      lines = runPython(resolve(import.meta.dirname, 'focal_peers.py'), [file, String(size), String(repeats)]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    saySkipped(lines, say);
     const ops: { op: string; fn: RasterFunction; args: Record<string, unknown> }[] = [
       { op: 'convolution 3x3', fn: convolution, args: { Type: 11 } },
       { op: 'convolution 3x3 sharpening', fn: convolution, args: { Type: 13 } },
@@ -75,49 +65,59 @@ export const family: PeerFamily = {
       { op: 'max 3x3', fn: statistics, args: { Type: 2 } },
     ];
     const rows: PeerRow[] = [];
-    for (const { op, fn, args } of ops) {
-      const paths: FocalPath[] = wasm ? ['ts', 'wasm', 'resident'] : ['ts'];
-      const tasks: FocalTask[] = [];
-      const named: string[] = [];
-      let ms: number[];
-      try {
-        for (const path of paths) {
-          const t = await focalKernelTask(fn, args, info, z, path);
-          if (t === undefined) continue;
-          tasks.push(t);
-          named.push(path);
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    try {
+      const file = join(dir, 'raster.f32');
+      writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
+      const peers = new PeersPerOp(resolve(import.meta.dirname, 'focal_peers.py'), [file, String(size), String(repeats)]);
+      for (const { op, fn, args } of ops) {
+        const lines = peers.lines(op);
+        const paths: FocalPath[] = wasm ? ['ts', 'wasm', 'resident'] : ['ts'];
+        const tasks: FocalTask[] = [];
+        const named: string[] = [];
+        let ms: number[];
+        try {
+          for (const path of paths) {
+            const t = await focalKernelTask(fn, args, info, z, path);
+            if (t === undefined) continue;
+            tasks.push(t);
+            named.push(path);
+          }
+          ms = alternating(
+            tasks.map((t) => t.run),
+            repeats,
+          );
+        } finally {
+          for (const t of tasks) t.dispose();
         }
-        ms = alternating(
-          tasks.map((t) => t.run),
-          repeats,
-        );
-      } finally {
-        for (const t of tasks) t.dispose();
+        const rate = (path: FocalPath): number | undefined => {
+          const i = named.indexOf(path);
+          return i < 0 ? undefined : px / (ms[i]! / 1000);
+        };
+        const std = op.startsWith('std');
+        rows.push({
+          op,
+          measures: {
+            TS: rate('ts'),
+            wasm: rate('wasm'),
+            'wasm resident': rate('resident'),
+            SciPy: peerValue(lines, 'scipy', op),
+            ...(std ? { 'SciPy generic': peerValue(lines, 'scipy-generic', op) } : {}),
+            OpenCV: peerValue(lines, 'opencv', op),
+          },
+          ratios: [
+            ['wasm', 'TS'],
+            ['wasm', 'SciPy'],
+            ['wasm resident', 'SciPy'],
+            ...(std ? ([['wasm', 'SciPy generic']] as const) : []),
+            ['wasm', 'OpenCV'],
+            ['wasm resident', 'OpenCV'],
+          ],
+        });
       }
-      const rate = (path: FocalPath): number | undefined => {
-        const i = named.indexOf(path);
-        return i < 0 ? undefined : px / (ms[i]! / 1000);
-      };
-      const std = op.startsWith('std');
-      rows.push({
-        op,
-        measures: {
-          TS: rate('ts'),
-          wasm: rate('wasm'),
-          'wasm resident': rate('resident'),
-          SciPy: peerValue(lines, 'scipy', op),
-          ...(std ? { 'SciPy generic': peerValue(lines, 'scipy-generic', op) } : {}),
-          OpenCV: peerValue(lines, 'opencv', op),
-        },
-        ratios: [
-          ['wasm', 'TS'],
-          ['wasm', 'SciPy'],
-          ['wasm resident', 'SciPy'],
-          ...(std ? ([['wasm', 'SciPy generic']] as const) : []),
-          ['wasm', 'OpenCV'],
-          ['wasm resident', 'OpenCV'],
-        ],
-      });
+      peers.saySkipped(say);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
     return rows;
   },

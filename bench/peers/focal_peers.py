@@ -17,7 +17,7 @@ import json
 import sys
 import time
 
-from peers_common import emit, median_ms
+from peers_common import emit, median_ms, timed, wanted
 
 
 
@@ -61,11 +61,12 @@ def main():
             "max 3x3": lambda: ndimage.maximum_filter(z, 3),
         }
         for op, fn in ops.items():
-            emit("scipy", op, median_ms(fn, repeats), pixels)
-        crop = np.ascontiguousarray(z[:256, :256])
-        ms = median_ms(lambda: ndimage.generic_filter(crop, np.std, size=3), max(1, min(repeats, 3)))
-        # Scaled to the full raster's pixel count: the per-pixel cost of a Python call does not depend on the size.
-        emit("scipy-generic", "std 3x3", ms * pixels / crop.size, pixels, "generic_filter(np.std) timed on a 256x256 crop")
+            timed("scipy", op, fn, repeats, pixels)
+        if wanted("std 3x3"):
+            crop = np.ascontiguousarray(z[:256, :256])
+            ms = median_ms(lambda: ndimage.generic_filter(crop, np.std, size=3), max(1, min(repeats, 3)))
+            # Scaled to the full raster's pixel count: the per-pixel cost of a Python call does not depend on the size.
+            emit("scipy-generic", "std 3x3", ms * pixels / crop.size, pixels, "generic_filter(np.std) timed on a 256x256 crop")
     except ImportError as e:
         print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
 
@@ -90,7 +91,7 @@ def main():
             "max 3x3": lambda: cv2.dilate(z, rect3),
         }
         for op, fn in ops.items():
-            emit("opencv", op, median_ms(fn, repeats), pixels)
+            timed("opencv", op, fn, repeats, pixels)
     except ImportError as e:
         print(json.dumps({"peer": "opencv", "skipped": f"no OpenCV ({e})"}), flush=True)
 

@@ -35,7 +35,7 @@ import { memorySource } from '../../src/graph/memory-source.js';
 import type { FunctionNode, RasterFunction, RasterNode } from '../../src/graph/types.js';
 import { type Kernels, setWasmEnabled, wasmKernels } from '../../src/wasm/module.js';
 import { applyFunction, prng } from '../../test/helpers.js';
-import { medianMs, type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
+import { medianMs, type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
 
 /** Stretch cut-offs and range used by both sides. */
 const LO = 200;
@@ -195,18 +195,6 @@ export const family: PeerFamily = {
     const { red, nir } = bands(size);
     const px = (size * size) / 1e6;
     const k = wasmKernels();
-    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
-    let lines;
-    try {
-      const r = join(dir, 'red.f32');
-      const n = join(dir, 'nir.f32');
-      writeFileSync(r, new Uint8Array(red.buffer));
-      writeFileSync(n, new Uint8Array(nir.buffer));
-      lines = runPython(resolve(import.meta.dirname, 'local_peers.py'), [r, n, String(size), String(repeats), String(LO), String(HI)]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    saySkipped(lines, say);
     const stack = memorySource('bench:stack', info(size, 2), [red, nir]);
     const redSrc = memorySource('bench:red', info(size, 1), [red]);
     const nirSrc = memorySource('bench:nir', info(size, 1), [nir]);
@@ -226,53 +214,73 @@ export const family: PeerFamily = {
       ['wasm tiled', 'NumPy'],
       ['wasm tiled', 'NumPy tiled'],
     ];
-    for (const { op, call } of ops) {
-      // TypeScript and wasm alternate (the machine's load drifts): the median of each.
-      const tsMs = timed(call, false, repeats);
-      const wasmMs = k ? timed(call, true, repeats) : undefined;
-      const residentMs = k ? timedResident(k, call, repeats) : undefined;
-      const tiledMs = k ? timedTiled(k, call, size, repeats) : undefined;
-      const expr = op.startsWith('expression');
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    try {
+      const r = join(dir, 'red.f32');
+      const n = join(dir, 'nir.f32');
+      writeFileSync(r, new Uint8Array(red.buffer));
+      writeFileSync(n, new Uint8Array(nir.buffer));
+      const peers = new PeersPerOp(resolve(import.meta.dirname, 'local_peers.py'), [
+        r,
+        n,
+        String(size),
+        String(repeats),
+        String(LO),
+        String(HI),
+      ]);
+      for (const { op, call } of ops) {
+        const lines = peers.lines(op);
+        // TypeScript and wasm alternate (the machine's load drifts): the median of each.
+        const tsMs = timed(call, false, repeats);
+        const wasmMs = k ? timed(call, true, repeats) : undefined;
+        const residentMs = k ? timedResident(k, call, repeats) : undefined;
+        const tiledMs = k ? timedTiled(k, call, size, repeats) : undefined;
+        const expr = op.startsWith('expression');
+        rows.push({
+          op,
+          measures: {
+            TS: px / (tsMs / 1000),
+            wasm: wasmMs === undefined ? undefined : px / (wasmMs / 1000),
+            'wasm resident': residentMs === undefined ? undefined : px / (residentMs / 1000),
+            'wasm tiled': tiledMs === undefined ? undefined : px / (tiledMs / 1000),
+            NumPy: peerValue(lines, 'numpy', op),
+            'NumPy tiled': peerValue(lines, 'numpy tiled', op),
+            ...(expr ? { numexpr: peerValue(lines, 'numexpr', op) } : {}),
+          },
+          ratios: expr ? [...ratios, ['wasm', 'numexpr'], ['wasm resident', 'numexpr']] : ratios,
+        });
+      }
+      // castPlane allocates its output plane: no resident figure.
+      const mask = new Uint8Array(size * size);
+      const cast = (wasm: boolean): number =>
+        medianMs(() => {
+          setWasmEnabled(wasm);
+          try {
+            mask.fill(1);
+            castPlane(nir, 'F32', 'U8', mask);
+          } finally {
+            setWasmEnabled(true);
+          }
+        }, repeats);
+      const lines = peers.lines('cast f32->u8');
+      const castTs = cast(false);
+      const castWasm = k ? cast(true) : undefined;
       rows.push({
-        op,
+        op: 'cast f32->u8',
         measures: {
-          TS: px / (tsMs / 1000),
-          wasm: wasmMs === undefined ? undefined : px / (wasmMs / 1000),
-          'wasm resident': residentMs === undefined ? undefined : px / (residentMs / 1000),
-          'wasm tiled': tiledMs === undefined ? undefined : px / (tiledMs / 1000),
-          NumPy: peerValue(lines, 'numpy', op),
-          'NumPy tiled': peerValue(lines, 'numpy tiled', op),
-          ...(expr ? { numexpr: peerValue(lines, 'numexpr', op) } : {}),
+          TS: px / (castTs / 1000),
+          wasm: castWasm === undefined ? undefined : px / (castWasm / 1000),
+          NumPy: peerValue(lines, 'numpy', 'cast f32->u8'),
         },
-        ratios: expr ? [...ratios, ['wasm', 'numexpr'], ['wasm resident', 'numexpr']] : ratios,
+        ratios: [
+          ['TS', 'NumPy'],
+          ['wasm', 'NumPy'],
+        ],
       });
+      peers.saySkipped(say);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    // castPlane allocates its output plane: no resident figure.
-    const mask = new Uint8Array(size * size);
-    const cast = (wasm: boolean): number =>
-      medianMs(() => {
-        setWasmEnabled(wasm);
-        try {
-          mask.fill(1);
-          castPlane(nir, 'F32', 'U8', mask);
-        } finally {
-          setWasmEnabled(true);
-        }
-      }, repeats);
-    const castTs = cast(false);
-    const castWasm = k ? cast(true) : undefined;
-    rows.push({
-      op: 'cast f32->u8',
-      measures: {
-        TS: px / (castTs / 1000),
-        wasm: castWasm === undefined ? undefined : px / (castWasm / 1000),
-        NumPy: peerValue(lines, 'numpy', 'cast f32->u8'),
-      },
-      ratios: [
-        ['TS', 'NumPy'],
-        ['wasm', 'NumPy'],
-      ],
-    });
     return rows;
   },
 };

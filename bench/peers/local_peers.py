@@ -18,7 +18,7 @@ import json
 import sys
 import time
 
-from peers_common import emit, median_ms
+from peers_common import emit, median_ms, timed, wanted
 
 TILE = 256
 
@@ -61,7 +61,7 @@ def main():
         "cast f32->u8": lambda n, r: np.clip(n + np.float32(0.5), 0, 255).astype(np.uint8),
     }
     for op, fn in ops.items():
-        emit("numpy", op, median_ms(lambda: fn(nir, red), repeats), pixels)
+        timed("numpy", op, lambda: fn(nir, red), repeats, pixels)
 
     tiles = [
         (np.ascontiguousarray(nir[y : y + TILE, x : x + TILE]), np.ascontiguousarray(red[y : y + TILE, x : x + TILE]))
@@ -69,13 +69,14 @@ def main():
         for x in range(0, size, TILE)
     ]
     for op, fn in ops.items():
-        emit("numpy tiled", op, tiled_ms(fn, tiles, repeats), pixels)
+        if wanted(op):
+            emit("numpy tiled", op, tiled_ms(fn, tiles, repeats), pixels)
 
     try:
         import numexpr as ne
 
         ne.set_num_threads(1)
-        emit("numexpr", "expression NDVI f32", median_ms(lambda: ne.evaluate("(nir - red) / (nir + red)", local_dict={"nir": nir, "red": red}), repeats), pixels)
+        timed("numexpr", "expression NDVI f32", lambda: ne.evaluate("(nir - red) / (nir + red)", local_dict={"nir": nir, "red": red}), repeats, pixels)
     except ImportError as e:
         print(json.dumps({"peer": "numexpr", "skipped": f"no numexpr ({e})"}), flush=True)
 

@@ -1,6 +1,20 @@
-"""What the peer scripts of bench/peers share: timing and the one-JSON-object-per-line output run.ts reads."""
+"""What the peer scripts of bench/peers share: timing and the one-JSON-object-per-line output run.ts reads.
+
+RASTERFLOW_PEER_OPS (a JSON list of op names), when set, limits a script to those ops: the families
+run a script once per op, just before timing rasterflow on it, so both sides of a ratio are timed
+back to back.
+"""
 import json
+import os
 import time
+
+_OPS = os.environ.get("RASTERFLOW_PEER_OPS")
+_WANTED = None if not _OPS else set(json.loads(_OPS))
+
+
+def wanted(op):
+    """Whether this run times `op` (every op when RASTERFLOW_PEER_OPS is unset)."""
+    return _WANTED is None or op in _WANTED
 
 
 def median_ms(fn, repeats):
@@ -13,6 +27,12 @@ def median_ms(fn, repeats):
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
     return times[len(times) // 2]
+
+
+def timed(peer, op, fn, repeats, pixels):
+    """emit() of median_ms(fn, repeats) when `op` is wanted; nothing (not even the timing) when not."""
+    if wanted(op):
+        emit(peer, op, median_ms(fn, repeats), pixels)
 
 
 def emit(peer, op, ms, pixels, note=None):

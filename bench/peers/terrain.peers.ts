@@ -20,7 +20,7 @@ import { wasmKernels, wasmStatus } from '../../src/wasm/module.js';
 import { inWasmMemory, TileBlocks } from '../../src/wasm/planes.js';
 import { applyFunction } from '../../test/helpers.js';
 import { type Dem, demOf, kernelTask, syntheticDem } from '../terrain.bench.js';
-import { medianMs, type PeerFamily, type PeerRow, peerValue, runPython, saySkipped } from './common.js';
+import { medianMs, type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
 
 const CELL = 10;
 
@@ -65,18 +65,6 @@ export const family: PeerFamily = {
     const dem16 = demOf(`synthetic S16 ${size}x${size}`, z16, size, size, CELL);
     const px = (size * size) / 1e6;
     const wasm = wasmStatus().enabled;
-    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
-    let lines;
-    try {
-      const file = join(dir, 'dem.f32');
-      const file16 = join(dir, 'dem.s16');
-      writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-      writeFileSync(file16, new Uint8Array(z16.buffer, z16.byteOffset, z16.byteLength));
-      lines = runPython(resolve(import.meta.dirname, 'terrain_peers.py'), [file, file16, String(size), String(CELL), String(repeats)]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    saySkipped(lines, say);
     const ops: { op: string; fn: RasterFunction; args: Record<string, unknown>; s16?: boolean }[] = [
       { op: 'hillshade', fn: hillshade, args: {} },
       { op: 'hillshade multidirectional', fn: hillshade, args: { HillshadeType: 1 } },
@@ -91,27 +79,45 @@ export const family: PeerFamily = {
       { op: 'aspect S16', fn: aspect, args: {}, s16: true },
     ];
     const rows: PeerRow[] = [];
-    for (const { op, fn, args, s16 } of ops) {
-      const input = s16 === true ? dem16 : dem;
-      rows.push({
-        op,
-        measures: {
-          TS: px / (medianMs(await kernelTask(fn, args, input, false), repeats) / 1000),
-          wasm: wasm ? px / (medianMs(await kernelTask(fn, args, input, true), repeats) / 1000) : undefined,
-          'wasm resident': wasm ? await residentMpx(fn, args, input, repeats, px) : undefined,
-          gdaldem: peerValue(lines, 'gdaldem', op),
-          NumPy: peerValue(lines, 'numpy', op),
-          SciPy: peerValue(lines, 'scipy', op),
-        },
-        ratios: [
-          ['TS', 'gdaldem'],
-          ['wasm', 'gdaldem'],
-          ['wasm resident', 'gdaldem'],
-          ['wasm', 'TS'],
-          ['wasm', 'NumPy'],
-          ['wasm', 'SciPy'],
-        ],
-      });
+    const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    try {
+      const file = join(dir, 'dem.f32');
+      const file16 = join(dir, 'dem.s16');
+      writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
+      writeFileSync(file16, new Uint8Array(z16.buffer, z16.byteOffset, z16.byteLength));
+      const peers = new PeersPerOp(resolve(import.meta.dirname, 'terrain_peers.py'), [
+        file,
+        file16,
+        String(size),
+        String(CELL),
+        String(repeats),
+      ]);
+      for (const { op, fn, args, s16 } of ops) {
+        const input = s16 === true ? dem16 : dem;
+        const lines = peers.lines(op);
+        rows.push({
+          op,
+          measures: {
+            TS: px / (medianMs(await kernelTask(fn, args, input, false), repeats) / 1000),
+            wasm: wasm ? px / (medianMs(await kernelTask(fn, args, input, true), repeats) / 1000) : undefined,
+            'wasm resident': wasm ? await residentMpx(fn, args, input, repeats, px) : undefined,
+            gdaldem: peerValue(lines, 'gdaldem', op),
+            NumPy: peerValue(lines, 'numpy', op),
+            SciPy: peerValue(lines, 'scipy', op),
+          },
+          ratios: [
+            ['TS', 'gdaldem'],
+            ['wasm', 'gdaldem'],
+            ['wasm resident', 'gdaldem'],
+            ['wasm', 'TS'],
+            ['wasm', 'NumPy'],
+            ['wasm', 'SciPy'],
+          ],
+        });
+      }
+      peers.saySkipped(say);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
     return rows;
   },

@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from peers_common import emit, median_ms
+from peers_common import timed
 
 
 
@@ -61,7 +61,7 @@ def main():
         }
         for op, (ds, kw) in ops.items():
             processing = kw.pop("processing")
-            emit("gdaldem", op, median_ms(lambda: gdal.DEMProcessing("", ds, processing, format="MEM", **kw), repeats), pixels)
+            timed("gdaldem", op, lambda: gdal.DEMProcessing("", ds, processing, format="MEM", **kw), repeats, pixels)
     except ImportError as e:
         print(json.dumps({"peer": "gdaldem", "skipped": f"no GDAL Python bindings ({e})"}), flush=True)
 
@@ -114,11 +114,11 @@ def main():
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(s == 0, 0, 2 * (D * H * H + E * G * G - F * G * H) / s * 100).astype(np.float32)
 
-    emit("numpy", "slope", median_ms(np_slope, repeats), pixels)
-    emit("numpy", "curvature standard", median_ms(np_curv_standard, repeats), pixels)
-    emit("numpy", "curvature profile", median_ms(np_curv_profile, repeats), pixels)
-    emit("numpy", "curvature planform", median_ms(np_curv_planform, repeats), pixels)
-    emit("numpy", "hillshade", median_ms(np_hillshade, repeats), pixels)
+    timed("numpy", "slope", np_slope, repeats, pixels)
+    timed("numpy", "curvature standard", np_curv_standard, repeats, pixels)
+    timed("numpy", "curvature profile", np_curv_profile, repeats, pixels)
+    timed("numpy", "curvature planform", np_curv_planform, repeats, pixels)
+    timed("numpy", "hillshade", np_hillshade, repeats, pixels)
 
     try:
         from scipy import ndimage
@@ -131,7 +131,7 @@ def main():
             gy = ndimage.correlate(z64, ky, mode="nearest")
             return np.degrees(np.arctan(np.sqrt(gx * gx + gy * gy))).astype(np.float32)
 
-        emit("scipy", "slope", median_ms(sp_slope, repeats), pixels)
+        timed("scipy", "slope", sp_slope, repeats, pixels)
     except ImportError as e:
         print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
     print(json.dumps({"peer": "opencv", "skipped": "OpenCV has no hillshade, slope, aspect or curvature operation"}), flush=True)
