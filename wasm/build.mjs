@@ -5,7 +5,8 @@
 //   node wasm/build.mjs --dist   also copy the output, and the vendored libdeflate.wasm (vendor/libdeflate), to
 //                                dist/wasm/ (npm run build: the package ships dist/ only)
 // Flags: SIMD128 on, -O3, the stub runtime (no garbage collector: the module never allocates; the
-// TypeScript side manages its memory, src/wasm/arena.ts).
+// TypeScript side manages its memory, src/wasm/arena.ts), and an imported shared memory, which the
+// loader (src/wasm/module.ts) makes and the codec threads inflate blocks into.
 import { copyFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +31,23 @@ if (args.has('--force') || mtime(out) < newest) {
   const asc = (await import('assemblyscript/asc')).default;
   mkdirSync(dirname(out), { recursive: true });
   const { error, stderr } = await asc.main(
-    [entry, '--enable', 'simd', '-O3', '--runtime', 'stub', '--noAssert', '--outFile', out, '--baseDir', root],
+    [
+      entry,
+      '--enable',
+      'simd,threads',
+      '-O3',
+      '--runtime',
+      'stub',
+      '--noAssert',
+      '--importMemory',
+      '--sharedMemory',
+      '--maximumMemory',
+      '65536',
+      '--outFile',
+      out,
+      '--baseDir',
+      root,
+    ],
     {},
   );
   if (error) {

@@ -101,3 +101,32 @@ export function readerAllValid(mask: usize, n: i32): i32 {
   }
   return 1;
 }
+
+/**
+ * Copy `rows` rows of `rowBytes` bytes from `src` (rows `srcStride` bytes apart) to `dst` (rows
+ * `dstStride` bytes apart): a window's part of a decoded block held in this memory
+ * (src/io/geotiff-source.ts copyBlock), one call per block instead of one per row.
+ */
+export function readerCopyRows(src: usize, srcStride: i32, dst: usize, dstStride: i32, rowBytes: i32, rows: i32): void {
+  // Loads and stores, not memory.copy: a row is short (a tile's row, or a halo's few bytes), and
+  // memory.copy's call per row cost more than the copy (the two never overlap).
+  for (let y: i32 = 0; y < rows; y++) {
+    const s = src + <usize>(y * srcStride);
+    const d = dst + <usize>(y * dstStride);
+    let i: i32 = 0;
+    for (; i + 64 <= rowBytes; i += 64) {
+      const p = <usize>i;
+      const a = v128.load(s + p);
+      const b = v128.load(s + p, 16);
+      const c = v128.load(s + p, 32);
+      const e = v128.load(s + p, 48);
+      v128.store(d + p, a);
+      v128.store(d + p, b, 16);
+      v128.store(d + p, c, 32);
+      v128.store(d + p, e, 48);
+    }
+    for (; i + 16 <= rowBytes; i += 16) v128.store(d + <usize>i, v128.load(s + <usize>i));
+    for (; i + 4 <= rowBytes; i += 4) store<u32>(d + <usize>i, load<u32>(s + <usize>i));
+    for (; i < rowBytes; i++) store<u8>(d + <usize>i, load<u8>(s + <usize>i));
+  }
+}

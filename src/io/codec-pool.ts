@@ -16,7 +16,9 @@
  * (output for inflate, input for deflate) are done inline too: a message would cost more.
  * Results do not depend on where a block was coded (both are deterministic for given options).
  *
- * Inflated blocks come back in recycled buffers where the reader gives them back
+ * With the wasm kernels on, a file block is inflated straight into a block of their shared memory
+ * the reader hands over (`InflateTarget`): the thread writes there and answers with the length only.
+ * Otherwise inflated blocks come back in recycled buffers where the reader gives them back
  * (`recycleInflated`, once the tile cache has dropped a block and nobody copies from it): a file
  * block's job takes a spare buffer along and zlib inflates into it. Fresh memory costs a page fault
  * per 4 KiB when first written, which on the machines measured here cost more than the copy a
@@ -36,12 +38,12 @@ import { deflateZlib, libdeflateModule, ZLIB_COMPRESSOR_SOURCE } from './deflate
  * `inflateSync` itself runs) the output buffer to start in; a Node whose zlib lacks that path
  * inflates into a new buffer, the same bytes.
  */
-const INFLATE_INTO_SOURCE = `(zlib) => (input, size, out) => {
+const INFLATE_INTO_SOURCE = `(zlib) => (input, size, out, at = 0, room = size) => {
   const options = { chunkSize: size, maxOutputLength: size };
-  if (out === undefined || out.byteLength < size) return zlib.inflateSync(input, options);
-  const z = new zlib.Inflate(options);
+  if (out === undefined || out.byteLength - at < room) return zlib.inflateSync(input, options);
+  const z = new zlib.Inflate({ chunkSize: room, maxOutputLength: size });
   if (typeof z._processChunk !== 'function' || !('_outBuffer' in z)) return zlib.inflateSync(input, options);
-  z._outBuffer = Buffer.from(out, 0, size);
+  z._outBuffer = Buffer.from(out, at, room);
   return z._processChunk(input, z._finishFlushFlag);
 }`;
 
@@ -56,6 +58,8 @@ const zlib = require('node:zlib');
 const fs = require('node:fs');
 let scratch = Buffer.alloc(0);
 let compress;
+// The caller's shared memory (sent with the first job into it).
+let shared;
 const inflateInto = (${INFLATE_INTO_SOURCE})(zlib);
 let missing = workerData.missing;
 try {
@@ -92,6 +96,15 @@ parentPort.on('message', (m) => {
     } else input = new Uint8Array(m.buffer, m.offset, m.length);
     // libdeflate's output owns its buffer, as does the spare buffer inflated into (m.out). Small
     // Buffers (zlib's) may sit in Node's shared 8 KiB slab, which must not be transferred: copy them.
+    if (m.shared !== undefined) shared = m.shared;
+    if (m.into !== undefined) {
+      // Into the caller's shared memory at m.into (a block of wasm memory): nothing to send back but the length.
+      const out = inflateInto(input, m.size, shared, m.into, m.room);
+      const kept = Math.min(out.length, m.room);
+      if (out.buffer !== shared || out.byteOffset !== m.into) new Uint8Array(shared, m.into, kept).set(out.subarray(0, kept));
+      parentPort.postMessage({ id: m.id, length: kept });
+      return;
+    }
     const out = m.op !== 2 ? inflateInto(input, m.size, m.out) : compress(input, m.size);
     const own = m.op === 2 || out.buffer === m.out || out.length >= 65536 ? out : new Uint8Array(out);
     parentPort.postMessage({ id: m.id, buffer: own.buffer, offset: own.byteOffset, length: own.length }, [own.buffer]);
@@ -112,6 +125,8 @@ interface Job {
   readonly arg: number;
   /** INFLATE_FILE: the open file and the block's place in it (`data` is empty). */
   readonly file?: { readonly fd: number; readonly at: number; readonly length: number };
+  /** INFLATE_FILE: inflate into this shared memory from byte `at` (`InflateTarget`), not into a buffer of the job's own. */
+  readonly into?: InflateTarget;
   readonly resolve: (b: Uint8Array) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -135,6 +150,8 @@ export class BlockReadError extends Error {
 interface Thread {
   readonly worker: Worker;
   readonly jobs: Map<number, Job>;
+  /** The shared memory this thread was last sent (it keeps it: later jobs into it send only addresses). */
+  shared?: SharedArrayBuffer;
 }
 
 function configuredSize(): number {
@@ -187,12 +204,12 @@ function takeSpare(size: number): ArrayBuffer | undefined {
   return undefined;
 }
 
-let inflateIntoHere: ((input: Uint8Array, size: number, out?: ArrayBuffer) => Buffer) | undefined;
+let inflateIntoHere: ((input: Uint8Array, size: number, out?: ArrayBufferLike, at?: number, room?: number) => Buffer) | undefined;
 /** INFLATE_INTO_SOURCE on this thread (compiled once). */
-function inflateInto(input: Uint8Array, size: number, out?: ArrayBuffer): Buffer {
+function inflateInto(input: Uint8Array, size: number, out?: ArrayBufferLike, at?: number, room?: number): Buffer {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- the codec threads' own text (INFLATE_INTO_SOURCE)
   inflateIntoHere ??= (new Function(`return ${INFLATE_INTO_SOURCE}`)() as (z: typeof zlib) => typeof inflateIntoHere)(zlib);
-  return inflateIntoHere!(input, size, out);
+  return inflateIntoHere!(input, size, out, at, room);
 }
 
 function spawn(): Thread | undefined {
@@ -223,6 +240,7 @@ function spawn(): Thread | undefined {
       if (t.jobs.size === 0) worker.unref();
       if (m.read !== undefined) job.reject(new BlockReadError(m.error ?? 'the read failed', m.read, m.ended === true, m.code));
       else if (m.error !== undefined) job.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
+      else if (job.into) job.resolve(new Uint8Array(job.into.memory, job.into.at, m.length));
       else job.resolve(new Uint8Array(m.buffer!, m.offset, m.length));
     },
   );
@@ -291,6 +309,14 @@ function runInline(job: Job): void {
         return;
       }
     }
+    if (job.into) {
+      const { memory, at, room } = job.into;
+      const out = inflateInto(input, job.arg, memory, at, room);
+      const kept = Math.min(out.length, room);
+      if (out.buffer !== memory || out.byteOffset !== at) new Uint8Array(memory, at, kept).set(out.subarray(0, kept));
+      job.resolve(new Uint8Array(memory, at, kept));
+      return;
+    }
     job.resolve(
       job.op === DEFLATE
         ? deflateZlib(input, job.arg)
@@ -310,7 +336,13 @@ function dispatch(): void {
       t.jobs.set(id, job);
       if (t.jobs.size === 1) t.worker.ref();
       const d = job.data;
-      if (job.file) {
+      if (job.file && job.into) {
+        const m = { id, op: job.op, fd: job.file.fd, at: job.file.at, length: job.file.length, size: job.arg };
+        // The memory goes once (its clone costs a message more than the addresses).
+        const first = t.shared !== job.into.memory;
+        t.shared = job.into.memory;
+        t.worker.postMessage({ ...m, ...(first ? { shared: job.into.memory } : {}), into: job.into.at, room: job.into.room });
+      } else if (job.file) {
         const out = takeSpare(job.arg);
         const m = { id, op: job.op, fd: job.file.fd, at: job.file.at, length: job.file.length, size: job.arg, out };
         t.worker.postMessage(m, out ? [out] : []);
@@ -377,19 +409,43 @@ export function inflateBlock(data: Uint8Array, expected: number, transfer = fals
 const NO_BYTES = new Uint8Array(0);
 
 /**
+ * Where `inflateFileBlock` may inflate a block instead of into a buffer of its own: `room` bytes
+ * (at least the block's expected bytes) of a SharedArrayBuffer from byte `at` (a block of the wasm
+ * kernels' memory, which the codec threads then write into directly), which nothing else uses until
+ * the promise settles. The block's bytes past `room` (up to the output cap, padding) are dropped:
+ * the promise gives a view of the target's first bytes.
+ */
+export interface InflateTarget {
+  readonly memory: SharedArrayBuffer;
+  readonly at: number;
+  readonly room: number;
+}
+
+/**
  * Read `length` bytes at `at` of the open file `fd` and inflate them (a zlib stream expected to give
  * `expected` bytes, capped as `inflateBlock`'s): both on a codec thread, which reads into a buffer
  * of its own, so this thread neither reads nor holds the compressed bytes; inline (a synchronous
  * read) when no thread runs, or when this thread helps (`help`). The caller keeps `fd` open until
  * the promise settles. A failed or short read rejects with a BlockReadError; zlib's failures as
- * `inflateBlock`'s.
+ * `inflateBlock`'s. With `into`, the block is inflated there (the promise gives a view of it),
+ * by the thread or here; a target with less room than `expected` rejects with a RangeError.
  */
-export function inflateFileBlock(fd: number, at: number, length: number, expected: number): Promise<Uint8Array> {
+export function inflateFileBlock(fd: number, at: number, length: number, expected: number, into?: InflateTarget): Promise<Uint8Array> {
   size ??= configuredSize();
   while (threads.length < size) if (!spawn()) break;
   const chunkSize = Math.max(65536, expected + 64);
+  if (into !== undefined && (into.room < expected || into.memory.byteLength - into.at < into.room))
+    return Promise.reject(new RangeError('the inflate target is smaller than the block'));
   return new Promise((resolve, reject) => {
-    const job: Job = { op: INFLATE_FILE, data: NO_BYTES, arg: chunkSize, file: { fd, at, length }, resolve, reject };
+    const job: Job = {
+      op: INFLATE_FILE,
+      data: NO_BYTES,
+      arg: chunkSize,
+      file: { fd, at, length },
+      ...(into ? { into } : {}),
+      resolve,
+      reject,
+    };
     if (threads.length === 0) runInline(job);
     else {
       queue.push(job);

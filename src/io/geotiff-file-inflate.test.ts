@@ -4,7 +4,8 @@
  * too small for a thread are decoded there), the failures named as a read and decoders.ts name
  * them (a stream that does not decode, gives too little or too much, a file cut short after it
  * was opened), and a file closed while blocks are still read on a thread stays open until they
- * are done.
+ * are done. With wasm on, blocks are inflated straight into blocks of the kernels' shared memory
+ * (on the thread, or here when no thread runs): the same samples, the memory around untouched.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,9 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
+import { spawnSync } from 'node:child_process';
+import { wasmKernels } from '../wasm/module.js';
+import { residentSpan, residentSpanCount } from '../wasm/reader.js';
 import { BlockReadError, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { describeTiffImage, openFileSource, readTiffStructure, type TiffImageLayout } from './tiff-reader.js';
@@ -214,6 +218,74 @@ describe('DEFLATE blocks read and inflated on a codec thread', () => {
     expect(bad).toBeInstanceOf(BlockReadError);
     expect(bad).toMatchObject({ ended: false, code: 'EBADF' });
   });
+
+  it.skipIf(wasmKernels() === undefined)(
+    'inflateFileBlock into shared wasm memory: the bytes at the target, nothing around them touched',
+    async () => {
+      const path = join(dir, 'into.bin');
+      const a = deflateSync(new Uint8Array(65536).fill(7));
+      // 40 bytes of padding past the block: within the output's cap, dropped at the target's room.
+      const padded = deflateSync(Buffer.concat([Buffer.alloc(65536, 4), Buffer.alloc(40, 9)]));
+      writeFileSync(path, Buffer.concat([a, padded]));
+      const span = residentSpan(65536 + 4096)!;
+      expect(span).toBeDefined();
+      const fd = openSync(path, 'r');
+      try {
+        const all = new Uint8Array(span.memory, span.at, 65536 + 4096);
+        all.fill(0xee);
+        const at = span.at + 16;
+        const got = await inflateFileBlock(fd, 0, a.length, 65536, { memory: span.memory, at, room: 65536 });
+        expect(got.buffer).toBe(span.memory);
+        expect(got.byteOffset).toBe(at);
+        expect(got.length).toBe(65536);
+        expect(got.every((v) => v === 7)).toBe(true);
+        expect(all.subarray(0, 16).every((v) => v === 0xee)).toBe(true);
+        expect(all.subarray(16 + 65536).every((v) => v === 0xee)).toBe(true);
+        const cut = await inflateFileBlock(fd, a.length, padded.length, 65536, { memory: span.memory, at, room: 65536 });
+        expect(cut.length).toBe(65536);
+        expect(cut.every((v) => v === 4)).toBe(true);
+        expect(all.subarray(16 + 65536).every((v) => v === 0xee)).toBe(true);
+        await expect(inflateFileBlock(fd, 0, a.length, 65536, { memory: span.memory, at, room: 65535 })).rejects.toThrow(
+          /smaller than the block/,
+        );
+      } finally {
+        closeSync(fd);
+        span.release();
+      }
+    },
+  );
+
+  it.skipIf(wasmKernels() === undefined)(
+    'with wasm on, file blocks are inflated into wasm memory, on a thread and (no thread) here',
+    async () => {
+      const path = join(dir, 'resident.tif');
+      await writeDem(path, 256);
+      const before = residentSpanCount();
+      expect(await readAll(path)).toEqual(values);
+      expect(residentSpanCount()).toBeGreaterThan(before);
+      // No codec thread: the main thread reads and inflates into the same memory (runInline).
+      const code = [
+        `const { openGeoTiff } = await import('./src/io/geotiff-source.ts');`,
+        `const { residentSpanCount } = await import('./src/wasm/reader.ts');`,
+        `const { codecThreadCount } = await import('./src/io/codec-pool.ts');`,
+        `const src = await openGeoTiff(${JSON.stringify(path)});`,
+        `const b = await src.read({ x: 0, y: 0, width: ${SIZE}, height: ${SIZE} });`,
+        `await src.close();`,
+        `const h = (await import('node:crypto')).createHash('sha256').update(new Uint8Array(b.bands[0].buffer, b.bands[0].byteOffset, b.bands[0].byteLength)).digest('hex');`,
+        `console.log(JSON.stringify({ h, spans: residentSpanCount(), threads: codecThreadCount() }));`,
+      ].join('\n');
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+        cwd: new URL('../..', import.meta.url).pathname,
+        env: { ...process.env, RASTERFLOW_CODEC_THREADS: '0' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(r.stderr).toBe('');
+      const out = JSON.parse(r.stdout) as { h: string; spans: number; threads: number };
+      const { createHash } = await import('node:crypto');
+      expect(out).toEqual({ h: createHash('sha256').update(new Uint8Array(values.buffer)).digest('hex'), spans: 4, threads: 0 });
+    },
+  );
 
   it('a source closed while its blocks are read on a thread closes its file once they are done', async () => {
     const path = join(dir, 'close.tif');

@@ -42,8 +42,8 @@ import { createBlockDecoder, horizontalPredictor, storageOf, type BlockDecoder, 
 import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMetadata } from './gdal-metadata.js';
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { noteBlockRow, tileCache, type DecodedBlock } from './tile-cache.js';
-import { canMaskInWasm, maskInvalid } from '../wasm/reader.js';
-import { BlockReadError, inflateFileBlock, recycleInflated } from './codec-pool.js';
+import { canMaskInWasm, copyRowsInWasm, maskInvalid, residentSpan } from '../wasm/reader.js';
+import { BlockReadError, type InflateTarget, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import {
   describeTiffImage,
   geoKeysOf,
@@ -574,9 +574,21 @@ async function forEachBlock(
   };
   // The block's buffer is its own (inflateFromFile's): once the cache has dropped the block and
   // no reader copies from it, a later block is inflated into it.
+  // When wasm is on, the block is inflated straight into a block of wasm memory (a codec thread
+  // writes there), which windows of a render's tiles, also there, are then copied from in wasm.
   const loadFile = async (index: number, f: FileInflate): Promise<DecodedBlock> => {
-    const data = await inflateFromFile(src, image, index, f);
-    return { data, byteLength: data.byteLength, recycle: () => recycleInflated(data.buffer) };
+    const span = residentSpan(f.blockBytes);
+    if (span === undefined) {
+      const data = await inflateFromFile(src, image, index, f);
+      return { data, byteLength: data.byteLength, recycle: () => recycleInflated(data.buffer) };
+    }
+    try {
+      const data = await inflateFromFile(src, image, index, f, { memory: span.memory, at: span.at, room: f.blockBytes });
+      return { data, byteLength: data.byteLength, recycle: span.release };
+    } catch (e) {
+      span.release();
+      throw e;
+    }
   };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read, once nothing writes into it any more.
@@ -643,7 +655,13 @@ const FILE_INFLATE_MIN = 32 * 1024;
  * them for this layout, and its failures as a read and decoders.ts name them (a block cut short
  * by the end of the file, a DEFLATE stream that does not decode, gives too little or too much).
  */
-async function inflateFromFile(src: ByteSource, image: ImageReader, index: number, f: FileInflate): Promise<SampleArray> {
+async function inflateFromFile(
+  src: ByteSource,
+  image: ImageReader,
+  index: number,
+  f: FileInflate,
+  into?: InflateTarget,
+): Promise<SampleArray> {
   const l = image.layout;
   const offset = l.offsets[index]!;
   const count = l.byteCounts[index]!;
@@ -658,7 +676,7 @@ async function inflateFromFile(src: ByteSource, image: ImageReader, index: numbe
   }
   let bytes: Uint8Array;
   try {
-    bytes = await src.withDescriptor!((fd) => inflateFileBlock(fd, offset, count, f.blockBytes));
+    bytes = await src.withDescriptor!((fd) => inflateFileBlock(fd, offset, count, f.blockBytes, into));
   } catch (e) {
     if (e instanceof BlockReadError) {
       if (e.ended) throw blockError(src, image, index, cutShort(src, offset, count, e.bytesRead));
@@ -671,8 +689,13 @@ async function inflateFromFile(src: ByteSource, image: ImageReader, index: numbe
   }
   if (bytes.length < needed)
     throw corrupt(`DEFLATE gives ${bytes.length} bytes where its pixels need ${needed}: the data is cut short or corrupt`);
+  if (into !== undefined) {
+    // The target's bytes past the output (a short last strip) are zeroed, as a fresh block's.
+    if (bytes.length < f.blockBytes) new Uint8Array(into.memory, into.at + bytes.length, f.blockBytes - bytes.length).fill(0);
+    bytes = new Uint8Array(into.memory, into.at, f.blockBytes);
+  }
   // A private, aligned, full-size block (a short last strip padded), not a view into a larger buffer.
-  if (bytes.buffer.byteLength > 2 * f.blockBytes + 4096 || bytes.byteOffset % f.storage.size !== 0 || bytes.length < f.blockBytes) {
+  else if (bytes.buffer.byteLength > 2 * f.blockBytes + 4096 || bytes.byteOffset % f.storage.size !== 0 || bytes.length < f.blockBytes) {
     const copy = new Uint8Array(f.blockBytes);
     copy.set(bytes.length > f.blockBytes ? bytes.subarray(0, f.blockBytes) : bytes);
     bytes = copy;
@@ -912,8 +935,11 @@ function copyBlock(
   const n = x1 - x0;
   const spp = l.planar === 1 ? l.samplesPerPixel : 1;
   if (spp === 1) {
-    // Whole block rows (most of a large read) from the block's row views, others by subarray.
     const plane = planes[l.planar === 1 ? 0 : chunk] as Float64Array;
+    // A block and a window both in wasm memory (a render's tiles): its rows copied by one call.
+    const from = ((y0 - by * l.blockHeight) * bw + (x0 - bx * bw)) * k;
+    if (copyRowsInWasm(data, from, bw * k, plane, ((y0 - r.y) * r.width + (x0 - r.x)) * k, r.width * k, n * k, y1 - y0)) return;
+    // Whole block rows (most of a large read) from the block's row views, others by subarray.
     const rows = n === bw && reused ? rowViews(data, bw * k, l.blockHeight) : undefined;
     for (let y = y0; y < y1; y++) {
       const dst = ((y - r.y) * r.width + (x0 - r.x)) * k;

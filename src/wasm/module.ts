@@ -21,6 +21,7 @@ interface WasmApi {
   validate(bytes: Uint8Array): boolean;
   readonly Module: new (bytes: Uint8Array) => object;
   readonly Instance: new (module: object, imports: object) => { readonly exports: object };
+  readonly Memory: new (descriptor: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
 }
 const WA = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
@@ -77,15 +78,18 @@ function load(): void {
       continue;
     }
     try {
+      const own = importedMemoryPages(bytes) * PAGE; // the module's own data, below the arena
+      const memory = reserve(own);
       const instance = new WA.Instance(new WA.Module(bytes), {
         env: {
+          memory,
           abort: () => {
             throw new Error('wasm kernel abort');
           },
         },
       });
       const exports = instance.exports as unknown as KernelExports;
-      loaded = { exports, arena: reserve(exports.memory) };
+      loaded = { exports, arena: new WasmArena(memory, memory.buffer.byteLength, { grow: false, base: Math.max(PAGE, own) }) };
       status = { enabled: true, detail: fileURLToPath(url) };
     } catch (e) {
       status = { enabled: false, detail: `the wasm kernels did not load: ${(e as Error).message}` };
@@ -96,34 +100,86 @@ function load(): void {
 }
 
 /**
- * Decision: the module's memory is reserved once, at load, and never grown (model (a) of the
- * choices: a shared memory would not detach views on growth either, but SharedArrayBuffer-backed
- * planes would be shared, not transferred, by the worker replies, and zlib, TextDecoder, Buffer and
- * geotiff.js each need checking with them). Planes live in wasm memory through a chain
- * (planes.ts `TileBlocks`), and growing a non-shared memory detaches every view on it. Pages that
- * are reserved but never touched cost address space, not RSS (the engine maps them on first
- * write), so the reservation is large: RESERVE_BYTES, or the largest of its halves the runtime
- * grants (a host with strict overcommit), down to MIN_RESERVE_BYTES. What is resident is what the
- * arena touched: its blocks in use plus one free block per size class (arena.ts), itself bounded
- * for the evaluator's planes by planes.ts `RESIDENT_BUDGET`. A request the reservation cannot hold
- * falls back: to an ordinary JS plane (the evaluator), to the TypeScript kernel (a kernel call).
+ * Decision: the module's memory is a shared memory (model (b) of the choices), made here at its
+ * full size and never grown. Planes live in wasm memory through a chain (planes.ts `TileBlocks`),
+ * and growing a memory would leave every view on it short (a non-shared memory's would detach).
+ * Shared, so that the codec threads inflate decoded GeoTIFF blocks straight into blocks of it
+ * (codec-pool.ts `InflateTarget`): a render's windows are then copied from them in wasm, with no
+ * buffer sent back and forth and no copy of a block's rows in TypeScript; and a shared memory of
+ * this size costs no collection when made, where growing a non-shared one to it forced a full one
+ * (V8 counts it as external memory). Its planes' buffer is a SharedArrayBuffer: never transferred
+ * or cloned to another thread (it would share, not copy: a worker reply takes
+ * `ownMemory(block)`). Pages reserved but never touched cost address space, not RSS (the engine
+ * maps them on first write), so the reservation is large: RESERVE_BYTES, or the largest of its
+ * halves the runtime grants (a host with strict overcommit), down to MIN_RESERVE_BYTES. What is
+ * resident is what the arena touched: its blocks in use plus one free block per size class
+ * (arena.ts), itself bounded for the evaluator's planes and the decoded blocks by planes.ts
+ * `RESIDENT_BUDGET`. A request the reservation cannot hold falls back: to an ordinary JS plane
+ * (the evaluator), to a block of the reader's own (the decoder), to the TypeScript kernel (a kernel
+ * call).
  */
 const RESERVE_BYTES = 1024 * 2 ** 20;
 const MIN_RESERVE_BYTES = 64 * 2 ** 20;
 const PAGE = 65536;
 
-function reserve(memory: KernelExports['memory']): WasmArena {
-  const own = memory.buffer.byteLength; // the module's own data, below the arena
-  for (let bytes = RESERVE_BYTES; bytes >= MIN_RESERVE_BYTES; bytes /= 2) {
-    const want = Math.ceil((own + bytes) / PAGE) - own / PAGE;
+/** A shared memory of `own` bytes plus the largest reservation the runtime grants. */
+function reserve(own: number): WasmMemory {
+  for (let bytes = RESERVE_BYTES; ; bytes /= 2) {
+    const pages = Math.ceil((own + bytes) / PAGE);
     try {
-      memory.grow(want);
-      break;
-    } catch {
-      // less, then
+      return new WA!.Memory({ initial: pages, maximum: pages, shared: true });
+    } catch (e) {
+      if (bytes / 2 < MIN_RESERVE_BYTES) throw e;
     }
   }
-  return new WasmArena(memory, memory.buffer.byteLength, { grow: false, base: own });
+}
+
+/**
+ * The initial pages the module declares for the memory it imports (its static data lies below
+ * them): the import section's memory limits' minimum. 0 when it declares none.
+ */
+function importedMemoryPages(bytes: Uint8Array): number {
+  let p = 8;
+  const leb = (): number => {
+    let r = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      b = bytes[p++]!;
+      r += (b & 127) * 2 ** shift;
+      shift += 7;
+    } while (b & 128);
+    return r;
+  };
+  const skipName = (): void => {
+    const n = leb();
+    p += n;
+  };
+  while (p < bytes.length) {
+    const id = bytes[p++]!;
+    const size = leb();
+    const end = p + size;
+    if (id === 2) {
+      for (let n = leb(); n > 0; n--) {
+        skipName();
+        skipName();
+        const kind = bytes[p++]!;
+        if (kind === 0) leb();
+        else if (kind === 1) {
+          p++; // the table's element type, then its limits: flags, minimum, maximum when flagged
+          if (leb() & 1) {
+            leb();
+            leb();
+          } else leb();
+        } else if (kind === 2) {
+          leb(); // the memory's limits: flags, then the minimum
+          return leb();
+        } else p += 2;
+      }
+    }
+    p = end;
+  }
+  return 0;
 }
 
 /** The kernels, or undefined when wasm is off, unsupported or not built (the TypeScript paths run). */

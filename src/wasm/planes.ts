@@ -106,10 +106,11 @@ export class WasmCall {
 // ---- Planes that live in wasm memory through a chain
 
 /**
- * Bytes of arena blocks the evaluator's planes may hold at once in one thread (one tile's planes
- * are a few MiB; whole-image functions read up to 4096 x 4096 per tile). Past it, planes are
- * ordinary JS memory (and kernel calls copy them, as before). The rest of the reservation
- * (module.ts) stays for kernel calls' own blocks.
+ * Bytes of arena blocks the evaluator's planes and the decoded GeoTIFF blocks (reader.ts
+ * `residentSpan`, kept by the tile cache: at most its size) may hold at once in one thread (one
+ * tile's planes are a few MiB; whole-image functions read up to 4096 x 4096 per tile). Past it,
+ * planes are ordinary JS memory (and kernel calls copy them, as before). The rest of the
+ * reservation (module.ts) stays for kernel calls' own blocks.
  */
 export const RESIDENT_BUDGET = 256 * 2 ** 20;
 

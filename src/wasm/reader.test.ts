@@ -5,7 +5,9 @@
  * than one step), in place and into another block; and the streaming writer's files, written from
  * tiles in wasm memory (the wasm path) and from ordinary planes (the TypeScript path), byte for
  * byte the same (statistics and internal mask included), the tiles' masks checked in wasm
- * (`maskAllValidInWasm`: every length, any place of a byte other than 1). Each comparison checks
+ * (`maskAllValidInWasm`: every length, any place of a byte other than 1); and the rows of a
+ * decoded block copied into a window in wasm (`copyRowsInWasm`, geotiff-source.ts copyBlock) as a
+ * row-by-row TypeScript copy does, whatever the row's length and place. Each comparison checks
  * which path ran.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +20,14 @@ import { inlineDeflateCount, setInlineDeflate, writeTiffStream } from '../io/tif
 import { prng } from '../../test/helpers.js';
 import { setWasmEnabled, wasmKernels } from './module.js';
 import { tileBlocks, WasmCall } from './planes.js';
-import { differencedCopy, maskAllValidInWasm, readerAllValidCalls, readerDifferenceCalls, type ReaderExports } from './reader.js';
+import {
+  copyRowsInWasm,
+  differencedCopy,
+  maskAllValidInWasm,
+  readerAllValidCalls,
+  readerDifferenceCalls,
+  type ReaderExports,
+} from './reader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-wasm-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -208,5 +217,41 @@ describe.skipIf(!wasmOn)('wasm predictor 2 on bytes', () => {
     const js = readFileSync(join(dir, 'js.tif'));
     expect(readFileSync(join(dir, 'wasm.tif')).equals(js)).toBe(true);
     expect(readFileSync(join(dir, 'wasm-copied.tif')).equals(js)).toBe(true);
+  });
+});
+
+describe.skipIf(!wasmOn)('wasm row copies (a decoded block into a window)', () => {
+  it('copyRowsInWasm copies as a row-by-row copy does, touching nothing else; false when either side is outside wasm memory', () => {
+    const k = wasmKernels()!;
+    const call = new WasmCall(k);
+    try {
+      const src = new Float32Array(k.arena.buffer, call.scratch(4 * 300 * 40)!, 300 * 40);
+      const dst = new Float32Array(k.arena.buffer, call.scratch(4 * 320 * 40)!, 320 * 40);
+      const r = prng(31);
+      for (let i = 0; i < src.length; i++) src[i] = r();
+      // Row lengths across the 64- and 16-byte steps and their tails (a halo's 1 or 2 columns too).
+      for (const [rowLength, rows, srcAt, dstAt] of [
+        [1, 40, 0, 0],
+        [2, 39, 255, 1],
+        [3, 17, 7, 5],
+        [16, 20, 1, 3],
+        [17, 12, 300, 2],
+        [256, 38, 300, 321],
+        [258, 40, 0, 0],
+        [259, 5, 40, 60],
+      ] as const) {
+        dst.fill(-1);
+        const want = new Float32Array(dst.length).fill(-1);
+        for (let y = 0; y < rows; y++) want.set(src.subarray(srcAt + y * 300, srcAt + y * 300 + rowLength), dstAt + y * 320);
+        expect(copyRowsInWasm(src, srcAt, 300, dst, dstAt, 320, rowLength, rows)).toBe(true);
+        expect(dst).toEqual(want);
+      }
+      const outside = new Float32Array(320 * 40);
+      expect(copyRowsInWasm(src, 0, 300, outside, 0, 320, 10, 2)).toBe(false);
+      expect(outside.every((v) => v === 0)).toBe(true);
+      expect(copyRowsInWasm(src, 0, 300, new Float64Array(k.arena.buffer, call.scratch(8 * 16)!, 16), 0, 16, 4, 1)).toBe(false);
+    } finally {
+      call.release();
+    }
   });
 });

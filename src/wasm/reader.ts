@@ -13,13 +13,14 @@
  */
 import type { Plane } from '../core/pixel-type.js';
 import { wasmKernels } from './module.js';
-import { residentAddress, typeCode, WasmCall } from './planes.js';
+import { RESIDENT_BUDGET, residentAddress, typeCode, WasmCall } from './planes.js';
 
 /** The reader exports of the kernels' module; addresses are byte addresses in its memory. */
 export interface ReaderExports {
   readerMaskInvalid(type: number, plane: number, mask: number, n: number, testNd: number, nd: number): void;
   readerDifferenceBytes(src: number, dst: number, width: number, rows: number): void;
   readerAllValid(mask: number, n: number): number;
+  readerCopyRows(src: number, srcStride: number, dst: number, dstStride: number, rowBytes: number, rows: number): void;
 }
 
 let calls = 0;
@@ -118,4 +119,70 @@ export function withDifferenced<T>(
   } finally {
     call.release();
   }
+}
+
+type View = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+
+let spans = 0;
+/** How many blocks of wasm memory were handed out for decoded blocks in this thread (tests check the path they meant ran). */
+export const residentSpanCount = (): number => spans;
+
+/**
+ * A block of `bytes` bytes of wasm memory for a decoded block (within the evaluator's budget for
+ * resident planes), as the shared memory and the block's byte address in it, and the function that
+ * gives it back; undefined when wasm is off, its memory is not shared, or the arena cannot hold it
+ * (the caller decodes into memory of its own). Codec threads inflate straight into it.
+ */
+export function residentSpan(
+  bytes: number,
+): { readonly memory: SharedArrayBuffer; readonly at: number; readonly release: () => void } | undefined {
+  const k = wasmKernels();
+  const memory = k?.arena.buffer as ArrayBufferLike | undefined;
+  if (k === undefined || !(memory instanceof SharedArrayBuffer) || bytes <= 0) return undefined;
+  if (typeof (k.exports as unknown as Partial<ReaderExports>).readerCopyRows !== 'function') return undefined;
+  const at = k.arena.alloc(bytes, RESIDENT_BUDGET);
+  if (at === undefined) return undefined;
+  spans++;
+  let released = false;
+  return {
+    memory,
+    at,
+    release: () => {
+      if (released) return;
+      released = true;
+      k.arena.release(at);
+    },
+  };
+}
+
+/**
+ * Copy `rows` rows of `rowLength` elements from `src` (from element `srcAt`, rows `srcStride`
+ * elements apart) into `dst` (from `dstAt`, rows `dstStride` apart), both of one element size,
+ * in wasm, when both live in wasm memory; false (nothing copied) otherwise.
+ */
+export function copyRowsInWasm(
+  src: View,
+  srcAt: number,
+  srcStride: number,
+  dst: View,
+  dstAt: number,
+  dstStride: number,
+  rowLength: number,
+  rows: number,
+): boolean {
+  const k = wasmKernels();
+  if (k === undefined) return false;
+  const from = residentAddress(k, src);
+  const to = residentAddress(k, dst);
+  if (from === undefined || to === undefined || src.BYTES_PER_ELEMENT !== dst.BYTES_PER_ELEMENT) return false;
+  const e = src.BYTES_PER_ELEMENT;
+  (k.exports as unknown as ReaderExports).readerCopyRows(
+    from + srcAt * e,
+    srcStride * e,
+    to + dstAt * e,
+    dstStride * e,
+    rowLength * e,
+    rows,
+  );
+  return true;
 }
