@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { PixelBlock, RasterInfo } from '../core/pixel-block.js';
 import { spawnSync } from 'node:child_process';
 import { wasmKernels } from '../wasm/module.js';
+import { decodedBytesLive, RESIDENT_BUDGET, TileBlocks } from '../wasm/planes.js';
 import { residentSpan, residentSpanCount } from '../wasm/reader.js';
 import { BlockReadError, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import { openGeoTiff } from './geotiff-source.js';
@@ -286,6 +287,24 @@ describe('DEFLATE blocks read and inflated on a codec thread', () => {
       expect(out).toEqual({ h: createHash('sha256').update(new Uint8Array(values.buffer)).digest('hex'), spans: 4, threads: 0 });
     },
   );
+
+  it.skipIf(wasmKernels() === undefined)('decoded blocks the cache holds in wasm memory leave the evaluator its whole budget', async () => {
+    const path = join(dir, 'budget.tif');
+    await writeDem(path, 256);
+    const src = await openGeoTiff(path);
+    const blocks = new TileBlocks(wasmKernels()!);
+    try {
+      await src.read({ x: 0, y: 0, width: SIZE, height: SIZE });
+      expect(decodedBytesLive()).toBeGreaterThan(0);
+      // One plane of the whole budget (8192 x 8192 F32, never touched): still in wasm memory.
+      const b = blocks.allocateUnfilled({ x: 0, y: 0, width: 8192, height: 8192 }, 'F32', 1);
+      expect(b.bands[0]!.byteLength).toBe(RESIDENT_BUDGET);
+      expect(b.bands[0]!.buffer).toBe(wasmKernels()!.arena.buffer);
+    } finally {
+      blocks.release();
+      await src.close();
+    }
+  });
 
   it('a source closed while its blocks are read on a thread closes its file once they are done', async () => {
     const path = join(dir, 'close.tif');

@@ -125,7 +125,8 @@ export class WasmArena {
   }
 }
 
-function sizeClass(bytes: number): number {
+/** The size class (bytes actually held) of a request of `bytes`. */
+export function sizeClass(bytes: number): number {
   let c = MIN_CLASS;
   while (c < bytes) c *= 2;
   return c;

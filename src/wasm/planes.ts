@@ -106,13 +106,28 @@ export class WasmCall {
 // ---- Planes that live in wasm memory through a chain
 
 /**
- * Bytes of arena blocks the evaluator's planes and the decoded GeoTIFF blocks (reader.ts
- * `residentSpan`, kept by the tile cache: at most its size) may hold at once in one thread (one
- * tile's planes are a few MiB; whole-image functions read up to 4096 x 4096 per tile). Past it,
- * planes are ordinary JS memory (and kernel calls copy them, as before). The rest of the
- * reservation (module.ts) stays for kernel calls' own blocks.
+ * Bytes of arena blocks the evaluator's planes may hold at once in one thread (one tile's planes
+ * are a few MiB; whole-image functions read up to 4096 x 4096 per tile). Past it, planes are
+ * ordinary JS memory (and kernel calls copy them, as before). The rest of the reservation
+ * (module.ts) stays for the decoded blocks (DECODED_BUDGET) and kernel calls' own blocks.
  */
 export const RESIDENT_BUDGET = 256 * 2 ** 20;
+
+/**
+ * Bytes of arena blocks the decoded GeoTIFF blocks (reader.ts `residentSpan`, kept by the tile
+ * cache: at most its size, 64 MiB by default, plus the blocks being read) may hold at once in one
+ * thread: a budget of their own, beside the evaluator's, so that a full cache never pushes a
+ * render's planes out of wasm memory.
+ */
+export const DECODED_BUDGET = 128 * 2 ** 20;
+
+let decodedLive = 0;
+/** Bytes (size classes) of decoded blocks live in the arena now. */
+export const decodedBytesLive = (): number => decodedLive;
+/** Count `delta` bytes (size classes) of decoded blocks taken (+) or given back (-). */
+export function noteDecodedBytes(delta: number): void {
+  decodedLive += delta;
+}
 
 let residentOn = true;
 
@@ -182,7 +197,7 @@ export class TileBlocks {
 
   private plane(ctor: PlaneCtor, length: number): PlaneArray {
     if (this.released) throw new Error('TileBlocks: allocate after release');
-    const ptr = length === 0 ? undefined : this.k.arena.alloc(length * ctor.BYTES_PER_ELEMENT, RESIDENT_BUDGET);
+    const ptr = length === 0 ? undefined : this.k.arena.alloc(length * ctor.BYTES_PER_ELEMENT, RESIDENT_BUDGET + decodedLive);
     if (ptr === undefined) return new (ctor as unknown as new (n: number) => PlaneArray)(length);
     this.ptrs.push(ptr);
     return new ctor(this.k.arena.buffer, ptr, length);

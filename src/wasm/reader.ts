@@ -13,7 +13,8 @@
  */
 import type { Plane } from '../core/pixel-type.js';
 import { wasmKernels } from './module.js';
-import { RESIDENT_BUDGET, residentAddress, typeCode, WasmCall } from './planes.js';
+import { sizeClass } from './arena.js';
+import { DECODED_BUDGET, decodedBytesLive, noteDecodedBytes, RESIDENT_BUDGET, residentAddress, typeCode, WasmCall } from './planes.js';
 
 /** The reader exports of the kernels' module; addresses are byte addresses in its memory. */
 export interface ReaderExports {
@@ -128,8 +129,8 @@ let spans = 0;
 export const residentSpanCount = (): number => spans;
 
 /**
- * A block of `bytes` bytes of wasm memory for a decoded block (within the evaluator's budget for
- * resident planes), as the shared memory and the block's byte address in it, and the function that
+ * A block of `bytes` bytes of wasm memory for a decoded block (within planes.ts DECODED_BUDGET,
+ * beside the evaluator's), as the shared memory and the block's byte address in it, and the function that
  * gives it back; undefined when wasm is off, its memory is not shared, or the arena cannot hold it
  * (the caller decodes into memory of its own). Codec threads inflate straight into it.
  */
@@ -140,8 +141,11 @@ export function residentSpan(
   const memory = k?.arena.buffer as ArrayBufferLike | undefined;
   if (k === undefined || !(memory instanceof SharedArrayBuffer) || bytes <= 0) return undefined;
   if (typeof (k.exports as unknown as Partial<ReaderExports>).readerCopyRows !== 'function') return undefined;
-  const at = k.arena.alloc(bytes, RESIDENT_BUDGET);
+  const held = sizeClass(bytes);
+  if (decodedBytesLive() + held > DECODED_BUDGET) return undefined;
+  const at = k.arena.alloc(bytes, RESIDENT_BUDGET + DECODED_BUDGET);
   if (at === undefined) return undefined;
+  noteDecodedBytes(held);
   spans++;
   let released = false;
   return {
@@ -151,6 +155,7 @@ export function residentSpan(
       if (released) return;
       released = true;
       k.arena.release(at);
+      noteDecodedBytes(-held);
     },
   };
 }
