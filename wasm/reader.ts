@@ -130,3 +130,12 @@ export function readerCopyRows(src: usize, srcStride: i32, dst: usize, dstStride
     for (; i < rowBytes; i++) store<u8>(d + <usize>i, load<u8>(s + <usize>i));
   }
 }
+
+/**
+ * Set `n` bytes at `dst` to `value`: a tile's fresh planes (zeros) and mask (ones) in this memory
+ * (src/wasm/planes.ts TileBlocks.allocate). `memory.fill` is one memset; a TypedArray's `fill` on a
+ * shared memory stores element by element, about eight times slower.
+ */
+export function readerFillBytes(dst: usize, value: i32, n: i32): void {
+  memory.fill(dst, <u8>value, <usize>n);
+}

@@ -43,6 +43,7 @@ import { bandNamesOf, parseGdalMetadata, parseNoData, statisticsOf, type GdalMet
 import { spatialReferenceFromGeoKeys } from './srs.js';
 import { noteBlockRow, tileCache, type DecodedBlock } from './tile-cache.js';
 import { canMaskInWasm, copyRowsInWasm, maskInvalid, residentSpan } from '../wasm/reader.js';
+import { fillPlane } from '../wasm/planes.js';
 import { BlockReadError, type InflateTarget, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import {
   describeTiffImage,
@@ -1215,12 +1216,12 @@ function zeroOutside(p: Plane, r: Rect, win: Rect, k: number): void {
   const bottom = top + win.height;
   const left = win.x - r.x;
   const right = left + win.width;
-  p.fill(0, 0, top * w * k);
-  p.fill(0, bottom * w * k, r.height * w * k);
+  fillPlane(p, 0, 0, top * w * k);
+  fillPlane(p, 0, bottom * w * k, r.height * w * k);
   if (left === 0 && right === w) return;
   // The columns of a halo: a few samples a row, zeroed by a loop (a fill call per row costs more).
   const zero = (from: number, to: number): void => {
-    if (to - from > SHORT_ROW) p.fill(0, from, to);
+    if (to - from > SHORT_ROW) fillPlane(p, 0, from, to);
     else for (let i = from; i < to; i++) p[i] = 0;
   };
   for (let y = top; y < bottom; y++) {
@@ -1256,8 +1257,8 @@ async function readBlock(
     // Every pixel inside the raster is written below; those outside read 0, mask 0, as fresh
     // (only they are zeroed: a render's edge tile has a halo's few rows and columns outside).
     if (!win) {
-      mask.fill(0);
-      for (const p of bands) p.fill(0);
+      fillPlane(mask, 0);
+      for (const p of bands) fillPlane(p, 0);
     } else if (win.width !== r.width || win.height !== r.height) {
       zeroOutside(mask, r, win, 1);
       for (const p of bands) zeroOutside(p, r, win, k);
@@ -1312,11 +1313,11 @@ async function readBlock(
         }),
       );
     } else if (win.width === r.width && win.height === r.height) {
-      mask.fill(1);
+      fillPlane(mask, 1);
     } else {
       for (let y = 0; y < win.height; y++) {
         const d = (win.y - r.y + y) * r.width + (win.x - r.x);
-        mask.fill(1, d, d + win.width);
+        fillPlane(mask, 1, d, d + win.width);
       }
     }
     await settleAll(jobs);

@@ -71,6 +71,7 @@ import {
 import { co, DEFAULT_ZLEVEL, outputNoData, type StreamTiffOptions } from './tiff-options.js';
 import { differenceInto, floatingPointDifference, horizontalDifference, packMask, packSamples } from './tiff-predictors.js';
 import { differencedCopy, maskAllValidInWasm, withDifferenced } from '../wasm/reader.js';
+import { copyOf } from '../wasm/planes.js';
 
 let inlineDeflate: 'auto' | 'always' | 'never' = 'auto';
 
@@ -604,7 +605,7 @@ abstract class TiffBlockEncoder {
       }
     }
     // A private copy: the predictor and the NoData fill work in place, and the caller keeps its block.
-    const tile = plane.slice();
+    const tile = copyOf(plane);
     if (masked) {
       const k = this.k;
       for (let i = 0; i < mask.length; i++) {

@@ -14,7 +14,16 @@
 import type { Plane } from '../core/pixel-type.js';
 import { wasmKernels } from './module.js';
 import { sizeClass } from './arena.js';
-import { DECODED_BUDGET, decodedBytesLive, noteDecodedBytes, RESIDENT_BUDGET, residentAddress, typeCode, WasmCall } from './planes.js';
+import {
+  copyOf,
+  DECODED_BUDGET,
+  decodedBytesLive,
+  noteDecodedBytes,
+  RESIDENT_BUDGET,
+  residentAddress,
+  typeCode,
+  WasmCall,
+} from './planes.js';
 
 /** The reader exports of the kernels' module; addresses are byte addresses in its memory. */
 export interface ReaderExports {
@@ -72,7 +81,7 @@ export const readerDifferenceCalls = (): number => differenced;
  * full): the caller copies and differences in TypeScript.
  */
 export function differencedCopy(plane: Uint8Array | Int8Array, width: number, rows: number): Uint8Array | undefined {
-  return withDifferenced(plane, width, rows, (bytes) => bytes.slice());
+  return withDifferenced(plane, width, rows, copyOf);
 }
 
 let allValidCalls = 0;

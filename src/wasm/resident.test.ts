@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { windowInfo, type PixelBlock, type RasterInfo } from '../core/pixel-block.js';
+import type { Plane } from '../core/pixel-type.js';
 import { rect } from '../core/rect.js';
 import { registry } from '../functions/index.js';
 import { evaluateTile, evaluateTileHeld } from '../graph/evaluate.js';
@@ -25,6 +26,8 @@ import { closingOpener, firstDifference } from '../../test/helpers.js';
 import { WasmArena, type WasmMemory } from './arena.js';
 import { setWasmEnabled, wasmKernels, wasmStatus, type Kernels } from './module.js';
 import {
+  copyOf,
+  fillPlane,
   inWasmMemory,
   ownMemory,
   RESIDENT_BUDGET,
@@ -297,6 +300,75 @@ describe('TileBlocks and the arena budget', () => {
     expect(b.bands.every((p) => p.every((v) => v === 0))).toBe(true);
     expect(b.mask.every((v) => v === 1)).toBe(true);
     second.release();
+  });
+
+  it.runIf(wasmOn)("in the kernels' shared memory, fresh blocks are filled by one wasm memset each, and only their own bytes", () => {
+    const real = wasmKernels()!;
+    let fills = 0;
+    const realFill = (real.exports as unknown as { readerFillBytes: (dst: number, value: number, n: number) => void }).readerFillBytes;
+    const exports = {
+      ...real.exports,
+      readerFillBytes: (dst: number, value: number, n: number) => {
+        fills++;
+        realFill(dst, value, n);
+      },
+    } as unknown as Kernels['exports'];
+    const k: Kernels = { exports, arena: real.arena };
+    const first = new TileBlocks(k);
+    const dirty = first.allocateUnfilled(rect(0, 0, 37, 29), 'F32', 2);
+    for (const p of dirty.bands) p.fill(Number.NaN);
+    dirty.mask.fill(9);
+    first.release();
+    const memory = new Uint8Array(real.arena.buffer);
+    const second = new TileBlocks(k);
+    const b = second.allocate(rect(0, 0, 37, 29), 'F32', 2);
+    expect(fills).toBe(3);
+    expect(b.bands.every((p) => p.buffer === real.arena.buffer && p.every((v) => v === 0))).toBe(true);
+    expect(b.mask.buffer).toBe(real.arena.buffer);
+    expect(b.mask.every((v) => v === 1)).toBe(true);
+    // The byte just past each plane (a size class holds more) keeps what was there.
+    const past = b.mask.byteOffset + b.mask.byteLength;
+    memory[past] = 0xab;
+    second.release();
+    const third = new TileBlocks(k);
+    third.allocate(rect(0, 0, 37, 29), 'F32', 2);
+    expect(memory[past]).toBe(0xab);
+    third.release();
+  });
+
+  it.runIf(wasmOn)('fillPlane equals TypedArray fill, in wasm memory or not, for every value and range', () => {
+    const k = wasmKernels()!;
+    const blocks = new TileBlocks(k);
+    const cases: [Plane, number, number?, number?][] = [];
+    const resident = blocks.allocateUnfilled(rect(0, 0, 19, 7), 'F32', 1).bands[0] as Float32Array;
+    const mask = blocks.allocateUnfilled(rect(0, 0, 19, 7), 'U8', 1).mask;
+    const s16 = blocks.allocateUnfilled(rect(0, 0, 19, 7), 'S16', 1).bands[0] as Int16Array;
+    expect(resident.buffer).toBe(k.arena.buffer);
+    for (const p of [resident, mask, s16, new Float64Array(133), new Uint8Array(133)] as Plane[]) {
+      for (const v of [0, -0, 1, 255, -1, 2.5, Number.NaN]) cases.push([p, v], [p, v, 3, 40], [p, v, 50, 51], [p, v, 9, 9], [p, v, -5]);
+    }
+    for (const [p, v, start, end] of cases) {
+      const expected = p.slice().fill(9).fill(v, start, end);
+      p.fill(9);
+      fillPlane(p, v, start, end);
+      expect(Array.from(p).map((x) => (Object.is(x, -0) ? '-0' : x))).toEqual(
+        Array.from(expected).map((x) => (Object.is(x, -0) ? '-0' : x)),
+      );
+    }
+    blocks.release();
+  });
+
+  it('copyOf copies a plane of a shared memory into ordinary memory: same type, same values, own buffer', () => {
+    const shared = new SharedArrayBuffer(4096);
+    const p = new Float32Array(shared, 256, 100);
+    p.forEach((_, i) => (p[i] = i - 50.5));
+    const q = copyOf(p);
+    expect(q).toBeInstanceOf(Float32Array);
+    expect(q.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(q.byteOffset).toBe(0);
+    expect(Array.from(q)).toEqual(Array.from(p));
+    p[0] = 7;
+    expect(q[0]).toBe(-50.5);
   });
 
   it('the arena refuses past its live budget (the evaluator then allocates JS planes)', () => {

@@ -10,6 +10,7 @@ import type { Rect } from '../core/rect.js';
 import { evaluateTile } from '../graph/evaluate.js';
 import type { Recipe } from '../graph/render.js';
 import { useRecipeGraph, type RecipeGraph } from './recipe-graph.js';
+import { copyOf } from '../wasm/planes.js';
 
 export interface TileRequest {
   readonly id: number;
@@ -35,7 +36,7 @@ export function transferable(block: PixelBlock): { block: PixelBlock; transfer: 
   const seen = new Set<ArrayBufferLike>();
   const own = <T extends Uint8Array | Plane>(v: T): T => {
     const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer && !seen.has(v.buffer);
-    const out = whole ? v : (v.slice() as T);
+    const out = whole ? v : copyOf(v);
     seen.add(out.buffer);
     return out;
   };
