@@ -216,11 +216,15 @@ function spansViaWasm(
           outPtr + bpe * (y * w + f0),
           f1 - f0,
         );
-        // A plain row's raster edge cells (vendor rule): their inner neighbour's result.
-        if (isPlain) {
-          const o = y * w;
-          if (copyFirst) view[o + f0 - 1] = view[o + f0]!;
-          if (copyLast) view[o + f1] = view[o + f1 - 1]!;
+        // A plain row's raster edge cells (vendor rule): their inner neighbour's result. One
+        // statement for both edges: the last column's copy first runs at the raster's last tile
+        // of a row, after this loop was optimized, and an operation of its own, never run
+        // before, threw the optimized loop away then (about 20 ms of compiling it again).
+        if (isPlain && (copyFirst || copyLast)) {
+          for (let e = copyFirst ? 0 : 1, end = copyLast ? 2 : 1; e < end; e++) {
+            const to = y * w + (e === 0 ? f0 - 1 : f1);
+            view[to] = view[to + (e === 0 ? 1 : -1)]!;
+          }
         }
       }
     }
