@@ -20,7 +20,12 @@ import { residentSpan, residentSpanCount } from '../wasm/reader.js';
 import { BlockReadError, inflateFileBlock, recycleInflated } from './codec-pool.js';
 import { openGeoTiff } from './geotiff-source.js';
 import { describeTiffImage, openFileSource, readTiffStructure, type TiffImageLayout } from './tiff-reader.js';
-import { tileCache } from './tile-cache.js';
+import { fitTileCacheToPass, tileCache } from './tile-cache.js';
+import { openerScope } from './source.js';
+import { registry } from '../functions/index.js';
+import { renderTiles } from '../graph/render.js';
+import { buildGraph } from '../rule/build.js';
+import { bindSources } from '../rule/sources.js';
 import { writeTiffStream } from './tiff-stream-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rasterflow-file-inflate-'));
@@ -305,6 +310,48 @@ describe('DEFLATE blocks read and inflated on a codec thread', () => {
       await src.close();
     }
   });
+
+  it.skipIf(wasmKernels() === undefined)(
+    'a render of the whole raster, 256-px tiles 16 in flight, decodes each block once in the cache fitted to its pass',
+    async () => {
+      // 16 x 5 blocks of 256 x 256: a row of tiles is a row of blocks, as `rasterflow render` reads a 4096-px raster.
+      const W = 4096;
+      const H = 1280;
+      const path = join(dir, 'pass.tif');
+      const info: RasterInfo = {
+        width: W,
+        height: H,
+        bandCount: 1,
+        pixelType: 'F32',
+        extent: { xmin: 0, ymin: 0, xmax: W, ymax: H },
+        cellSize: { x: 1, y: 1 },
+      };
+      const plane = new Float32Array(W * H);
+      for (let i = 0; i < plane.length; i++) plane[i] = values[i % values.length]!;
+      async function* whole(): AsyncGenerator<PixelBlock> {
+        yield { rect: { x: 0, y: 0, width: W, height: H }, pixelType: 'F32', bands: [plane], mask: new Uint8Array(W * H).fill(1) };
+      }
+      await writeTiffStream(path, info, whole(), { compress: 'deflate', predictor: 1, blockWidth: 256, blockHeight: 256 });
+      const files = openerScope();
+      const kept = tileCache.maxBytes;
+      try {
+        const { root } = await buildGraph(
+          { rasterFunction: 'Hillshade' },
+          { registry, resolveSource: bindSources({ $$: path }, files.open) },
+        );
+        tileCache.clear();
+        fitTileCacheToPass();
+        const before = residentSpanCount();
+        let tiles = 0;
+        for await (const _ of renderTiles(root, { tileSize: 256, transient: true, concurrency: 16 })) tiles++;
+        expect(tiles).toBe(80);
+        expect(residentSpanCount() - before).toBe(80);
+      } finally {
+        tileCache.maxBytes = kept;
+        await files.closeAll();
+      }
+    },
+  );
 
   it('a source closed while its blocks are read on a thread closes its file once they are done', async () => {
     const path = join(dir, 'close.tif');

@@ -276,7 +276,7 @@ describe('decoders and the tile cache', () => {
     expect(cache.bytes).toBeLessThanOrEqual(10);
   });
 
-  it('sizes the cache for a pass: four rows of blocks of the images open, 8 to 64 MiB', () => {
+  it('sizes the cache for a pass: three rows of blocks of the images open, 8 to 64 MiB', () => {
     const MiB = 1024 * 1024;
     const kept = tileCache.maxBytes;
     const forget = [noteBlockRow(3 * MiB), noteBlockRow(1 * MiB)];
@@ -284,10 +284,10 @@ describe('decoders and the tile cache', () => {
       fitTileCacheToPass();
       // RASTERFLOW_TILE_CACHE_MB set in the environment: the size is the user's, untouched.
       if (process.env.RASTERFLOW_TILE_CACHE_MB) return expect(tileCache.maxBytes).toBe(kept);
-      expect(tileCache.maxBytes).toBe(16 * MiB);
+      expect(tileCache.maxBytes).toBe(12 * MiB);
       forget.pop()!();
       fitTileCacheToPass();
-      expect(tileCache.maxBytes).toBe(12 * MiB);
+      expect(tileCache.maxBytes).toBe(9 * MiB);
       forget.push(noteBlockRow(40 * MiB));
       fitTileCacheToPass();
       expect(tileCache.maxBytes).toBe(64 * MiB);

@@ -161,14 +161,16 @@ export function noteBlockRow(bytes: number): () => void {
 /**
  * Size the cache for one pass over the images open now, in order of rows (a whole-raster
  * render: tiles row after row, each with a halo reaching into the rows of blocks above and below,
- * several tiles in flight): four rows of blocks of every image, at least 8 MiB, at most 64 MiB;
+ * several tiles in flight): three rows of blocks of every image, at least 8 MiB, at most 64 MiB;
  * unchanged where RASTERFLOW_TILE_CACHE_MB sets the size. The blocks a pass has done with then
  * leave the cache early and their buffers take the next blocks (`recycle`), where a cache larger
- * than the pass needs fills fresh memory first (a page fault per 4 KiB).
+ * than the pass needs fills fresh memory first (a page fault per 4 KiB). Three rows decode each
+ * block once in a render of 256-px tiles, 16 in flight (a tile reads its window, halo rows
+ * included, when it starts); two decode some twice.
  */
 export function fitTileCacheToPass(): void {
   if (configuredMb !== undefined) return;
   let rows = 0;
   for (const b of blockRows) rows += b.bytes;
-  tileCache.maxBytes = Math.min(configured, Math.max(8 * MIB, 4 * rows));
+  tileCache.maxBytes = Math.min(configured, Math.max(8 * MIB, 3 * rows));
 }
