@@ -1,8 +1,9 @@
 /** The `rasterflow` command as a user runs it: a real process, real files, exit codes and stderr. */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run, type CliIo } from '../src/cli/commands.js';
@@ -49,6 +50,23 @@ describe('rasterflow CLI', () => {
       expect(readFileSync(c).equals(readFileSync(a))).toBe(true);
     },
   );
+
+  it.skipIf(!existsSync(BUNDLE))("the built bin's render loads no node:child_process (commander's is loaded on first use only)", () => {
+    const hook = join(out, 'builtins-hook.mjs');
+    const list = join(out, 'builtins.txt');
+    writeFileSync(
+      hook,
+      `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    const r = runCli(['render', '--rule', '{"rasterFunction":"Hillshade"}', '--input', DEM, '--output', join(out, 'builtins.tif')], {
+      bin: BUNDLE,
+      env: { ...process.env, NODE_OPTIONS: `--import ${pathToFileURL(hook).href}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const loaded = readFileSync(list, 'utf8').split('\n');
+    expect(loaded).toContain('NativeModule zlib');
+    expect(loaded).not.toContain('NativeModule child_process');
+  });
 
   it('renders a Hillshade rule to a GeoTIFF that keeps the grid', async () => {
     const file = join(out, 'hs.tif');
