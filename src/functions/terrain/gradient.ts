@@ -324,8 +324,6 @@ const OK = new Uint8Array(9);
  * cell size the row uses (the window centre's row: the inner neighbour on the vendor ring).
  */
 export class WindowRows {
-  readonly win: Float64Array;
-  readonly ok: Uint8Array;
   /** The DEM band (block planes are row-major over `dem.rect`). */
   readonly src: Plane;
   fastFrom = 0;
@@ -370,8 +368,6 @@ export class WindowRows {
     this.by = dem.rect.y | 0;
     this.bw = dem.rect.width | 0;
     this.bh = dem.rect.height | 0;
-    this.win = new Float64Array(9 * out.width);
-    this.ok = new Uint8Array(out.width);
     this.xa = Math.max(out.x, 1) | 0;
     this.xb = Math.min(out.x + out.width, p.width - 1) | 0;
     this.rowValid = new Int8Array(this.bh).fill(-1);
@@ -384,6 +380,22 @@ export class WindowRows {
     this.copyLast = this.plainColumns && this.xb !== out.x + out.width;
     const buf = this.mask.buffer;
     this.words = buf.byteLength >= 4 ? new Uint32Array(buf, 0, buf.byteLength >> 2) : undefined;
+  }
+
+  private winArray: Float64Array | undefined;
+  private okArray: Uint8Array | undefined;
+
+  /**
+   * The 3 x 3 windows of the row `compute` prepared, nine values per output cell. Made on first
+   * use: a tile whose rows are all plain (most of a render's, with the wasm kernels) needs none.
+   */
+  get win(): Float64Array {
+    return (this.winArray ??= new Float64Array(9 * this.out.width));
+  }
+
+  /** Per output cell of the row `compute` prepared: 1 when its window is valid. Made on first use, as `win`. */
+  get ok(): Uint8Array {
+    return (this.okArray ??= new Uint8Array(this.out.width));
   }
 
   /**
@@ -667,9 +679,6 @@ export class WindowRows {
  * bit-identical in every variant. Each copy says so where it stands.
  */
 export class HornRows {
-  readonly gx: Float64Array;
-  readonly gy: Float64Array;
-  readonly ok: Uint8Array;
   readonly src: Plane;
   fastFrom = 0;
   fastTo = 0;
@@ -690,12 +699,27 @@ export class HornRows {
     this.p = p;
     this.rows = new WindowRows(p, dem, out);
     this.width = out.width | 0;
-    this.ok = this.rows.ok;
     this.src = this.rows.src;
-    this.gx = new Float64Array(out.width);
-    this.gy = new Float64Array(out.width);
     this.kx = p.kx;
     this.ky = p.ky;
+  }
+
+  private gxArray: Float64Array | undefined;
+  private gyArray: Float64Array | undefined;
+
+  /** The row's x gradients per output cell, as `compute` leaves them. Made on first use, as `WindowRows.win`. */
+  get gx(): Float64Array {
+    return (this.gxArray ??= new Float64Array(this.width));
+  }
+
+  /** The row's y gradients, as `gx`. */
+  get gy(): Float64Array {
+    return (this.gyArray ??= new Float64Array(this.width));
+  }
+
+  /** `WindowRows.ok`. */
+  get ok(): Uint8Array {
+    return this.rows.ok;
   }
 
   /** Prepare output row `y`. @returns true when every cell of the row is valid. */
