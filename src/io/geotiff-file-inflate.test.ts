@@ -43,22 +43,25 @@ const values = (() => {
   return f;
 })();
 
-/** The raster as a DEFLATE GeoTIFF without predictor, in tiles of `tile` (256: a thread's; 64: decoders.ts's). */
-async function writeDem(path: string, tile: number): Promise<void> {
+/**
+ * A raster (`values` by default) as a DEFLATE GeoTIFF without predictor, in tiles of `tile` (256: a
+ * thread's; 64: decoders.ts's).
+ */
+async function writeDem(path: string, tile: number, width = SIZE, height = SIZE, plane: Float32Array = values): Promise<void> {
   const info: RasterInfo = {
-    width: SIZE,
-    height: SIZE,
+    width,
+    height,
     bandCount: 1,
     pixelType: 'F32',
-    extent: { xmin: 0, ymin: 0, xmax: SIZE, ymax: SIZE },
+    extent: { xmin: 0, ymin: 0, xmax: width, ymax: height },
     cellSize: { x: 1, y: 1 },
   };
   async function* blocks(): AsyncGenerator<PixelBlock> {
     yield {
-      rect: { x: 0, y: 0, width: SIZE, height: SIZE },
+      rect: { x: 0, y: 0, width, height },
       pixelType: 'F32',
-      bands: [values.slice()],
-      mask: new Uint8Array(SIZE * SIZE).fill(1),
+      bands: [plane.slice()],
+      mask: new Uint8Array(width * height).fill(1),
     };
   }
   await writeTiffStream(path, info, blocks(), { compress: 'deflate', predictor: 1, blockWidth: tile, blockHeight: tile });
@@ -318,20 +321,9 @@ describe('DEFLATE blocks read and inflated on a codec thread', () => {
       const W = 4096;
       const H = 1280;
       const path = join(dir, 'pass.tif');
-      const info: RasterInfo = {
-        width: W,
-        height: H,
-        bandCount: 1,
-        pixelType: 'F32',
-        extent: { xmin: 0, ymin: 0, xmax: W, ymax: H },
-        cellSize: { x: 1, y: 1 },
-      };
       const plane = new Float32Array(W * H);
       for (let i = 0; i < plane.length; i++) plane[i] = values[i % values.length]!;
-      async function* whole(): AsyncGenerator<PixelBlock> {
-        yield { rect: { x: 0, y: 0, width: W, height: H }, pixelType: 'F32', bands: [plane], mask: new Uint8Array(W * H).fill(1) };
-      }
-      await writeTiffStream(path, info, whole(), { compress: 'deflate', predictor: 1, blockWidth: 256, blockHeight: 256 });
+      await writeDem(path, 256, W, H, plane);
       const files = openerScope();
       const kept = tileCache.maxBytes;
       try {
