@@ -490,8 +490,26 @@ function sparseFill(layout: TiffImageLayout, pixelType: PixelType, noData: numbe
  * and hand each to `use` with its block column/row and chunk (plane of a separate-planes image).
  * Blocks missing from the cache are fetched with coalesced range reads (uncompressed blocks of a
  * local file one read each, straight into the buffer the decoded block views: no copy).
+ *
+ * A small async shell around `startBlocks` (the work up to the wait): the engine optimizes a
+ * function once enough of its code has run, and this one runs once per tile, to no profit before
+ * a render of a few hundred tiles ends; an async function of this size is also a costly one to
+ * compile (about 25 ms of a 4096^2 render's CPU).
  */
 async function forEachBlock(
+  src: ByteSource,
+  image: ImageReader,
+  win: Rect,
+  chunks: readonly number[],
+  fill: number,
+  signal: AbortSignal | undefined,
+  use: (block: DecodedBlock, bx: number, by: number, chunk: number) => void,
+): Promise<void> {
+  await startBlocks(src, image, win, chunks, fill, signal, use);
+}
+
+/** `forEachBlock` up to its wait, which it returns. */
+function startBlocks(
   src: ByteSource,
   image: ImageReader,
   win: Rect,
@@ -593,7 +611,7 @@ async function forEachBlock(
   };
   // Each block is used as soon as it is decoded (copies overlap the reads and decodes still
   // running); an unreadable block rejects the whole read, once nothing writes into it any more.
-  await settleAll([
+  return settleAll([
     ...(directDone ? [directDone] : []),
     ...viaCache.map((w) =>
       tileCache.use(
@@ -1230,9 +1248,27 @@ function zeroOutside(p: Plane, r: Rect, win: Rect, k: number): void {
   }
 }
 
+/** What `startRead` began: the block being read into, the decodes it waits for, and what `finishRead` does after them. */
+interface ReadInFlight {
+  readonly block: PixelBlock;
+  /** Empty when the window misses the image (the block is done). */
+  readonly jobs: readonly Promise<void>[];
+  readonly win: Rect | undefined;
+  /** Regions (x0, y0, x1, y1, plane or -1 for all) whose pixels are checked for NaN and NoData. */
+  readonly scan: number[];
+  /** The mask is made in wasm once the blocks are copied (`maskInvalid`). */
+  readonly inWasm: boolean;
+  readonly testNd: boolean;
+  readonly nd: number | undefined;
+  readonly k: number;
+}
+
 /**
  * Read `r` of one image (the main one or an overview) into a block (`into`'s planes and mask
- * when given, else fresh ones); mask as the header says.
+ * when given, else fresh ones); mask as the header says. Its parts before and after the wait
+ * are functions of their own (`startRead`, `finishRead`): the engine optimizes a function once
+ * enough of its code has run, and this one runs once per tile, to no profit before a render of a
+ * few hundred tiles ends (compiling the whole read cost about 40 ms of a 4096^2 render's CPU).
  */
 async function readBlock(
   src: ByteSource,
@@ -1244,6 +1280,29 @@ async function readBlock(
   location: string,
   into?: PixelBlock,
 ): Promise<PixelBlock> {
+  const read = startRead(src, image, maskImage, info, r, signal, location, into);
+  if (read.jobs.length === 0) return read.block;
+  try {
+    await settleAll(read.jobs);
+  } catch (e) {
+    if (e instanceof EngineError) throw e;
+    throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
+  }
+  if (signal?.aborted) throw aborted(signal.reason);
+  return finishRead(read, r);
+}
+
+/** `readBlock` up to the wait: the block's planes and mask set up, the decodes of its blocks started. */
+function startRead(
+  src: ByteSource,
+  image: ImageReader,
+  maskImage: ImageReader | undefined,
+  info: RasterInfo,
+  r: Rect,
+  signal: AbortSignal | undefined,
+  location: string,
+  into?: PixelBlock,
+): ReadInFlight {
   if (signal?.aborted) throw aborted(signal.reason);
   const { width, height, bandCount, pixelType, noData } = info;
   const k = PIXEL_TYPE_INFO[pixelType].complex ? 2 : 1;
@@ -1268,7 +1327,8 @@ async function readBlock(
     bands = [];
     for (let b = 0; b < bandCount; b++) bands.push(allocatePlane(pixelType, n));
   }
-  if (!win) return into ?? { rect: r, pixelType, bands, mask };
+  const block = into ?? { rect: r, pixelType, bands, mask };
+  if (!win) return { block, jobs: [], win, scan: [], inWasm: false, testNd: false, nd: undefined, k };
   const l = image.layout;
   const chunks = l.planar === 2 ? Array.from({ length: bandCount }, (_, i) => i) : [0];
   // Mask 0 where any band is NoData (or NaN in float bands).
@@ -1283,54 +1343,54 @@ async function readBlock(
   // A float window read into wasm memory (a render's tile) gets its mask in wasm after the copies,
   // all of it at once: no check of the blocks, no scan in TypeScript (the same mask: 0 where NaN or NoData).
   const inWasm = into !== undefined && k === 1 && float && bands.every((p) => canMaskInWasm(p, mask));
-  try {
-    const jobs: Promise<void>[] = [
-      forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (blk, bx, by, chunk) => {
-        copyBlock(blk.data, blk.reused === true, l, k, bx, by, chunk, win, r, bands);
-        if (!(testNd || float) || inWasm) return;
-        blk.invalid ??= blockMayBeInvalid(blk.data, float, testNd, nd ?? 0);
-        if (!blk.invalid) return;
-        const x0 = Math.max(win.x, bx * l.blockWidth);
-        const x1 = Math.min(win.x + win.width, (bx + 1) * l.blockWidth);
-        const y0 = Math.max(win.y, by * l.blockHeight);
-        const y1 = Math.min(win.y + win.height, (by + 1) * l.blockHeight);
-        if (x1 > x0 && y1 > y0) scan.push(x0, y0, x1, y1, l.planar === 2 ? chunk : -1);
+  const jobs: Promise<void>[] = [
+    forEachBlock(src, image, win, chunks, sparseFill(l, pixelType, noData), signal, (blk, bx, by, chunk) => {
+      copyBlock(blk.data, blk.reused === true, l, k, bx, by, chunk, win, r, bands);
+      if (!(testNd || float) || inWasm) return;
+      blk.invalid ??= blockMayBeInvalid(blk.data, float, testNd, nd ?? 0);
+      if (!blk.invalid) return;
+      const x0 = Math.max(win.x, bx * l.blockWidth);
+      const x1 = Math.min(win.x + win.width, (bx + 1) * l.blockWidth);
+      const y0 = Math.max(win.y, by * l.blockHeight);
+      const y1 = Math.min(win.y + win.height, (by + 1) * l.blockHeight);
+      if (x1 > x0 && y1 > y0) scan.push(x0, y0, x1, y1, l.planar === 2 ? chunk : -1);
+    }),
+  ];
+  if (maskImage) {
+    const ml = maskImage.layout;
+    jobs.push(
+      forEachBlock(src, maskImage, win, [0], 0, signal, ({ data }, bx, by) => {
+        const x0 = Math.max(win.x, bx * ml.blockWidth);
+        const x1 = Math.min(win.x + win.width, (bx + 1) * ml.blockWidth);
+        const y0 = Math.max(win.y, by * ml.blockHeight);
+        const y1 = Math.min(win.y + win.height, (by + 1) * ml.blockHeight);
+        for (let y = y0; y < y1; y++) {
+          const s = (y - by * ml.blockHeight) * ml.blockWidth - bx * ml.blockWidth;
+          const d = (y - r.y) * r.width - r.x;
+          for (let x = x0; x < x1; x++) mask[d + x] = data[s + x] === 0 ? 0 : 1;
+        }
       }),
-    ];
-    if (maskImage) {
-      const ml = maskImage.layout;
-      jobs.push(
-        forEachBlock(src, maskImage, win, [0], 0, signal, ({ data }, bx, by) => {
-          const x0 = Math.max(win.x, bx * ml.blockWidth);
-          const x1 = Math.min(win.x + win.width, (bx + 1) * ml.blockWidth);
-          const y0 = Math.max(win.y, by * ml.blockHeight);
-          const y1 = Math.min(win.y + win.height, (by + 1) * ml.blockHeight);
-          for (let y = y0; y < y1; y++) {
-            const s = (y - by * ml.blockHeight) * ml.blockWidth - bx * ml.blockWidth;
-            const d = (y - r.y) * r.width - r.x;
-            for (let x = x0; x < x1; x++) mask[d + x] = data[s + x] === 0 ? 0 : 1;
-          }
-        }),
-      );
-    } else if (win.width === r.width && win.height === r.height) {
-      fillPlane(mask, 1);
-    } else {
-      for (let y = 0; y < win.height; y++) {
-        const d = (win.y - r.y + y) * r.width + (win.x - r.x);
-        fillPlane(mask, 1, d, d + win.width);
-      }
+    );
+  } else if (win.width === r.width && win.height === r.height) {
+    fillPlane(mask, 1);
+  } else {
+    for (let y = 0; y < win.height; y++) {
+      const d = (win.y - r.y + y) * r.width + (win.x - r.x);
+      fillPlane(mask, 1, d, d + win.width);
     }
-    await settleAll(jobs);
-  } catch (e) {
-    if (e instanceof EngineError) throw e;
-    throw isAbort(e) || signal?.aborted ? aborted(e) : ioError(`cannot read ${location}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
-  if (signal?.aborted) throw aborted(signal.reason);
+  return { block, jobs, win, scan, inWasm, testNd, nd, k };
+}
+
+/** `readBlock` after the wait: the mask from the samples where the header gives none. */
+function finishRead(read: ReadInFlight, r: Rect): PixelBlock {
+  const { block, win, scan, inWasm, testNd, nd, k } = read;
+  const { bands, mask } = block;
   // Pixels outside the raster are 0 with mask 0 already: masking them again changes nothing.
   // (Should wasm refuse after all, the band's whole window is scanned below instead.)
   if (inWasm) {
     bands.forEach((p, b) => {
-      if (!maskInvalid(p, mask, testNd, nd ?? 0)) scan.push(win.x, win.y, win.x + win.width, win.y + win.height, b);
+      if (!maskInvalid(p, mask, testNd, nd ?? 0)) scan.push(win!.x, win!.y, win!.x + win!.width, win!.y + win!.height, b);
     });
   }
   for (let j = 0; j < scan.length; j += 5) {
@@ -1359,5 +1419,5 @@ async function readBlock(
       }
     }
   }
-  return into ?? { rect: r, pixelType, bands, mask };
+  return block;
 }
