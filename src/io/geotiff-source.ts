@@ -496,16 +496,8 @@ function sparseFill(layout: TiffImageLayout, pixelType: PixelType, noData: numbe
  * a render of a few hundred tiles ends; an async function of this size is also a costly one to
  * compile (about 25 ms of a 4096^2 render's CPU).
  */
-async function forEachBlock(
-  src: ByteSource,
-  image: ImageReader,
-  win: Rect,
-  chunks: readonly number[],
-  fill: number,
-  signal: AbortSignal | undefined,
-  use: (block: DecodedBlock, bx: number, by: number, chunk: number) => void,
-): Promise<void> {
-  await startBlocks(src, image, win, chunks, fill, signal, use);
+async function forEachBlock(...args: Parameters<typeof startBlocks>): Promise<void> {
+  await startBlocks(...args);
 }
 
 /** `forEachBlock` up to its wait, which it returns. */
@@ -1270,17 +1262,9 @@ interface ReadInFlight {
  * enough of its code has run, and this one runs once per tile, to no profit before a render of a
  * few hundred tiles ends (compiling the whole read cost about 40 ms of a 4096^2 render's CPU).
  */
-async function readBlock(
-  src: ByteSource,
-  image: ImageReader,
-  maskImage: ImageReader | undefined,
-  info: RasterInfo,
-  r: Rect,
-  signal: AbortSignal | undefined,
-  location: string,
-  into?: PixelBlock,
-): Promise<PixelBlock> {
-  const read = startRead(src, image, maskImage, info, r, signal, location, into);
+async function readBlock(...args: Parameters<typeof startRead>): Promise<PixelBlock> {
+  const [, , , , r, signal, location] = args;
+  const read = startRead(...args);
   if (read.jobs.length === 0) return read.block;
   try {
     await settleAll(read.jobs);
