@@ -12,6 +12,7 @@ import type { PixelBlock } from '../core/pixel-block.js';
 import { PIXEL_TYPE_INFO, type PixelType, type Plane } from '../core/pixel-type.js';
 import type { Rect } from '../core/rect.js';
 import { type Kernels, wasmKernels, wasmMemoryBuffer } from './module.js';
+import type { ReaderExports } from './reader.js';
 
 /** A typed-array constructor of the planes the kernels read or write. */
 export type PlaneArray = Float32Array | Float64Array | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array;
@@ -224,8 +225,7 @@ export class TileBlocks {
  * TypedArray's `fill` on a shared memory stores element by element, about eight times slower.
  */
 export function fillPlane(p: PlaneArray, value: number, start = 0, end = p.length, k: Kernels | undefined = wasmKernels()): void {
-  const fill = (k?.exports as unknown as { readerFillBytes?: (dst: number, value: number, n: number) => void } | undefined)
-    ?.readerFillBytes;
+  const fill = (k?.exports as Partial<ReaderExports> | undefined)?.readerFillBytes;
   const bytewise = value === 0 ? !Object.is(value, -0) : p.BYTES_PER_ELEMENT === 1 && Number.isInteger(value);
   if (fill === undefined || !bytewise || start < 0 || end > p.length || end <= start || p.buffer !== k!.arena.buffer) {
     p.fill(value, start, end);

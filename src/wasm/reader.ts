@@ -31,6 +31,8 @@ export interface ReaderExports {
   readerDifferenceBytes(src: number, dst: number, width: number, rows: number): void;
   readerAllValid(mask: number, n: number): number;
   readerCopyRows(src: number, srcStride: number, dst: number, dstStride: number, rowBytes: number, rows: number): void;
+  /** Set `n` bytes at `dst` to `value` (planes.ts `fillPlane`). */
+  readerFillBytes(dst: number, value: number, n: number): void;
 }
 
 let calls = 0;
