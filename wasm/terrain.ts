@@ -33,6 +33,9 @@
  * (src/wasm/arena.ts: nothing here allocates). `top`, `mid`, `bot` address the window column west
  * of the first output cell (x - 1) in the three DEM rows; `n` cells are written from `dst`.
  * Window naming as gradient.ts: gx = (east sum - west sum) kx, gy = ((g - a) + 2 (h - b) + (i - c)) ky.
+ * The Horn exports (Hillshade, multidirectional, Slope, Aspect) take `rows`, `inStride` and
+ * `outStride` too: `rows` consecutive rows with the same factors, each `inStride` bytes below the
+ * last in the DEM and `outStride` bytes in the output (`hornAuto`); a single row is rows = 1.
  */
 
 // ---- Input plane types (src/wasm/terrain.ts `IN_TYPE` has the same codes).
@@ -559,7 +562,12 @@ function mendRow<T>(
   hornRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count, i, ovf);
 }
 
-/** The row loop for DEM type T: integer lanes for 8- and 16-bit types, f64 lanes otherwise. */
+/**
+ * The row loop for DEM type T (integer lanes for 8- and 16-bit types, f64 lanes otherwise), over
+ * `rows` rows: row r reads from top, mid, bot + r * inStride and writes from dst + r * outStride
+ * (byte strides; the same factors for every row). One call per run of a tile's plain rows instead
+ * of one per row: the per-row call from JavaScript cost as much as a third of the kernel.
+ */
 // @ts-ignore: decorator
 @inline function hornAuto<T>(
   f: i32,
@@ -576,70 +584,79 @@ function mendRow<T>(
   k2: f64,
   srcs: usize,
   count: i32,
+  rows: i32,
+  inStride: usize,
+  outStride: usize,
 ): void {
-  if (!isFloat<T>() && sizeof<T>() <= 2) hornRowI<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count);
-  else hornRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count, 0, v128.splat<i32>(0));
+  for (let r = 0; r < rows; r++) {
+    if (!isFloat<T>() && sizeof<T>() <= 2) hornRowI<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count);
+    else hornRow<T>(f, kind, top, mid, bot, dst, n, kx, ky, k0, k1, k2, srcs, count, 0, v128.splat<i32>(0));
+    top += inStride;
+    mid += inStride;
+    bot += inStride;
+    dst += outStride;
+  }
 }
 
 // One function per (formula, output kind, DEM type), each with its own loop: the formula and the
 // output kind are constants there, and the module's optimizer keeps the functions apart (functions
 // with loops are not inlined), which keeps the build fast.
 
-function hsU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64): void {
-  hornAuto<T>(F_HILLSHADE, OUT_U8, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
+function hsU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_HILLSHADE, OUT_U8, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0, rows, inStride, outStride);
 }
-function hsF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64): void {
-  hornAuto<T>(F_HILLSHADE, OUT_F32, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0);
+function hsF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_HILLSHADE, OUT_F32, top, mid, bot, dst, n, kx, ky, k0, k1, k2, 0, 0, rows, inStride, outStride);
 }
-function multiU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32): void {
-  hornAuto<T>(F_MULTI, OUT_U8, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
+function multiU8<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_MULTI, OUT_U8, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count, rows, inStride, outStride);
 }
-function multiF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32): void {
-  hornAuto<T>(F_MULTI, OUT_F32, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count);
+function multiF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_MULTI, OUT_F32, top, mid, bot, dst, n, kx, ky, c, 0, 0, srcs, count, rows, inStride, outStride);
 }
-function slopeDegF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornAuto<T>(F_SLOPE_DEGREE, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+function slopeDegF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_SLOPE_DEGREE, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0, rows, inStride, outStride);
 }
-function slopePctF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornAuto<T>(F_SLOPE_PERCENT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+function slopePctF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_SLOPE_PERCENT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0, rows, inStride, outStride);
 }
-function slopePctF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornAuto<T>(F_SLOPE_PERCENT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+function slopePctF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_SLOPE_PERCENT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0, rows, inStride, outStride);
 }
-function aspectF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornAuto<T>(F_ASPECT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+function aspectF32<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_ASPECT, OUT_F32, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0, rows, inStride, outStride);
 }
-function aspectF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
-  hornAuto<T>(F_ASPECT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0);
+function aspectF64<T>(top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
+  hornAuto<T>(F_ASPECT, OUT_F64, top, mid, bot, dst, n, kx, ky, 0, 0, 0, 0, 0, rows, inStride, outStride);
 }
 
 /** Traditional hillshade (U8 or F32 output): numerator k0 + k1 gx + k2 gy clamped at 0, over sqrt(1 + gx^2 + gy^2). */
-export function terrainHillshade(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64): void {
+export function terrainHillshade(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, k0: f64, k1: f64, k2: f64, rows: i32, inStride: usize, outStride: usize): void {
   if (kind == OUT_U8) {
     switch (inType) {
       case IN_F32:
-        hsU8<f32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<f32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_F64:
-        hsU8<f64>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<f64>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U8:
-        hsU8<u8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<u8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S8:
-        hsU8<i8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<i8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U16:
-        hsU8<u16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<u16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S16:
-        hsU8<i16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<i16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U32:
-        hsU8<u32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<u32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S32:
-        hsU8<i32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsU8<i32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -647,28 +664,28 @@ export function terrainHillshade(inType: i32, kind: i32, top: usize, mid: usize,
   } else {
     switch (inType) {
       case IN_F32:
-        hsF32<f32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<f32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_F64:
-        hsF32<f64>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<f64>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U8:
-        hsF32<u8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<u8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S8:
-        hsF32<i8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<i8>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U16:
-        hsF32<u16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<u16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S16:
-        hsF32<i16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<i16>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_U32:
-        hsF32<u32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<u32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       case IN_S32:
-        hsF32<i32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2);
+        hsF32<i32>(top, mid, bot, dst, n, kx, ky, k0, k1, k2, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -677,32 +694,32 @@ export function terrainHillshade(inType: i32, kind: i32, top: usize, mid: usize,
 }
 
 /** Multidirectional hillshade (U8 or F32 output): `count` sources, [k0, kx, ky] f64 triples at `srcs` followed by the same triples rounded to f32, plus the constant c. */
-export function terrainMulti(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32): void {
+export function terrainMulti(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, c: f64, srcs: usize, count: i32, rows: i32, inStride: usize, outStride: usize): void {
   if (kind == OUT_U8) {
     switch (inType) {
       case IN_F32:
-        multiU8<f32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<f32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_F64:
-        multiU8<f64>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<f64>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U8:
-        multiU8<u8>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<u8>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S8:
-        multiU8<i8>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<i8>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U16:
-        multiU8<u16>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<u16>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S16:
-        multiU8<i16>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<i16>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U32:
-        multiU8<u32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<u32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S32:
-        multiU8<i32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiU8<i32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -710,28 +727,28 @@ export function terrainMulti(inType: i32, kind: i32, top: usize, mid: usize, bot
   } else {
     switch (inType) {
       case IN_F32:
-        multiF32<f32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<f32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_F64:
-        multiF32<f64>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<f64>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U8:
-        multiF32<u8>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<u8>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S8:
-        multiF32<i8>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<i8>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U16:
-        multiF32<u16>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<u16>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S16:
-        multiF32<i16>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<i16>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_U32:
-        multiF32<u32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<u32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       case IN_S32:
-        multiF32<i32>(top, mid, bot, dst, n, kx, ky, c, srcs, count);
+        multiF32<i32>(top, mid, bot, dst, n, kx, ky, c, srcs, count, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -740,31 +757,31 @@ export function terrainMulti(inType: i32, kind: i32, top: usize, mid: usize, bot
 }
 
 /** Slope in degrees (F32 output; the f32 stage). */
-export function terrainSlopeDegree(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
+export function terrainSlopeDegree(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
   switch (inType) {
     case IN_F32:
-      slopeDegF32<f32>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<f32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_F64:
-      slopeDegF32<f64>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<f64>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_U8:
-      slopeDegF32<u8>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<u8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_S8:
-      slopeDegF32<i8>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<i8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_U16:
-      slopeDegF32<u16>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<u16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_S16:
-      slopeDegF32<i16>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<i16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_U32:
-      slopeDegF32<u32>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<u32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     case IN_S32:
-      slopeDegF32<i32>(top, mid, bot, dst, n, kx, ky);
+      slopeDegF32<i32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
       break;
     default:
       unreachable();
@@ -772,32 +789,32 @@ export function terrainSlopeDegree(inType: i32, kind: i32, top: usize, mid: usiz
 }
 
 /** Slope in percent rise (F32 or F64 output; exact). */
-export function terrainSlopePercent(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
+export function terrainSlopePercent(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
   if (kind == OUT_F32) {
     switch (inType) {
       case IN_F32:
-        slopePctF32<f32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<f32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_F64:
-        slopePctF32<f64>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<f64>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U8:
-        slopePctF32<u8>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<u8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S8:
-        slopePctF32<i8>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<i8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U16:
-        slopePctF32<u16>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<u16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S16:
-        slopePctF32<i16>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<i16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U32:
-        slopePctF32<u32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<u32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S32:
-        slopePctF32<i32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF32<i32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -805,28 +822,28 @@ export function terrainSlopePercent(inType: i32, kind: i32, top: usize, mid: usi
   } else {
     switch (inType) {
       case IN_F32:
-        slopePctF64<f32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<f32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_F64:
-        slopePctF64<f64>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<f64>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U8:
-        slopePctF64<u8>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<u8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S8:
-        slopePctF64<i8>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<i8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U16:
-        slopePctF64<u16>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<u16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S16:
-        slopePctF64<i16>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<i16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U32:
-        slopePctF64<u32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<u32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S32:
-        slopePctF64<i32>(top, mid, bot, dst, n, kx, ky);
+        slopePctF64<i32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -835,32 +852,32 @@ export function terrainSlopePercent(inType: i32, kind: i32, top: usize, mid: usi
 }
 
 /** Aspect (F32 or F64 output; exact). */
-export function terrainAspect(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64): void {
+export function terrainAspect(inType: i32, kind: i32, top: usize, mid: usize, bot: usize, dst: usize, n: i32, kx: f64, ky: f64, rows: i32, inStride: usize, outStride: usize): void {
   if (kind == OUT_F32) {
     switch (inType) {
       case IN_F32:
-        aspectF32<f32>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<f32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_F64:
-        aspectF32<f64>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<f64>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U8:
-        aspectF32<u8>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<u8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S8:
-        aspectF32<i8>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<i8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U16:
-        aspectF32<u16>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<u16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S16:
-        aspectF32<i16>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<i16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U32:
-        aspectF32<u32>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<u32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S32:
-        aspectF32<i32>(top, mid, bot, dst, n, kx, ky);
+        aspectF32<i32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       default:
         unreachable();
@@ -868,28 +885,28 @@ export function terrainAspect(inType: i32, kind: i32, top: usize, mid: usize, bo
   } else {
     switch (inType) {
       case IN_F32:
-        aspectF64<f32>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<f32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_F64:
-        aspectF64<f64>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<f64>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U8:
-        aspectF64<u8>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<u8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S8:
-        aspectF64<i8>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<i8>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U16:
-        aspectF64<u16>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<u16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S16:
-        aspectF64<i16>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<i16>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_U32:
-        aspectF64<u32>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<u32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       case IN_S32:
-        aspectF64<i32>(top, mid, bot, dst, n, kx, ky);
+        aspectF64<i32>(top, mid, bot, dst, n, kx, ky, rows, inStride, outStride);
         break;
       default:
         unreachable();

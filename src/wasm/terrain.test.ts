@@ -37,7 +37,7 @@ import { render } from '../graph/render.js';
 import type { RasterFunction } from '../graph/types.js';
 import { applyFunction, gridInfo, prng } from '../../test/helpers.js';
 import { setWasmEnabled, wasmKernels, wasmStatus } from './module.js';
-import { type TerrainExports, wasmCallCount } from './terrain.js';
+import { type TerrainExports, wasmCallCount, wasmSpanCallCount } from './terrain.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -228,6 +228,41 @@ describe.skipIf(off)('wasm terrain kernels', () => {
           const d = Math.abs(ts.band[i]! - wa.band[i]!);
           expect(fn === hillshade ? d <= HILLSHADE_ABS : d === 0, `${where} at ${i}`).toBe(true);
         }
+      }
+    }
+  });
+
+  it('compute a run of plain rows in one call, stopping at NoData rows and cells; per row where each row has factors of its own', async () => {
+    const width = 300;
+    const height = 200;
+    const rnd = prng(2127);
+    const z = new Float32Array(width * height).map((_, i) => 500 + 40 * Math.sin(i / 9) + 25 * Math.cos(i / 301) + rnd());
+    const mask = new Uint8Array(width * height).fill(1);
+    mask.fill(0, 50 * width, 52 * width); // two whole rows
+    mask[120 * width + 150] = 0; // one cell, in the first tile only
+    for (const geographic of [false, true]) {
+      const info = gridInfo({
+        width,
+        height,
+        cellSize: geographic ? 1 / 1200 : 30,
+        geographic,
+        origin: geographic ? { x: -84, y: 45 } : { x: 500000, y: 4000000 },
+      });
+      for (const [fn, args] of [
+        [hillshade, {}],
+        [hillshade, { HillshadeType: 1 }],
+        [slope, { SlopeType: 1 }],
+        [slope, { SlopeType: 2 }],
+        [aspect, {}],
+      ] as const) {
+        const before = wasmSpanCallCount();
+        expect(await compare(fn, args, info, z, mask, 256)).toBeUndefined();
+        const spans = wasmSpanCallCount() - before;
+        // Two tiles of 200 rows: per row, about 400 calls; in runs, one per stretch of plain rows
+        // and one per other row (the raster's first and last, the rows around the NoData).
+        if (geographic)
+          expect(spans, `${fn.name} geographic`).toBeGreaterThan(350); // rows by NoData may have no span
+        else expect(spans, fn.name).toBeLessThan(30);
       }
     }
   });

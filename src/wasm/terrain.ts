@@ -47,6 +47,9 @@ export interface TerrainExports {
     k0: number,
     k1: number,
     k2: number,
+    rows: number,
+    inStride: number,
+    outStride: number,
   ): void;
   terrainMulti(
     inType: number,
@@ -61,6 +64,9 @@ export interface TerrainExports {
     c: number,
     srcs: number,
     count: number,
+    rows: number,
+    inStride: number,
+    outStride: number,
   ): void;
   terrainSlopeDegree(
     inType: number,
@@ -72,6 +78,9 @@ export interface TerrainExports {
     n: number,
     kx: number,
     ky: number,
+    rows: number,
+    inStride: number,
+    outStride: number,
   ): void;
   terrainSlopePercent(
     inType: number,
@@ -83,8 +92,24 @@ export interface TerrainExports {
     n: number,
     kx: number,
     ky: number,
+    rows: number,
+    inStride: number,
+    outStride: number,
   ): void;
-  terrainAspect(inType: number, kind: number, top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number): void;
+  terrainAspect(
+    inType: number,
+    kind: number,
+    top: number,
+    mid: number,
+    bot: number,
+    dst: number,
+    n: number,
+    kx: number,
+    ky: number,
+    rows: number,
+    inStride: number,
+    outStride: number,
+  ): void;
   terrainCurvature(
     inType: number,
     kind: number,
@@ -117,12 +142,26 @@ function outputOf(dst: Plane): WasmOutput | undefined {
 /**
  * One row's fast span: window column x - 1 of its first cell at byte addresses top, mid, bot in the
  * three DEM rows, n cells written from byte address dst (the row's own factors are the caller's).
+ * With `rows` > 1 (only from a driver given `plainRun`), that many rows with the same factors, each
+ * `inStride` bytes below the last in the DEM and `outStride` bytes in the output.
  */
-export type SpanKernel = (top: number, mid: number, bot: number, dst: number, n: number) => void;
+export type SpanKernel = (
+  top: number,
+  mid: number,
+  bot: number,
+  dst: number,
+  n: number,
+  rows: number,
+  inStride: number,
+  outStride: number,
+) => void;
 
 let calls = 0;
+let spanCalls = 0;
 /** How many kernel calls ran in wasm in this thread (tests check the path they meant ran). */
 export const wasmCallCount = (): number => calls;
+/** How many calls of a span function those made (one per row, or per run of plain rows). */
+export const wasmSpanCallCount = (): number => spanCalls;
 
 /** What a window reader gives the wasm driver after `compute(y)` (or `plain(y)`). */
 interface SpanRows {
@@ -161,12 +200,14 @@ function scanMaskRows(call: WasmCall, x: TerrainExports, dem: PixelBlock, rows: 
  * reader's `compute(y)` and the cells outside the fast span, written to `view`), then the row's
  * fast span in wasm. `kernel(x, inType, kind, constants)` picks the span function (undefined: not
  * supported); `constants` (f64, then the same values as f32) are copied into wasm memory first.
+ * `plain` may instead give a count (`HornRows.plainRun`): that many plain rows from y, with the
+ * same factors, computed by one call of the span function (most tiles: one call in all).
  */
 function spansViaWasm(
   dem: PixelBlock,
   out: PixelBlock,
   rows: SpanRows,
-  plain: (y: number) => boolean,
+  plain: (y: number, max: number) => boolean | number,
   prepare: (y: number, view: Plane) => void,
   kernel: (x: TerrainExports, inType: number, kind: WasmOutput, constants: number) => SpanKernel | undefined,
   constants: readonly number[],
@@ -201,32 +242,43 @@ function spansViaWasm(
     const bpe = view.BYTES_PER_ELEMENT;
     const ibpe = src.BYTES_PER_ELEMENT;
     const w = out.rect.width | 0;
+    const h = out.rect.height | 0;
+    const inStride = ibpe * dem.rect.width;
     const copyFirst = rows.copyFirst;
     const copyLast = rows.copyLast;
-    for (let y = 0; y < out.rect.height; y++) {
-      const isPlain = plain(y);
+    for (let y = 0; y < h;) {
+      const p = plain(y, h - y);
+      const isPlain = p !== false && p !== 0;
+      const run = typeof p === 'number' && p > 1 ? p : 1;
       if (!isPlain) prepare(y, view);
       const f0 = rows.fastFrom;
       const f1 = rows.fastTo;
       if (f1 > f0) {
+        spanCalls++;
         fn(
           inPtr + ibpe * (rows.top + f0 - 1),
           inPtr + ibpe * (rows.mid + f0 - 1),
           inPtr + ibpe * (rows.bot + f0 - 1),
           outPtr + bpe * (y * w + f0),
           f1 - f0,
+          run,
+          inStride,
+          bpe * w,
         );
         // A plain row's raster edge cells (vendor rule): their inner neighbour's result. One
         // statement for both edges: the last column's copy first runs at the raster's last tile
         // of a row, after this loop was optimized, and an operation of its own, never run
         // before, threw the optimized loop away then (about 20 ms of compiling it again).
         if (isPlain && (copyFirst || copyLast)) {
-          for (let e = copyFirst ? 0 : 1, end = copyLast ? 2 : 1; e < end; e++) {
-            const to = y * w + (e === 0 ? f0 - 1 : f1);
-            view[to] = view[to + (e === 0 ? 1 : -1)]!;
+          for (let r = y; r < y + run; r++) {
+            for (let e = copyFirst ? 0 : 1, end = copyLast ? 2 : 1; e < end; e++) {
+              const to = r * w + (e === 0 ? f0 - 1 : f1);
+              view[to] = view[to + (e === 0 ? 1 : -1)]!;
+            }
           }
         }
       }
+      y += run;
     }
     call.finish();
     done = true;
@@ -237,8 +289,19 @@ function spansViaWasm(
   }
 }
 
-/** A Horn row function: the span plus the row's factors kx, ky. */
-export type HornRowKernel = (top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number) => void;
+/** A Horn row function: the span plus the row's factors kx, ky, then `rows`, `inStride`, `outStride` as `SpanKernel`'s. */
+export type HornRowKernel = (
+  top: number,
+  mid: number,
+  bot: number,
+  dst: number,
+  n: number,
+  kx: number,
+  ky: number,
+  rows: number,
+  inStride: number,
+  outStride: number,
+) => void;
 
 /**
  * Compute `out` (band 0) from `dem` (band 0) in wasm, Horn functions. `row(x, inType, kind, constants)`
@@ -263,14 +326,14 @@ export function hornViaWasm(
     dem,
     out,
     rows,
-    (y) => rows.plain(y),
+    (y, max) => rows.plainRun(y, max),
     (y, view) => {
       rows.compute(y);
       rows.writeOtherCells(view, out.mask, y * w, noData, cell);
     },
     (x, inType, kind, c) => {
       const fn = row(x, inType, kind, c);
-      return fn === undefined ? undefined : (t, m, b, d, n) => fn(t, m, b, d, n, rows.kx, rows.ky);
+      return fn === undefined ? undefined : (t, m, b, d, n, k, si, so) => fn(t, m, b, d, n, rows.kx, rows.ky, k, si, so);
     },
     constants,
   );

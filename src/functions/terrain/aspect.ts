@@ -162,7 +162,7 @@ export const aspect = defineFunction<typeof args, AspectParams>({
       hornViaWasm(p.gradient, inputs[p.dem]!, out, Number.NaN, aspectOf, (x, inType, kind) => {
         if (kind === 'U8') return undefined;
         const o = OUT_KIND[kind];
-        return (t, m, b, d, n, kx, ky) => x.terrainAspect(inType, o, t, m, b, d, n, kx, ky);
+        return (t, m, b, d, n, kx, ky, k, si, so) => x.terrainAspect(inType, o, t, m, b, d, n, kx, ky, k, si, so);
       })
     ) {
       return;

@@ -442,6 +442,20 @@ export class WindowRows {
     return true;
   }
 
+  /**
+   * How many consecutive plain rows start at output row `y`, at most `max`: 0 when `y` is not plain
+   * (nothing changed), else the count, with row `y`'s state set as `plain(y)` sets it (each next
+   * row's windows start one block row, `bw` samples, further down).
+   */
+  plainRun(y: number, max: number): number {
+    if (!this.plain(y)) return 0;
+    const r = (this.out.y + y - this.by) | 0;
+    const last = Math.min(max, this.p.height - 1 - this.out.y - y, this.bh - 1 - r) | 0;
+    let k = 1;
+    while (k < last && this.rowOk(r + k + 1)) k++;
+    return k;
+  }
+
   /** Whether block row r is valid over the columns the interior loop reads (scanned once, 4 bytes at a time). */
   private rowOk(r: number): boolean {
     const known = this.rowValid[r]!;
@@ -753,6 +767,25 @@ export class HornRows {
     this.bot = r.bot;
     this.factors(r.sy);
     return true;
+  }
+
+  /**
+   * `WindowRows.plainRun` for rows with the same factors: the plain rows from `y` (at most `max`),
+   * state set for row `y`; at most one in Geodesic mode, where each row has factors of its own.
+   */
+  plainRun(y: number, max: number): number {
+    if (this.p.cell.geodesic !== undefined) return this.plain(y) ? 1 : 0;
+    const k = this.rows.plainRun(y, max);
+    if (k > 0) {
+      const r = this.rows;
+      this.fastFrom = r.fastFrom;
+      this.fastTo = r.fastTo;
+      this.top = r.top;
+      this.mid = r.mid;
+      this.bot = r.bot;
+      this.factors(r.sy);
+    }
+    return k;
   }
 
   /** `WindowRows.copyFirst` / `copyLast`: after a plain row, the edge cells the caller copies. */

@@ -235,7 +235,7 @@ function hillshadeWasm(p: HillshadeParams, dem: PixelBlock, out: PixelBlock, one
       (x, inType, kind) => {
         if (kind === 'F64') return undefined;
         const o = OUT_KIND[kind];
-        return (t, m, b, d, n, kx, ky) => x.terrainHillshade(inType, o, t, m, b, d, n, kx, ky, k0, k1, k2);
+        return (t, m, b, d, n, kx, ky, k, si, so) => x.terrainHillshade(inType, o, t, m, b, d, n, kx, ky, k0, k1, k2, k, si, so);
       },
     );
   }
@@ -251,7 +251,7 @@ function hillshadeWasm(p: HillshadeParams, dem: PixelBlock, out: PixelBlock, one
     (x, inType, kind, srcs) => {
       if (kind === 'F64') return undefined;
       const o = OUT_KIND[kind];
-      return (t, m, b, d, n, kx, ky) => x.terrainMulti(inType, o, t, m, b, d, n, kx, ky, c, srcs, count);
+      return (t, m, b, d, n, kx, ky, k, si, so) => x.terrainMulti(inType, o, t, m, b, d, n, kx, ky, c, srcs, count, k, si, so);
     },
     s,
   );

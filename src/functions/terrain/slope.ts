@@ -139,8 +139,8 @@ export const slope = defineFunction<typeof args, SlopeParams>({
         if (kind === 'U8' || (kind === 'F64' && !percent)) return undefined;
         const o = OUT_KIND[kind];
         return percent
-          ? (t, m, b, d, n, kx, ky) => x.terrainSlopePercent(inType, o, t, m, b, d, n, kx, ky)
-          : (t, m, b, d, n, kx, ky) => x.terrainSlopeDegree(inType, o, t, m, b, d, n, kx, ky);
+          ? (t, m, b, d, n, kx, ky, k, si, so) => x.terrainSlopePercent(inType, o, t, m, b, d, n, kx, ky, k, si, so)
+          : (t, m, b, d, n, kx, ky, k, si, so) => x.terrainSlopeDegree(inType, o, t, m, b, d, n, kx, ky, k, si, so);
       })
     ) {
       return;
