@@ -451,8 +451,13 @@ export class WindowRows {
     if (!this.plain(y)) return 0;
     const r = (this.out.y + y - this.by) | 0;
     const last = Math.min(max, this.p.height - 1 - this.out.y - y, this.bh - 1 - r) | 0;
+    // The rows' flags as `presetRows` left them (1 valid, 0 not), scanned only where not known (-1).
+    const rv = this.rowValid;
     let k = 1;
-    while (k < last && this.rowOk(r + k + 1)) k++;
+    for (; k < last; k++) {
+      const v = rv[r + k + 1];
+      if (v !== 1 && (v !== -1 || !this.rowOk(r + k + 1))) break;
+    }
     return k;
   }
 
