@@ -41,9 +41,12 @@ import { deflateZlib, libdeflateModule, ZLIB_COMPRESSOR_SOURCE } from './deflate
 const INFLATE_INTO_SOURCE = `(zlib) => (input, size, out, at = 0, room = size) => {
   const options = { chunkSize: size, maxOutputLength: size };
   if (out === undefined || out.byteLength - at < room) return zlib.inflateSync(input, options);
-  const z = new zlib.Inflate({ chunkSize: room, maxOutputLength: size });
-  if (typeof z._processChunk !== 'function' || !('_outBuffer' in z)) return zlib.inflateSync(input, options);
+  // Made with zlib's smallest chunk, then given the target and its size: the stream's own output
+  // buffer (a chunk, 256 KiB for a block) would be allocated only to be dropped.
+  const z = new zlib.Inflate({ chunkSize: 64, maxOutputLength: size });
+  if (typeof z._processChunk !== 'function' || !('_outBuffer' in z) || z._chunkSize !== 64) return zlib.inflateSync(input, options);
   z._outBuffer = Buffer.from(out, at, room);
+  z._chunkSize = room;
   return z._processChunk(input, z._finishFlushFlag);
 }`;
 
