@@ -32,84 +32,18 @@ import { type GradientParams, HornRows, type WindowParams, WindowRows } from '..
 import { type Kernels, wasmKernels } from './module.js';
 import { typeCode, WasmCall } from './planes.js';
 
+/** The arguments every Horn export starts with: the DEM's type code, the output kind, the span (`SpanKernel`) and the row's factors. */
+type HornSpan = [inType: number, kind: number, top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number];
+/** The arguments every Horn export ends with: `rows` rows, each `inStride` (DEM) and `outStride` (output) bytes below the last. */
+type RowRun = [rows: number, inStride: number, outStride: number];
+
 /** The terrain exports of the kernels' module (wasm/terrain.ts); addresses are byte addresses in its memory. */
 export interface TerrainExports {
-  terrainHillshade(
-    inType: number,
-    kind: number,
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    k0: number,
-    k1: number,
-    k2: number,
-    rows: number,
-    inStride: number,
-    outStride: number,
-  ): void;
-  terrainMulti(
-    inType: number,
-    kind: number,
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    c: number,
-    srcs: number,
-    count: number,
-    rows: number,
-    inStride: number,
-    outStride: number,
-  ): void;
-  terrainSlopeDegree(
-    inType: number,
-    kind: number,
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    rows: number,
-    inStride: number,
-    outStride: number,
-  ): void;
-  terrainSlopePercent(
-    inType: number,
-    kind: number,
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    rows: number,
-    inStride: number,
-    outStride: number,
-  ): void;
-  terrainAspect(
-    inType: number,
-    kind: number,
-    top: number,
-    mid: number,
-    bot: number,
-    dst: number,
-    n: number,
-    kx: number,
-    ky: number,
-    rows: number,
-    inStride: number,
-    outStride: number,
-  ): void;
+  terrainHillshade(...args: [...HornSpan, k0: number, k1: number, k2: number, ...RowRun]): void;
+  terrainMulti(...args: [...HornSpan, c: number, srcs: number, count: number, ...RowRun]): void;
+  terrainSlopeDegree(...args: [...HornSpan, ...RowRun]): void;
+  terrainSlopePercent(...args: [...HornSpan, ...RowRun]): void;
+  terrainAspect(...args: [...HornSpan, ...RowRun]): void;
   terrainCurvature(
     inType: number,
     kind: number,
@@ -145,16 +79,7 @@ function outputOf(dst: Plane): WasmOutput | undefined {
  * With `rows` > 1 (only from a driver given `plainRun`), that many rows with the same factors, each
  * `inStride` bytes below the last in the DEM and `outStride` bytes in the output.
  */
-export type SpanKernel = (
-  top: number,
-  mid: number,
-  bot: number,
-  dst: number,
-  n: number,
-  rows: number,
-  inStride: number,
-  outStride: number,
-) => void;
+export type SpanKernel = (...args: [top: number, mid: number, bot: number, dst: number, n: number, ...RowRun]) => void;
 
 let calls = 0;
 let spanCalls = 0;
@@ -291,16 +216,7 @@ function spansViaWasm(
 
 /** A Horn row function: the span plus the row's factors kx, ky, then `rows`, `inStride`, `outStride` as `SpanKernel`'s. */
 export type HornRowKernel = (
-  top: number,
-  mid: number,
-  bot: number,
-  dst: number,
-  n: number,
-  kx: number,
-  ky: number,
-  rows: number,
-  inStride: number,
-  outStride: number,
+  ...args: [top: number, mid: number, bot: number, dst: number, n: number, kx: number, ky: number, ...RowRun]
 ) => void;
 
 /**

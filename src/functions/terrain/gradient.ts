@@ -743,18 +743,10 @@ export class HornRows {
 
   /** Prepare output row `y`. @returns true when every cell of the row is valid. */
   compute(y: number): boolean {
-    const r = this.rows;
-    const all = r.compute(y);
-    const f0 = r.fastFrom;
-    const f1 = r.fastTo;
-    this.fastFrom = f0;
-    this.fastTo = f1;
-    this.top = r.top;
-    this.mid = r.mid;
-    this.bot = r.bot;
-    this.factors(r.sy);
-    this.gradients(0, f0);
-    this.gradients(f1, this.width);
+    const all = this.rows.compute(y);
+    this.adopt();
+    this.gradients(0, this.fastFrom);
+    this.gradients(this.fastTo, this.width);
     return all;
   }
 
@@ -763,14 +755,8 @@ export class HornRows {
    * other cell), set the span and the row's factors and return true; else change nothing.
    */
   plain(y: number): boolean {
-    const r = this.rows;
-    if (!r.plain(y)) return false;
-    this.fastFrom = r.fastFrom;
-    this.fastTo = r.fastTo;
-    this.top = r.top;
-    this.mid = r.mid;
-    this.bot = r.bot;
-    this.factors(r.sy);
+    if (!this.rows.plain(y)) return false;
+    this.adopt();
     return true;
   }
 
@@ -781,16 +767,19 @@ export class HornRows {
   plainRun(y: number, max: number): number {
     if (this.p.cell.geodesic !== undefined) return this.plain(y) ? 1 : 0;
     const k = this.rows.plainRun(y, max);
-    if (k > 0) {
-      const r = this.rows;
-      this.fastFrom = r.fastFrom;
-      this.fastTo = r.fastTo;
-      this.top = r.top;
-      this.mid = r.mid;
-      this.bot = r.bot;
-      this.factors(r.sy);
-    }
+    if (k > 0) this.adopt();
     return k;
+  }
+
+  /** The window reader's row as it set it: the fast span, the windows' rows and the row's factors. */
+  private adopt(): void {
+    const r = this.rows;
+    this.fastFrom = r.fastFrom;
+    this.fastTo = r.fastTo;
+    this.top = r.top;
+    this.mid = r.mid;
+    this.bot = r.bot;
+    this.factors(r.sy);
   }
 
   /** `WindowRows.copyFirst` / `copyLast`: after a plain row, the edge cells the caller copies. */
