@@ -78,8 +78,9 @@ function outputOf(dst: Plane): WasmOutput | undefined {
 /**
  * One row's fast span: window column x - 1 of its first cell at byte addresses top, mid, bot in the
  * three DEM rows, n cells written from byte address dst (the row's own factors are the caller's).
- * With `rows` > 1 (only from a driver given `plainRun`), that many rows with the same factors, each
- * `inStride` bytes below the last in the DEM and `outStride` bytes in the output.
+ * With `rows` > 1 (only where the driver's `plain` gave a run: `HornRows.plainRun`), that many
+ * rows with the same factors, each `inStride` bytes below the last in the DEM and `outStride`
+ * bytes in the output.
  */
 export type SpanKernel = (...args: [top: number, mid: number, bot: number, dst: number, n: number, ...RowRun]) => void;
 
@@ -122,19 +123,19 @@ function scanMaskRows(call: WasmCall, x: TerrainExports, dem: PixelBlock, rows: 
 }
 
 /**
- * The driver: bind the planes, then for each output row either `plain(y)` (a row whose fast span
- * is the whole row: nothing else to compute, no TypeScript per cell) or `prepare(y, view)` (the
- * reader's `compute(y)` and the cells outside the fast span, written to `view`), then the row's
- * fast span in wasm. `kernel(x, inType, kind, constants)` picks the span function (undefined: not
- * supported); `constants` (f64, then the same values as f32) are copied into wasm memory first.
- * `plain` may instead give a count (`HornRows.plainRun`): that many plain rows from y, with the
- * same factors, computed by one call of the span function (most tiles: one call in all).
+ * The driver: bind the planes, then from each output row y either `plain(y, max)` > 0 (that many
+ * plain rows from y, at most `max`, with the same factors: their fast spans are the whole rows,
+ * nothing else to compute, no TypeScript per cell) or `prepare(y, view)` (the reader's
+ * `compute(y)` and the cells outside the fast span, written to `view`), then the rows' fast spans
+ * in one wasm call (most tiles: one call in all). `kernel(x, inType, kind, constants)` picks the
+ * span function (undefined: not supported); `constants` (f64, then the same values as f32) are
+ * copied into wasm memory first.
  */
 function spansViaWasm(
   dem: PixelBlock,
   out: PixelBlock,
   rows: SpanRows,
-  plain: (y: number, max: number) => boolean | number,
+  plain: (y: number, max: number) => number,
   prepare: (y: number, view: Plane) => void,
   kernel: (x: TerrainExports, inType: number, kind: WasmOutput, constants: number) => SpanKernel | undefined,
   constants: readonly number[],
@@ -174,9 +175,9 @@ function spansViaWasm(
     const copyFirst = rows.copyFirst;
     const copyLast = rows.copyLast;
     for (let y = 0; y < h;) {
-      const p = plain(y, h - y);
-      const isPlain = p !== false && p !== 0;
-      const run = typeof p === 'number' && p > 1 ? p : 1;
+      const plainRows = plain(y, h - y);
+      const isPlain = plainRows > 0;
+      const run = isPlain ? plainRows : 1;
       if (!isPlain) prepare(y, view);
       const f0 = rows.fastFrom;
       const f1 = rows.fastTo;
@@ -276,11 +277,11 @@ export function windowViaWasm(
   const rows = new WindowRows(p, dem, out.rect);
   const plain =
     plainRow === undefined
-      ? (): boolean => false
-      : (y: number): boolean => {
-          if (!rows.plain(y)) return false;
+      ? (): number => 0
+      : (y: number): number => {
+          if (!rows.plain(y)) return 0;
           plainRow(rows);
-          return true;
+          return 1;
         };
   return spansViaWasm(dem, out, rows, plain, (y, view) => prepare(rows, y, view), span, []);
 }
