@@ -2,8 +2,9 @@
  * Focal: the TypeScript kernel, the WebAssembly SIMD128 kernel (src/wasm/focal.ts) with its planes
  * copied in and out (`wasm`) and with planes that already live in wasm memory (`wasm resident`, a
  * chain's case), and, through focal_peers.py, SciPy's ndimage and OpenCV (one thread) on the same
- * synthetic F32 raster. rasterflow's three paths are timed alternately in one loop (A/B/C per
- * repeat), so a load that drifts during the run weighs on them alike.
+ * synthetic F32 raster. rasterflow's wasm paths and the peers take turns, one run each per round
+ * (`alternating`), so a load that drifts during the run weighs on them alike; the TypeScript path
+ * is timed on its own after them (see common.ts, `alternating`).
  *
  * Convolution 3x3 is Smoothing3x3, a rank-one kernel (the wasm path runs it as one fused
  * column-then-row pass); `3x3 sharpening` (Sharpening3x3, rank two) is the general 3x3 path.
@@ -23,21 +24,7 @@ import type { RasterFunction } from '../../src/graph/types.js';
 import { wasmStatus } from '../../src/wasm/module.js';
 import { type FocalPath, focalKernelTask, type FocalTask } from '../focal.bench.js';
 import { syntheticDem } from '../terrain.bench.js';
-import { type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
-
-/** Median wall time (ms) of each task, the tasks run in turn `repeats` times after one warm-up round. */
-function alternating(tasks: readonly (() => void)[], repeats: number): number[] {
-  for (const t of tasks) t();
-  const times = tasks.map(() => [] as number[]);
-  for (let i = 0; i < repeats; i++) {
-    tasks.forEach((t, j) => {
-      const t0 = performance.now();
-      t();
-      times[j]!.push(performance.now() - t0);
-    });
-  }
-  return times.map((ts) => ts.sort((a, b) => a - b)[ts.length >> 1]!);
-}
+import { alternating, type PeerFamily, type PeerRow, PeerServer, rates, type Timer, wallMs } from './common.js';
 
 export const family: PeerFamily = {
   name: 'focal',
@@ -66,44 +53,46 @@ export const family: PeerFamily = {
     ];
     const rows: PeerRow[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    let peers: PeerServer | undefined;
     try {
       const file = join(dir, 'raster.f32');
       writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-      const peers = new PeersPerOp(resolve(import.meta.dirname, 'focal_peers.py'), [file, String(size), String(repeats)]);
+      peers = await PeerServer.start(resolve(import.meta.dirname, 'focal_peers.py'), [file, String(size)]);
       for (const { op, fn, args } of ops) {
-        const lines = peers.lines(op);
         const paths: FocalPath[] = wasm ? ['ts', 'wasm', 'resident'] : ['ts'];
         const tasks: FocalTask[] = [];
-        const named: string[] = [];
-        let ms: number[];
+        let ms;
         try {
+          const timers: Record<FocalPath, Timer | undefined> = { ts: undefined, wasm: undefined, resident: undefined };
           for (const path of paths) {
             const t = await focalKernelTask(fn, args, info, z, path);
-            if (t === undefined) continue;
-            tasks.push(t);
-            named.push(path);
+            if (t !== undefined) tasks.push(t);
+            timers[path] = t && wallMs(t.run);
           }
-          ms = alternating(
-            tasks.map((t) => t.run),
+          const { ts, ...wasmPaths } = timers;
+          const alt = await alternating(
+            {
+              ...wasmPaths,
+              scipy: peers.timer('scipy', op),
+              'scipy-generic': peers.timer('scipy-generic', op),
+              opencv: peers.timer('opencv', op),
+            },
             repeats,
           );
+          ms = rates(px, { ...alt, ...(await alternating({ ts }, repeats)) });
         } finally {
           for (const t of tasks) t.dispose();
         }
-        const rate = (path: FocalPath): number | undefined => {
-          const i = named.indexOf(path);
-          return i < 0 ? undefined : px / (ms[i]! / 1000);
-        };
         const std = op.startsWith('std');
         rows.push({
           op,
           measures: {
-            TS: rate('ts'),
-            wasm: rate('wasm'),
-            'wasm resident': rate('resident'),
-            SciPy: peerValue(lines, 'scipy', op),
-            ...(std ? { 'SciPy generic': peerValue(lines, 'scipy-generic', op) } : {}),
-            OpenCV: peerValue(lines, 'opencv', op),
+            TS: ms.ts,
+            wasm: ms.wasm,
+            'wasm resident': ms.resident,
+            SciPy: ms.scipy,
+            ...(std ? { 'SciPy generic': ms['scipy-generic'] } : {}),
+            OpenCV: ms.opencv,
           },
           ratios: [
             ['wasm', 'TS'],
@@ -117,6 +106,7 @@ export const family: PeerFamily = {
       }
       peers.saySkipped(say);
     } finally {
+      peers?.close();
       rmSync(dir, { recursive: true, force: true });
     }
     return rows;

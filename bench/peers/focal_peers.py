@@ -1,40 +1,34 @@
 """Native peers of rasterflow's focal kernels, timed on the same raster (bench/peers/run.ts).
 
-Usage: /usr/bin/python3 focal_peers.py RASTER.f32 SIZE REPEATS
-The raster is SIZE x SIZE little-endian float32. Prints one JSON object per line:
-{"peer", "op", "medianMs", "mpxPerSec"[, "note"]} or {"peer", "skipped": reason}.
+Usage: /usr/bin/python3 focal_peers.py RASTER.f32 SIZE (then serves runs: peers_common.py)
+The raster is SIZE x SIZE little-endian float32.
 
 One thread each: OpenCV with cv2.setNumThreads(1); SciPy's ndimage is single-threaded. float32 in
 and out, as rasterflow's F32 path. Kernels as rasterflow normalises them (Smoothing3x3,
 Sharpening3x3 (not separable), Smoothing5x5 / 60, a 9x9 box as a separable kernel).
 - scipy: ndimage.correlate (3x3, 5x5, 9x9), uniform_filter (mean), std from uniform_filter of x
   and x^2 (sqrt(E[x^2] - E[x]^2)), std through generic_filter(np.std) (a Python call per pixel:
-  timed on a 256 x 256 crop, the figure is per pixel all the same), minimum_filter, maximum_filter.
+  timed on a 256 x 256 crop and scaled to the whole raster's pixel count: the per-pixel cost of a
+  Python call does not depend on the size), minimum_filter, maximum_filter.
 - opencv: filter2D (3x3, 5x5), sepFilter2D (9x9), blur (box mean), std from blur of x and x^2,
   erode / dilate with a 3x3 rectangle (min / max).
 """
-import json
 import sys
 import time
 
-from peers_common import emit, median_ms, timed, wanted
-
-
-
-
-
+from peers_common import serve, skipped, timed, timed_self
 
 SMOOTH3 = [0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625]
 SMOOTH5 = [1, 1, 1, 1, 1, 1, 4, 4, 4, 1, 1, 4, 12, 4, 1, 1, 4, 4, 4, 1, 1, 1, 1, 1, 1]
 
 
 def main():
-    path, size, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    path, size = sys.argv[1], int(sys.argv[2])
     try:
         import numpy as np
     except ImportError as e:
-        print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
-        return
+        skipped("numpy", f"no numpy ({e})")
+        return serve()
     z = np.fromfile(path, dtype="<f4").reshape(size, size)
     pixels = size * size
     k3 = np.array(SMOOTH3, dtype=np.float32).reshape(3, 3)
@@ -61,14 +55,17 @@ def main():
             "max 3x3": lambda: ndimage.maximum_filter(z, 3),
         }
         for op, fn in ops.items():
-            timed("scipy", op, fn, repeats, pixels)
-        if wanted("std 3x3"):
-            crop = np.ascontiguousarray(z[:256, :256])
-            ms = median_ms(lambda: ndimage.generic_filter(crop, np.std, size=3), max(1, min(repeats, 3)))
-            # Scaled to the full raster's pixel count: the per-pixel cost of a Python call does not depend on the size.
-            emit("scipy-generic", "std 3x3", ms * pixels / crop.size, pixels, "generic_filter(np.std) timed on a 256x256 crop")
+            timed("scipy", op, fn)
+        crop = np.ascontiguousarray(z[:256, :256])
+
+        def sp_generic_std():
+            t = time.perf_counter()
+            ndimage.generic_filter(crop, np.std, size=3)
+            return (time.perf_counter() - t) * 1000 * pixels / crop.size
+
+        timed_self("scipy-generic", "std 3x3", sp_generic_std)
     except ImportError as e:
-        print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
+        skipped("scipy", f"no SciPy ({e})")
 
     try:
         import cv2
@@ -91,9 +88,10 @@ def main():
             "max 3x3": lambda: cv2.dilate(z, rect3),
         }
         for op, fn in ops.items():
-            timed("opencv", op, fn, repeats, pixels)
+            timed("opencv", op, fn)
     except ImportError as e:
-        print(json.dumps({"peer": "opencv", "skipped": f"no OpenCV ({e})"}), flush=True)
+        skipped("opencv", f"no OpenCV ({e})")
+    serve()
 
 
 if __name__ == "__main__":

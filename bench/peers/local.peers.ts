@@ -3,6 +3,8 @@
  * with the planes copied into wasm memory and the results out (`wasm`), the same path on planes that
  * already live in wasm memory (`wasm resident`: what a chain kept in wasm memory gets), and through
  * local_peers.py NumPy (and numexpr, one thread, for the expression), on the same seeded F32 bands.
+ * The wasm paths and the peers take turns, round by round (`alternating`); the TypeScript kernel
+ * is timed on its own after them.
  *
  * Decision: NumPy's figure is kept as its users get it (whole arrays, a new result per call) and
  * two clearly labelled columns are added rather than changing any: `wasm tiled`, the same image
@@ -35,7 +37,7 @@ import { memorySource } from '../../src/graph/memory-source.js';
 import type { FunctionNode, RasterFunction, RasterNode } from '../../src/graph/types.js';
 import { type Kernels, setWasmEnabled, wasmKernels } from '../../src/wasm/module.js';
 import { applyFunction, prng } from '../../test/helpers.js';
-import { medianMs, type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
+import { alternating, type PeerFamily, type PeerRow, PeerServer, rates, type Timer, wallMs } from './common.js';
 
 /** Stretch cut-offs and range used by both sides. */
 const LO = 200;
@@ -80,49 +82,54 @@ async function callOf(fn: RasterFunction, args: Record<string, unknown>, sources
   return { node, inputs, out: allocateBlock(area, node.info.pixelType, node.info.bandCount) };
 }
 
-function timed(call: Call, wasm: boolean, repeats: number): number {
+/** The call's kernel on the TypeScript or the wasm path (planes copied in and out), timed. */
+function callTimer(call: Call, wasm: boolean): Timer {
   const { node, inputs, out } = call;
-  return medianMs(() => {
+  return wallMs(() => {
     setWasmEnabled(wasm);
     try {
       node.fn.kernel(node.plan.params, inputs, out);
     } finally {
       setWasmEnabled(true);
     }
-  }, repeats);
+  });
 }
 
 type Ctor = { new (buffer: ArrayBuffer, byteOffset: number, length: number): Plane; readonly BYTES_PER_ELEMENT: number };
 
+/** A timer whose blocks live in wasm memory, and what gives them back. */
+interface Placed {
+  readonly run: Timer;
+  readonly dispose: () => void;
+}
+
+const releaser = (k: Kernels, ptrs: readonly (number | undefined)[]) => (): void => {
+  for (const p of ptrs) if (p !== undefined) k.arena.release(p);
+};
+
 /**
- * The call's blocks copied into wasm memory (planes and masks), timed there, then given back.
- * The memory is grown first by a margin for the call's own small blocks, so the views stay valid.
+ * The call's blocks copied into wasm memory (planes and masks), the kernel timed there. (The
+ * memory is one fixed reservation, shared: it never grows, so views on it stay valid; these
+ * blocks and the copies the `wasm` path takes when it alternates with this one fit in it at 4096^2.)
  */
-function timedResident(k: Kernels, call: Call, repeats: number): number {
+function residentTimer(k: Kernels, call: Call): Placed {
   const arrays: (Plane | Uint8Array)[] = [];
   for (const b of [...call.inputs, call.out]) arrays.push(...b.bands, b.mask);
   const ptrs = arrays.map((a) => k.arena.alloc(a.byteLength));
-  try {
-    if (ptrs.some((p) => p === undefined)) throw new Error('wasm memory is out');
-    // 64 MiB of headroom for the call's own blocks (the arena's base is under 1 MiB).
-    const st = k.arena.stats();
-    const room = st.memoryBytes - st.spanBytes - (1 << 20);
-    if (room < 64 << 20) k.exports.memory.grow(Math.ceil(((64 << 20) - room) / 65536));
-    const views = arrays.map((a, i) => {
-      const v = new (a.constructor as Ctor)(k.arena.buffer, ptrs[i]!, a.length);
-      v.set(a as never);
-      return v;
-    });
-    let j = 0;
-    const move = (b: PixelBlock): PixelBlock => ({ ...b, bands: b.bands.map(() => views[j++]!), mask: views[j++] as Uint8Array });
-    const inputs = call.inputs.map(move);
-    const out = move(call.out);
-    const ms = timed({ node: call.node, inputs, out }, true, repeats);
-    if (k.arena.buffer !== views[0]!.buffer) throw new Error('wasm memory grew during the resident run: the figure is not resident');
-    return ms;
-  } finally {
-    for (const p of ptrs) if (p !== undefined) k.arena.release(p);
+  if (ptrs.some((p) => p === undefined)) {
+    releaser(k, ptrs)();
+    throw new Error('wasm memory is out');
   }
+  const views = arrays.map((a, i) => {
+    const v = new (a.constructor as Ctor)(k.arena.buffer, ptrs[i]!, a.length);
+    v.set(a as never);
+    return v;
+  });
+  let j = 0;
+  const move = (b: PixelBlock): PixelBlock => ({ ...b, bands: b.bands.map(() => views[j++]!), mask: views[j++] as Uint8Array });
+  const inputs = call.inputs.map(move);
+  const out = move(call.out);
+  return { run: callTimer({ node: call.node, inputs, out }, true), dispose: releaser(k, ptrs) };
 }
 
 /** Pixels per side of the tiles of the `wasm tiled` figure (the render's default tile size). */
@@ -130,11 +137,11 @@ const TILE = 256;
 
 /**
  * The call done tile by tile with every tile's planes in wasm memory (blocks allocated once and
- * reused for every tile, as the arena recycles a render's tile blocks): the sum over the tiles of
- * the kernel's time, median of `repeats` after a warm-up. The copies of each tile's input windows
- * (and the output mask's reset to valid) are outside the timing.
+ * reused for every tile, as the arena recycles a render's tile blocks): a run is the sum over the
+ * tiles of the kernel's time. The copies of each tile's input windows (and the output mask's reset
+ * to valid) are outside the timing.
  */
-function timedTiled(k: Kernels, call: Call, size: number, repeats: number): number {
+function tiledTimer(k: Kernels, call: Call, size: number): Placed {
   const t = Math.min(TILE, size);
   const ptrs: number[] = [];
   const place = <P extends Plane | Uint8Array>(like: P): P => {
@@ -143,50 +150,40 @@ function timedTiled(k: Kernels, call: Call, size: number, repeats: number): numb
     ptrs.push(ptr);
     return new (like.constructor as Ctor)(k.arena.buffer, ptr, t * t) as P;
   };
-  try {
-    const tileOf = (b: PixelBlock): PixelBlock => ({ ...b, rect: rect(0, 0, t, t), bands: b.bands.map(place), mask: place(b.mask) });
-    const inputs = call.inputs.map(tileOf);
-    const out = tileOf(call.out);
-    const buffer = k.arena.buffer;
-    const copyWindow = <P extends Plane | Uint8Array>(from: P, to: P, x0: number, y0: number, w: number, h: number): void => {
-      for (let y = 0; y < h; y++)
-        (to as Float32Array).set((from as Float32Array).subarray((y0 + y) * size + x0, (y0 + y) * size + x0 + w), y * w);
-    };
-    const once = (): number => {
-      let total = 0;
-      for (let y0 = 0; y0 < size; y0 += t) {
-        for (let x0 = 0; x0 < size; x0 += t) {
-          const w = Math.min(t, size - x0);
-          const h = Math.min(t, size - y0);
-          const sized = (b: PixelBlock): PixelBlock =>
-            w === t && h === t
-              ? b
-              : { ...b, rect: rect(0, 0, w, h), bands: b.bands.map((p) => p.subarray(0, w * h)), mask: b.mask.subarray(0, w * h) };
-          call.inputs.forEach((src, i) => {
-            const dst = inputs[i]!;
-            src.bands.forEach((p, j) => copyWindow(p, dst.bands[j]!, x0, y0, w, h));
-            copyWindow(src.mask, dst.mask, x0, y0, w, h);
-          });
-          out.mask.fill(1);
-          const ins = inputs.map(sized);
-          const o = sized(out);
-          const start = performance.now();
-          call.node.fn.kernel(call.node.plan.params, ins, o);
-          total += performance.now() - start;
-        }
-      }
-      return total;
-    };
+  const tileOf = (b: PixelBlock): PixelBlock => ({ ...b, rect: rect(0, 0, t, t), bands: b.bands.map(place), mask: place(b.mask) });
+  const inputs = call.inputs.map(tileOf);
+  const out = tileOf(call.out);
+  const copyWindow = <P extends Plane | Uint8Array>(from: P, to: P, x0: number, y0: number, w: number, h: number): void => {
+    for (let y = 0; y < h; y++)
+      (to as Float32Array).set((from as Float32Array).subarray((y0 + y) * size + x0, (y0 + y) * size + x0 + w), y * w);
+  };
+  const run = (): number => {
     setWasmEnabled(true);
-    once();
-    const times: number[] = [];
-    for (let r = 0; r < repeats; r++) times.push(once());
-    if (k.arena.buffer !== buffer) throw new Error('wasm memory grew during the tiled run: the figure is not resident');
-    times.sort((a, b) => a - b);
-    return times[times.length >> 1]!;
-  } finally {
-    for (const p of ptrs) k.arena.release(p);
-  }
+    let total = 0;
+    for (let y0 = 0; y0 < size; y0 += t) {
+      for (let x0 = 0; x0 < size; x0 += t) {
+        const w = Math.min(t, size - x0);
+        const h = Math.min(t, size - y0);
+        const sized = (b: PixelBlock): PixelBlock =>
+          w === t && h === t
+            ? b
+            : { ...b, rect: rect(0, 0, w, h), bands: b.bands.map((p) => p.subarray(0, w * h)), mask: b.mask.subarray(0, w * h) };
+        call.inputs.forEach((src, i) => {
+          const dst = inputs[i]!;
+          src.bands.forEach((p, j) => copyWindow(p, dst.bands[j]!, x0, y0, w, h));
+          copyWindow(src.mask, dst.mask, x0, y0, w, h);
+        });
+        out.mask.fill(1);
+        const ins = inputs.map(sized);
+        const o = sized(out);
+        const start = performance.now();
+        call.node.fn.kernel(call.node.plan.params, ins, o);
+        total += performance.now() - start;
+      }
+    }
+    return total;
+  };
+  return { run, dispose: releaser(k, ptrs) };
 }
 
 export const family: PeerFamily = {
@@ -215,63 +212,55 @@ export const family: PeerFamily = {
       ['wasm tiled', 'NumPy tiled'],
     ];
     const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    let peers: PeerServer | undefined;
     try {
       const r = join(dir, 'red.f32');
       const n = join(dir, 'nir.f32');
       writeFileSync(r, new Uint8Array(red.buffer));
       writeFileSync(n, new Uint8Array(nir.buffer));
-      const peers = new PeersPerOp(resolve(import.meta.dirname, 'local_peers.py'), [
-        r,
-        n,
-        String(size),
-        String(repeats),
-        String(LO),
-        String(HI),
-      ]);
+      peers = await PeerServer.start(resolve(import.meta.dirname, 'local_peers.py'), [r, n, String(size), String(LO), String(HI)]);
       for (const { op, call } of ops) {
-        const lines = peers.lines(op);
-        // TypeScript and wasm alternate (the machine's load drifts): the median of each.
-        const tsMs = timed(call, false, repeats);
-        const wasmMs = k ? timed(call, true, repeats) : undefined;
-        const residentMs = k ? timedResident(k, call, repeats) : undefined;
-        const tiledMs = k ? timedTiled(k, call, size, repeats) : undefined;
         const expr = op.startsWith('expression');
-        rows.push({
-          op,
-          measures: {
-            TS: px / (tsMs / 1000),
-            wasm: wasmMs === undefined ? undefined : px / (wasmMs / 1000),
-            'wasm resident': residentMs === undefined ? undefined : px / (residentMs / 1000),
-            'wasm tiled': tiledMs === undefined ? undefined : px / (tiledMs / 1000),
-            NumPy: peerValue(lines, 'numpy', op),
-            'NumPy tiled': peerValue(lines, 'numpy tiled', op),
-            ...(expr ? { numexpr: peerValue(lines, 'numexpr', op) } : {}),
-          },
-          ratios: expr ? [...ratios, ['wasm', 'numexpr'], ['wasm resident', 'numexpr']] : ratios,
-        });
+        const resident = k ? residentTimer(k, call) : undefined;
+        const tiled = k ? tiledTimer(k, call, size) : undefined;
+        let ms;
+        try {
+          const timers: Record<string, Timer | undefined> = {
+            wasm: k ? callTimer(call, true) : undefined,
+            'wasm resident': resident?.run,
+            'wasm tiled': tiled?.run,
+            NumPy: peers.timer('numpy', op),
+            'NumPy tiled': peers.timer('numpy tiled', op),
+          };
+          if (expr) timers.numexpr = peers.timer('numexpr', op);
+          const alt = await alternating(timers, repeats);
+          ms = { ...(await alternating({ TS: callTimer(call, false) }, repeats)), ...alt };
+        } finally {
+          tiled?.dispose();
+          resident?.dispose();
+        }
+        rows.push({ op, measures: rates(px, ms), ratios: expr ? [...ratios, ['wasm', 'numexpr'], ['wasm resident', 'numexpr']] : ratios });
       }
       // castPlane allocates its output plane: no resident figure.
       const mask = new Uint8Array(size * size);
-      const cast = (wasm: boolean): number =>
-        medianMs(() => {
+      const cast =
+        (wasm: boolean): Timer =>
+        () => {
           setWasmEnabled(wasm);
           try {
             mask.fill(1);
+            const t = performance.now();
             castPlane(nir, 'F32', 'U8', mask);
+            return performance.now() - t;
           } finally {
             setWasmEnabled(true);
           }
-        }, repeats);
-      const lines = peers.lines('cast f32->u8');
-      const castTs = cast(false);
-      const castWasm = k ? cast(true) : undefined;
+        };
+      const castAlt = await alternating({ wasm: k ? cast(true) : undefined, NumPy: peers.timer('numpy', 'cast f32->u8') }, repeats);
+      const castMs = { ...(await alternating({ TS: cast(false) }, repeats)), ...castAlt };
       rows.push({
         op: 'cast f32->u8',
-        measures: {
-          TS: px / (castTs / 1000),
-          wasm: castWasm === undefined ? undefined : px / (castWasm / 1000),
-          NumPy: peerValue(lines, 'numpy', 'cast f32->u8'),
-        },
+        measures: rates(px, castMs),
         ratios: [
           ['TS', 'NumPy'],
           ['wasm', 'NumPy'],
@@ -279,6 +268,7 @@ export const family: PeerFamily = {
       });
       peers.saySkipped(say);
     } finally {
+      peers?.close();
       rmSync(dir, { recursive: true, force: true });
     }
     return rows;

@@ -1,8 +1,7 @@
 """Native peers of rasterflow's per-pixel kernels, timed on the same bands (bench/peers/run.ts).
 
-Usage: /usr/bin/python3 local_peers.py RED.f32 NIR.f32 SIZE REPEATS LO HI
-RED and NIR are SIZE x SIZE little-endian float32. Prints one JSON object per line:
-{"peer", "op", "medianMs", "mpxPerSec"} or {"peer", "skipped": reason}.
+Usage: /usr/bin/python3 local_peers.py RED.f32 NIR.f32 SIZE LO HI (then serves runs: peers_common.py)
+RED and NIR are SIZE x SIZE little-endian float32.
 
 - numpy: the expressions as a NumPy user writes them, float32 arrays, a new output array per call
   (as NumPy returns one): NDVI (nir - red) / (nir + red), nir + red, nir * red, nir / red; the cast
@@ -12,42 +11,36 @@ RED and NIR are SIZE x SIZE little-endian float32. Prints one JSON object per li
   the render's default tile), each tile's bands contiguous arrays made before the timing (as a
   render's source read puts a tile's planes in its own blocks); the sum of the per-tile times.
   The peer of rasterflow's "wasm tiled" figure: both sides then work on cache-sized arrays.
+  A run is the sum of the per-tile times (the loop's own time left out, as rasterflow's is).
 - numexpr: the NDVI expression with numexpr.evaluate on one thread (the expression engine's peer).
 """
-import json
 import sys
 import time
 
-from peers_common import emit, median_ms, timed, wanted
+from peers_common import serve, skipped, timed, timed_self
 
 TILE = 256
 
 
-def tiled_ms(fn, tiles, repeats):
-    """Median over `repeats` runs (after a warm-up) of the summed per-tile times of fn(nir, red)."""
-    def run():
-        total = 0.0
-        for n, r in tiles:
-            t0 = time.perf_counter()
-            fn(n, r)
-            total += time.perf_counter() - t0
-        return total * 1000
-
-    run()
-    times = sorted(run() for _ in range(repeats))
-    return times[len(times) // 2]
+def tiled_ms(fn, tiles):
+    """The summed per-tile times (ms) of fn(nir, red) over the tiles."""
+    total = 0.0
+    for n, r in tiles:
+        t0 = time.perf_counter()
+        fn(n, r)
+        total += time.perf_counter() - t0
+    return total * 1000
 
 
 def main():
-    red_path, nir_path, size, repeats, lo, hi = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+    red_path, nir_path, size, lo, hi = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
     try:
         import numpy as np
     except ImportError as e:
-        print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
-        return
+        skipped("numpy", f"no numpy ({e})")
+        return serve()
     red = np.fromfile(red_path, dtype="<f4").reshape(size, size)
     nir = np.fromfile(nir_path, dtype="<f4").reshape(size, size)
-    pixels = size * size
     scale = np.float32(255 / (hi - lo))
     lo32 = np.float32(lo)
 
@@ -61,7 +54,7 @@ def main():
         "cast f32->u8": lambda n, r: np.clip(n + np.float32(0.5), 0, 255).astype(np.uint8),
     }
     for op, fn in ops.items():
-        timed("numpy", op, lambda: fn(nir, red), repeats, pixels)
+        timed("numpy", op, lambda fn=fn: fn(nir, red))
 
     tiles = [
         (np.ascontiguousarray(nir[y : y + TILE, x : x + TILE]), np.ascontiguousarray(red[y : y + TILE, x : x + TILE]))
@@ -69,16 +62,16 @@ def main():
         for x in range(0, size, TILE)
     ]
     for op, fn in ops.items():
-        if wanted(op):
-            emit("numpy tiled", op, tiled_ms(fn, tiles, repeats), pixels)
+        timed_self("numpy tiled", op, lambda fn=fn: tiled_ms(fn, tiles))
 
     try:
         import numexpr as ne
 
         ne.set_num_threads(1)
-        timed("numexpr", "expression NDVI f32", lambda: ne.evaluate("(nir - red) / (nir + red)", local_dict={"nir": nir, "red": red}), repeats, pixels)
+        timed("numexpr", "expression NDVI f32", lambda: ne.evaluate("(nir - red) / (nir + red)", local_dict={"nir": nir, "red": red}))
     except ImportError as e:
-        print(json.dumps({"peer": "numexpr", "skipped": f"no numexpr ({e})"}), flush=True)
+        skipped("numexpr", f"no numexpr ({e})")
+    serve()
 
 
 if __name__ == "__main__":

@@ -1,15 +1,16 @@
-"""What the peer scripts of bench/peers share: timing and the one-JSON-object-per-line output run.ts reads.
+"""What the peer scripts of bench/peers share: a peer script registers one timer per (peer, op) with
+`timed` (or `timed_self`), says what it cannot time with `skipped`, then `serve()`s: it prints
+{"ready": [[peer, op], ...]} and answers each request line {"peer", "op"} on stdin by running that
+operation once, with {"ms": wall time} (or {"error": message}), until stdin closes.
 
-RASTERFLOW_PEER_OPS (a JSON list of op names), when set, limits a script to those ops: the families
-run a script once per op, just before timing rasterflow on it, so both sides of a ratio are timed
-back to back.
+The family (bench/peers/*.peers.ts) keeps the script running for the whole family and asks for one
+run at a time, in turn with rasterflow's own runs of the same operation (PeerServer and
+`alternating` in common.ts): both sides of a ratio are timed in the same seconds, round by round,
+so a load that comes and goes on the machine weighs on both alike.
 """
 import json
-import os
+import sys
 import time
-
-_OPS = os.environ.get("RASTERFLOW_PEER_OPS")
-_WANTED = None if not _OPS else set(json.loads(_OPS))
 
 
 def steady_malloc():
@@ -31,33 +32,39 @@ def steady_malloc():
 
 steady_malloc()
 
-
-def wanted(op):
-    """Whether this run times `op` (every op when RASTERFLOW_PEER_OPS is unset)."""
-    return _WANTED is None or op in _WANTED
+_TIMERS = {}
 
 
-def median_ms(fn, repeats):
-    """Median wall time of fn() in ms over `repeats` runs after one warm-up run."""
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
+def timed(peer, op, fn):
+    """Register fn() as `peer`'s run of `op`, timed by its wall time."""
+
+    def run():
         t = time.perf_counter()
         fn()
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    return times[len(times) // 2]
+        return (time.perf_counter() - t) * 1000
+
+    _TIMERS[(peer, op)] = run
 
 
-def timed(peer, op, fn, repeats, pixels):
-    """emit() of median_ms(fn, repeats) when `op` is wanted; nothing (not even the timing) when not."""
-    if wanted(op):
-        emit(peer, op, median_ms(fn, repeats), pixels)
+def timed_self(peer, op, fn):
+    """Register fn() as `peer`'s run of `op`; fn answers its own time in ms (e.g. a sum over tiles)."""
+    _TIMERS[(peer, op)] = fn
 
 
-def emit(peer, op, ms, pixels, note=None):
-    """One measured line: {"peer", "op", "medianMs", "mpxPerSec"[, "note"]}."""
-    line = {"peer": peer, "op": op, "medianMs": ms, "mpxPerSec": pixels / 1e6 / (ms / 1000)}
-    if note:
-        line["note"] = note
-    print(json.dumps(line), flush=True)
+def skipped(peer, reason):
+    """Say that `peer` is not measured, and why."""
+    print(json.dumps({"peer": peer, "skipped": reason}), flush=True)
+
+
+def serve():
+    """Answer run requests on stdin until it closes (see the module's doc)."""
+    print(json.dumps({"ready": [list(k) for k in _TIMERS]}), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            answer = {"ms": _TIMERS[(req["peer"], req["op"])]()}
+        except Exception as e:  # the family reports it and stops: a failed peer is not a figure
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(answer), flush=True)

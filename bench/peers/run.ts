@@ -4,7 +4,8 @@
  * (defaults: every family, 1 run, 4096, 5). Each family is a `bench/peers/<family>.peers.ts` module
  * (common.ts says what it exports): rasterflow's TypeScript and WebAssembly paths and the peers
  * (GDAL, NumPy, SciPy, OpenCV through /usr/bin/python3) one thread each, median of `repeats` timed
- * runs after a warm-up. A peer that is missing is skipped with a message. With `--runs N` the whole
+ * runs, the sides of each ratio taking turns in the same seconds (common.ts, `alternating`; the
+ * whole-process rows alternate the processes). A peer that is missing is skipped with a message. With `--runs N` the whole
  * set runs N times and every figure is printed as its min-max range over the runs.
  */
 import { readdirSync } from 'node:fs';

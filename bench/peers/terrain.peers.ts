@@ -4,7 +4,8 @@
  * they have the operation, on one synthetic F32 DEM, and the same DEM rounded to S16 (rows "... S16",
  * where gdaldem has the operation). Curvature's peer is NumPy: the Zevenbergen-Thorne polynomial
  * that rasterflow's Curvature computes, written with array slices in float64 (gdaldem has no
- * curvature).
+ * curvature). The wasm paths and the peers take turns, round by round (`alternating`); the
+ * TypeScript kernel is timed on its own after them.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ import { wasmKernels, wasmStatus } from '../../src/wasm/module.js';
 import { inWasmMemory, TileBlocks } from '../../src/wasm/planes.js';
 import { applyFunction } from '../../test/helpers.js';
 import { type Dem, demOf, kernelTask, syntheticDem } from '../terrain.bench.js';
-import { medianMs, type PeerFamily, type PeerRow, PeersPerOp, peerValue } from './common.js';
+import { alternating, type PeerFamily, type PeerRow, PeerServer, rates, type Timer, wallMs } from './common.js';
 
 const CELL = 10;
 
@@ -29,13 +30,11 @@ const CELL = 10;
  * memory, allocated as the evaluator allocates a render's tiles (`TileBlocks`): what a kernel call
  * costs without the copies in and out. Undefined when they do not fit the evaluator's budget.
  */
-async function residentMpx(
+async function residentTimer(
   fn: RasterFunction,
   args: Record<string, unknown>,
   dem: Dem,
-  repeats: number,
-  px: number,
-): Promise<number | undefined> {
+): Promise<{ run: Timer; dispose: () => void } | undefined> {
   const k = wasmKernels();
   if (k === undefined) return undefined;
   const source = memorySource(`bench:${dem.name}`, dem.info, [dem.z]);
@@ -43,17 +42,16 @@ async function residentMpx(
   const whole = rect(0, 0, dem.info.width, dem.info.height);
   const read = await source.read(grow(whole, node.plan.halo));
   const blocks = new TileBlocks(k);
-  try {
-    const input = blocks.allocate(read.rect, read.pixelType, 1);
-    input.bands[0]!.set(read.bands[0]! as never);
-    input.mask.set(read.mask);
-    const out = blocks.allocate(whole, node.info.pixelType, 1);
-    const planes = [...input.bands, input.mask, ...out.bands];
-    if (!inWasmMemory(input) || !planes.every((p) => p.buffer === k.arena.buffer)) return undefined;
-    return px / (medianMs(() => fn.kernel(node.plan.params, [input], out), repeats) / 1000);
-  } finally {
+  const input = blocks.allocate(read.rect, read.pixelType, 1);
+  input.bands[0]!.set(read.bands[0]! as never);
+  input.mask.set(read.mask);
+  const out = blocks.allocate(whole, node.info.pixelType, 1);
+  const planes = [...input.bands, input.mask, ...out.bands];
+  if (!inWasmMemory(input) || !planes.every((p) => p.buffer === k.arena.buffer)) {
     blocks.release();
+    return undefined;
   }
+  return { run: wallMs(() => fn.kernel(node.plan.params, [input], out)), dispose: () => blocks.release() };
 }
 
 export const family: PeerFamily = {
@@ -80,31 +78,35 @@ export const family: PeerFamily = {
     ];
     const rows: PeerRow[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'rasterflow-peers-'));
+    let peers: PeerServer | undefined;
     try {
       const file = join(dir, 'dem.f32');
       const file16 = join(dir, 'dem.s16');
       writeFileSync(file, new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
       writeFileSync(file16, new Uint8Array(z16.buffer, z16.byteOffset, z16.byteLength));
-      const peers = new PeersPerOp(resolve(import.meta.dirname, 'terrain_peers.py'), [
-        file,
-        file16,
-        String(size),
-        String(CELL),
-        String(repeats),
-      ]);
+      peers = await PeerServer.start(resolve(import.meta.dirname, 'terrain_peers.py'), [file, file16, String(size), String(CELL)]);
       for (const { op, fn, args, s16 } of ops) {
         const input = s16 === true ? dem16 : dem;
-        const lines = peers.lines(op);
+        const resident = wasm ? await residentTimer(fn, args, input) : undefined;
+        let ms;
+        try {
+          const alt = await alternating(
+            {
+              wasm: wasm ? wallMs(await kernelTask(fn, args, input, true)) : undefined,
+              'wasm resident': resident?.run,
+              gdaldem: peers.timer('gdaldem', op),
+              NumPy: peers.timer('numpy', op),
+              SciPy: peers.timer('scipy', op),
+            },
+            repeats,
+          );
+          ms = { ...(await alternating({ TS: wallMs(await kernelTask(fn, args, input, false)) }, repeats)), ...alt };
+        } finally {
+          resident?.dispose();
+        }
         rows.push({
           op,
-          measures: {
-            TS: px / (medianMs(await kernelTask(fn, args, input, false), repeats) / 1000),
-            wasm: wasm ? px / (medianMs(await kernelTask(fn, args, input, true), repeats) / 1000) : undefined,
-            'wasm resident': wasm ? await residentMpx(fn, args, input, repeats, px) : undefined,
-            gdaldem: peerValue(lines, 'gdaldem', op),
-            NumPy: peerValue(lines, 'numpy', op),
-            SciPy: peerValue(lines, 'scipy', op),
-          },
+          measures: rates(px, ms),
           ratios: [
             ['TS', 'gdaldem'],
             ['wasm', 'gdaldem'],
@@ -117,6 +119,7 @@ export const family: PeerFamily = {
       }
       peers.saySkipped(say);
     } finally {
+      peers?.close();
       rmSync(dir, { recursive: true, force: true });
     }
     return rows;

@@ -1,9 +1,8 @@
 """Native peers of rasterflow's terrain kernels, timed on the same DEM (bench/peers/run.ts).
 
-Usage: /usr/bin/python3 terrain_peers.py DEM.f32 DEM.s16 SIZE CELL REPEATS
+Usage: /usr/bin/python3 terrain_peers.py DEM.f32 DEM.s16 SIZE CELL (then serves runs: peers_common.py)
 The DEM is SIZE x SIZE little-endian float32 (row 0 north), CELL metres per cell (projected, UTM 16N);
 DEM.s16 the same elevations rounded to int16 (the "S16" ops: gdaldem on an Int16 dataset).
-Prints one JSON object per line: {"peer", "op", "medianMs", "mpxPerSec"} or {"peer", "skipped": reason}.
 
 - gdaldem: gdal.DEMProcessing on an in-memory (MEM) dataset to a MEM dataset: GDAL's compute,
   no file I/O (the output dataset's allocation is included, as it is in a kernel call's output).
@@ -12,27 +11,20 @@ Prints one JSON object per line: {"peer", "op", "medianMs", "mpxPerSec"} or {"pe
   (standard -2 (D + E) 100, profile and planform as in ArcGIS's "How Curvature works"), float64.
 - scipy: the Horn gradients with scipy.ndimage.correlate, then NumPy for the formula.
 """
-import json
 import sys
-import time
 
-from peers_common import timed
-
-
-
-
+from peers_common import serve, skipped, timed
 
 
 def main():
-    path, path16, size, cell, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+    path, path16, size, cell = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     try:
         import numpy as np
     except ImportError as e:
-        print(json.dumps({"peer": "numpy", "skipped": f"no numpy ({e})"}), flush=True)
-        return
+        skipped("numpy", f"no numpy ({e})")
+        return serve()
     z = np.fromfile(path, dtype="<f4").reshape(size, size)
     z16 = np.fromfile(path16, dtype="<i2").reshape(size, size)
-    pixels = size * size
 
     try:
         from osgeo import gdal, osr
@@ -61,9 +53,9 @@ def main():
         }
         for op, (ds, kw) in ops.items():
             processing = kw.pop("processing")
-            timed("gdaldem", op, lambda: gdal.DEMProcessing("", ds, processing, format="MEM", **kw), repeats, pixels)
+            timed("gdaldem", op, lambda ds=ds, processing=processing, kw=kw: gdal.DEMProcessing("", ds, processing, format="MEM", **kw))
     except ImportError as e:
-        print(json.dumps({"peer": "gdaldem", "skipped": f"no GDAL Python bindings ({e})"}), flush=True)
+        skipped("gdaldem", f"no GDAL Python bindings ({e})")
 
     def horn(zz):
         a, b, c = zz[:-2, :-2], zz[:-2, 1:-1], zz[:-2, 2:]
@@ -114,11 +106,11 @@ def main():
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(s == 0, 0, 2 * (D * H * H + E * G * G - F * G * H) / s * 100).astype(np.float32)
 
-    timed("numpy", "slope", np_slope, repeats, pixels)
-    timed("numpy", "curvature standard", np_curv_standard, repeats, pixels)
-    timed("numpy", "curvature profile", np_curv_profile, repeats, pixels)
-    timed("numpy", "curvature planform", np_curv_planform, repeats, pixels)
-    timed("numpy", "hillshade", np_hillshade, repeats, pixels)
+    timed("numpy", "slope", np_slope)
+    timed("numpy", "curvature standard", np_curv_standard)
+    timed("numpy", "curvature profile", np_curv_profile)
+    timed("numpy", "curvature planform", np_curv_planform)
+    timed("numpy", "hillshade", np_hillshade)
 
     try:
         from scipy import ndimage
@@ -131,10 +123,11 @@ def main():
             gy = ndimage.correlate(z64, ky, mode="nearest")
             return np.degrees(np.arctan(np.sqrt(gx * gx + gy * gy))).astype(np.float32)
 
-        timed("scipy", "slope", sp_slope, repeats, pixels)
+        timed("scipy", "slope", sp_slope)
     except ImportError as e:
-        print(json.dumps({"peer": "scipy", "skipped": f"no SciPy ({e})"}), flush=True)
-    print(json.dumps({"peer": "opencv", "skipped": "OpenCV has no hillshade, slope, aspect or curvature operation"}), flush=True)
+        skipped("scipy", f"no SciPy ({e})")
+    skipped("opencv", "OpenCV has no hillshade, slope, aspect or curvature operation")
+    serve()
 
 
 if __name__ == "__main__":
