@@ -123,6 +123,36 @@ describe('Arithmetic', () => {
       const res = await run({ Operation: 5 }, pair([NaN, 2], [0, 0]));
       expect(pixels(res)).toEqual([null, 1]);
     });
+    it('a block of several scratch strips (4096 pixels each) gives the formula at every pixel, NaN and NoData in each strip', async () => {
+      const w = 150;
+      const h = 70; // 10,500 pixels: three strips, the last one partial
+      const mask = new Uint8Array(w * h).fill(1);
+      for (const i of [5, 4100, 9000]) mask[i] = 0;
+      const nanAt = new Set([17, 4096, 10_499]);
+      const a = (x: number, y: number) => (nanAt.has(y * w + x) ? NaN : ((x * 7 + y * 3) % 23) - 9.5);
+      const b = (x: number, y: number) => ((x + 2 * y) % 5) - 1;
+      const ra = rasterOf({ width: w, height: h, pixelType: 'F32' }, a, mask);
+      const rb = rasterOf({ width: w, height: h, pixelType: 'F32' }, b);
+      const ops: [number, (x: number, y: number) => number][] = [
+        [1, (x, y) => x + y],
+        [4, (x, y) => x / y],
+        [5, (x, y) => Math.pow(x, y)],
+        [6, (x, y) => (x % y) + 0],
+      ];
+      for (const [op, f] of ops) {
+        const res = await run({ Operation: op }, [ra, rb]);
+        const want: (number | null)[] = [];
+        for (let y = 0; y < h; y++)
+          for (let x = 0; x < w; x++) {
+            const v = Math.fround(f(Math.fround(a(x, y)), b(x, y)));
+            want.push(mask[y * w + x] === 0 || !Number.isFinite(v) ? null : v);
+          }
+        expect(pixels(res), `Operation ${op}`).toEqual(want);
+      }
+      // A NaN constant makes every pixel NoData, in every strip.
+      const res = await run({ Operation: 3 }, [ra, constant([NaN])]);
+      expect(pixels(res).every((v) => v === null)).toBe(true);
+    });
   });
 
   describe('scalar operands', () => {

@@ -182,36 +182,38 @@ export const arithmetic = defineFunction<typeof args, ArithmeticParams>({
       const src = inputs[o.input]!.mask;
       for (let i = 0; i < n; i++) if (src[i] === 0) m[i] = 0;
     }
-    const x = new Float64Array(n);
-    const y = new Float64Array(n);
     for (let b = 0; b < p.bandCount; b++) {
-      load(p.a, b, inputs, x, m);
-      load(p.b, b, inputs, y, m);
       const dst = out.bands[b]!;
-      switch (p.operation) {
-        case 1:
-          for (let i = 0; i < n; i++) dst[i] = x[i]! + y[i]!;
-          break;
-        case 2:
-          for (let i = 0; i < n; i++) dst[i] = x[i]! - y[i]!;
-          break;
-        case 3:
-          for (let i = 0; i < n; i++) dst[i] = x[i]! * y[i]!;
-          break;
-        case 4:
-          // x/0 is ±Infinity and 0/0 is NaN: both fail the finiteness check below.
-          for (let i = 0; i < n; i++) dst[i] = x[i]! / y[i]!;
-          break;
-        case 5:
-          // Math.pow gives NaN for a negative base with a non-integer power, Infinity for 0^-k.
-          for (let i = 0; i < n; i++) dst[i] = Math.pow(x[i]!, y[i]!);
-          break;
-        case 6:
-          // ASSUMPTION (spec: "Mode is undocumented", unsure): floating modulo r1 − r2·trunc(r1/r2),
-          // computed with `%` (C fmod, exact, as the vendor client's Local Mod); `+ 0` turns -0 into 0,
-          // as the formula gives. x % 0 is NaN, so Mode by zero is NoData.
-          for (let i = 0; i < n; i++) dst[i] = (x[i]! % y[i]!) + 0;
-          break;
+      // The operands' float64 values a strip at a time (scratch of CHUNK, not of the block).
+      for (let s = 0; s < n; s += CHUNK) {
+        const e = Math.min(n, s + CHUNK);
+        const x = load(p.a, b, inputs, X, m, s, e);
+        const y = load(p.b, b, inputs, Y, m, s, e);
+        switch (p.operation) {
+          case 1:
+            for (let i = s; i < e; i++) dst[i] = x[i - s]! + y[i - s]!;
+            break;
+          case 2:
+            for (let i = s; i < e; i++) dst[i] = x[i - s]! - y[i - s]!;
+            break;
+          case 3:
+            for (let i = s; i < e; i++) dst[i] = x[i - s]! * y[i - s]!;
+            break;
+          case 4:
+            // x/0 is ±Infinity and 0/0 is NaN: both fail the finiteness check below.
+            for (let i = s; i < e; i++) dst[i] = x[i - s]! / y[i - s]!;
+            break;
+          case 5:
+            // Math.pow gives NaN for a negative base with a non-integer power, Infinity for 0^-k.
+            for (let i = s; i < e; i++) dst[i] = Math.pow(x[i - s]!, y[i - s]!);
+            break;
+          case 6:
+            // ASSUMPTION (spec: "Mode is undocumented", unsure): floating modulo r1 − r2·trunc(r1/r2),
+            // computed with `%` (C fmod, exact, as the vendor client's Local Mod); `+ 0` turns -0 into 0,
+            // as the formula gives. x % 0 is NaN, so Mode by zero is NoData.
+            for (let i = s; i < e; i++) dst[i] = (x[i - s]! % y[i - s]!) + 0;
+            break;
+        }
       }
       // Stored as F32: NaN, ±Infinity and values past the F32 range (now ±Infinity) become NoData.
       for (let i = 0; i < n; i++) {
@@ -246,19 +248,27 @@ function bandsOf(o: { readonly info: RasterInfo }): number {
   return o.info.constant !== undefined ? o.info.constant.length : o.info.bandCount;
 }
 
-/** Fill `dst` with operand `o`'s values for output band `b` (float64); a NaN operand value clears the mask. */
-function load(o: Operand, b: number, inputs: readonly PixelBlock[], dst: Float64Array, m: Uint8Array): void {
+/** Pixels per strip of the TypeScript kernel's float64 scratch (two planes of CHUNK, reused). */
+const CHUNK = 4096;
+const X = new Float64Array(CHUNK);
+const Y = new Float64Array(CHUNK);
+
+/**
+ * Fill `dst` with operand `o`'s float64 values for output band `b`, pixels [s, e) to dst[0, e - s);
+ * a NaN operand value clears the mask. Answers `dst`.
+ */
+function load(o: Operand, b: number, inputs: readonly PixelBlock[], dst: Float64Array, m: Uint8Array, s: number, e: number): Float64Array {
   if (o.kind === 'constant') {
-    dst.fill(o.values[b]!);
-    if (Number.isNaN(o.values[b])) m.fill(0);
-    return;
+    dst.fill(o.values[b]!, 0, e - s);
+    if (Number.isNaN(o.values[b])) m.fill(0, s, e);
+    return dst;
   }
   const src = inputs[o.input]!.bands[o.bands[b]!]!;
-  const n = dst.length;
-  for (let i = 0; i < n; i++) {
+  for (let i = s; i < e; i++) {
     const v = src[i]!;
     // ASSUMPTION (spec silent): a NaN pixel not covered by the mask is NoData too (NaN ^ 0 would give 1).
     if (v !== v) m[i] = 0;
-    dst[i] = v;
+    dst[i - s] = v;
   }
+  return dst;
 }
