@@ -47,11 +47,11 @@ export const wallMs =
   };
 
 /**
- * Median time (ms) of each timer over `repeats` rounds. A round runs every timer twice, timing the
- * second run (the first round's first runs are the warm-up), starting one further along the list each round (no side
- * always follows the same other): all sides of a ratio are timed in the same seconds, so a load
- * that comes and goes on the machine weighs on them alike, and each timed run follows a run of the
- * same work, as in a loop of it. (Timed straight after another side's run, gdaldem's Hillshade
+ * Median time (ms) of each timer over `repeats` rounds. A round runs every timer twice and times
+ * the second run (the first round's untimed runs are the warm-up), starting one further along the
+ * list each round (no side always follows the same other): all sides of a ratio are timed in the
+ * same seconds, so a load that comes and goes on the machine weighs on them alike, and each timed
+ * run follows a run of the same work, as in a loop of it. (Timed straight after another side's run, gdaldem's Hillshade
  * read 94 Mpx/s where it reads 120-150 in a loop, and the wasm kernels lost 10-30% too.)
  * Undefined timers are left out (and answer undefined).
  *

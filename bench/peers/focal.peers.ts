@@ -2,7 +2,7 @@
  * Focal: the TypeScript kernel, the WebAssembly SIMD128 kernel (src/wasm/focal.ts) with its planes
  * copied in and out (`wasm`) and with planes that already live in wasm memory (`wasm resident`, a
  * chain's case), and, through focal_peers.py, SciPy's ndimage and OpenCV (one thread) on the same
- * synthetic F32 raster. rasterflow's wasm paths and the peers take turns, one run each per round
+ * synthetic F32 raster. rasterflow's wasm paths and the peers take turns, round by round
  * (`alternating`), so a load that drifts during the run weighs on them alike; the TypeScript path
  * is timed on its own after them (see common.ts, `alternating`).
  *
