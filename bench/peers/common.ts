@@ -37,6 +37,12 @@ export interface PeerLine {
 /** One side of a ratio: does the work once and answers its time in ms. */
 export type Timer = () => number | Promise<number>;
 
+/** A Timer over planes placed in wasm memory, and what gives them back. */
+export interface PlacedTimer {
+  readonly run: Timer;
+  readonly dispose: () => void;
+}
+
 /** `task` as a Timer of its wall time. */
 export const wallMs =
   (task: () => void): Timer =>

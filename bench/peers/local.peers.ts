@@ -37,7 +37,7 @@ import { memorySource } from '../../src/graph/memory-source.js';
 import type { FunctionNode, RasterFunction, RasterNode } from '../../src/graph/types.js';
 import { type Kernels, setWasmEnabled, wasmKernels } from '../../src/wasm/module.js';
 import { applyFunction, prng } from '../../test/helpers.js';
-import { alternating, type PeerFamily, type PeerRow, PeerServer, rates, type Timer, wallMs } from './common.js';
+import { alternating, type PeerFamily, type PeerRow, PeerServer, type PlacedTimer, rates, type Timer, wallMs } from './common.js';
 
 /** Stretch cut-offs and range used by both sides. */
 const LO = 200;
@@ -97,12 +97,6 @@ function callTimer(call: Call, wasm: boolean): Timer {
 
 type Ctor = { new (buffer: ArrayBuffer, byteOffset: number, length: number): Plane; readonly BYTES_PER_ELEMENT: number };
 
-/** A timer whose blocks live in wasm memory, and what gives them back. */
-interface Placed {
-  readonly run: Timer;
-  readonly dispose: () => void;
-}
-
 const releaser = (k: Kernels, ptrs: readonly (number | undefined)[]) => (): void => {
   for (const p of ptrs) if (p !== undefined) k.arena.release(p);
 };
@@ -112,7 +106,7 @@ const releaser = (k: Kernels, ptrs: readonly (number | undefined)[]) => (): void
  * memory is one fixed reservation, shared: it never grows, so views on it stay valid; these
  * blocks and the copies the `wasm` path takes when it alternates with this one fit in it at 4096^2.)
  */
-function residentTimer(k: Kernels, call: Call): Placed {
+function residentTimer(k: Kernels, call: Call): PlacedTimer {
   const arrays: (Plane | Uint8Array)[] = [];
   for (const b of [...call.inputs, call.out]) arrays.push(...b.bands, b.mask);
   const ptrs = arrays.map((a) => k.arena.alloc(a.byteLength));
@@ -141,7 +135,7 @@ const TILE = 256;
  * tiles of the kernel's time. The copies of each tile's input windows (and the output mask's reset
  * to valid) are outside the timing.
  */
-function tiledTimer(k: Kernels, call: Call, size: number): Placed {
+function tiledTimer(k: Kernels, call: Call, size: number): PlacedTimer {
   const t = Math.min(TILE, size);
   const ptrs: number[] = [];
   const place = <P extends Plane | Uint8Array>(like: P): P => {

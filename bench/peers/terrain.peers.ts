@@ -21,7 +21,7 @@ import { wasmKernels, wasmStatus } from '../../src/wasm/module.js';
 import { inWasmMemory, TileBlocks } from '../../src/wasm/planes.js';
 import { applyFunction } from '../../test/helpers.js';
 import { type Dem, demOf, kernelTask, syntheticDem } from '../terrain.bench.js';
-import { alternating, type PeerFamily, type PeerRow, PeerServer, rates, type Timer, wallMs } from './common.js';
+import { alternating, type PeerFamily, type PeerRow, PeerServer, type PlacedTimer, rates, wallMs } from './common.js';
 
 const CELL = 10;
 
@@ -30,11 +30,7 @@ const CELL = 10;
  * memory, allocated as the evaluator allocates a render's tiles (`TileBlocks`): what a kernel call
  * costs without the copies in and out. Undefined when they do not fit the evaluator's budget.
  */
-async function residentTimer(
-  fn: RasterFunction,
-  args: Record<string, unknown>,
-  dem: Dem,
-): Promise<{ run: Timer; dispose: () => void } | undefined> {
+async function residentTimer(fn: RasterFunction, args: Record<string, unknown>, dem: Dem): Promise<PlacedTimer | undefined> {
   const k = wasmKernels();
   if (k === undefined) return undefined;
   const source = memorySource(`bench:${dem.name}`, dem.info, [dem.z]);
